@@ -1,0 +1,232 @@
+#include "config.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "hostkeeper/proto/version.hpp"
+
+namespace hostkeeper::daemon {
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::set<std::string>& log_levels() {
+    static const std::set<std::string> levels{"trace", "debug", "info", "warn", "error", "off"};
+    return levels;
+}
+
+std::string check_log_level(const std::string& level, const std::string& where) {
+    if (log_levels().count(level) == 0) {
+        throw ConfigError(where + ": log level \"" + level + "\" is not one of trace, debug, info, warn, error, off");
+    }
+    return level;
+}
+
+// Reads one TOML value of a known key into its setting.
+class TomlReader {
+public:
+    TomlReader(const toml::table& root, std::string origin) : root_(root), origin_(std::move(origin)) {}
+
+    void check_known(const std::set<std::string>& known) const {
+        check_table(root_, "", known);
+    }
+
+    template <typename F>
+    void string(const std::string& key, F&& set) const {
+        if (const auto* node = find(key)) {
+            const auto value = node->value<std::string>();
+            if (!value) throw ConfigError(where(key) + " must be a string");
+            set(*value);
+        }
+    }
+
+    void duration(const std::string& key, std::chrono::seconds& out) const {
+        if (const auto* node = find(key)) {
+            if (const auto seconds = node->value<std::int64_t>()) {
+                if (*seconds < 0) throw ConfigError(where(key) + " must not be negative");
+                out = std::chrono::seconds(*seconds);
+            } else if (const auto text = node->value<std::string>()) {
+                try {
+                    out = parse_duration(*text);
+                } catch (const ConfigError& e) {
+                    throw ConfigError(where(key) + ": " + e.what());
+                }
+            } else {
+                throw ConfigError(where(key) + " must be a duration: seconds, or a string such as \"10m\"");
+            }
+        }
+    }
+
+    void count(const std::string& key, std::size_t& out) const {
+        if (const auto* node = find(key)) {
+            const auto value = node->value<std::int64_t>();
+            if (!value || *value < 0) throw ConfigError(where(key) + " must be a whole number of 0 or more");
+            out = static_cast<std::size_t>(*value);
+        }
+    }
+
+private:
+    const toml::node* find(const std::string& dotted) const {
+        return root_.at_path(dotted).node();
+    }
+    std::string where(const std::string& key) const { return origin_ + ": \"" + key + "\""; }
+
+    void check_table(const toml::table& table, const std::string& prefix, const std::set<std::string>& known) const {
+        for (const auto& [k, node] : table) {
+            const std::string key = prefix + std::string(k.str());
+            if (known.count(key) != 0) continue;
+            if (const auto* sub = node.as_table(); sub != nullptr && known.count(key + ".") != 0) {
+                check_table(*sub, key + ".", known);
+                continue;
+            }
+            const auto line = node.source().begin.line;
+            throw ConfigError(origin_ + ":" + std::to_string(line) + ": unknown key \"" + key + "\"");
+        }
+    }
+
+    const toml::table& root_;
+    std::string origin_;
+};
+
+std::string read_file(const fs::path& path) {
+    std::ifstream in(path);
+    if (!in) throw ConfigError("cannot read configuration file " + path.string());
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+}  // namespace
+
+std::chrono::seconds parse_duration(const std::string& text) {
+    if (text.empty()) throw ConfigError("empty duration");
+    long long total = 0;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        std::size_t j = i;
+        while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])) != 0) ++j;
+        if (j == i || j - i > 9) throw ConfigError("\"" + text + "\" is not a duration such as 90, 90s, 10m, 2h or 1d");
+        const long long n = std::stoll(text.substr(i, j - i));
+        long long unit = 1;
+        if (j < text.size()) {
+            switch (text[j]) {
+                case 's': unit = 1; break;
+                case 'm': unit = 60; break;
+                case 'h': unit = 3600; break;
+                case 'd': unit = 86400; break;
+                default: throw ConfigError("\"" + text + "\" is not a duration such as 90, 90s, 10m, 2h or 1d");
+            }
+            ++j;
+        } else if (i != 0) {
+            throw ConfigError("\"" + text + "\" needs a unit after its last number");
+        }
+        total += n * unit;
+        i = j;
+    }
+    return std::chrono::seconds(total);
+}
+
+fs::path default_config_path() {
+    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && xdg[0] == '/') {
+        return fs::path(xdg) / "hostkeeper" / "config.toml";
+    }
+    const char* home = std::getenv("HOME");
+    return fs::path(home != nullptr ? home : "/") / ".config" / "hostkeeper" / "config.toml";
+}
+
+void apply_toml(Config& config, const std::string& text, const std::string& origin) {
+    toml::table root;
+    try {
+        root = toml::parse(text, origin);
+    } catch (const toml::parse_error& e) {
+        throw ConfigError(origin + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+    }
+    const TomlReader r(root, origin);
+    r.check_known({"socket", "log_level", "idle_timeout", "max_connections", "read_timeout", "shutdown_timeout",
+                   "credentials.", "credentials.ttl", "credentials.max_lifetime", "credentials.negative_ttl",
+                   "credentials.max_entries", "keyring.", "keyring.unlock_timeout"});
+    r.string("socket", [&](const std::string& v) { config.socket = v; });
+    r.string("log_level", [&](const std::string& v) { config.log_level = check_log_level(v, origin); });
+    r.duration("idle_timeout", config.idle_timeout);
+    r.count("max_connections", config.max_connections);
+    r.duration("read_timeout", config.read_timeout);
+    r.duration("shutdown_timeout", config.shutdown_timeout);
+    r.duration("credentials.ttl", config.credentials.ttl);
+    r.duration("credentials.max_lifetime", config.credentials.max_lifetime);
+    r.duration("credentials.negative_ttl", config.credentials.negative_ttl);
+    r.count("credentials.max_entries", config.credentials.max_entries);
+    r.duration("keyring.unlock_timeout", config.unlock_timeout);
+}
+
+ParsedArgs parse_args(int argc, char** argv) {
+    CLI::App app{"hostkeeperd: per-user daemon that serves Terraform and OpenTofu credentials from the OS "
+                 "keyring (Secret Service), with a TTL cache, over a private Unix socket.",
+                 "hostkeeperd"};
+    app.set_version_flag("--version", std::string("hostkeeperd ") + proto::product_version());
+    app.footer("Every option can also be set in " + default_config_path().string() +
+               " (see hostkeeper.toml(5)); options win over the file. Durations: seconds, or 90s, 10m, 2h, 1d.");
+
+    std::optional<std::string> config_file, socket, log_level, idle, read, shutdown, unlock, ttl, max_lifetime,
+        negative_ttl;
+    std::optional<std::size_t> max_connections, max_entries;
+    bool on_demand = false;
+    int ready_fd = -1;
+    app.add_option("--config", config_file, "configuration file (default: " + default_config_path().string() + ")");
+    app.add_option("--socket", socket, "listen here (default: $HOSTKEEPER_SOCKET, else $XDG_RUNTIME_DIR/hostkeeper/socket)");
+    app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off (default: info)");
+    app.add_option("--idle-timeout", idle, "when started on demand, exit after this long without clients; 0: never (default: 30m)");
+    app.add_option("--max-connections", max_connections, "concurrent connections served (default: 128)");
+    app.add_option("--read-timeout", read, "a client must send a whole request within this (default: 5s)");
+    app.add_option("--shutdown-timeout", shutdown, "on SIGTERM, wait this long for requests in flight (default: 5s)");
+    app.add_option("--unlock-timeout", unlock, "wait this long for a keyring unlock prompt (default: 20s)");
+    app.add_option("--credentials-ttl", ttl, "keep credentials cached this long after last use; 0 disables caching (default: 10m)");
+    app.add_option("--credentials-max-lifetime", max_lifetime, "and never longer than this after loading (default: 2h)");
+    app.add_option("--credentials-negative-ttl", negative_ttl, "remember \"no credentials for this host\" this long; 0 disables (default: 1m)");
+    app.add_option("--credentials-max-entries", max_entries, "cached hosts at most (default: 10000)");
+    app.add_flag("--on-demand", on_demand, "started by the helper: exit when idle, log to the journal");
+    app.add_option("--ready-fd", ready_fd, "write \"ready\" to this file descriptor once listening")->check(CLI::Range(3, 1 << 20));
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return {std::nullopt, app.exit(e) == 0 ? 0 : 2};
+    }
+
+    Config config;
+    config.on_demand = on_demand;
+    config.ready_fd = ready_fd;
+    const fs::path file = config_file ? fs::path(*config_file) : default_config_path();
+    std::error_code ec;
+    if (config_file || fs::exists(file, ec)) {
+        config.config_file = file;
+        apply_toml(config, read_file(file), file.string());
+    }
+    const auto duration = [](const std::optional<std::string>& text, const char* option, std::chrono::seconds& out) {
+        if (!text) return;
+        try {
+            out = parse_duration(*text);
+        } catch (const ConfigError& e) {
+            throw ConfigError(std::string(option) + ": " + e.what());
+        }
+    };
+    if (socket) config.socket = *socket;
+    if (log_level) config.log_level = check_log_level(*log_level, "--log-level");
+    duration(idle, "--idle-timeout", config.idle_timeout);
+    duration(read, "--read-timeout", config.read_timeout);
+    duration(shutdown, "--shutdown-timeout", config.shutdown_timeout);
+    duration(unlock, "--unlock-timeout", config.unlock_timeout);
+    duration(ttl, "--credentials-ttl", config.credentials.ttl);
+    duration(max_lifetime, "--credentials-max-lifetime", config.credentials.max_lifetime);
+    duration(negative_ttl, "--credentials-negative-ttl", config.credentials.negative_ttl);
+    if (max_connections) config.max_connections = *max_connections;
+    if (max_entries) config.credentials.max_entries = *max_entries;
+    if (config.max_connections == 0) throw ConfigError("max_connections must be at least 1");
+    if (config.read_timeout.count() == 0) throw ConfigError("read_timeout must be at least 1 second");
+    return {config, 0};
+}
+
+}  // namespace hostkeeper::daemon

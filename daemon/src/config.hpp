@@ -1,0 +1,56 @@
+#pragma once
+// hostkeeperd's settings: defaults, then $XDG_CONFIG_HOME/hostkeeper/config.toml
+// (or --config FILE), then command-line options. Every setting can be given
+// both ways; an unknown key in the file is an error that names it.
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "credential_service.hpp"
+
+namespace hostkeeper::daemon {
+
+struct Config {
+    std::optional<std::filesystem::path> socket;  // else proto::resolve_socket_location()
+    std::string log_level = "info";               // trace, debug, info, warn, error, off
+    std::chrono::seconds idle_timeout{1800};      // on-demand daemons exit when idle this long; 0: never
+    std::size_t max_connections = 128;
+    std::chrono::seconds read_timeout{5};       // a client must send a whole request within this
+    std::chrono::seconds shutdown_timeout{5};   // in-flight requests may take this long after SIGTERM
+    std::chrono::seconds unlock_timeout{20};    // keyring unlock prompts
+    CredentialCacheOptions credentials;
+
+    // Command line only.
+    bool on_demand = false;  // started by the helper: idle timeout applies, log to the journal
+    int ready_fd = -1;       // write "ready" here once listening
+    std::optional<std::filesystem::path> config_file;
+};
+
+class ConfigError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Result of parsing argv: a Config to run with, or an exit code (for --help,
+// --version, or a usage error already reported on stderr/stdout).
+struct ParsedArgs {
+    std::optional<Config> config;
+    int exit_code = 0;
+};
+
+// Throws ConfigError for a bad file or value.
+ParsedArgs parse_args(int argc, char** argv);
+
+// Parses "90", "90s", "10m", "2h", "1h30m", "1d" (or a TOML integer, in seconds).
+std::chrono::seconds parse_duration(const std::string& text);
+
+// Applies the TOML document `text` (read from `origin`) on top of `config`.
+void apply_toml(Config& config, const std::string& text, const std::string& origin);
+
+std::filesystem::path default_config_path();
+
+}  // namespace hostkeeper::daemon

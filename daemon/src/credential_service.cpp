@@ -1,0 +1,231 @@
+#include "credential_service.hpp"
+
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <exception>
+#include <type_traits>
+
+#include "hostkeeper/proto/error.hpp"
+#include "hostkeeper/proto/messages.hpp"
+
+namespace hostkeeper::daemon {
+namespace asio = boost::asio;
+using proto::Error;
+using proto::ErrorCode;
+using proto::Secret;
+using steady = std::chrono::steady_clock;
+
+struct CredentialService::Flight {
+    explicit Flight(const asio::any_io_executor& io) : done(io, steady::time_point::max()) {}
+    asio::steady_timer done;  // waiters park on it; cancelled when the lookup ends
+    bool finished = false;
+    std::optional<Secret> result;
+    std::exception_ptr error;
+};
+
+namespace {
+
+// Runs `f` on `worker` and resumes the awaiting coroutine on its own
+// executor with f's result or exception. (Plain handlers, not a lambda
+// coroutine: g++ 12 destroys the captures of those twice.)
+template <typename F>
+auto on_worker(const asio::any_io_executor& worker, F f) {
+    using R = std::invoke_result_t<F>;
+    if constexpr (std::is_void_v<R>) {
+        return asio::async_initiate<decltype(asio::use_awaitable), void(std::exception_ptr)>(
+            [worker](auto handler, F fn) {
+                const auto home = asio::get_associated_executor(handler);
+                asio::post(worker, [handler = std::move(handler), fn = std::move(fn), home]() mutable {
+                    std::exception_ptr failure;
+                    try {
+                        fn();
+                    } catch (...) {
+                        failure = std::current_exception();
+                    }
+                    asio::post(home, [handler = std::move(handler), failure]() mutable { std::move(handler)(failure); });
+                });
+            },
+            asio::use_awaitable, std::move(f));
+    } else {
+        return asio::async_initiate<decltype(asio::use_awaitable), void(std::exception_ptr, R)>(
+            [worker](auto handler, F fn) {
+                const auto home = asio::get_associated_executor(handler);
+                asio::post(worker, [handler = std::move(handler), fn = std::move(fn), home]() mutable {
+                    std::exception_ptr failure;
+                    R result{};
+                    try {
+                        result = fn();
+                    } catch (...) {
+                        failure = std::current_exception();
+                    }
+                    asio::post(home, [handler = std::move(handler), failure, result = std::move(result)]() mutable {
+                        std::move(handler)(failure, std::move(result));
+                    });
+                });
+            },
+            asio::use_awaitable, std::move(f));
+    }
+}
+
+std::optional<Secret> clone(const std::optional<Secret>& secret) {
+    if (!secret) return std::nullopt;
+    return secret->clone();
+}
+
+}  // namespace
+
+Secret credentials_from_keyring_text(const std::string& host, const Secret& text) {
+    proto::Json object = proto::Json::parse(text.view(), nullptr, /*allow_exceptions=*/false);
+    const proto::ScrubGuard guard(object);
+    if (object.is_object()) {
+        proto::validate_credentials(object);
+        std::string compact = object.dump();
+        if (compact.size() > proto::kMaxCredentialsSize) {
+            proto::scrub(compact);
+            throw Error(ErrorCode::keyring_error, "the keyring item for " + host + " is over " +
+                                                      std::to_string(proto::kMaxCredentialsSize) + " bytes");
+        }
+        return Secret::adopt(compact);
+    }
+    const std::string_view raw = text.view();
+    const bool bare_token = !raw.empty() && raw.size() <= proto::kMaxCredentialsSize &&
+                            raw.find_first_of(" \t\r\n\"\\{}") == std::string_view::npos;
+    if (!bare_token) {
+        throw Error(ErrorCode::keyring_error, "the keyring item for " + host +
+                                                  " holds neither a JSON object nor a bare token; store "
+                                                  "it again (terraform login " + host + ")");
+    }
+    proto::Json wrapped = {{"token", std::string(raw)}};
+    const proto::ScrubGuard wrapped_guard(wrapped);
+    std::string compact = wrapped.dump();
+    return Secret::adopt(compact);
+}
+
+CredentialService::CredentialService(asio::any_io_executor io, asio::any_io_executor worker, Keyring& keyring,
+                                     const CredentialCacheOptions& options, Clock clock)
+    : io_(std::move(io)),
+      worker_(std::move(worker)),
+      keyring_(keyring),
+      options_(options),
+      clock_(std::move(clock)),
+      cache_(options.max_entries),
+      purge_timer_(io_) {}
+
+asio::awaitable<std::optional<Secret>> CredentialService::get(std::string host) {
+    if (Cached* cached = cache_.find(host, clock_())) {
+        ++hits_;
+        co_return clone(cached->credentials);
+    }
+    ++misses_;
+    if (const auto it = flights_.find(host); it != flights_.end()) {
+        const std::shared_ptr<Flight> flight = it->second;
+        while (!flight->finished) {
+            boost::system::error_code ec;
+            co_await flight->done.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        }
+        if (flight->error) std::rethrow_exception(flight->error);
+        co_return clone(flight->result);
+    }
+    co_return co_await load(host);
+}
+
+asio::awaitable<std::optional<Secret>> CredentialService::load(const std::string& host) {
+    auto flight = std::make_shared<Flight>(io_);
+    flights_.emplace(host, flight);
+    const std::uint64_t generation = generation_;
+    ++keyring_lookups_;
+    try {
+        // Named, not a temporary in the co_await expression: g++ 12 may
+        // destroy such temporaries twice.
+        auto lookup = [this, host]() -> std::optional<Secret> {
+            std::optional<Secret> text = keyring_.lookup(host);
+            if (!text) return std::nullopt;
+            return credentials_from_keyring_text(host, *text);
+        };
+        flight->result = co_await on_worker(worker_, std::move(lookup));
+    } catch (...) {
+        flight->error = std::current_exception();
+    }
+    flights_.erase(host);
+    flight->finished = true;
+    flight->done.cancel();
+    if (flight->error) std::rethrow_exception(flight->error);
+    if (generation == generation_) remember(host, clone(flight->result));
+    co_return clone(flight->result);
+}
+
+asio::awaitable<void> CredentialService::store(std::string host, Secret credentials) {
+    auto write = [this, host, copy = credentials.clone()]() { keyring_.store(host, copy); };
+    co_await on_worker(worker_, std::move(write));
+    ++generation_;
+    remember(host, std::move(credentials));
+}
+
+asio::awaitable<void> CredentialService::forget(std::string host) {
+    auto remove = [this, host]() { (void)keyring_.remove(host); };
+    co_await on_worker(worker_, std::move(remove));
+    ++generation_;
+    remember(host, std::nullopt);
+}
+
+void CredentialService::remember(const std::string& host, std::optional<Secret> credentials) {
+    const bool positive = credentials.has_value();
+    const Cache::Lifetime lifetime =
+        positive ? Cache::Lifetime{options_.ttl, options_.max_lifetime}
+                 : Cache::Lifetime{options_.negative_ttl, options_.negative_ttl};
+    if (const auto expiry = cache_.put(host, Cached{std::move(credentials)}, lifetime, clock_())) {
+        schedule_purge(*expiry);
+    }
+}
+
+// The cache says when; the event loop waits. Purges are coalesced to at most
+// one a second, and each drops (and so scrubs) everything expired by then.
+void CredentialService::schedule_purge(steady::time_point expiry) {
+    if (purge_at_ && *purge_at_ <= expiry) return;
+    const steady::time_point now = clock_();
+    const auto delay = std::max<steady::duration>(expiry - now, std::chrono::seconds(1));
+    purge_at_ = now + delay;
+    purge_timer_.expires_after(delay);
+    purge_timer_.async_wait([this](const boost::system::error_code& ec) {
+        if (!ec) on_purge_timer();
+    });
+}
+
+void CredentialService::on_purge_timer() {
+    purge_at_.reset();
+    cache_.purge(clock_());
+    if (const auto next = cache_.next_expiry()) schedule_purge(*next);
+}
+
+std::size_t CredentialService::flush() {
+    ++generation_;
+    return cache_.clear();
+}
+
+std::size_t CredentialService::flush(const std::string& host) {
+    ++generation_;
+    return cache_.erase(host) ? 1 : 0;
+}
+
+CredentialStats CredentialService::stats() const {
+    CredentialStats s;
+    cache_.for_each([&s](const std::string&, const Cached& cached) {
+        ++(cached.credentials ? s.positive : s.negative);
+    });
+    s.entries = cache_.size();
+    s.hits = hits_;
+    s.misses = misses_;
+    s.keyring_lookups = keyring_lookups_;
+    s.evictions = cache_.evictions();
+    return s;
+}
+
+void CredentialService::stop() {
+    purge_timer_.cancel();
+    purge_at_.reset();
+}
+
+}  // namespace hostkeeper::daemon

@@ -1,0 +1,94 @@
+#pragma once
+// Credentials for a host: served from a TTL cache in front of the keyring.
+// Keyring calls run on a worker executor, so the event loop never blocks on
+// D-Bus; concurrent misses for one host share one keyring lookup; store and
+// forget write through to the keyring first and only then touch the cache.
+
+#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "hostkeeper/proto/secret.hpp"
+#include "keyring.hpp"
+#include "ttl_cache.hpp"
+
+namespace hostkeeper::daemon {
+
+struct CredentialCacheOptions {
+    std::chrono::seconds ttl{600};            // sliding, renewed on use; 0 disables caching
+    std::chrono::seconds max_lifetime{7200};  // absolute, from load
+    std::chrono::seconds negative_ttl{60};    // "no credentials for this host"; 0 disables
+    std::size_t max_entries = 10'000;
+};
+
+struct CredentialStats {
+    std::size_t entries = 0;
+    std::size_t positive = 0;
+    std::size_t negative = 0;
+    std::uint64_t hits = 0;
+    std::uint64_t misses = 0;
+    std::uint64_t keyring_lookups = 0;
+    std::uint64_t evictions = 0;
+};
+
+class CredentialService {
+public:
+    using Clock = std::function<std::chrono::steady_clock::time_point()>;
+
+    // `io`: the event loop's executor. `worker`: where keyring calls run.
+    CredentialService(boost::asio::any_io_executor io, boost::asio::any_io_executor worker, Keyring& keyring,
+                      const CredentialCacheOptions& options, Clock clock = std::chrono::steady_clock::now);
+
+    // The host's credentials object (compact JSON text), or nullopt.
+    boost::asio::awaitable<std::optional<proto::Secret>> get(std::string host);
+    boost::asio::awaitable<void> store(std::string host, proto::Secret credentials);
+    boost::asio::awaitable<void> forget(std::string host);
+
+    std::size_t flush();
+    std::size_t flush(const std::string& host);
+    CredentialStats stats() const;
+    void stop();
+
+private:
+    struct Cached {
+        std::optional<proto::Secret> credentials;  // nullopt: "none for this host"
+    };
+    struct Flight;
+    using Cache = TtlCache<Cached>;
+
+    boost::asio::awaitable<std::optional<proto::Secret>> load(const std::string& host);
+    void remember(const std::string& host, std::optional<proto::Secret> credentials);
+    void schedule_purge(std::chrono::steady_clock::time_point expiry);
+    void on_purge_timer();
+
+    boost::asio::any_io_executor io_;
+    boost::asio::any_io_executor worker_;
+    Keyring& keyring_;
+    CredentialCacheOptions options_;
+    Clock clock_;
+    Cache cache_;
+    std::unordered_map<std::string, std::shared_ptr<Flight>> flights_;
+    std::uint64_t generation_ = 0;  // bumped by every write, so a slow lookup cannot cache an old answer
+    std::uint64_t hits_ = 0;
+    std::uint64_t misses_ = 0;
+    std::uint64_t keyring_lookups_ = 0;
+    boost::asio::steady_timer purge_timer_;
+    std::optional<std::chrono::steady_clock::time_point> purge_at_;
+};
+
+// A credentials object as found in the keyring, made into the compact JSON
+// object hostkeeper serves: JSON objects pass through, a bare token (as a
+// person may paste into `secret-tool store`) becomes {"token": "..."}.
+// Throws proto::Error{keyring_error} for anything else.
+proto::Secret credentials_from_keyring_text(const std::string& host, const proto::Secret& text);
+
+}  // namespace hostkeeper::daemon

@@ -1,0 +1,47 @@
+#pragma once
+// Turns one request payload into one response payload: version and shape
+// checks, then a call on a service. No I/O of its own; never throws for bad
+// input (every problem becomes an error response).
+
+#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "credential_service.hpp"
+#include "hostkeeper/proto/messages.hpp"
+
+namespace hostkeeper::daemon {
+
+// What the dispatcher needs from the daemon around it.
+class DaemonControl {
+public:
+    DaemonControl() = default;
+    DaemonControl(const DaemonControl&) = delete;
+    DaemonControl& operator=(const DaemonControl&) = delete;
+    virtual ~DaemonControl() = default;
+    // The "daemon" object of a status response.
+    virtual proto::Json describe() const = 0;
+    // Stop after the current responses are written.
+    virtual void request_stop() = 0;
+};
+
+class Dispatcher {
+public:
+    Dispatcher(CredentialService& credentials, DaemonControl& control) : credentials_(credentials), control_(control) {}
+
+    // The response payload (JSON text). It may hold a token: the caller
+    // scrubs it once written.
+    boost::asio::awaitable<std::string> handle(std::string_view payload);
+
+private:
+    boost::asio::awaitable<std::string> dispatch(proto::Op op, proto::Json& request);
+
+    CredentialService& credentials_;
+    DaemonControl& control_;
+};
+
+}  // namespace hostkeeper::daemon

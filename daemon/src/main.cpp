@@ -1,0 +1,161 @@
+// hostkeeperd: the composition root. Wires configuration, the socket, the
+// keyring adapter, the credential service, the dispatcher and the server onto
+// one io_context, and handles signals.
+
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <csignal>
+#include <chrono>
+#include <optional>
+#include <spdlog/spdlog.h>
+#include <systemd/sd-daemon.h>
+
+#include "config.hpp"
+#include "credential_service.hpp"
+#include "dispatcher.hpp"
+#include "hostkeeper/proto/socket_path.hpp"
+#include "hostkeeper/proto/version.hpp"
+#include "libsecret_keyring.hpp"
+#include "process.hpp"
+#include "server.hpp"
+#include "socket_owner.hpp"
+
+namespace {
+using namespace hostkeeper;
+using namespace hostkeeper::daemon;
+namespace asio = boost::asio;
+
+class Control final : public DaemonControl {
+public:
+    Control(const Config& config, std::string socket) : config_(config), socket_(std::move(socket)) {}
+    void attach(Server& server, asio::io_context& io, asio::signal_set& signals) {
+        server_ = &server;
+        io_ = &io;
+        signals_ = &signals;
+    }
+
+    proto::Json describe() const override {
+        const auto uptime = std::chrono::steady_clock::now() - started_;
+        return {{"version", proto::product_version()},
+                {"protocol", proto::kProtocolVersion},
+                {"pid", ::getpid()},
+                {"uptime_s", std::chrono::duration_cast<std::chrono::seconds>(uptime).count()},
+                {"on_demand", config_.on_demand},
+                {"idle_timeout_s", config_.on_demand ? config_.idle_timeout.count() : 0},
+                {"connections", server_ != nullptr ? server_->connections() : 0},
+                {"socket", socket_}};
+    }
+
+    void request_stop() override {
+        sd_notify(0, "STOPPING=1");
+        server_->stop([this] {
+            boost::system::error_code ignored;
+            signals_->cancel(ignored);
+            io_->stop();
+        });
+    }
+
+private:
+    const Config& config_;
+    std::string socket_;
+    std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+    Server* server_ = nullptr;
+    asio::io_context* io_ = nullptr;
+    asio::signal_set* signals_ = nullptr;
+};
+
+void wait_for_signals(asio::signal_set& signals, Control& control, CredentialService& credentials) {
+    signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+        if (ec) return;
+        if (signal == SIGHUP) {
+            spdlog::info("SIGHUP: flushed {} cached entries", credentials.flush());
+            wait_for_signals(signals, control, credentials);
+            return;
+        }
+        spdlog::info("{}: stopping", signal == SIGINT ? "SIGINT" : "SIGTERM");
+        control.request_stop();
+    });
+}
+
+int serve(const Config& config, StartupReport& report) {
+    std::optional<SocketOwner> owner;
+    int listen_fd = systemd_listener();
+    std::string socket_path = "(socket activation)";
+    if (listen_fd < 0) {
+        proto::SocketLocation location = proto::resolve_socket_location();
+        if (config.socket) {
+            location.socket = std::filesystem::absolute(*config.socket);
+            location.directory = location.socket.parent_path();
+        }
+        owner.emplace(location);
+        listen_fd = owner->release_listener();
+        socket_path = location.socket.string();
+    }
+
+    asio::io_context io(1);
+    asio::thread_pool keyring_thread(1);
+    LibsecretKeyring keyring(config.unlock_timeout);
+    CredentialService credentials(io.get_executor(), keyring_thread.get_executor(), keyring, config.credentials);
+    Control control(config, socket_path);
+    Dispatcher dispatcher(credentials, control);
+    Server server(io, listen_fd, dispatcher,
+                  ServerOptions{config.max_connections, config.read_timeout, config.shutdown_timeout,
+                                config.on_demand ? config.idle_timeout : std::chrono::seconds(0)});
+    asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
+    control.attach(server, io, signals);
+    wait_for_signals(signals, control, credentials);
+    server.on_idle([&] {
+        spdlog::info("no clients for {} s: exiting (the next client starts a new daemon)",
+                     config.idle_timeout.count());
+        control.request_stop();
+    });
+    server.start();
+
+    report.send("ready");
+    sd_notify(0, "READY=1");
+    spdlog::info("hostkeeperd {} (protocol {}) serving {} as uid {}, pid {}", proto::product_version(),
+                 proto::kProtocolVersion, socket_path, ::geteuid(), ::getpid());
+    io.run();
+    credentials.stop();
+    keyring_thread.join();
+    spdlog::info("stopped");
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    disable_core_dumps();
+    std::signal(SIGPIPE, SIG_IGN);
+
+    ParsedArgs parsed;
+    try {
+        parsed = parse_args(argc, argv);
+    } catch (const ConfigError& e) {
+        std::fprintf(stderr, "hostkeeperd: %s\n", e.what());
+        return 2;
+    }
+    if (!parsed.config) return parsed.exit_code;
+    const Config& config = *parsed.config;
+    StartupReport report(config.ready_fd);
+    if (config.on_demand) log_to_journal_if_possible();
+    setup_logging(config.log_level);
+
+    try {
+        return serve(config, report);
+    } catch (const AlreadyRunning& e) {
+        spdlog::error("{}", e.what());
+        if (report.wanted()) {
+            report.send("running");
+            return 0;
+        }
+        return 1;
+    } catch (const std::exception& e) {
+        spdlog::error("{}", e.what());
+        report.send(std::string("error ") + e.what());
+        return 1;
+    }
+}

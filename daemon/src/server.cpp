@@ -1,0 +1,229 @@
+#include "server.hpp"
+
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include "hostkeeper/proto/error.hpp"
+#include "hostkeeper/proto/framing.hpp"
+#include "hostkeeper/proto/messages.hpp"
+#include "hostkeeper/proto/secret.hpp"
+
+namespace hostkeeper::daemon {
+namespace asio = boost::asio;
+using boost::system::error_code;
+using proto::ErrorCode;
+using stream = asio::local::stream_protocol;
+
+struct Server::Connection {
+    explicit Connection(Socket s) : socket(std::move(s)), deadline(socket.get_executor()) {}
+    Socket socket;
+    asio::steady_timer deadline;
+    bool busy = false;       // a request is being answered: let it finish on stop
+    bool timed_out = false;  // the deadline closed the socket
+};
+
+namespace {
+
+auto log_failure(const char* what) {
+    return [what](const std::exception_ptr& failure) {
+        if (!failure) return;
+        try {
+            std::rethrow_exception(failure);
+        } catch (const std::exception& e) {
+            spdlog::error("{} failed: {}", what, e.what());
+        }
+    };
+}
+
+std::string error_frame(ErrorCode code, const std::string& message) {
+    return proto::encode_frame(proto::serialize(proto::make_error(code, message)));
+}
+
+}  // namespace
+
+Server::Server(asio::io_context& io, int listen_fd, Dispatcher& dispatcher, const ServerOptions& options)
+    : io_(io),
+      acceptor_(io, stream(), listen_fd),
+      dispatcher_(dispatcher),
+      options_(options),
+      idle_timer_(io),
+      shutdown_timer_(io) {}
+
+void Server::start() {
+    asio::co_spawn(io_, accept_loop(), log_failure("accepting connections"));
+    arm_idle_timer();
+}
+
+asio::awaitable<void> Server::accept_loop() {
+    while (!stopping_) {
+        error_code ec;
+        Socket socket = co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) {
+            if (stopping_ || ec == asio::error::operation_aborted) break;
+            spdlog::warn("accept: {}", ec.message());
+            // Out of descriptors: back off rather than spin.
+            asio::steady_timer pause(io_, std::chrono::milliseconds(100));
+            co_await pause.async_wait(asio::use_awaitable);
+            continue;
+        }
+        if (connections_.size() >= options_.max_connections) {
+            asio::co_spawn(io_, refuse_busy(std::move(socket)), log_failure("refusing a connection"));
+            continue;
+        }
+        asio::co_spawn(io_, serve(std::make_shared<Connection>(std::move(socket))), log_failure("a connection"));
+    }
+}
+
+asio::awaitable<void> Server::refuse_busy(Socket socket) {
+    spdlog::warn("refusing a connection: already serving the maximum of {} connections", options_.max_connections);
+    const std::string frame = error_frame(ErrorCode::busy, "hostkeeperd is serving its maximum of " +
+                                                               std::to_string(options_.max_connections) +
+                                                               " connections; try again");
+    socket.non_blocking(true);
+    error_code ec;
+    // One small frame into an empty socket buffer: never blocks.
+    socket.write_some(asio::buffer(frame), ec);
+    socket.close(ec);
+    co_return;
+}
+
+void Server::arm_deadline(const std::shared_ptr<Connection>& connection) {
+    connection->deadline.expires_after(options_.read_timeout);
+    connection->deadline.async_wait([weak = std::weak_ptr<Connection>(connection)](const error_code& ec) {
+        if (ec) return;
+        if (const auto c = weak.lock()) {
+            c->timed_out = true;
+            error_code ignored;
+            c->socket.close(ignored);
+        }
+    });
+}
+
+asio::awaitable<void> Server::serve(std::shared_ptr<Connection> connection) {
+    connections_.insert(connection.get());
+    idle_timer_.cancel();
+
+    ucred peer{};
+    socklen_t length = sizeof peer;
+    if (::getsockopt(connection->socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 ||
+        peer.uid != ::geteuid()) {
+        spdlog::warn("refused a connection from uid {} (pid {}): only uid {} may use this daemon", peer.uid,
+                     peer.pid, ::geteuid());
+    } else {
+        spdlog::trace("connection from pid {}", peer.pid);
+        while (!stopping_) {
+            arm_deadline(connection);
+            const bool more = co_await exchange(*connection);
+            if (!more) break;
+        }
+        if (connection->timed_out) {
+            spdlog::debug("closed a connection from pid {}: no complete request within {} s", peer.pid,
+                          options_.read_timeout.count());
+        }
+    }
+
+    error_code ignored;
+    connection->socket.close(ignored);
+    connection->deadline.cancel();
+    connections_.erase(connection.get());
+    if (connections_.empty()) {
+        if (stopping_) {
+            finish_stop();
+        } else {
+            arm_idle_timer();
+        }
+    }
+}
+
+// One request and its response. False when the connection should close.
+asio::awaitable<bool> Server::exchange(Connection& connection) {
+    error_code ec;
+    proto::FrameHeader header{};
+    co_await asio::async_read(connection.socket, asio::buffer(header), asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+        if (ec != asio::error::eof && !connection.timed_out) spdlog::debug("reading a request: {}", ec.message());
+        co_return false;
+    }
+    std::size_t size = 0;
+    std::string refusal;
+    try {
+        size = proto::decode_header(header);
+    } catch (const proto::Error& e) {
+        spdlog::debug("bad frame header: {}", e.what());
+        refusal = error_frame(e.code(), e.what());
+    }
+    if (!refusal.empty()) {
+        // The stream cannot be resynchronized after a bad length: answer and close.
+        co_await asio::async_write(connection.socket, asio::buffer(refusal), asio::redirect_error(asio::use_awaitable, ec));
+        co_return false;
+    }
+    std::string body(size, '\0');
+    const proto::ScrubGuard body_guard(body);
+    co_await asio::async_read(connection.socket, asio::buffer(body), asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+        if (!connection.timed_out) spdlog::debug("incomplete request frame: {}", ec.message());
+        co_return false;
+    }
+    connection.deadline.cancel();
+
+    connection.busy = true;
+    std::string reply = co_await dispatcher_.handle(body);
+    proto::scrub(body);
+    std::string frame = proto::encode_frame(reply);
+    proto::scrub(reply);
+    const proto::ScrubGuard frame_guard(frame);
+    co_await asio::async_write(connection.socket, asio::buffer(frame), asio::redirect_error(asio::use_awaitable, ec));
+    connection.busy = false;
+    co_return !ec;
+}
+
+void Server::arm_idle_timer() {
+    if (options_.idle_timeout.count() == 0 || stopping_) return;
+    idle_timer_.expires_after(options_.idle_timeout);
+    idle_timer_.async_wait([this](const error_code& ec) {
+        if (!ec && connections_.empty() && !stopping_ && on_idle_) on_idle_();
+    });
+}
+
+void Server::stop(std::function<void()> on_stopped) {
+    if (stopping_) return;
+    stopping_ = true;
+    on_stopped_ = std::move(on_stopped);
+    error_code ignored;
+    acceptor_.close(ignored);
+    idle_timer_.cancel();
+    for (Connection* connection : connections_) {
+        if (!connection->busy) connection->socket.close(ignored);
+    }
+    if (connections_.empty()) {
+        asio::post(io_, [this] { finish_stop(); });
+        return;
+    }
+    spdlog::info("waiting up to {} s for {} connection(s) to finish", options_.shutdown_timeout.count(),
+                 connections_.size());
+    shutdown_timer_.expires_after(options_.shutdown_timeout);
+    shutdown_timer_.async_wait([this](const error_code& ec) {
+        if (ec) return;
+        spdlog::warn("{} connection(s) still busy after {} s; stopping anyway", connections_.size(),
+                     options_.shutdown_timeout.count());
+        finish_stop();
+    });
+}
+
+void Server::finish_stop() {
+    shutdown_timer_.cancel();
+    if (auto callback = std::move(on_stopped_)) {
+        on_stopped_ = nullptr;
+        callback();
+    }
+}
+
+}  // namespace hostkeeper::daemon

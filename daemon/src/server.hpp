@@ -1,0 +1,68 @@
+#pragma once
+// The socket server: accepts on the listening socket, serves each connection
+// in its own coroutine (one frame in, one frame out, repeated), refuses peers
+// of another uid, bounds every read with a deadline and the number of
+// connections with a cap, and stops gracefully.
+
+#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <unordered_set>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "dispatcher.hpp"
+
+namespace hostkeeper::daemon {
+
+struct ServerOptions {
+    std::size_t max_connections = 128;
+    std::chrono::seconds read_timeout{5};
+    std::chrono::seconds shutdown_timeout{5};
+    std::chrono::seconds idle_timeout{0};  // 0: never report idleness
+};
+
+class Server {
+public:
+    // Takes ownership of `listen_fd`, a listening Unix stream socket.
+    Server(boost::asio::io_context& io, int listen_fd, Dispatcher& dispatcher, const ServerOptions& options);
+
+    void start();
+    // Stops accepting, closes idle connections, lets requests in flight
+    // finish (at most shutdown_timeout), then calls `on_stopped` once.
+    void stop(std::function<void()> on_stopped);
+    // Called when no client has been connected for idle_timeout.
+    void on_idle(std::function<void()> callback) { on_idle_ = std::move(callback); }
+
+    std::size_t connections() const { return connections_.size(); }
+
+private:
+    struct Connection;
+    using Socket = boost::asio::local::stream_protocol::socket;
+
+    boost::asio::awaitable<void> accept_loop();
+    boost::asio::awaitable<void> serve(std::shared_ptr<Connection> connection);
+    boost::asio::awaitable<void> refuse_busy(Socket socket);
+    boost::asio::awaitable<bool> exchange(Connection& connection);
+    void arm_deadline(const std::shared_ptr<Connection>& connection);
+    void arm_idle_timer();
+    void finish_stop();
+
+    boost::asio::io_context& io_;
+    boost::asio::local::stream_protocol::acceptor acceptor_;
+    Dispatcher& dispatcher_;
+    ServerOptions options_;
+    std::unordered_set<Connection*> connections_;
+    boost::asio::steady_timer idle_timer_;
+    boost::asio::steady_timer shutdown_timer_;
+    std::function<void()> on_idle_;
+    std::function<void()> on_stopped_;
+    bool stopping_ = false;
+};
+
+}  // namespace hostkeeper::daemon

@@ -1,0 +1,126 @@
+// hostkeeper: the command line for people and scripts.
+
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "connection.hpp"
+#include "daemon_client.hpp"
+#include "exit_codes.hpp"
+#include "hostkeeper/proto/error.hpp"
+#include "hostkeeper/proto/hostname.hpp"
+#include "hostkeeper/proto/messages.hpp"
+#include "hostkeeper/proto/version.hpp"
+#include "launcher.hpp"
+
+namespace {
+using namespace hostkeeper;
+using proto::Json;
+
+std::string duration_text(long long seconds) {
+    std::string text;
+    if (seconds >= 86400) text += std::to_string(seconds / 86400) + "d";
+    if (seconds >= 3600) text += std::to_string(seconds / 3600 % 24) + "h";
+    if (seconds >= 60) text += std::to_string(seconds / 60 % 60) + "m";
+    return text + std::to_string(seconds % 60) + "s";
+}
+
+int status(const client::ClientOptions& options, bool json) {
+    client::DaemonClient daemon(options);
+    const Json response = daemon.call(proto::make_request(proto::Op::status));
+    if (json) {
+        std::printf("%s\n", response.dump(2).c_str());
+        return client::kExitOk;
+    }
+    const Json& d = response.at("daemon");
+    const Json& c = response.at("credentials");
+    std::printf("hostkeeperd %s (protocol %d), pid %lld, up %s%s\n", d.value("version", "?").c_str(),
+                d.value("protocol", 0), d.value("pid", 0LL), duration_text(d.value("uptime_s", 0LL)).c_str(),
+                d.value("on_demand", false) ? ", started on demand" : "");
+    std::printf("socket: %s\n", daemon.location().socket.c_str());
+    std::printf("credentials cache: %lld entries (%lld with credentials, %lld without), %lld hits, %lld misses, "
+                "%lld keyring lookups\n",
+                c.value("entries", 0LL), c.value("positive", 0LL), c.value("negative", 0LL), c.value("hits", 0LL),
+                c.value("misses", 0LL), c.value("keyring_lookups", 0LL));
+    return client::kExitOk;
+}
+
+int flush(const client::ClientOptions& options, const std::string& host) {
+    Json request = proto::make_request(proto::Op::flush);
+    if (!host.empty()) request["host"] = proto::normalize_hostname(host);
+    client::DaemonClient daemon(options);
+    const Json response = daemon.call(request);
+    std::printf("flushed %lld cached entr%s\n", response.value("flushed", 0LL),
+                response.value("flushed", 0LL) == 1 ? "y" : "ies");
+    return client::kExitOk;
+}
+
+int stop(const client::ClientOptions& options) {
+    client::DaemonClient daemon(options);
+    try {
+        daemon.call(proto::make_request(proto::Op::stop));
+    } catch (const client::NoDaemon&) {
+        std::printf("hostkeeperd is not running\n");
+        return client::kExitOk;
+    }
+    // Return once it is gone, so that scripts can rely on it.
+    const client::Deadline deadline(options.timeout);
+    int error = 0;
+    while (client::Connection::open(daemon.location().socket, deadline, error)) {
+        if (deadline.expired()) throw proto::Error(proto::ErrorCode::timeout, "hostkeeperd did not stop in time");
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    std::printf("hostkeeperd stopped\n");
+    return client::kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"hostkeeper: Terraform and OpenTofu credentials in the OS keyring, served by hostkeeperd.", "hostkeeper"};
+    app.require_subcommand(1);
+    std::string socket;
+    double timeout_seconds = 30;
+    app.add_option("--socket", socket, "hostkeeperd's socket (default: $HOSTKEEPER_SOCKET, else $XDG_RUNTIME_DIR/hostkeeper/socket)");
+    app.add_option("--timeout", timeout_seconds, "give up after this many seconds")
+        ->check(CLI::Range(0.001, 86400.0))
+        ->capture_default_str();
+    app.set_version_flag("--version", std::string("hostkeeper ") + proto::product_version());
+    app.footer("Exit codes: 0 ok, 1 the daemon or keyring failed, 2 bad arguments, 4 no daemon, 5 timed out.");
+
+    bool json = false;
+    auto* status_cmd = app.add_subcommand("status", "show the running daemon: pid, version, uptime, cache counters");
+    status_cmd->add_flag("--json", json, "print the daemon's answer as JSON");
+    std::string host;
+    auto* flush_cmd = app.add_subcommand("flush", "drop cached entries: all of them, or those of HOST");
+    flush_cmd->add_option("host", host, "a registry hostname");
+    auto* stop_cmd = app.add_subcommand("stop", "stop the daemon and wait until it has exited");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e) == 0 ? client::kExitOk : client::kExitUsage;
+    }
+
+    client::ClientOptions options;
+    if (!socket.empty()) options.socket = socket;
+    options.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_seconds * 1000));
+    options.start_daemon = false;  // reporting on a daemon must not start one
+    try {
+        if (status_cmd->parsed()) return status(options, json);
+        if (flush_cmd->parsed()) return flush(options, host);
+        if (stop_cmd->parsed()) return stop(options);
+    } catch (const proto::Error& e) {
+        std::fprintf(stderr, "hostkeeper: %s\n", e.what());
+        return client::exit_code_for(e.code());
+    } catch (const client::NoDaemon& e) {
+        std::fprintf(stderr, "hostkeeper: %s\n", e.what());
+        return client::kExitNoDaemon;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "hostkeeper: %s\n", e.what());
+        return client::kExitFailed;
+    }
+    return client::kExitUsage;
+}

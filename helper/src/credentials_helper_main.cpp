@@ -1,0 +1,141 @@
+// terraform-credentials-hostkeeper: the credentials helper Terraform and
+// OpenTofu run as `[OPTIONS...] get|store|forget HOSTNAME`
+// (shared/specs/credentials-helper-protocol.md). One request to hostkeeperd,
+// the exact stdout/stderr/exit rules out.
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "daemon_client.hpp"
+#include "exit_codes.hpp"
+#include "hostkeeper/proto/error.hpp"
+#include "hostkeeper/proto/hostname.hpp"
+#include "hostkeeper/proto/messages.hpp"
+#include "hostkeeper/proto/secret.hpp"
+#include "hostkeeper/proto/version.hpp"
+#include "launcher.hpp"
+
+namespace {
+using namespace hostkeeper;
+using proto::Error;
+using proto::ErrorCode;
+using proto::Json;
+
+constexpr std::size_t kMaxInput = 64 * 1024;
+
+int fail(const std::string& message, int code) {
+    std::fprintf(stderr, "terraform-credentials-hostkeeper: %s\n", message.c_str());
+    return code;
+}
+
+// Standard input to EOF, at most kMaxInput bytes.
+std::string read_stdin() {
+    std::string input(kMaxInput + 1, '\0');
+    std::size_t size = 0;
+    while (size < input.size()) {
+        const ssize_t n = ::read(STDIN_FILENO, input.data() + size, input.size() - size);
+        if (n == 0) break;
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            proto::scrub(input);
+            throw Error(ErrorCode::bad_request, std::string("cannot read standard input: ") + std::strerror(errno));
+        }
+        size += static_cast<std::size_t>(n);
+    }
+    if (size > kMaxInput) {
+        proto::scrub(input);
+        throw Error(ErrorCode::too_large, "the credentials on standard input are over 64 KiB; nothing was stored");
+    }
+    input.resize(size);
+    return input;
+}
+
+void write_stdout(const std::string& text) {
+    std::size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(STDOUT_FILENO, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw Error(ErrorCode::internal, std::string("cannot write standard output: ") + std::strerror(errno));
+        done += static_cast<std::size_t>(n);
+    }
+}
+
+int run(const std::string& verb, const std::string& host, const client::ClientOptions& options) {
+    const proto::Op op = *proto::op_from_string(verb);
+    Json request = proto::make_request(op);
+    const proto::ScrubGuard request_guard(request);
+    request["host"] = proto::normalize_hostname(host);
+    if (op == proto::Op::store) {
+        std::string input = read_stdin();
+        const proto::ScrubGuard input_guard(input);
+        try {
+            request["credentials"] = proto::parse_credentials(input);
+        } catch (const Error& e) {
+            throw Error(e.code(), std::string(e.what()) + "; nothing was stored");
+        }
+    }
+
+    client::DaemonClient daemon(options);
+    Json response = daemon.call(request);
+    const proto::ScrubGuard response_guard(response);
+    if (op == proto::Op::get) {
+        const auto credentials = response.find("credentials");
+        std::string out = credentials != response.end() && credentials->is_object() ? credentials->dump() : "{}";
+        out += '\n';
+        const proto::ScrubGuard out_guard(out);
+        write_stdout(out);
+    }
+    return client::kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"Terraform and OpenTofu credentials helper: keeps tokens in the OS keyring through hostkeeperd.",
+                 "terraform-credentials-hostkeeper"};
+    std::string socket;
+    double timeout_seconds = 30;
+    std::string verb;
+    std::string host;
+    app.add_option("--socket", socket, "hostkeeperd's socket (default: $HOSTKEEPER_SOCKET, else $XDG_RUNTIME_DIR/hostkeeper/socket)");
+    app.add_option("--timeout", timeout_seconds, "give up after this many seconds, start-up and unlock prompts included")
+        ->check(CLI::Range(0.001, 86400.0))
+        ->capture_default_str();
+    app.add_option("verb", verb, "get, store or forget")->required()->check(CLI::IsMember({"get", "store", "forget"}));
+    app.add_option("host", host, "the registry hostname, as Terraform gives it (e.g. app.terraform.io)")->required();
+    app.set_version_flag("--version", std::string("terraform-credentials-hostkeeper ") + proto::product_version());
+    app.footer(
+        "get prints the host's credentials object ({} when there is none); store reads one from standard "
+        "input; forget removes it.\n"
+        "Exit codes: 0 ok, 1 the daemon or keyring failed, 2 bad arguments or input, 4 no daemon, 5 timed out.");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e) == 0 ? client::kExitOk : client::kExitUsage;
+    }
+
+    client::ClientOptions options;
+    if (!socket.empty()) options.socket = socket;
+    options.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_seconds * 1000));
+    try {
+        return run(verb, host, options);
+    } catch (const Error& e) {
+        if (e.code() == ErrorCode::bad_host) {
+            std::fprintf(stderr, "usage: terraform-credentials-hostkeeper [--socket=PATH] [--timeout=SECONDS] "
+                                 "get|store|forget HOSTNAME\n");
+        }
+        return fail(e.what(), client::exit_code_for(e.code()));
+    } catch (const client::NoDaemon& e) {
+        return fail(e.what(), client::kExitNoDaemon);
+    } catch (const proto::UnsafeDirectory& e) {
+        return fail(e.what(), client::kExitNoDaemon);
+    } catch (const std::exception& e) {
+        return fail(e.what(), client::kExitFailed);
+    }
+}

@@ -1,0 +1,81 @@
+#include "daemon_client.hpp"
+
+#include <unistd.h>
+
+#include <thread>
+
+#include "connection.hpp"
+#include "hostkeeper/proto/error.hpp"
+#include "hostkeeper/proto/version.hpp"
+#include "launcher.hpp"
+
+namespace hostkeeper::client {
+using proto::Error;
+using proto::ErrorCode;
+using proto::Json;
+
+namespace {
+
+proto::SocketLocation locate(const ClientOptions& options) {
+    if (!options.socket) return proto::resolve_socket_location();
+    const auto socket = std::filesystem::absolute(*options.socket);
+    return {socket, socket.parent_path()};
+}
+
+bool refused_version(const Json& response) {
+    const auto error = response.find("error");
+    return response.value("ok", true) == false && error != response.end() && error->is_object() &&
+           error->value("code", "") == proto::to_string(ErrorCode::unsupported_version);
+}
+
+}  // namespace
+
+DaemonClient::DaemonClient(const ClientOptions& options)
+    : location_(locate(options)), deadline_(options.timeout), start_daemon_(options.start_daemon) {}
+
+Json DaemonClient::exchange(const Json& request) {
+    Connection connection = connect_or_start(location_, deadline_, start_daemon_);
+    return connection.round_trip(request, deadline_);
+}
+
+void DaemonClient::replace_outdated_daemon(const Json& refusal) {
+    // "stop" is frozen across protocol versions (PROTOCOL.md, "Versions"):
+    // any daemon honours it, whatever "v" it speaks.
+    int version = 1;
+    if (const auto supported = refusal.find("supported");
+        supported != refusal.end() && supported->is_array() && !supported->empty() &&
+        supported->back().is_number_integer()) {
+        version = supported->back().get<int>();
+    }
+    Json stop = proto::make_request(proto::Op::stop);
+    stop["v"] = version;
+    try {
+        (void)exchange(stop);
+    } catch (const ConnectionLost&) {
+        // It went away before answering: that is what we asked for.
+    }
+    int error = 0;
+    while (auto connection = Connection::open(location_.socket, deadline_, error)) {
+        if (deadline_.expired()) throw Error(ErrorCode::timeout, "timed out waiting for the old hostkeeperd to stop");
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+}
+
+Json DaemonClient::call(const Json& request) {
+    Json response;
+    try {
+        response = exchange(request);
+    } catch (const ConnectionLost&) {
+        // The daemon went away between accept and answer (killed, or stopping):
+        // every request is idempotent, so ask again, starting a new one if needed.
+        response = exchange(request);
+    }
+    if (refused_version(response) && start_daemon_) {
+        replace_outdated_daemon(response);
+        response = exchange(request);
+    }
+    proto::check_response(response);
+    return response;
+}
+
+}  // namespace hostkeeper::client

@@ -1,0 +1,41 @@
+#pragma once
+// One request to hostkeeperd, as the helper and the command line make it:
+// find or start the daemon, send, read the answer; restart a daemon that
+// speaks an older protocol; retry once when the daemon dies mid-call.
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+
+#include "deadline.hpp"
+#include "hostkeeper/proto/messages.hpp"
+#include "hostkeeper/proto/socket_path.hpp"
+
+namespace hostkeeper::client {
+
+struct ClientOptions {
+    std::optional<std::filesystem::path> socket;  // else proto::resolve_socket_location()
+    std::chrono::milliseconds timeout{30'000};   // the whole call, start-up included
+    bool start_daemon = true;                     // start hostkeeperd when nothing answers
+};
+
+class DaemonClient {
+public:
+    explicit DaemonClient(const ClientOptions& options);
+
+    // The daemon's response with "ok": true. Throws proto::Error with the
+    // daemon's code and message, NoDaemon, or proto::Error{timeout}.
+    proto::Json call(const proto::Json& request);
+
+    const proto::SocketLocation& location() const { return location_; }
+
+private:
+    proto::Json exchange(const proto::Json& request);
+    void replace_outdated_daemon(const proto::Json& refusal);
+
+    proto::SocketLocation location_;
+    Deadline deadline_;
+    bool start_daemon_;
+};
+
+}  // namespace hostkeeper::client

@@ -1,0 +1,31 @@
+#pragma once
+// Exit codes of terraform-credentials-hostkeeper and hostkeeper (README, "Exit codes").
+
+#include "hostkeeper/proto/error.hpp"
+
+namespace hostkeeper::client {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;       // the daemon or the keyring reported an error
+inline constexpr int kExitUsage = 2;        // bad arguments or bad input (hostname, stdin)
+inline constexpr int kExitNotFound = 3;     // reserved: "the host does not provide that"
+inline constexpr int kExitNoDaemon = 4;     // no daemon answered and none could be started
+inline constexpr int kExitTimeout = 5;      // the call did not finish within --timeout
+
+inline int exit_code_for(proto::ErrorCode code) {
+    using proto::ErrorCode;
+    switch (code) {
+        case ErrorCode::bad_host:
+        case ErrorCode::too_large:
+            return kExitUsage;
+        case ErrorCode::timeout:
+            return kExitTimeout;
+        case ErrorCode::busy:
+        case ErrorCode::shutting_down:
+            return kExitNoDaemon;
+        default:
+            return kExitFailed;
+    }
+}
+
+}  // namespace hostkeeper::client

@@ -1,0 +1,40 @@
+#pragma once
+// Error codes that travel over the socket, and the exception that carries one
+// inside a process. The text of each code is part of the protocol.
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace hostkeeper::proto {
+
+enum class ErrorCode {
+    bad_request,            // the frame or message is malformed
+    bad_host,               // the hostname is not a valid registry hostname
+    too_large,              // a frame or value over its size limit
+    unsupported_version,    // the request's "v" is not one this daemon speaks
+    unknown_op,             // the request's "op" is not one this daemon knows
+    keyring_locked,         // the item or collection is locked and was not unlocked in time
+    keyring_unavailable,    // no Secret Service on the session bus, or no session bus
+    no_default_collection,  // the Secret Service has no default collection
+    keyring_error,          // any other failure reported by the Secret Service
+    timeout,                // the operation did not finish in time
+    busy,                   // the daemon is at its connection limit
+    shutting_down,          // the daemon is stopping and takes no new requests
+    internal,               // a bug: the message says what happened
+};
+
+std::string_view to_string(ErrorCode code) noexcept;
+std::optional<ErrorCode> error_code_from_string(std::string_view text) noexcept;
+
+class Error : public std::runtime_error {
+public:
+    Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+    ErrorCode code() const noexcept { return code_; }
+
+private:
+    ErrorCode code_;
+};
+
+}  // namespace hostkeeper::proto

@@ -1,0 +1,18 @@
+#pragma once
+// Registry hostname normalization, shared by daemon, helper and command line,
+// so that every spelling of one host names one keyring item and one cache
+// entry. Follows what Terraform's svchost package does (see
+// shared/specs/client-behaviour.md): IDNA (UTS #46, non-transitional) through
+// libidn2, lowercase, ":443" dropped, other ports kept.
+
+#include <string>
+#include <string_view>
+
+namespace hostkeeper::proto {
+
+// "Bücher.Example.COM:443" -> "xn--bcher-kva.example.com";
+// "tfe.corp.example:8443" -> "tfe.corp.example:8443".
+// Throws Error{bad_host} with a message naming what is wrong.
+std::string normalize_hostname(std::string_view input);
+
+}  // namespace hostkeeper::proto

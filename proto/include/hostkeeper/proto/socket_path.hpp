@@ -1,0 +1,42 @@
+#pragma once
+// Where the daemon's socket lives, and the checks that keep it per-user.
+// Resolution order: $HOSTKEEPER_SOCKET, else $XDG_RUNTIME_DIR/hostkeeper/socket,
+// else /tmp/hostkeeper-UID/socket. The socket's directory must be owned by the
+// user and carry no group or other permissions (0700).
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <functional>
+#include <stdexcept>
+
+namespace hostkeeper::proto {
+
+struct SocketLocation {
+    std::filesystem::path socket;
+    std::filesystem::path directory;  // the socket's parent, which must be private
+};
+
+// Reads an environment variable; returns nullptr when it is unset.
+using EnvLookup = std::function<const char*(const char*)>;
+
+SocketLocation resolve_socket_location(const EnvLookup& env, uid_t uid);
+// With the process's environment and effective uid.
+SocketLocation resolve_socket_location();
+
+// A local safety problem with the socket's directory; the message says how to fix it.
+class UnsafeDirectory : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Throws UnsafeDirectory unless `dir` is a real directory (not a symlink)
+// owned by `uid` with mode 0700 or stricter; std::filesystem::filesystem_error
+// when it cannot be examined (ENOENT included).
+void check_private_directory(const std::filesystem::path& dir, uid_t uid);
+// Creates `dir` with mode 0700 when it is missing (its parent must exist; the
+// mode is set by mkdir itself, so there is no window with a looser one), then
+// checks it as check_private_directory does.
+void ensure_private_directory(const std::filesystem::path& dir, uid_t uid);
+
+}  // namespace hostkeeper::proto

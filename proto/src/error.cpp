@@ -1,0 +1,41 @@
+#include "hostkeeper/proto/error.hpp"
+
+#include <array>
+#include <utility>
+
+namespace hostkeeper::proto {
+namespace {
+
+constexpr std::array<std::pair<ErrorCode, std::string_view>, 13> kNames{{
+    {ErrorCode::bad_request, "bad_request"},
+    {ErrorCode::bad_host, "bad_host"},
+    {ErrorCode::too_large, "too_large"},
+    {ErrorCode::unsupported_version, "unsupported_version"},
+    {ErrorCode::unknown_op, "unknown_op"},
+    {ErrorCode::keyring_locked, "keyring_locked"},
+    {ErrorCode::keyring_unavailable, "keyring_unavailable"},
+    {ErrorCode::no_default_collection, "no_default_collection"},
+    {ErrorCode::keyring_error, "keyring_error"},
+    {ErrorCode::timeout, "timeout"},
+    {ErrorCode::busy, "busy"},
+    {ErrorCode::shutting_down, "shutting_down"},
+    {ErrorCode::internal, "internal"},
+}};
+
+}  // namespace
+
+std::string_view to_string(ErrorCode code) noexcept {
+    for (const auto& [c, name] : kNames) {
+        if (c == code) return name;
+    }
+    return "internal";
+}
+
+std::optional<ErrorCode> error_code_from_string(std::string_view text) noexcept {
+    for (const auto& [c, name] : kNames) {
+        if (name == text) return c;
+    }
+    return std::nullopt;
+}
+
+}  // namespace hostkeeper::proto
