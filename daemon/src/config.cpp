@@ -39,20 +39,21 @@ public:
     template <typename F>
     void string(const std::string& key, F&& set) const {
         if (const auto* node = find(key)) {
-            const auto value = node->value<std::string>();
-            if (!value) throw ConfigError(where(key) + " must be a string");
-            set(*value);
+            const auto* value = node->as_string();
+            if (value == nullptr) throw ConfigError(where(key) + " must be a string");
+            set(value->get());
         }
     }
 
     void duration(const std::string& key, std::chrono::seconds& out) const {
         if (const auto* node = find(key)) {
-            if (const auto seconds = node->value<std::int64_t>()) {
-                if (*seconds < 0) throw ConfigError(where(key) + " must not be negative");
-                out = std::chrono::seconds(*seconds);
-            } else if (const auto text = node->value<std::string>()) {
+            // Strict types: toml++'s value<T>() would turn true into 1.
+            if (const auto* seconds = node->as_integer()) {
+                if (seconds->get() < 0) throw ConfigError(where(key) + " must not be negative");
+                out = std::chrono::seconds(seconds->get());
+            } else if (const auto* text = node->as_string()) {
                 try {
-                    out = parse_duration(*text);
+                    out = parse_duration(text->get());
                 } catch (const ConfigError& e) {
                     throw ConfigError(where(key) + ": " + e.what());
                 }
@@ -64,9 +65,11 @@ public:
 
     void count(const std::string& key, std::size_t& out) const {
         if (const auto* node = find(key)) {
-            const auto value = node->value<std::int64_t>();
-            if (!value || *value < 0) throw ConfigError(where(key) + " must be a whole number of 0 or more");
-            out = static_cast<std::size_t>(*value);
+            const auto* value = node->as_integer();
+            if (value == nullptr || value->get() < 0) {
+                throw ConfigError(where(key) + " must be a whole number of 0 or more");
+            }
+            out = static_cast<std::size_t>(value->get());
         }
     }
 

@@ -3,6 +3,8 @@
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <exception>
@@ -37,7 +39,9 @@ auto on_worker(const asio::any_io_executor& worker, F f) {
     if constexpr (std::is_void_v<R>) {
         return asio::async_initiate<decltype(asio::use_awaitable), void(std::exception_ptr)>(
             [worker](auto handler, F fn) {
-                const auto home = asio::get_associated_executor(handler);
+                // Tracked: the event loop keeps running while the worker works.
+                auto home = asio::prefer(asio::get_associated_executor(handler),
+                                         asio::execution::outstanding_work.tracked);
                 asio::post(worker, [handler = std::move(handler), fn = std::move(fn), home]() mutable {
                     std::exception_ptr failure;
                     try {
@@ -52,7 +56,9 @@ auto on_worker(const asio::any_io_executor& worker, F f) {
     } else {
         return asio::async_initiate<decltype(asio::use_awaitable), void(std::exception_ptr, R)>(
             [worker](auto handler, F fn) {
-                const auto home = asio::get_associated_executor(handler);
+                // Tracked: the event loop keeps running while the worker works.
+                auto home = asio::prefer(asio::get_associated_executor(handler),
+                                         asio::execution::outstanding_work.tracked);
                 asio::post(worker, [handler = std::move(handler), fn = std::move(fn), home]() mutable {
                     std::exception_ptr failure;
                     R result{};

@@ -18,8 +18,9 @@ constexpr std::size_t kMaxInput = 1024;
     throw Error(ErrorCode::bad_host, "invalid hostname \"" + std::string(input) + "\": " + why);
 }
 
-// Returns the port text ("" when none) and leaves the host part in `host`.
-std::string_view split_port(std::string_view input, std::string_view& host) {
+// Returns the port in canonical decimal ("" when none; "0443" gives "443")
+// and leaves the host part in `host`.
+std::string split_port(std::string_view input, std::string_view& host) {
     const auto colon = input.rfind(':');
     if (colon == std::string_view::npos) {
         host = input;
@@ -33,13 +34,15 @@ std::string_view split_port(std::string_view input, std::string_view& host) {
         port.front() == '+' || value == 0 || value > 65535) {
         reject(input, "port \"" + std::string(port) + "\" is not a number from 1 to 65535");
     }
-    return port;
+    return std::to_string(value);
 }
 
 void check_characters(std::string_view input, std::string_view host) {
     for (const char c : host) {
         const auto u = static_cast<unsigned char>(c);
-        if (u < 0x80 && !(std::isalnum(u) != 0 || c == '-' || c == '.' || c == '_')) {
+        // Checked before IDNA: libidn2's UTS #46 mapping silently drops some
+        // ASCII characters ("ex_ample.com" would become "example.com").
+        if (u < 0x80 && !(std::isalnum(u) != 0 || c == '-' || c == '.')) {
             reject(input, std::string("character '") + c + "' is not allowed in a hostname");
         }
     }
@@ -53,6 +56,28 @@ void check_characters(std::string_view input, std::string_view host) {
     }
 }
 
+// libidn2 passes all-ASCII labels through without the STD3 checks, so the
+// result is held to DNS hostname syntax (RFC 1123 letters, digits, hyphens).
+void check_ldh(std::string_view input, const std::string& ascii) {
+    if (ascii.empty()) reject(input, "it is empty");
+    if (ascii.size() > 253) reject(input, "it is longer than 253 characters");
+    std::size_t start = 0;
+    while (start <= ascii.size()) {
+        const auto dot = ascii.find('.', start);
+        const std::string_view label =
+            std::string_view(ascii).substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        if (label.empty()) reject(input, "it has an empty label");
+        if (label.size() > 63) reject(input, "a label is longer than 63 characters");
+        if (label.front() == '-' || label.back() == '-') reject(input, "a label starts or ends with a hyphen");
+        for (const char c : label) {
+            const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+            if (!ok) reject(input, std::string("character '") + c + "' is not allowed in a hostname");
+        }
+        if (dot == std::string::npos) break;
+        start = dot + 1;
+    }
+}
+
 }  // namespace
 
 std::string normalize_hostname(std::string_view input) {
@@ -62,11 +87,10 @@ std::string normalize_hostname(std::string_view input) {
         reject(input, "give the hostname alone, without a scheme such as \"https://\"");
     }
     std::string_view host;
-    const std::string_view port = split_port(input, host);
+    const std::string port = split_port(input, host);
     check_characters(input, host);
 
-    // UTS #46 mapping (lowercase, NFC, ß kept) and IDNA2008 validation; STD3
-    // rules refuse '_' and other characters DNS hostnames cannot carry.
+    // UTS #46 mapping (lowercase, NFC, ß kept) and IDNA2008 validation.
     const std::string host_z(host);
     char* ascii = nullptr;
     const int rc = idn2_lookup_u8(reinterpret_cast<const uint8_t*>(host_z.c_str()),
@@ -75,7 +99,7 @@ std::string normalize_hostname(std::string_view input) {
     if (rc != IDN2_OK) reject(input, idn2_strerror(rc));
     const std::unique_ptr<char, decltype(&idn2_free)> owned(ascii, &idn2_free);
     std::string normalized(ascii);
-    if (normalized.empty()) reject(input, "it is empty");
+    check_ldh(input, normalized);
     if (!port.empty() && port != "443") {
         normalized += ':';
         normalized += port;

@@ -54,7 +54,8 @@ cleanup() {
     exit "$rc"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+child=
+trap '[[ -n "$child" ]] && kill -TERM "$child" 2>/dev/null; exit 130' INT TERM
 
 cat >"$root/bus.conf" <<CONF
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
@@ -72,8 +73,9 @@ cat >"$root/bus.conf" <<CONF
 CONF
 dbus-daemon --config-file="$root/bus.conf" --fork --print-address=3 --print-pid=4 \
     3>"$root/bus.address" 4>"$root/bus.pid"
-export HK_BUS_PID=$(head -n1 "$root/bus.pid")
-export DBUS_SESSION_BUS_ADDRESS=$(head -n1 "$root/bus.address")
+HK_BUS_PID=$(head -n1 "$root/bus.pid")
+DBUS_SESSION_BUS_ADDRESS=$(head -n1 "$root/bus.address")
+export HK_BUS_PID DBUS_SESSION_BUS_ADDRESS
 
 bus_call() {
     dbus-send --session --print-reply=literal --reply-timeout=2000 "$@" 2>/dev/null
@@ -105,8 +107,12 @@ if [[ $keyring == 1 ]]; then
     fi
 fi
 
+# In the background and waited for, so that INT/TERM reach the trap (and the
+# command) at once.
 set +e
-"$@"
+"$@" &
+child=$!
+wait "$child"
 rc=$?
 set -e
 exit "$rc"

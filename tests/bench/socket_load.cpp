@@ -1,0 +1,328 @@
+// hk_bench_socket_load: load generator for hostkeeperd's socket.
+//
+// Load mode (default): N client threads, each with one persistent connection,
+// send `get` requests for the given host(s) back to back for a fixed time
+// (--seconds) or a fixed count (--requests), and one JSON line reports the
+// total requests per second and the per-request latency percentiles:
+//
+//   hk_bench_socket_load --socket PATH --clients 8 --seconds 5 --host example.com
+//
+// Warm mode: one request per host <prefix><i>.example.com for i in
+// [start, start+K), to fill the daemon's cache: `get` (caches what the keyring
+// holds, or "no credentials") or, with --store, `store` of a token (written to
+// the keyring, then cached). --max-seconds stops claiming new hosts after that
+// long; the hosts done are always exactly [start, start+hosts_done).
+//
+//   hk_bench_socket_load --socket PATH --warm-hosts 10000 --prefix bench- [--store]
+//
+// Exit status: 0 when every request got an ok response (and, in load mode,
+// every `get` found credentials unless --allow-missing), 1 otherwise, 2 usage.
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "hostkeeper/proto/framing.hpp"
+#include "hostkeeper/proto/messages.hpp"
+
+namespace {
+namespace proto = hostkeeper::proto;
+using proto::Json;
+using Clock = std::chrono::steady_clock;
+
+class Client {
+public:
+    explicit Client(const std::string& path) {
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        if (path.size() >= sizeof address.sun_path) throw std::runtime_error("socket path too long: " + path);
+        std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+        fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd_ < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+        // Never hang: the daemon answers cached requests in microseconds and
+        // keyring writes in well under this.
+        const timeval timeout{30, 0};
+        ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+        ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+        if (::connect(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+            const std::string reason = std::strerror(errno);
+            ::close(fd_);
+            throw std::runtime_error("connect " + path + ": " + reason);
+        }
+    }
+    Client(const Client&) = delete;
+    Client& operator=(const Client&) = delete;
+    ~Client() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+
+    // Sends one whole frame and returns the response payload.
+    const std::string& round_trip(const std::string& frame) {
+        write_all(frame);
+        proto::FrameHeader header{};
+        read_exact(reinterpret_cast<char*>(header.data()), header.size());
+        const std::size_t size = proto::decode_header(header);
+        response_.resize(size);
+        read_exact(response_.data(), size);
+        return response_;
+    }
+
+private:
+    void write_all(const std::string& bytes) {
+        std::size_t done = 0;
+        while (done < bytes.size()) {
+            const ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) throw std::runtime_error(std::string("send: ") + std::strerror(errno));
+            done += static_cast<std::size_t>(n);
+        }
+    }
+    void read_exact(char* data, std::size_t size) {
+        std::size_t done = 0;
+        while (done < size) {
+            const ssize_t n = ::recv(fd_, data + done, size - done, 0);
+            if (n < 0 && errno == EINTR) continue;
+            if (n == 0) throw std::runtime_error("hostkeeperd closed the connection");
+            if (n < 0) throw std::runtime_error(std::string("recv: ") + std::strerror(errno));
+            done += static_cast<std::size_t>(n);
+        }
+    }
+
+    int fd_ = -1;
+    std::string response_;
+};
+
+std::string get_frame(const std::string& host) {
+    Json request = proto::make_request(proto::Op::get);
+    request["host"] = host;
+    return proto::encode_frame(proto::serialize(request));
+}
+
+std::string store_frame(const std::string& host, std::size_t index, std::size_t token_length) {
+    // Shaped like a Terraform Cloud API token: an id, ".atlasv1.", filler.
+    std::string token = "bench" + std::to_string(index) + ".atlasv1.";
+    if (token.size() < token_length) token.append(token_length - token.size(), 'x');
+    Json request = proto::make_request(proto::Op::store);
+    request["host"] = host;
+    request["credentials"] = {{"token", token}};
+    return proto::encode_frame(proto::serialize(request));
+}
+
+bool contains(const std::string& haystack, std::string_view needle) {
+    return haystack.find(needle) != std::string::npos;
+}
+
+// The first response of each connection is parsed in full and checked; the
+// rest by their fixed prefix, so that the client spends its CPU (shared with
+// the daemon on a small machine) on sending requests rather than on JSON.
+enum class Outcome { found, not_found, error };
+Outcome classify(const std::string& response, bool full) {
+    if (full) {
+        const Json parsed = proto::parse_payload(response);
+        if (parsed.value("ok", false) != true) return Outcome::error;
+        if (!parsed.contains("found")) return Outcome::found;  // store: {"ok":true}
+        return parsed.value("found", false) ? Outcome::found : Outcome::not_found;
+    }
+    if (!contains(response, R"("ok":true)")) return Outcome::error;
+    if (contains(response, R"("found":false)")) return Outcome::not_found;
+    return Outcome::found;
+}
+
+struct ThreadResult {
+    std::uint64_t requests = 0;
+    std::uint64_t found = 0;
+    std::uint64_t not_found = 0;
+    std::uint64_t errors = 0;
+    std::vector<std::uint32_t> latency_ns;  // load mode, capped at ~4.29 s
+    std::string failure;
+    std::string first_error_response;
+};
+
+double percentile(std::vector<std::uint32_t>& sorted, double p) {
+    if (sorted.empty()) return 0;
+    const auto rank = static_cast<std::size_t>(p / 100.0 * static_cast<double>(sorted.size() - 1) + 0.5);
+    return static_cast<double>(sorted[std::min(rank, sorted.size() - 1)]) / 1000.0;
+}
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+}
+
+void record(ThreadResult& r, Outcome outcome, const std::string& response) {
+    ++r.requests;
+    switch (outcome) {
+        case Outcome::found: ++r.found; break;
+        case Outcome::not_found: ++r.not_found; break;
+        case Outcome::error:
+            ++r.errors;
+            if (r.first_error_response.empty()) r.first_error_response = response;
+            break;
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"Load generator for hostkeeperd's socket (see the comment at the top of socket_load.cpp).",
+                 "hk_bench_socket_load"};
+    std::string socket;
+    std::size_t clients = 1;
+    double seconds = 5;
+    std::uint64_t requests = 0;
+    std::vector<std::string> hosts;
+    bool allow_missing = false;
+    std::size_t warm_hosts = 0;
+    std::size_t start = 0;
+    std::string prefix = "bench-";
+    std::string suffix = ".example.com";
+    bool store = false;
+    double max_seconds = 0;
+    std::size_t token_length = 90;
+    std::string label;
+    app.add_option("--socket", socket, "hostkeeperd's socket")->required();
+    app.add_option("--clients", clients, "concurrent connections, one thread each")->check(CLI::Range(1, 4096))->capture_default_str();
+    app.add_option("--seconds", seconds, "load mode: run this long")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
+    app.add_option("--requests", requests, "load mode: send this many requests in all instead of running for --seconds");
+    app.add_option("--host", hosts, "load mode: host(s) to get, round robin (repeat the option)");
+    app.add_flag("--allow-missing", allow_missing, "load mode: a `found: false` answer is not an error");
+    app.add_option("--warm-hosts", warm_hosts, "warm mode: one request for each of this many hosts");
+    app.add_option("--start", start, "warm mode: first index")->capture_default_str();
+    app.add_option("--prefix", prefix, "warm mode: hosts are <prefix><i><suffix>")->capture_default_str();
+    app.add_option("--suffix", suffix, "warm mode: see --prefix")->capture_default_str();
+    app.add_flag("--store", store, "warm mode: store a token for each host instead of getting it");
+    app.add_option("--max-seconds", max_seconds, "warm mode: claim no new host after this long; 0: no limit");
+    app.add_option("--token-length", token_length, "warm mode with --store: token length in bytes")->capture_default_str();
+    app.add_option("--label", label, "copied into the JSON output");
+    CLI11_PARSE(app, argc, argv);
+
+    const bool warm = warm_hosts > 0;
+    if (!warm && hosts.empty()) {
+        std::fprintf(stderr, "hk_bench_socket_load: give --host (load mode) or --warm-hosts (warm mode)\n");
+        return 2;
+    }
+
+    std::vector<ThreadResult> results(clients);
+    std::atomic<std::size_t> next_index{0};
+    std::atomic<std::size_t> connected{0};
+    std::atomic<bool> go{false};
+    std::atomic<bool> stop_claiming{false};
+    Clock::time_point t0;
+    Clock::time_point end;
+    std::vector<std::string> frames;
+    for (const auto& h : hosts) frames.push_back(get_frame(h));
+    const std::uint64_t per_client = requests > 0 ? (requests + clients - 1) / clients : 0;
+
+    auto worker = [&](std::size_t id) {
+        ThreadResult& r = results[id];
+        bool counted = false;
+        try {
+            Client client(socket);
+            connected.fetch_add(1);
+            counted = true;
+            while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+            bool first = true;
+            if (warm) {
+                while (!stop_claiming.load(std::memory_order_relaxed)) {
+                    const std::size_t i = next_index.fetch_add(1);
+                    if (i >= warm_hosts) break;
+                    const std::size_t index = start + i;
+                    const std::string host = prefix + std::to_string(index) + suffix;
+                    const std::string frame = store ? store_frame(host, index, token_length) : get_frame(host);
+                    const std::string& response = client.round_trip(frame);
+                    record(r, classify(response, first), response);
+                    first = false;
+                    if (max_seconds > 0 && seconds_between(t0, Clock::now()) >= max_seconds) {
+                        stop_claiming.store(true);
+                    }
+                }
+                return;
+            }
+            r.latency_ns.reserve(per_client > 0 ? per_client : 1 << 20);
+            std::size_t k = id % frames.size();
+            while (true) {
+                const Clock::time_point sent = Clock::now();
+                if (per_client > 0 ? r.requests >= per_client : sent >= end) break;
+                const std::string& response = client.round_trip(frames[k]);
+                const Clock::time_point received = Clock::now();
+                if (per_client == 0 && received > end) break;  // count only what finished in the window
+                record(r, classify(response, first), response);
+                first = false;
+                const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(received - sent).count();
+                r.latency_ns.push_back(static_cast<std::uint32_t>(std::min<long long>(ns, UINT32_MAX)));
+                if (++k == frames.size()) k = 0;
+            }
+        } catch (const std::exception& e) {
+            r.failure = e.what();
+            if (!counted) connected.fetch_add(1);  // do not leave the others waiting
+        }
+    };
+
+    std::vector<std::thread> threads;
+    threads.reserve(clients);
+    for (std::size_t i = 0; i < clients; ++i) threads.emplace_back(worker, i);
+    while (connected.load() < clients) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    t0 = Clock::now();
+    end = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    go.store(true, std::memory_order_release);
+    for (auto& t : threads) t.join();
+    const Clock::time_point finished = Clock::now();
+    const double elapsed = warm || per_client > 0 ? seconds_between(t0, finished) : seconds_between(t0, end);
+
+    ThreadResult total;
+    std::vector<std::uint32_t> latencies;
+    std::string failure;
+    for (auto& r : results) {
+        total.requests += r.requests;
+        total.found += r.found;
+        total.not_found += r.not_found;
+        total.errors += r.errors;
+        if (failure.empty() && !r.failure.empty()) failure = r.failure;
+        if (total.first_error_response.empty()) total.first_error_response = r.first_error_response;
+        latencies.insert(latencies.end(), r.latency_ns.begin(), r.latency_ns.end());
+    }
+    const double rate = elapsed > 0 ? static_cast<double>(total.requests) / elapsed : 0;
+
+    Json out;
+    if (!label.empty()) out["label"] = label;
+    out["mode"] = warm ? "warm" : "load";
+    out["op"] = warm && store ? "store" : "get";
+    out["clients"] = clients;
+    out["seconds"] = elapsed;
+    out["requests"] = total.requests;
+    out["requests_per_s"] = rate;
+    out["found"] = total.found;
+    out["not_found"] = total.not_found;
+    out["errors"] = total.errors;
+    if (warm) {
+        // Every claimed index was sent (or its thread failed, reported below).
+        out["first_host"] = prefix + std::to_string(start) + suffix;
+        out["hosts_done"] = std::min(next_index.load(), warm_hosts);
+        out["stopped_by_time_limit"] = stop_claiming.load() && next_index.load() < warm_hosts;
+    } else {
+        std::sort(latencies.begin(), latencies.end());
+        out["latency_us"] = {{"p50", percentile(latencies, 50)},
+                             {"p90", percentile(latencies, 90)},
+                             {"p99", percentile(latencies, 99)},
+                             {"max", percentile(latencies, 100)}};
+    }
+    if (!failure.empty()) out["failure"] = failure;
+    if (!total.first_error_response.empty()) out["first_error_response"] = total.first_error_response;
+    std::printf("%s\n", out.dump().c_str());
+
+    const bool missing_is_error = !warm && !allow_missing && total.not_found > 0;
+    return failure.empty() && total.errors == 0 && !missing_is_error ? 0 : 1;
+}

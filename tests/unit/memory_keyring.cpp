@@ -1,0 +1,66 @@
+#include "memory_keyring.hpp"
+
+namespace hostkeeper::test {
+
+void MemoryKeyring::check_failure() {
+    if (failure_) throw proto::Error(*failure_, "injected failure");
+}
+
+std::optional<proto::Secret> MemoryKeyring::lookup(const std::string& host) {
+    ++lookups;
+    std::unique_lock lock(mutex_);
+    gate_cv_.wait(lock, [this] { return !gate_closed_; });
+    check_failure();
+    const auto it = items_.find(host);
+    if (it == items_.end()) return std::nullopt;
+    return proto::Secret(it->second);
+}
+
+void MemoryKeyring::store(const std::string& host, const proto::Secret& credentials) {
+    ++stores;
+    const std::lock_guard lock(mutex_);
+    check_failure();
+    items_[host] = std::string(credentials.view());
+}
+
+bool MemoryKeyring::remove(const std::string& host) {
+    ++removes;
+    const std::lock_guard lock(mutex_);
+    check_failure();
+    return items_.erase(host) > 0;
+}
+
+void MemoryKeyring::put(const std::string& host, const std::string& text) {
+    const std::lock_guard lock(mutex_);
+    items_[host] = text;
+}
+
+bool MemoryKeyring::has(const std::string& host) {
+    const std::lock_guard lock(mutex_);
+    return items_.count(host) != 0;
+}
+
+std::string MemoryKeyring::text(const std::string& host) {
+    const std::lock_guard lock(mutex_);
+    return items_.at(host);
+}
+
+void MemoryKeyring::fail_with(std::optional<proto::ErrorCode> code) {
+    const std::lock_guard lock(mutex_);
+    failure_ = code;
+}
+
+void MemoryKeyring::close_gate() {
+    const std::lock_guard lock(mutex_);
+    gate_closed_ = true;
+}
+
+void MemoryKeyring::open_gate() {
+    {
+        const std::lock_guard lock(mutex_);
+        gate_closed_ = false;
+    }
+    gate_cv_.notify_all();
+}
+
+}  // namespace hostkeeper::test

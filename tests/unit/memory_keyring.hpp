@@ -1,0 +1,47 @@
+#pragma once
+// An in-memory Keyring for unit tests: counts calls, can fail on demand, and
+// can hold lookups at a gate so tests can make them overlap.
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "hostkeeper/proto/error.hpp"
+#include "keyring.hpp"
+
+namespace hostkeeper::test {
+
+class MemoryKeyring final : public daemon::Keyring {
+public:
+    std::optional<proto::Secret> lookup(const std::string& host) override;
+    void store(const std::string& host, const proto::Secret& credentials) override;
+    bool remove(const std::string& host) override;
+
+    // Seeds an item directly, as another program would.
+    void put(const std::string& host, const std::string& text);
+    bool has(const std::string& host);
+    std::string text(const std::string& host);
+
+    // Every call throws this error until cleared.
+    void fail_with(std::optional<proto::ErrorCode> code);
+    // Lookups block until open_gate() while the gate is closed.
+    void close_gate();
+    void open_gate();
+
+    std::atomic<int> lookups{0};
+    std::atomic<int> stores{0};
+    std::atomic<int> removes{0};
+
+private:
+    void check_failure();
+    std::mutex mutex_;
+    std::condition_variable gate_cv_;
+    bool gate_closed_ = false;
+    std::optional<proto::ErrorCode> failure_;
+    std::map<std::string, std::string> items_;
+};
+
+}  // namespace hostkeeper::test

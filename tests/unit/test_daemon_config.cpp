@@ -1,0 +1,149 @@
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "config.hpp"
+
+using namespace hostkeeper::daemon;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+ParsedArgs parse(std::vector<std::string> args) {
+    args.insert(args.begin(), "hostkeeperd");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    return parse_args(static_cast<int>(argv.size()), argv.data());
+}
+
+struct ConfigFile {
+    explicit ConfigFile(const std::string& text) {
+        char pattern[] = "/tmp/hk-unit.XXXXXX";
+        dir = ::mkdtemp(pattern);
+        path = dir / "config.toml";
+        std::ofstream(path) << text;
+    }
+    ~ConfigFile() { fs::remove_all(dir); }
+    fs::path dir;
+    fs::path path;
+};
+
+}  // namespace
+
+TEST_CASE("durations: seconds or with units", "[daemon][config]") {
+    CHECK(parse_duration("90") == 90s);
+    CHECK(parse_duration("90s") == 90s);
+    CHECK(parse_duration("10m") == 600s);
+    CHECK(parse_duration("2h") == 7200s);
+    CHECK(parse_duration("1h30m") == 5400s);
+    CHECK(parse_duration("1d") == 86400s);
+    CHECK(parse_duration("0") == 0s);
+    CHECK_THROWS_AS(parse_duration(""), ConfigError);
+    CHECK_THROWS_AS(parse_duration("10x"), ConfigError);
+    CHECK_THROWS_AS(parse_duration("-5"), ConfigError);
+    CHECK_THROWS_AS(parse_duration("1h30"), ConfigError);
+    CHECK_THROWS_AS(parse_duration("m"), ConfigError);
+}
+
+TEST_CASE("defaults", "[daemon][config]") {
+    const ConfigFile none("");
+    const auto parsed = parse({"--config", none.path.string()});
+    REQUIRE(parsed.config);
+    const Config& c = *parsed.config;
+    CHECK(c.credentials.ttl == 600s);
+    CHECK(c.credentials.max_lifetime == 7200s);
+    CHECK(c.credentials.negative_ttl == 60s);
+    CHECK(c.idle_timeout == 1800s);
+    CHECK(c.log_level == "info");
+    CHECK_FALSE(c.on_demand);
+}
+
+TEST_CASE("the file sets everything; options win over it", "[daemon][config]") {
+    const ConfigFile file(R"(
+log_level = "debug"
+socket = "/tmp/x/socket"
+idle_timeout = "5m"
+max_connections = 7
+read_timeout = 3
+shutdown_timeout = "2s"
+[credentials]
+ttl = "1m"
+max_lifetime = 600
+negative_ttl = 0
+max_entries = 50
+[keyring]
+unlock_timeout = "9s"
+)");
+    const auto from_file = parse({"--config", file.path.string()});
+    REQUIRE(from_file.config);
+    const Config& c = *from_file.config;
+    CHECK(c.log_level == "debug");
+    CHECK(c.socket == fs::path("/tmp/x/socket"));
+    CHECK(c.idle_timeout == 300s);
+    CHECK(c.max_connections == 7);
+    CHECK(c.read_timeout == 3s);
+    CHECK(c.shutdown_timeout == 2s);
+    CHECK(c.credentials.ttl == 60s);
+    CHECK(c.credentials.max_lifetime == 600s);
+    CHECK(c.credentials.negative_ttl == 0s);
+    CHECK(c.credentials.max_entries == 50);
+    CHECK(c.unlock_timeout == 9s);
+
+    const auto overridden = parse({"--config", file.path.string(), "--log-level", "trace", "--credentials-ttl", "2h",
+                                   "--max-connections", "9", "--unlock-timeout", "1s", "--credentials-max-entries",
+                                   "3", "--credentials-negative-ttl", "7", "--socket", "/tmp/y/s"});
+    REQUIRE(overridden.config);
+    CHECK(overridden.config->log_level == "trace");
+    CHECK(overridden.config->credentials.ttl == 7200s);
+    CHECK(overridden.config->credentials.max_lifetime == 600s);  // not overridden
+    CHECK(overridden.config->max_connections == 9);
+    CHECK(overridden.config->unlock_timeout == 1s);
+    CHECK(overridden.config->credentials.max_entries == 3);
+    CHECK(overridden.config->credentials.negative_ttl == 7s);
+    CHECK(overridden.config->socket == fs::path("/tmp/y/s"));
+}
+
+TEST_CASE("unknown keys and bad values are errors that name the key", "[daemon][config]") {
+    const auto error_of = [](const std::string& text) -> std::string {
+        const ConfigFile file(text);
+        try {
+            parse({"--config", file.path.string()});
+        } catch (const ConfigError& e) {
+            return e.what();
+        }
+        return "(accepted)";
+    };
+    CHECK_THAT(error_of("log_levle = \"info\""), Catch::Contains("unknown key \"log_levle\""));
+    CHECK_THAT(error_of("[credentials]\nttl = 5\ntll = 5"), Catch::Contains("unknown key \"credentials.tll\""));
+    CHECK_THAT(error_of("[credentials]\nttl = 5\ntll = 5"), Catch::Contains(":3:"));  // the line
+    CHECK_THAT(error_of("[nope]\nx = 1"), Catch::Contains("unknown key \"nope\""));
+    CHECK_THAT(error_of("log_level = \"loud\""), Catch::Contains("not one of"));
+    CHECK_THAT(error_of("[credentials]\nttl = true"), Catch::Contains("credentials.ttl"));
+    CHECK_THAT(error_of("[credentials]\nttl = -4"), Catch::Contains("negative"));
+    CHECK_THAT(error_of("max_connections = \"many\""), Catch::Contains("max_connections"));
+    CHECK_THAT(error_of("max_connections = 0"), Catch::Contains("at least 1"));
+    CHECK_THAT(error_of("this is = not toml ["), Catch::Contains("config.toml"));
+    CHECK_THROWS_WITH(parse({"--config", "/nonexistent/config.toml"}), Catch::Contains("cannot read"));
+    CHECK_THROWS_WITH(parse({"--credentials-ttl", "soon"}), Catch::Contains("--credentials-ttl"));
+}
+
+TEST_CASE("--help and bad options exit without a config", "[daemon][config]") {
+    CHECK(parse({"--no-such-option"}).exit_code == 2);
+    CHECK_FALSE(parse({"--no-such-option"}).config.has_value());
+}
+
+TEST_CASE("the default file lives under XDG_CONFIG_HOME", "[daemon][config]") {
+    const char* old = std::getenv("XDG_CONFIG_HOME");
+    const std::string saved = old != nullptr ? old : "";
+    ::setenv("XDG_CONFIG_HOME", "/cfg", 1);
+    CHECK(default_config_path() == fs::path("/cfg/hostkeeper/config.toml"));
+    if (old != nullptr) {
+        ::setenv("XDG_CONFIG_HOME", saved.c_str(), 1);
+    } else {
+        ::unsetenv("XDG_CONFIG_HOME");
+    }
+}
