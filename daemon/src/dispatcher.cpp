@@ -1,6 +1,7 @@
 #include "dispatcher.hpp"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include "hostkeeper/proto/error.hpp"
 #include "hostkeeper/proto/hostname.hpp"
@@ -152,7 +153,9 @@ asio::awaitable<std::string> Dispatcher::dispatch(Op op, Json& request) {
         case Op::stop: {
             spdlog::info("stop requested over the socket");
             control_.request_stop();
-            co_return ok_payload(proto::make_ok());
+            Json response = proto::make_ok();
+            response["pid"] = ::getpid();  // so the client can wait for it to exit
+            co_return ok_payload(std::move(response));
         }
     }
     throw Error(ErrorCode::internal, "unhandled op");

@@ -117,6 +117,11 @@ asio::awaitable<void> Server::serve(std::shared_ptr<Connection> connection) {
         peer.uid != ::geteuid()) {
         spdlog::warn("refused a connection from uid {} (pid {}): only uid {} may use this daemon", peer.uid,
                      peer.pid, ::geteuid());
+        const std::string refusal = error_frame(ErrorCode::forbidden, "this hostkeeperd serves uid " +
+                                                                          std::to_string(::geteuid()) + " only");
+        error_code ec;
+        connection->socket.non_blocking(true, ec);
+        connection->socket.write_some(asio::buffer(refusal), ec);
     } else {
         spdlog::trace("connection from pid {}", peer.pid);
         while (!stopping_) {

@@ -1,12 +1,16 @@
 // hostkeeper: the command line for people and scripts.
 
+#include <signal.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 
 #include <CLI/CLI.hpp>
 
-#include "connection.hpp"
 #include "daemon_client.hpp"
 #include "exit_codes.hpp"
 #include "hostkeeper/proto/error.hpp"
@@ -57,18 +61,39 @@ int flush(const client::ClientOptions& options, const std::string& host) {
     return client::kExitOk;
 }
 
+int start(client::ClientOptions options) {
+    options.start_daemon = true;
+    client::DaemonClient daemon(options);
+    const Json response = daemon.call(proto::make_request(proto::Op::hello));
+    std::printf("hostkeeperd %s is running at %s\n", response.value("daemon_version", "?").c_str(),
+                daemon.location().socket.c_str());
+    return client::kExitOk;
+}
+
+bool process_gone(long long pid) {
+    if (::kill(static_cast<pid_t>(pid), 0) != 0) return errno == ESRCH;
+    // A zombie has exited; its parent just has not reaped it yet.
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const auto close = text.rfind(')');
+    return close != std::string::npos && text.size() > close + 2 && text[close + 2] == 'Z';
+}
+
 int stop(const client::ClientOptions& options) {
     client::DaemonClient daemon(options);
+    Json response;
     try {
-        daemon.call(proto::make_request(proto::Op::stop));
+        response = daemon.call(proto::make_request(proto::Op::stop));
     } catch (const client::NoDaemon&) {
         std::printf("hostkeeperd is not running\n");
         return client::kExitOk;
     }
-    // Return once it is gone, so that scripts can rely on it.
+    // Return once that process has exited, so that scripts can rely on it.
+    // (Not "once the socket stops answering": under socket activation systemd
+    // keeps answering and would start a new daemon.)
+    const long long pid = response.value("pid", 0LL);
     const client::Deadline deadline(options.timeout);
-    int error = 0;
-    while (client::Connection::open(daemon.location().socket, deadline, error)) {
+    while (pid > 0 && !process_gone(pid)) {
         if (deadline.expired()) throw proto::Error(proto::ErrorCode::timeout, "hostkeeperd did not stop in time");
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
@@ -96,6 +121,7 @@ int main(int argc, char** argv) {
     std::string host;
     auto* flush_cmd = app.add_subcommand("flush", "drop cached entries: all of them, or those of HOST");
     flush_cmd->add_option("host", host, "a registry hostname");
+    auto* start_cmd = app.add_subcommand("start", "start the daemon unless it is running (the helper also starts it on demand)");
     auto* stop_cmd = app.add_subcommand("stop", "stop the daemon and wait until it has exited");
 
     try {
@@ -112,6 +138,7 @@ int main(int argc, char** argv) {
         if (status_cmd->parsed()) return status(options, json);
         if (flush_cmd->parsed()) return flush(options, host);
         if (stop_cmd->parsed()) return stop(options);
+        if (start_cmd->parsed()) return start(options);
     } catch (const proto::Error& e) {
         std::fprintf(stderr, "hostkeeper: %s\n", e.what());
         return client::exit_code_for(e.code());

@@ -98,6 +98,8 @@ bool Connection::read_exact(char* data, std::size_t size, const Deadline& deadli
             throw ConnectionLost("hostkeeperd closed the connection in the middle of a response");
         } else if (errno == EAGAIN || errno == EINTR) {
             wait_for(POLLIN, deadline);
+        } else if (errno == ECONNRESET) {
+            throw ConnectionLost("hostkeeperd closed the connection without answering");
         } else {
             throw ConnectionLost(std::string("reading from hostkeeperd: ") + std::strerror(errno));
         }

@@ -54,8 +54,10 @@ void DaemonClient::replace_outdated_daemon(const Json& refusal) {
     } catch (const ConnectionLost&) {
         // It went away before answering: that is what we asked for.
     }
+    // Wait until the old one no longer answers (a socket-activated one is
+    // replaced by systemd on the next connection, which is as good).
     int error = 0;
-    while (auto connection = Connection::open(location_.socket, deadline_, error)) {
+    for (int i = 0; i < 400 && Connection::open(location_.socket, deadline_, error); ++i) {
         if (deadline_.expired()) throw Error(ErrorCode::timeout, "timed out waiting for the old hostkeeperd to stop");
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }

@@ -16,12 +16,13 @@ inline int exit_code_for(proto::ErrorCode code) {
     using proto::ErrorCode;
     switch (code) {
         case ErrorCode::bad_host:
+        case ErrorCode::bad_request:
         case ErrorCode::too_large:
             return kExitUsage;
         case ErrorCode::timeout:
             return kExitTimeout;
         case ErrorCode::busy:
-        case ErrorCode::shutting_down:
+        case ErrorCode::forbidden:
             return kExitNoDaemon;
         default:
             return kExitFailed;

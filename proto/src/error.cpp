@@ -18,7 +18,7 @@ constexpr std::array<std::pair<ErrorCode, std::string_view>, 13> kNames{{
     {ErrorCode::keyring_error, "keyring_error"},
     {ErrorCode::timeout, "timeout"},
     {ErrorCode::busy, "busy"},
-    {ErrorCode::shutting_down, "shutting_down"},
+    {ErrorCode::forbidden, "forbidden"},
     {ErrorCode::internal, "internal"},
 }};
 

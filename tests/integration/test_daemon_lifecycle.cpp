@@ -1,1 +1,141 @@
+// Starting, restarting, refusing and stopping the daemon, with real processes.
+#include <catch2/catch.hpp>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <fstream>
+
+#include "harness.hpp"
+
+using namespace hostkeeper::it;
+namespace fs = std::filesystem;
+
+TEST_CASE("50 helpers started at once against no daemon: all succeed, one daemon", "[lifecycle]") {
+    const fs::path socket = fresh_socket();
+    std::vector<Spawned> helpers;
+    for (int i = 0; i < 50; ++i) {
+        helpers.push_back(spawn({bin("terraform-credentials-hostkeeper"), "--socket=" + socket.string(),
+                                 "--timeout=60", "get", "host" + std::to_string(i % 5) + ".example.com"}));
+    }
+    int ok = 0;
+    for (auto& h : helpers) {
+        const Result r = h.wait();
+        if (r.exit_code == 0 && r.out == "{}\n") {
+            ++ok;
+        } else {
+            UNSCOPED_INFO("helper failed: exit " << r.exit_code << ", stderr: " << r.err);
+        }
+    }
+    CHECK(ok == 50);
+    CHECK(daemons_matching(socket.string()).size() == 1);
+}
+
+TEST_CASE("a daemon killed with SIGKILL is replaced by the next helper call", "[lifecycle]") {
+    const fs::path socket = fresh_socket();
+    REQUIRE(helper(socket, {"store", "kill.example.com"}, R"({"token":"survives"})").exit_code == 0);
+    const auto before = daemons_matching(socket.string());
+    REQUIRE(before.size() == 1);
+    ::kill(before[0], SIGKILL);
+    REQUIRE(wait_until([&] { return !process_alive(before[0]); }, std::chrono::seconds(5)));
+    CHECK(fs::exists(socket));  // the stale socket is left behind...
+
+    const Result got = helper(socket, {"get", "kill.example.com"});  // ...and replaced
+    CHECK(got.exit_code == 0);
+    CHECK(got.out == "{\"token\":\"survives\"}\n");
+    const auto after = daemons_matching(socket.string());
+    REQUIRE(after.size() == 1);
+    CHECK(after[0] != before[0]);
+}
+
+TEST_CASE("a second daemon never takes over a live one's socket", "[lifecycle]") {
+    const fs::path socket = fresh_socket();
+    const Daemon first(socket);
+    const Result second = run({bin("hostkeeperd"), "--socket", socket.string()});
+    CHECK(second.exit_code == 1);
+    CHECK_THAT(second.err, Catch::Contains("already serves"));
+    CHECK(helper(socket, {"get", "x.example.com"}).exit_code == 0);
+    CHECK(process_alive(first.pid()));
+}
+
+TEST_CASE("a socket directory with mode 0777 is refused by daemon and helper", "[lifecycle]") {
+    const fs::path socket = fresh_socket();
+    ::chmod(socket.parent_path().c_str(), 0777);
+    const Result daemon = run({bin("hostkeeperd"), "--socket", socket.string()});
+    CHECK(daemon.exit_code == 1);
+    CHECK_THAT(daemon.err, Catch::Contains("mode 0777") && Catch::Contains("chmod 700"));
+    CHECK_FALSE(fs::exists(socket));
+
+    const Result client = helper(socket, {"get", "app.example.com"});
+    CHECK(client.exit_code == 4);
+    CHECK_THAT(client.err, Catch::Contains("chmod 700"));
+    CHECK(client.out.empty());
+}
+
+TEST_CASE("SIGTERM: the daemon exits 0 and removes its socket", "[lifecycle]") {
+    const fs::path socket = fresh_socket();
+    Daemon daemon(socket);
+    REQUIRE(helper(socket, {"get", "term.example.com"}).exit_code == 0);
+    CHECK(daemon.stop() == 0);
+    CHECK_FALSE(fs::exists(socket));
+}
+
+TEST_CASE("an on-demand daemon exits after its idle timeout", "[lifecycle]") {
+    const fs::path socket = fresh_socket();
+    const fs::path config_dir = test_root() / "config" / "hostkeeper";
+    fs::create_directories(config_dir);
+    std::ofstream(config_dir / "config.toml") << "idle_timeout = 1\n";
+    REQUIRE(helper(socket, {"get", "idle.example.com"}).exit_code == 0);
+    const auto pids = daemons_matching(socket.string());
+    REQUIRE(pids.size() == 1);
+    CHECK(wait_until([&] { return !process_alive(pids[0]); }, std::chrono::seconds(15)));
+    CHECK_FALSE(fs::exists(socket));
+    fs::remove(config_dir / "config.toml");
+    // The next call simply starts a new one.
+    CHECK(helper(socket, {"get", "idle.example.com"}).exit_code == 0);
+}
+
+TEST_CASE("a daemon that cannot start is reported by the helper with the reason", "[lifecycle]") {
+    const fs::path socket = fresh_socket();
+    const fs::path config_dir = test_root() / "config" / "hostkeeper";
+    fs::create_directories(config_dir);
+    std::ofstream(config_dir / "config.toml") << "[credentials]\nttl_typo = 5\n";
+    const Result got = helper(socket, {"get", "app.example.com"});
+    fs::remove(config_dir / "config.toml");
+    CHECK(got.exit_code == 4);
+    CHECK_THAT(got.err, Catch::Contains("hostkeeperd") && Catch::Contains("did not start"));
+    CHECK(got.out.empty());
+}
+
+TEST_CASE("a client of another uid is refused", "[foreign-uid]") {
+    // As socket activation would: a listening socket anyone can reach, handed
+    // to the daemon by systemd-socket-activate (LISTEN_FDS).
+    char pattern[] = "/tmp/hk-public.XXXXXX";
+    const fs::path public_dir = ::mkdtemp(pattern);
+    ::chmod(public_dir.c_str(), 0755);
+    const fs::path socket = public_dir / "socket";
+    Spawned activator = spawn({"/usr/bin/systemd-socket-activate", "-l", socket.string(), "-E",
+                               "DBUS_SESSION_BUS_ADDRESS", "-E", "HOME", "-E", "XDG_RUNTIME_DIR", bin("hostkeeperd"),
+                               "--log-level", "debug"},
+                                    RunOptions{});
+    REQUIRE(wait_until([&] { return fs::exists(socket); }, std::chrono::seconds(10)));
+    ::chmod(socket.c_str(), 0666);
+
+    const Result stranger = run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                 bin("terraform-credentials-hostkeeper"), "--socket=" + socket.string(),
+                                 "--timeout=10", "get", "app.example.com"});
+    CHECK(stranger.exit_code == 4);
+    CHECK(stranger.out.empty());
+    CHECK_THAT(stranger.err, Catch::Contains("serves uid 0 only"));
+
+    // The owner is served on the same socket.
+    const Result owner = helper(socket, {"get", "app.example.com"});
+    CHECK(owner.exit_code == 0);
+    CHECK(owner.out == "{}\n");
+
+    ::kill(activator.pid, SIGTERM);
+    const Result daemon = activator.wait();
+    fs::remove_all(public_dir);
+    CHECK_THAT(daemon.err, Catch::Contains("refused a connection from uid 65534"));
+    CHECK(daemon.exit_code == 0);
+}

@@ -228,7 +228,7 @@ TEST_CASE("a second owner of the same socket is refused while the first lives", 
     CHECK(f.request(get_request("h")).at("ok") == true);
 }
 
-TEST_CASE("a stale socket file is replaced; a non-socket is not", "[daemon][server]") {
+TEST_CASE("a stale socket file is replaced, a non-socket is not", "[daemon][server]") {
     char pattern[] = "/tmp/hk-unit.XXXXXX";
     const fs::path root = ::mkdtemp(pattern);
     const proto::SocketLocation location{root / "d" / "socket", root / "d"};

@@ -21,7 +21,7 @@ enum class ErrorCode {
     keyring_error,          // any other failure reported by the Secret Service
     timeout,                // the operation did not finish in time
     busy,                   // the daemon is at its connection limit
-    shutting_down,          // the daemon is stopping and takes no new requests
+    forbidden,              // the peer is not the daemon's own user
     internal,               // a bug: the message says what happened
 };
 

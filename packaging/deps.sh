@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# packaging/deps.sh build|test|bench — installs the Debian 12 packages hostkeeper
+# needs to build (and to test, and to benchmark). Runs apt-get as root, or
+# through sudo. Quiet when everything is already there.
+set -euo pipefail
+
+build_packages=(build-essential cmake pkg-config libboost-dev nlohmann-json3-dev libsecret-1-dev
+    libspdlog-dev libcli11-dev libidn2-dev libsystemd-dev libtomlplusplus-dev catch2)
+runtime_packages=(gnome-keyring dbus-user-session libsecret-tools)
+test_packages=(dbus gnome-keyring libsecret-tools openssl python3 util-linux systemd procps)
+bench_packages=(hyperfine)
+
+case "${1:-build}" in
+    build) wanted=("${build_packages[@]}" "${runtime_packages[@]}") ;;
+    test) wanted=("${build_packages[@]}" "${test_packages[@]}") ;;
+    bench) wanted=("${build_packages[@]}" "${test_packages[@]}" "${bench_packages[@]}") ;;
+    *) echo "usage: $0 build|test|bench" >&2; exit 2 ;;
+esac
+
+missing=()
+for p in "${wanted[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "deps.sh: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    sudo=(sudo)
+fi
+echo "Installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
