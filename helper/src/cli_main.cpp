@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common_cli.hpp"
 #include "daemon_client.hpp"
 #include "exit_codes.hpp"
 #include "hostkeeper/proto/error.hpp"
@@ -104,15 +105,12 @@ int stop(const client::ClientOptions& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"hostkeeper: Terraform and OpenTofu credentials in the OS keyring, served by hostkeeperd.", "hostkeeper"};
+    const std::string program = "hostkeeper";
+    CLI::App app{"hostkeeper: Terraform and OpenTofu credentials in the OS keyring, served by hostkeeperd.", program};
     app.require_subcommand(1);
-    std::string socket;
-    double timeout_seconds = 30;
-    app.add_option("--socket", socket, "hostkeeperd's socket (default: $HOSTKEEPER_SOCKET, else $XDG_RUNTIME_DIR/hostkeeper/socket)");
-    app.add_option("--timeout", timeout_seconds, "give up after this many seconds")
-        ->check(CLI::Range(0.001, 86400.0))
-        ->capture_default_str();
-    app.set_version_flag("--version", std::string("hostkeeper ") + proto::product_version());
+    client::CommonOptions common;
+    common.add_to(app, "give up after this many seconds");
+    app.set_version_flag("--version", program + " " + proto::product_version());
     app.footer("Exit codes: 0 ok, 1 the daemon or keyring failed, 2 bad arguments, 4 no daemon, 5 timed out.");
 
     bool json = false;
@@ -121,33 +119,18 @@ int main(int argc, char** argv) {
     std::string host;
     auto* flush_cmd = app.add_subcommand("flush", "drop cached entries: all of them, or those of HOST");
     flush_cmd->add_option("host", host, "a registry hostname");
-    auto* start_cmd = app.add_subcommand("start", "start the daemon unless it is running (the helper also starts it on demand)");
+    auto* start_cmd =
+        app.add_subcommand("start", "start the daemon unless it is running (the helper also starts it on demand)");
     auto* stop_cmd = app.add_subcommand("stop", "stop the daemon and wait until it has exited");
+    if (const auto code = client::parse_or_exit(app, argc, argv)) return *code;
 
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        return app.exit(e) == 0 ? client::kExitOk : client::kExitUsage;
-    }
-
-    client::ClientOptions options;
-    if (!socket.empty()) options.socket = socket;
-    options.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_seconds * 1000));
+    client::ClientOptions options = common.client_options();
     options.start_daemon = false;  // reporting on a daemon must not start one
-    try {
+    return client::run_reporting(program, [&] {
         if (status_cmd->parsed()) return status(options, json);
         if (flush_cmd->parsed()) return flush(options, host);
         if (stop_cmd->parsed()) return stop(options);
         if (start_cmd->parsed()) return start(options);
-    } catch (const proto::Error& e) {
-        std::fprintf(stderr, "hostkeeper: %s\n", e.what());
-        return client::exit_code_for(e.code());
-    } catch (const client::NoDaemon& e) {
-        std::fprintf(stderr, "hostkeeper: %s\n", e.what());
-        return client::kExitNoDaemon;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "hostkeeper: %s\n", e.what());
-        return client::kExitFailed;
-    }
-    return client::kExitUsage;
+        return client::kExitUsage;
+    });
 }

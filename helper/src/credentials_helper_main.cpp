@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common_cli.hpp"
 #include "daemon_client.hpp"
 #include "exit_codes.hpp"
 #include "hostkeeper/proto/error.hpp"
@@ -19,7 +20,6 @@
 #include "hostkeeper/proto/messages.hpp"
 #include "hostkeeper/proto/secret.hpp"
 #include "hostkeeper/proto/version.hpp"
-#include "launcher.hpp"
 
 namespace {
 using namespace hostkeeper;
@@ -27,12 +27,7 @@ using proto::Error;
 using proto::ErrorCode;
 using proto::Json;
 
-constexpr std::size_t kMaxInput = 64 * 1024;
-
-int fail(const std::string& message, int code) {
-    std::fprintf(stderr, "terraform-credentials-hostkeeper: %s\n", message.c_str());
-    return code;
-}
+constexpr std::size_t kMaxInput = std::size_t{64} * 1024;
 
 // Standard input to EOF, at most kMaxInput bytes.
 std::string read_stdin() {
@@ -97,45 +92,31 @@ int run(const std::string& verb, const std::string& host, const client::ClientOp
 }  // namespace
 
 int main(int argc, char** argv) {
+    const std::string program = "terraform-credentials-hostkeeper";
     CLI::App app{"Terraform and OpenTofu credentials helper: keeps tokens in the OS keyring through hostkeeperd.",
-                 "terraform-credentials-hostkeeper"};
-    std::string socket;
-    double timeout_seconds = 30;
+                 program};
+    client::CommonOptions common;
+    common.add_to(app, "give up after this many seconds, start-up and unlock prompts included");
     std::string verb;
     std::string host;
-    app.add_option("--socket", socket, "hostkeeperd's socket (default: $HOSTKEEPER_SOCKET, else $XDG_RUNTIME_DIR/hostkeeper/socket)");
-    app.add_option("--timeout", timeout_seconds, "give up after this many seconds, start-up and unlock prompts included")
-        ->check(CLI::Range(0.001, 86400.0))
-        ->capture_default_str();
     app.add_option("verb", verb, "get, store or forget")->required()->check(CLI::IsMember({"get", "store", "forget"}));
     app.add_option("host", host, "the registry hostname, as Terraform gives it (e.g. app.terraform.io)")->required();
-    app.set_version_flag("--version", std::string("terraform-credentials-hostkeeper ") + proto::product_version());
+    app.set_version_flag("--version", program + " " + proto::product_version());
     app.footer(
         "get prints the host's credentials object ({} when there is none); store reads one from standard "
         "input; forget removes it.\n"
         "Exit codes: 0 ok, 1 the daemon or keyring failed, 2 bad arguments or input, 4 no daemon, 5 timed out.");
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        return app.exit(e) == 0 ? client::kExitOk : client::kExitUsage;
-    }
+    if (const auto code = client::parse_or_exit(app, argc, argv)) return *code;
 
-    client::ClientOptions options;
-    if (!socket.empty()) options.socket = socket;
-    options.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_seconds * 1000));
-    try {
-        return run(verb, host, options);
-    } catch (const Error& e) {
-        if (e.code() == ErrorCode::bad_host) {
-            std::fprintf(stderr, "usage: terraform-credentials-hostkeeper [--socket=PATH] [--timeout=SECONDS] "
-                                 "get|store|forget HOSTNAME\n");
+    return client::run_reporting(program, [&] {
+        try {
+            return run(verb, host, common.client_options());
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::bad_host) {
+                std::fprintf(stderr, "usage: %s [--socket=PATH] [--timeout=SECONDS] get|store|forget HOSTNAME\n",
+                             program.c_str());
+            }
+            throw;
         }
-        return fail(e.what(), client::exit_code_for(e.code()));
-    } catch (const client::NoDaemon& e) {
-        return fail(e.what(), client::kExitNoDaemon);
-    } catch (const proto::UnsafeDirectory& e) {
-        return fail(e.what(), client::kExitNoDaemon);
-    } catch (const std::exception& e) {
-        return fail(e.what(), client::kExitFailed);
-    }
+    });
 }

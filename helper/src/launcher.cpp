@@ -17,8 +17,6 @@
 
 #include "hostkeeper/proto/error.hpp"
 
-extern char** environ;
-
 namespace hostkeeper::client {
 namespace fs = std::filesystem;
 using proto::Error;
@@ -150,14 +148,14 @@ fs::path find_daemon_executable() {
     std::error_code ec;
     const fs::path self = fs::read_symlink("/proc/self/exe", ec);
     if (!ec) {
-        const fs::path beside = self.parent_path() / "hostkeeperd";
+        fs::path beside = self.parent_path() / "hostkeeperd";
         if (::access(beside.c_str(), X_OK) == 0) return beside;
     }
     if (const char* path = std::getenv("PATH"); path != nullptr) {
         std::string_view rest(path);
         while (!rest.empty()) {
             const auto colon = rest.find(':');
-            const fs::path candidate = fs::path(rest.substr(0, colon)) / "hostkeeperd";
+            fs::path candidate = fs::path(rest.substr(0, colon)) / "hostkeeperd";
             if (candidate.is_absolute() && ::access(candidate.c_str(), X_OK) == 0) return candidate;
             if (colon == std::string_view::npos) break;
             rest.remove_prefix(colon + 1);

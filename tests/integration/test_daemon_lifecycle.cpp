@@ -1,10 +1,15 @@
 // Starting, restarting, refusing and stopping the daemon, with real processes.
 #include <catch2/catch.hpp>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstring>
 #include <fstream>
+#include <thread>
 
 #include "harness.hpp"
 
@@ -138,4 +143,50 @@ TEST_CASE("a client of another uid is refused", "[foreign-uid]") {
     fs::remove_all(public_dir);
     CHECK_THAT(daemon.err, Catch::Contains("refused a connection from uid 65534"));
     CHECK(daemon.exit_code == 0);
+}
+
+TEST_CASE("a daemon speaking another protocol version is stopped and replaced", "[lifecycle]") {
+    // An "old" daemon: refuses every request with unsupported_version until
+    // it is sent the frozen "stop", then goes away as a daemon would.
+    const fs::path socket = fresh_socket();
+    const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, socket.c_str(), sizeof address.sun_path - 1);
+    REQUIRE(::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+    REQUIRE(::listen(listener, 8) == 0);
+    std::atomic<bool> got_stop{false};
+    std::thread old_daemon([&] {
+        while (!got_stop) {
+            const int fd = ::accept(listener, nullptr, nullptr);
+            if (fd < 0) break;
+            unsigned char header[4];
+            if (::recv(fd, header, 4, MSG_WAITALL) == 4) {
+                const std::size_t size = (std::size_t{header[2]} << 8U) | header[3];
+                std::string body(size, '\0');
+                ::recv(fd, body.data(), size, MSG_WAITALL);
+                std::string reply;
+                if (body.find("\"op\":\"stop\"") != std::string::npos) {
+                    got_stop = true;
+                    reply = R"({"v":0,"ok":true})";
+                } else {
+                    reply = R"({"v":0,"ok":false,"error":{"code":"unsupported_version","message":"old"},"supported":[0]})";
+                }
+                const unsigned char out[4] = {0, 0, static_cast<unsigned char>(reply.size() >> 8U),
+                                              static_cast<unsigned char>(reply.size() & 0xffU)};
+                ::send(fd, out, 4, MSG_NOSIGNAL);
+                ::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL);
+            }
+            ::close(fd);
+        }
+        ::close(listener);
+        ::unlink(socket.c_str());
+    });
+
+    const Result got = helper(socket, {"get", "upgrade.example.com"});
+    old_daemon.join();
+    CHECK(got_stop);
+    CHECK(got.exit_code == 0);
+    CHECK(got.out == "{}\n");
+    CHECK(daemons_matching(socket.string()).size() == 1);  // the installed one now serves
 }

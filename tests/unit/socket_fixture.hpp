@@ -7,7 +7,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
@@ -78,6 +80,17 @@ public:
 private:
     int fd_ = -1;
 };
+
+// Polls `condition` for up to `limit`.
+template <typename F>
+bool wait_for(F&& condition, std::chrono::milliseconds limit = std::chrono::milliseconds(5000)) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!condition()) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+}
 
 inline std::string error_code_of(const proto::Json& response) {
     return response.at("error").at("code").get<std::string>();

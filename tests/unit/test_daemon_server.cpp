@@ -11,7 +11,9 @@
 #include <boost/asio/thread_pool.hpp>
 #include <filesystem>
 #include <fstream>
+#include <atomic>
 #include <future>
+#include <memory>
 #include <thread>
 
 #include "credential_service.hpp"
@@ -262,4 +264,37 @@ TEST_CASE("a loose socket directory is refused with advice", "[daemon][server]")
     fs::permissions(location.directory, fs::perms::all);
     CHECK_THROWS_WITH(daemon::SocketOwner(location), Catch::Contains("chmod 700"));
     fs::remove_all(root);
+}
+
+TEST_CASE("stop lets a request in flight finish, then the server stops", "[daemon][server]") {
+    auto f = std::make_unique<ServerFixture>();
+    f->keyring.put("slow.example", R"({"token":"t"})");
+    f->keyring.close_gate();  // the keyring lookup will block until opened
+    const RawClient client(f->location.socket);
+    client.send_json(get_request("slow.example"));
+    REQUIRE(test::wait_for([&] { return f->keyring.lookups == 1; }));
+
+    std::atomic<bool> stopped{false};
+    asio::post(f->io, [&] {
+        f->server->stop([&] {
+            stopped = true;
+            f->io.stop();  // what the daemon's main does; the fixture's own stop is then a no-op
+        });
+    });
+    // New connections are no longer accepted...
+    REQUIRE(test::wait_for([&] {
+        try {
+            const RawClient late(f->location.socket);
+            return late.closed_within(100);
+        } catch (const std::exception&) {
+            return true;  // refused outright
+        }
+    }));
+    CHECK_FALSE(stopped);
+    // ...but the request in flight is answered.
+    f->keyring.open_gate();
+    const auto response = client.read_json();
+    REQUIRE(response);
+    CHECK(response->at("credentials").at("token") == "t");
+    CHECK(test::wait_for([&] { return stopped.load(); }));
 }

@@ -11,7 +11,7 @@ namespace hostkeeper::proto {
 
 inline constexpr std::size_t kHeaderSize = 4;
 // The largest payload a peer may send (the header is not counted).
-inline constexpr std::size_t kMaxFrameSize = 64 * 1024;
+inline constexpr std::size_t kMaxFrameSize = std::size_t{64} * 1024;
 
 using FrameHeader = std::array<unsigned char, kHeaderSize>;
 

@@ -21,7 +21,7 @@ std::optional<Op> op_from_string(std::string_view text) noexcept;
 
 // The largest credentials object (compact JSON) the daemon keeps: it must fit
 // in one frame together with the request around it.
-inline constexpr std::size_t kMaxCredentialsSize = 60 * 1024;
+inline constexpr std::size_t kMaxCredentialsSize = std::size_t{60} * 1024;
 
 // {"v":<kProtocolVersion>,"op":"<op>"}
 Json make_request(Op op);

@@ -1,0 +1,52 @@
+#include "common_cli.hpp"
+
+#include <cstdio>
+
+#include "exit_codes.hpp"
+#include "hostkeeper/proto/error.hpp"
+#include "hostkeeper/proto/socket_path.hpp"
+#include "launcher.hpp"
+
+namespace hostkeeper::client {
+
+void CommonOptions::add_to(CLI::App& app, const std::string& timeout_help) {
+    app.add_option("--socket", socket,
+                   "hostkeeperd's socket (default: $HOSTKEEPER_SOCKET, else $XDG_RUNTIME_DIR/hostkeeper/socket)");
+    app.add_option("--timeout", timeout_seconds, timeout_help)->check(CLI::Range(0.001, 86400.0))->capture_default_str();
+}
+
+ClientOptions CommonOptions::client_options() const {
+    ClientOptions options;
+    if (!socket.empty()) options.socket = socket;
+    options.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_seconds * 1000));
+    return options;
+}
+
+std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv) {
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e) == 0 ? kExitOk : kExitUsage;
+    }
+    return std::nullopt;
+}
+
+int run_reporting(const std::string& program, const std::function<int()>& body) {
+    const auto fail = [&](const char* message, int code) {
+        std::fprintf(stderr, "%s: %s\n", program.c_str(), message);
+        return code;
+    };
+    try {
+        return body();
+    } catch (const proto::Error& e) {
+        return fail(e.what(), exit_code_for(e.code()));
+    } catch (const NoDaemon& e) {
+        return fail(e.what(), kExitNoDaemon);
+    } catch (const proto::UnsafeDirectory& e) {
+        return fail(e.what(), kExitNoDaemon);
+    } catch (const std::exception& e) {
+        return fail(e.what(), kExitFailed);
+    }
+}
+
+}  // namespace hostkeeper::client

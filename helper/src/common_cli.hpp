@@ -1,0 +1,31 @@
+#pragma once
+// What the helper and the command line share on their command lines: the
+// --socket and --timeout options, and how a failure becomes a message on
+// stderr and an exit code (README, "Exit codes").
+
+#include <functional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "daemon_client.hpp"
+
+namespace hostkeeper::client {
+
+struct CommonOptions {
+    std::string socket;
+    double timeout_seconds = 30;
+
+    void add_to(CLI::App& app, const std::string& timeout_help);
+    ClientOptions client_options() const;
+};
+
+// Parses argv; on --help/--version or a usage error, returns the exit code to
+// end with (CLI11 has printed what to print).
+std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv);
+
+// Runs `body`; any exception becomes "PROGRAM: message" on stderr and the
+// exit code for its kind.
+int run_reporting(const std::string& program, const std::function<int()>& body);
+
+}  // namespace hostkeeper::client
