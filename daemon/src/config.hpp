@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "credential_service.hpp"
+#include "credential_cache_options.hpp"
 
 namespace hostkeeper::daemon {
 

@@ -17,18 +17,12 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "credential_cache_options.hpp"
 #include "hostkeeper/proto/secret.hpp"
 #include "keyring.hpp"
 #include "ttl_cache.hpp"
 
 namespace hostkeeper::daemon {
-
-struct CredentialCacheOptions {
-    std::chrono::seconds ttl{600};            // sliding, renewed on use; 0 disables caching
-    std::chrono::seconds max_lifetime{7200};  // absolute, from load
-    std::chrono::seconds negative_ttl{60};    // "no credentials for this host"; 0 disables
-    std::size_t max_entries = 10'000;
-};
 
 struct CredentialStats {
     std::size_t entries = 0;

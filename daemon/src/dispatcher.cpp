@@ -31,7 +31,7 @@ std::string host_of(const Json& request) {
     return proto::normalize_hostname(host->get_ref<const std::string&>());
 }
 
-std::string ok_payload(Json response) { return proto::serialize(response); }
+std::string ok_payload(const Json& response) { return proto::serialize(response); }
 
 }  // namespace
 

@@ -26,6 +26,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -154,7 +155,7 @@ struct ThreadResult {
 
 double percentile(std::vector<std::uint32_t>& sorted, double p) {
     if (sorted.empty()) return 0;
-    const auto rank = static_cast<std::size_t>(p / 100.0 * static_cast<double>(sorted.size() - 1) + 0.5);
+    const auto rank = static_cast<std::size_t>(std::llround(p / 100.0 * static_cast<double>(sorted.size() - 1)));
     return static_cast<double>(sorted[std::min(rank, sorted.size() - 1)]) / 1000.0;
 }
 
@@ -223,6 +224,7 @@ int main(int argc, char** argv) {
     Clock::time_point t0;
     Clock::time_point end;
     std::vector<std::string> frames;
+    frames.reserve(hosts.size());
     for (const auto& h : hosts) frames.push_back(get_frame(h));
     const std::uint64_t per_client = requests > 0 ? (requests + clients - 1) / clients : 0;
 
@@ -240,7 +242,8 @@ int main(int argc, char** argv) {
                     const std::size_t i = next_index.fetch_add(1);
                     if (i >= warm_hosts) break;
                     const std::size_t index = start + i;
-                    const std::string host = prefix + std::to_string(index) + suffix;
+                    std::string host = prefix;
+                    host.append(std::to_string(index)).append(suffix);
                     const std::string frame = store ? store_frame(host, index, token_length) : get_frame(host);
                     const std::string& response = client.round_trip(frame);
                     record(r, classify(response, first), response);
