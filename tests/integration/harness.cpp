@@ -173,8 +173,9 @@ Daemon::Daemon(fs::path socket, std::vector<std::string> extra_args) : socket_(s
     const int rc = ::posix_spawn(&pid_, argp[0], &actions, nullptr, argp.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0) throw std::runtime_error("cannot start hostkeeperd");
-    if (!wait_until([&] { return fs::exists(socket_) || !process_alive(pid_); }, std::chrono::seconds(10))) {
-        throw std::runtime_error("hostkeeperd did not create its socket; log:\n" + log());
+    if (!wait_until([&] { return fs::exists(socket_) || !process_alive(pid_); }, std::chrono::seconds(10)) ||
+        !process_alive(pid_)) {
+        throw std::runtime_error("hostkeeperd did not start; log:\n" + log());
     }
 }
 
