@@ -78,6 +78,37 @@ void check_ldh(std::string_view input, const std::string& ascii) {
     }
 }
 
+// True when IDNA would return `host` unchanged: lowercase letters, digits,
+// hyphens and dots only, and no label with "--" in its third and fourth
+// characters (A-labels such as "xn--bcher-kva" and the reserved "ab--cd" go
+// through libidn2, which validates them). Terraform always passes hosts in
+// this form, so the common case skips IDNA.
+bool canonical_ascii(std::string_view host) {
+    std::size_t label_start = 0;
+    for (std::size_t i = 0; i < host.size(); ++i) {
+        const char c = host[i];
+        if (c == '.') {
+            label_start = i + 1;
+            continue;
+        }
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+        if (c == '-' && i == label_start + 3 && host[i - 1] == '-') return false;
+    }
+    return true;
+}
+
+std::string idna_to_ascii(std::string_view input, std::string_view host) {
+    // UTS #46 mapping (lowercase, NFC, ß kept) and IDNA2008 validation.
+    const std::string host_z(host);
+    char* ascii = nullptr;
+    const int rc = idn2_lookup_u8(reinterpret_cast<const uint8_t*>(host_z.c_str()),
+                                  reinterpret_cast<uint8_t**>(&ascii),
+                                  IDN2_NONTRANSITIONAL | IDN2_NFC_INPUT | IDN2_USE_STD3_ASCII_RULES);
+    if (rc != IDN2_OK) reject(input, idn2_strerror(rc));
+    const std::unique_ptr<char, decltype(&idn2_free)> owned(ascii, &idn2_free);
+    return ascii;
+}
+
 }  // namespace
 
 std::string normalize_hostname(std::string_view input) {
@@ -90,15 +121,7 @@ std::string normalize_hostname(std::string_view input) {
     const std::string port = split_port(input, host);
     check_characters(input, host);
 
-    // UTS #46 mapping (lowercase, NFC, ß kept) and IDNA2008 validation.
-    const std::string host_z(host);
-    char* ascii = nullptr;
-    const int rc = idn2_lookup_u8(reinterpret_cast<const uint8_t*>(host_z.c_str()),
-                                  reinterpret_cast<uint8_t**>(&ascii),
-                                  IDN2_NONTRANSITIONAL | IDN2_NFC_INPUT | IDN2_USE_STD3_ASCII_RULES);
-    if (rc != IDN2_OK) reject(input, idn2_strerror(rc));
-    const std::unique_ptr<char, decltype(&idn2_free)> owned(ascii, &idn2_free);
-    std::string normalized(ascii);
+    std::string normalized = canonical_ascii(host) ? std::string(host) : idna_to_ascii(input, host);
     check_ldh(input, normalized);
     if (!port.empty() && port != "443") {
         normalized += ':';

@@ -27,6 +27,8 @@ TEST_CASE("hostnames normalize as Terraform's svchost does", "[proto][hostname]"
         {"127.0.0.1:05000", "127.0.0.1:5000"},
         {"example.com:0443", "example.com"},
         {"a-b.example", "a-b.example"},
+        {"a--b.example", "a--b.example"},
+        {"1abc.example", "1abc.example"},
     }));
     CAPTURE(input);
     CHECK(normalize_hostname(input) == expected);
@@ -55,6 +57,10 @@ TEST_CASE("invalid hostnames are refused with a reason", "[proto][hostname]") {
         {"exa$mple.com", "not allowed"},
         {"example.com:443:443", "not allowed"},
         {"a.b:1:2", "not allowed"},
+        {"ab--cd.example", "hyphen"},
+        {"abc--.example", "hyphen"},
+        {"xn--zz.example", "punycode"},
+        {"XN--ZZ.example", "punycode"},
     }));
     CAPTURE(input);
     try {
