@@ -87,6 +87,11 @@ outer() {
     # shellcheck disable=SC2206  # word splitting wanted
     [[ -n "${HK_BENCH_CMAKE_ARGS:-}" ]] && extra=(${HK_BENCH_CMAKE_ARGS})
     local tree=$build
+    # What is built: the commit, and whether the working tree differs from it.
+    local commit dirty
+    commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+    dirty=$(GIT_OPTIONAL_LOCKS=0 git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null | wc -l || true)
+    [[ "$dirty" == 0 ]] && commit+=" (clean)" || commit+=" plus $dirty modified file(s)"
     echo "bench: configuring $repo in $build (Release)" >&2
     if ! cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release -DHOSTKEEPER_BUILD_TESTS=ON "${extra[@]}" \
             >"$build/bench-configure.log" 2>&1; then
@@ -111,7 +116,7 @@ outer() {
     done
 
     echo "bench: running inside tests/support/keyring-env.sh" >&2
-    HK_BENCH_INNER=1 HK_BENCH_BIN="$bin" HK_BENCH_REPO="$repo" HK_BENCH_BUILD="$build" \
+    HK_BENCH_INNER=1 HK_BENCH_COMMIT="$commit" HK_BENCH_BIN="$bin" HK_BENCH_REPO="$repo" HK_BENCH_BUILD="$build" \
         "$repo/tests/support/keyring-env.sh" bash "$self"
 }
 
@@ -125,6 +130,8 @@ log() { echo "bench: $*" >&2; }
 # ms with 3 decimals from seconds
 ms() { awk -v s="$1" 'BEGIN { printf "%.3f", s * 1000 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "n/a" }'; }
+# "N× faster" or "N× slower": hostkeeper time $2 against the alternative's $1.
+speedup() { awk -v a="$1" -v b="$2" 'BEGIN { if (a <= 0 || b <= 0) print "n/a"; else if (a >= b) printf "%.1f× faster", a / b; else printf "%.1f× slower", b / a }'; }
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
@@ -429,20 +436,18 @@ inner() {
     cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
     version=$("$BIN/hostkeeperd" --version | awk '{print $NF}')
     gk=$(gnome-keyring-daemon --version 2>/dev/null | head -n1 || true)
-    commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+    commit=$HK_BENCH_COMMIT
     date_=$(date -u '+%Y-%m-%d %H:%M UTC')
     elapsed=$(( $(date +%s) - started ))
 
-    local h st_ratio ls_ratio miss_ratio
+    local h st_ratio
     h=$(ms "$med_helper")
     st_ratio=$(ratio "$med_st" "$med_helper")
-    ls_ratio=$(ratio "$med_ls" "$med_helper")
-    miss_ratio=$(ratio "$med_ls" "$med_miss")
     local report=$build/bench-results.md
     {
         echo "## hostkeeper benchmarks"
         echo
-        echo "- date: $date_; hostkeeper $version (commit $commit plus the working tree as built), Release build"
+        echo "- date: $date_; hostkeeper $version (commit $commit, when built), Release build"
         echo "- machine: $(nproc) CPUs, $cpu; $(uname -sr); $gk"
         echo "- load average (1, 5, 15 min) before: $load_before; after: $(cut -d" " -f1-3 /proc/loadavg)"
         echo "- CPU used by other processes (not this benchmark) meanwhile, share of the whole machine: latency runs" \
@@ -457,10 +462,10 @@ inner() {
         echo "| measure | hostkeeper | alternative | ratio | target | met? |"
         echo "|---|---|---|---|---|---|"
         echo "| \`get\` latency, median of $runs (helper process, warm daemon) | $h ms | — | — | ≤ 2 ms | $(yesno le "$med_helper" 0.002) |"
-        echo "| \`get\` latency vs \`secret-tool lookup\`, median | $h ms | $(ms "$med_st") ms | $st_ratio× faster | ≥ 5× | $(yesno ge "$st_ratio" 5) |"
-        echo "| \`get\` latency vs one-shot libsecret C program, median | $h ms | $(ms "$med_ls") ms | $ls_ratio× faster | — | — |"
+        echo "| \`get\` latency vs \`secret-tool lookup\`, median | $h ms | $(ms "$med_st") ms | $(speedup "$med_st" "$med_helper") | ≥ 5× | $(yesno ge "$st_ratio" 5) |"
+        echo "| \`get\` latency vs one-shot libsecret C program, median | $h ms | $(ms "$med_ls") ms | $(speedup "$med_ls" "$med_helper") | — | — |"
         echo "| process start floor on this machine: \`$(type -P true)\`, median | — | $(ms "$med_floor") ms | — | — | — |"
-        echo "| \`get\` latency on a cache miss (after \`hostkeeper flush HOST\`), median of $cold_runs | $(ms "$med_miss") ms | $(ms "$med_ls") ms (one-shot libsecret) | $miss_ratio× faster | — | — |"
+        echo "| \`get\` latency on a cache miss (after \`hostkeeper flush HOST\`), median of $cold_runs | $(ms "$med_miss") ms | $(ms "$med_ls") ms (one-shot libsecret) | $(speedup "$med_ls" "$med_miss") | — | — |"
         echo "| cached \`get\` throughput, 1 client | $(thousands "${rps[1]}")/s (median of $repeats, range ${range[1]}/s; p50 ${p50[1]} µs, p99 ${p99[1]} µs) | — | — | — | — |"
         echo "| cached \`get\` throughput, 8 clients | $(thousands "${rps[8]}")/s (median of $repeats, range ${range[8]}/s; p50 ${p50[8]} µs, p99 ${p99[8]} µs) | — | — | ≥ 50,000/s | $(yesno ge "${rps[8]}" 50000) |"
         echo "| cached \`get\` throughput, 64 clients | $(thousands "${rps[64]}")/s (median of $repeats, range ${range[64]}/s; p50 ${p50[64]} µs, p99 ${p99[64]} µs) | — | — | — | — |"
@@ -468,7 +473,7 @@ inner() {
         echo "| daemon VmRSS, 10,000 cached hosts: $positive positive (token) + $negative negative (no credentials), all by \`get\` | $(mib "$rss_mix") MiB | — | — | < 20 MB (19.1 MiB) | $(yesno lt "$rss_mix" 19531) |"
         if [[ -n "$rss_full" ]]; then
             echo "| daemon VmRSS, 10,000 cached hosts, all positive (token), by \`get\` | $(mib "$rss_full") MiB | — | — | < 20 MB (19.1 MiB) | $(yesno lt "$rss_full" 19531) |"
-            echo "| \`get\` latency on a cache miss, 10,000 items in the keyring, median of 30 | $(ms "$med_miss10k") ms | $(ms "$med_ls10k") ms (one-shot libsecret) | $(ratio "$med_ls10k" "$med_miss10k")× faster | — | — |"
+            echo "| \`get\` latency on a cache miss, 10,000 items in the keyring, median of 30 | $(ms "$med_miss10k") ms | $(ms "$med_ls10k") ms (one-shot libsecret) | $(speedup "$med_ls10k" "$med_miss10k") | — | — |"
         fi
         echo "| daemon VmRSS growth while storing $stored new hosts (\`store\` op) | +$(mib $(( rss_store1 - rss_store0 ))) MiB ($(mib "$rss_store0") → $(mib "$rss_store1") MiB) | — | — | — | — |"
         echo "| time to store $stored tokens through hostkeeperd (gnome-keyring login collection) | $store_s s ($(awk -v n="$stored" -v s="$store_s" 'BEGIN { r = 0; if (s > 0) r = n / s; printf "%.0f", r }')/s) | — | — | — | — |"
