@@ -9,6 +9,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <exception>
 #include <type_traits>
+#include <variant>
 
 #include "hostkeeper/proto/error.hpp"
 #include "hostkeeper/proto/messages.hpp"
@@ -32,48 +33,34 @@ namespace {
 
 // Runs `f` on `worker` and resumes the awaiting coroutine on its own
 // executor with f's result or exception. (Plain handlers, not a lambda
-// coroutine: g++ 12 destroys the captures of those twice.)
+// coroutine: g++ 12 destroys the captures of those twice.) A void `f`
+// yields std::monostate.
 template <typename F>
 auto on_worker(const asio::any_io_executor& worker, F f) {
-    using R = std::invoke_result_t<F>;
-    if constexpr (std::is_void_v<R>) {
-        return asio::async_initiate<decltype(asio::use_awaitable), void(std::exception_ptr)>(
-            [worker](auto handler, F fn) {
-                // Tracked: the event loop keeps running while the worker works.
-                auto home = asio::prefer(asio::get_associated_executor(handler),
-                                         asio::execution::outstanding_work.tracked);
-                asio::post(worker, [handler = std::move(handler), fn = std::move(fn), home]() mutable {
-                    std::exception_ptr failure;
-                    try {
+    using Raw = std::invoke_result_t<F>;
+    using R = std::conditional_t<std::is_void_v<Raw>, std::monostate, Raw>;
+    return asio::async_initiate<decltype(asio::use_awaitable), void(std::exception_ptr, R)>(
+        [worker](auto handler, F fn) {
+            // Tracked: the event loop keeps running while the worker works.
+            auto home = asio::prefer(asio::get_associated_executor(handler), asio::execution::outstanding_work.tracked);
+            asio::post(worker, [handler = std::move(handler), fn = std::move(fn), home]() mutable {
+                std::exception_ptr failure;
+                R result{};
+                try {
+                    if constexpr (std::is_void_v<Raw>) {
                         fn();
-                    } catch (...) {
-                        failure = std::current_exception();
-                    }
-                    asio::post(home, [handler = std::move(handler), failure]() mutable { std::move(handler)(failure); });
-                });
-            },
-            asio::use_awaitable, std::move(f));
-    } else {
-        return asio::async_initiate<decltype(asio::use_awaitable), void(std::exception_ptr, R)>(
-            [worker](auto handler, F fn) {
-                // Tracked: the event loop keeps running while the worker works.
-                auto home = asio::prefer(asio::get_associated_executor(handler),
-                                         asio::execution::outstanding_work.tracked);
-                asio::post(worker, [handler = std::move(handler), fn = std::move(fn), home]() mutable {
-                    std::exception_ptr failure;
-                    R result{};
-                    try {
+                    } else {
                         result = fn();
-                    } catch (...) {
-                        failure = std::current_exception();
                     }
-                    asio::post(home, [handler = std::move(handler), failure, result = std::move(result)]() mutable {
-                        std::move(handler)(failure, std::move(result));
-                    });
+                } catch (...) {
+                    failure = std::current_exception();
+                }
+                asio::post(home, [handler = std::move(handler), failure, result = std::move(result)]() mutable {
+                    std::move(handler)(failure, std::move(result));
                 });
-            },
-            asio::use_awaitable, std::move(f));
-    }
+            });
+        },
+        asio::use_awaitable, std::move(f));
 }
 
 std::optional<Secret> clone(const std::optional<Secret>& secret) {

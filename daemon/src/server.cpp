@@ -47,6 +47,15 @@ std::string error_frame(ErrorCode code, const std::string& message) {
     return proto::encode_frame(proto::serialize(proto::make_error(code, message)));
 }
 
+// Tells a client it will not be served, without waiting for it: one small
+// frame into a fresh connection's empty socket buffer never blocks.
+void refuse(stream::socket& socket, ErrorCode code, const std::string& message) {
+    const std::string frame = error_frame(code, message);
+    error_code ignored;
+    socket.non_blocking(true, ignored);
+    socket.write_some(asio::buffer(frame), ignored);
+}
+
 }  // namespace
 
 Server::Server(asio::io_context& io, int listen_fd, Dispatcher& dispatcher, const ServerOptions& options)
@@ -75,24 +84,14 @@ asio::awaitable<void> Server::accept_loop() {
             continue;
         }
         if (connections_.size() >= options_.max_connections) {
-            asio::co_spawn(io_, refuse_busy(std::move(socket)), log_failure("refusing a connection"));
-            continue;
+            spdlog::warn("refusing a connection: already serving the maximum of {} connections",
+                         options_.max_connections);
+            refuse(socket, ErrorCode::busy, "hostkeeperd is serving its maximum of " +
+                                                std::to_string(options_.max_connections) + " connections; try again");
+            continue;  // closed as `socket` goes out of scope
         }
         asio::co_spawn(io_, serve(std::make_shared<Connection>(std::move(socket))), log_failure("a connection"));
     }
-}
-
-asio::awaitable<void> Server::refuse_busy(Socket socket) {
-    spdlog::warn("refusing a connection: already serving the maximum of {} connections", options_.max_connections);
-    const std::string frame = error_frame(ErrorCode::busy, "hostkeeperd is serving its maximum of " +
-                                                               std::to_string(options_.max_connections) +
-                                                               " connections; try again");
-    socket.non_blocking(true);
-    error_code ec;
-    // One small frame into an empty socket buffer: never blocks.
-    socket.write_some(asio::buffer(frame), ec);
-    socket.close(ec);
-    co_return;
 }
 
 void Server::arm_deadline(const std::shared_ptr<Connection>& connection) {
@@ -117,11 +116,8 @@ asio::awaitable<void> Server::serve(std::shared_ptr<Connection> connection) {
         peer.uid != ::geteuid()) {
         spdlog::warn("refused a connection from uid {} (pid {}): only uid {} may use this daemon", peer.uid,
                      peer.pid, ::geteuid());
-        const std::string refusal = error_frame(ErrorCode::forbidden, "this hostkeeperd serves uid " +
-                                                                          std::to_string(::geteuid()) + " only");
-        error_code ec;
-        connection->socket.non_blocking(true, ec);
-        connection->socket.write_some(asio::buffer(refusal), ec);
+        refuse(connection->socket, ErrorCode::forbidden,
+               "this hostkeeperd serves uid " + std::to_string(::geteuid()) + " only");
     } else {
         spdlog::trace("connection from pid {}", peer.pid);
         while (!stopping_) {

@@ -47,7 +47,6 @@ private:
 
     boost::asio::awaitable<void> accept_loop();
     boost::asio::awaitable<void> serve(std::shared_ptr<Connection> connection);
-    boost::asio::awaitable<void> refuse_busy(Socket socket);
     boost::asio::awaitable<bool> exchange(Connection& connection);
     void arm_deadline(const std::shared_ptr<Connection>& connection);
     void arm_idle_timer();
