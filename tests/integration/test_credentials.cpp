@@ -176,6 +176,14 @@ TEST_CASE("hostkeeper status, flush and stop", "[credentials]") {
     CHECK(not_running.exit_code == 4);
     CHECK_THAT(not_running.err, Catch::Contains("not running"));
 
+    const Result started = run({bin("hostkeeper"), "--socket", socket.string(), "start"});
+    CHECK(started.exit_code == 0);
+    CHECK_THAT(started.out, Catch::Contains("hostkeeperd 0.1.0 is running at " + socket.string()));
+    REQUIRE(daemons_matching(socket.string()).size() == 1);
+    // Starting again finds the running one rather than a second.
+    CHECK(run({bin("hostkeeper"), "--socket", socket.string(), "start"}).exit_code == 0);
+    CHECK(daemons_matching(socket.string()).size() == 1);
+
     REQUIRE(helper(socket, {"get", "status.example.com"}).exit_code == 0);
     const Result status = run({bin("hostkeeper"), "--socket", socket.string(), "status"});
     CHECK(status.exit_code == 0);
