@@ -4,10 +4,13 @@
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "hostkeeper/proto/hostname.hpp"
+#include "hostkeeper/proto/error.hpp"
 #include "hostkeeper/proto/version.hpp"
 
 namespace hostkeeper::daemon {
@@ -73,7 +76,43 @@ public:
         }
     }
 
+    // [hosts."NAME".services]: forced discovery answers, as Terraform's
+    // `host "NAME" { services = {...} }` blocks.
+    void forced_services(std::map<std::string, proto::Json>& out) const {
+        const auto* hosts_node = root_.get("hosts");
+        if (hosts_node == nullptr) return;
+        const auto* hosts = hosts_node->as_table();
+        if (hosts == nullptr) throw ConfigError(at(*hosts_node) + ": \"hosts\" must be a table of hosts");
+        for (const auto& [name, node] : *hosts) {
+            const std::string where_host = at(node) + ": hosts.\"" + std::string(name.str()) + "\"";
+            std::string host;
+            try {
+                host = proto::normalize_hostname(name.str());
+            } catch (const proto::Error& e) {
+                throw ConfigError(where_host + ": " + e.what());
+            }
+            const auto* table = node.as_table();
+            if (table == nullptr) throw ConfigError(where_host + " must be a table");
+            for (const auto& [key, value] : *table) {
+                if (key.str() != "services") {
+                    throw ConfigError(at(value) + ": unknown key \"hosts." + std::string(name.str()) + "." +
+                                      std::string(key.str()) + "\"");
+                }
+            }
+            const auto* services = table->get_as<toml::table>("services");
+            if (services == nullptr) throw ConfigError(where_host + " needs a \"services\" table");
+            // toml++ writes the table as JSON; nlohmann reads it back.
+            std::ostringstream json;
+            json << toml::json_formatter{*services};
+            out[host] = proto::Json::parse(json.str());
+        }
+    }
+
 private:
+    std::string at(const toml::node& node) const {
+        return origin_ + ":" + std::to_string(node.source().begin.line);
+    }
+
     const toml::node* find(const std::string& dotted) const {
         return root_.at_path(dotted).node();
     }
@@ -87,8 +126,7 @@ private:
                 check_table(*sub, key + ".", known);
                 continue;
             }
-            const auto line = node.source().begin.line;
-            throw ConfigError(origin_ + ":" + std::to_string(line) + ": unknown key \"" + key + "\"");
+            throw ConfigError(at(node) + ": unknown key \"" + key + "\"");
         }
     }
 
@@ -152,7 +190,10 @@ void apply_toml(Config& config, const std::string& text, const std::string& orig
     const TomlReader r(root, origin);
     r.check_known({"socket", "log_level", "idle_timeout", "max_connections", "read_timeout", "shutdown_timeout",
                    "credentials.", "credentials.ttl", "credentials.max_lifetime", "credentials.negative_ttl",
-                   "credentials.max_entries", "keyring.", "keyring.unlock_timeout"});
+                   "credentials.max_entries", "keyring.", "keyring.unlock_timeout", "discovery.",
+                   "discovery.timeout", "discovery.ttl", "discovery.min_ttl", "discovery.max_ttl",
+                   "discovery.negative_ttl", "discovery.error_ttl", "discovery.max_retry_after",
+                   "discovery.stale_if_error", "discovery.max_entries", "discovery.ca_file", "hosts"});
     r.string("socket", [&](const std::string& v) { config.socket = v; });
     r.string("log_level", [&](const std::string& v) { config.log_level = check_log_level(v, origin); });
     r.duration("idle_timeout", config.idle_timeout);
@@ -164,6 +205,18 @@ void apply_toml(Config& config, const std::string& text, const std::string& orig
     r.duration("credentials.negative_ttl", config.credentials.negative_ttl);
     r.count("credentials.max_entries", config.credentials.max_entries);
     r.duration("keyring.unlock_timeout", config.unlock_timeout);
+    DiscoveryOptions& d = config.discovery;
+    r.duration("discovery.timeout", d.timeout);
+    r.duration("discovery.ttl", d.ttl);
+    r.duration("discovery.min_ttl", d.min_ttl);
+    r.duration("discovery.max_ttl", d.max_ttl);
+    r.duration("discovery.negative_ttl", d.negative_ttl);
+    r.duration("discovery.error_ttl", d.error_ttl);
+    r.duration("discovery.max_retry_after", d.max_retry_after);
+    r.duration("discovery.stale_if_error", d.stale_if_error);
+    r.count("discovery.max_entries", d.max_entries);
+    r.string("discovery.ca_file", [&](const std::string& v) { d.ca_file = v; });
+    r.forced_services(d.forced);
 }
 
 ParsedArgs parse_args(int argc, char** argv) {
@@ -176,7 +229,9 @@ ParsedArgs parse_args(int argc, char** argv) {
 
     std::optional<std::string> config_file, socket, log_level, idle, read, shutdown, unlock, ttl, max_lifetime,
         negative_ttl;
-    std::optional<std::size_t> max_connections, max_entries;
+    std::optional<std::string> d_timeout, d_ttl, d_min_ttl, d_max_ttl, d_negative_ttl, d_error_ttl, d_max_retry_after,
+        d_stale, ca_file;
+    std::optional<std::size_t> max_connections, max_entries, d_max_entries;
     bool on_demand = false;
     int ready_fd = -1;
     app.add_option("--config", config_file, "configuration file (default: " + default_config_path().string() + ")");
@@ -191,6 +246,16 @@ ParsedArgs parse_args(int argc, char** argv) {
     app.add_option("--credentials-max-lifetime", max_lifetime, "and never longer than this after loading (default: 2h)");
     app.add_option("--credentials-negative-ttl", negative_ttl, "remember \"no credentials for this host\" this long; 0 disables (default: 1m)");
     app.add_option("--credentials-max-entries", max_entries, "cached hosts at most (default: 10000)");
+    app.add_option("--discovery-timeout", d_timeout, "give up on a discovery document after this long, redirects included (default: 11s)");
+    app.add_option("--discovery-ttl", d_ttl, "keep a discovery document this long unless Cache-Control says otherwise (default: 15m)");
+    app.add_option("--discovery-min-ttl", d_min_ttl, "Cache-Control max-age is raised to at least this (default: 1m)");
+    app.add_option("--discovery-max-ttl", d_max_ttl, "and lowered to at most this (default: 24h)");
+    app.add_option("--discovery-negative-ttl", d_negative_ttl, "remember \"no services\" (404) this long (default: 5m)");
+    app.add_option("--discovery-error-ttl", d_error_ttl, "remember a failed discovery this long before asking again (default: 10s)");
+    app.add_option("--discovery-max-retry-after", d_max_retry_after, "honour a server's Retry-After up to this long (default: 10m)");
+    app.add_option("--discovery-stale-if-error", d_stale, "serve the last good document this long past its expiry when refreshing fails (default: 24h)");
+    app.add_option("--discovery-max-entries", d_max_entries, "cached discovery answers at most (default: 10000)");
+    app.add_option("--ca-file", ca_file, "trust these CA certificates for discovery (default: $SSL_CERT_FILE / $SSL_CERT_DIR, else the system's)");
     app.add_flag("--on-demand", on_demand, "started by the helper: exit when idle, log to the journal");
     app.add_option("--ready-fd", ready_fd, "write \"ready\" to this file descriptor once listening")->check(CLI::Range(3, 1 << 20));
     try {
@@ -225,6 +290,18 @@ ParsedArgs parse_args(int argc, char** argv) {
     duration(ttl, "--credentials-ttl", config.credentials.ttl);
     duration(max_lifetime, "--credentials-max-lifetime", config.credentials.max_lifetime);
     duration(negative_ttl, "--credentials-negative-ttl", config.credentials.negative_ttl);
+    DiscoveryOptions& d = config.discovery;
+    duration(d_timeout, "--discovery-timeout", d.timeout);
+    duration(d_ttl, "--discovery-ttl", d.ttl);
+    duration(d_min_ttl, "--discovery-min-ttl", d.min_ttl);
+    duration(d_max_ttl, "--discovery-max-ttl", d.max_ttl);
+    duration(d_negative_ttl, "--discovery-negative-ttl", d.negative_ttl);
+    duration(d_error_ttl, "--discovery-error-ttl", d.error_ttl);
+    duration(d_max_retry_after, "--discovery-max-retry-after", d.max_retry_after);
+    duration(d_stale, "--discovery-stale-if-error", d.stale_if_error);
+    if (d_max_entries) d.max_entries = *d_max_entries;
+    if (ca_file) d.ca_file = *ca_file;
+    if (d.timeout.count() == 0) throw ConfigError("discovery timeout must be at least 1 second");
     if (max_connections) config.max_connections = *max_connections;
     if (max_entries) config.credentials.max_entries = *max_entries;
     if (config.max_connections == 0) throw ConfigError("max_connections must be at least 1");

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "credential_cache_options.hpp"
+#include "discovery_options.hpp"
 
 namespace hostkeeper::daemon {
 
@@ -23,6 +24,7 @@ struct Config {
     std::chrono::seconds shutdown_timeout{5};   // in-flight requests may take this long after SIGTERM
     std::chrono::seconds unlock_timeout{20};    // keyring unlock prompts
     CredentialCacheOptions credentials;
+    DiscoveryOptions discovery;
 
     // Command line only.
     bool on_demand = false;  // started by the helper: idle timeout applies, log to the journal

@@ -21,14 +21,6 @@ using proto::ErrorCode;
 using proto::Secret;
 using steady = std::chrono::steady_clock;
 
-struct CredentialService::Flight {
-    explicit Flight(const asio::any_io_executor& io) : done(io, steady::time_point::max()) {}
-    asio::steady_timer done;  // waiters park on it; cancelled when the lookup ends
-    bool finished = false;
-    std::optional<Secret> result;
-    std::exception_ptr error;
-};
-
 namespace {
 
 // Runs `f` on `worker` and resumes the awaiting coroutine on its own
@@ -105,7 +97,11 @@ CredentialService::CredentialService(asio::any_io_executor io, asio::any_io_exec
       options_(options),
       clock_(std::move(clock)),
       cache_(options.max_entries),
-      purge_timer_(io_) {}
+      flights_(io_),
+      purge_timer_(io_, clock_, [this] {
+          cache_.purge(clock_());
+          return cache_.next_expiry();
+      }) {}
 
 asio::awaitable<std::optional<Secret>> CredentialService::get(std::string host) {
     if (Cached* cached = cache_.find(host, clock_())) {
@@ -113,41 +109,26 @@ asio::awaitable<std::optional<Secret>> CredentialService::get(std::string host) 
         co_return clone(cached->credentials);
     }
     ++misses_;
-    if (const auto it = flights_.find(host); it != flights_.end()) {
-        const std::shared_ptr<Flight> flight = it->second;
-        while (!flight->finished) {
-            boost::system::error_code ec;
-            co_await flight->done.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-        }
-        if (flight->error) std::rethrow_exception(flight->error);
-        co_return clone(flight->result);
-    }
-    co_return co_await load(host);
+    // Named, not temporaries in the co_await expression (g++ 12, see load()).
+    auto work = [this, host] { return load(host); };
+    auto shared = flights_.run(host, std::move(work), clone);
+    co_return co_await std::move(shared);
 }
 
-asio::awaitable<std::optional<Secret>> CredentialService::load(const std::string& host) {
-    auto flight = std::make_shared<Flight>(io_);
-    flights_.emplace(host, flight);
+// One keyring lookup, cached unless a write happened meanwhile.
+asio::awaitable<std::optional<Secret>> CredentialService::load(std::string host) {
     const std::uint64_t generation = generation_;
     ++keyring_lookups_;
-    try {
-        // Named, not a temporary in the co_await expression: g++ 12 may
-        // destroy such temporaries twice.
-        auto lookup = [this, host]() -> std::optional<Secret> {
-            std::optional<Secret> text = keyring_.lookup(host);
-            if (!text) return std::nullopt;
-            return credentials_from_keyring_text(host, *text);
-        };
-        flight->result = co_await on_worker(worker_, std::move(lookup));
-    } catch (...) {
-        flight->error = std::current_exception();
-    }
-    flights_.erase(host);
-    flight->finished = true;
-    flight->done.cancel();
-    if (flight->error) std::rethrow_exception(flight->error);
-    if (generation == generation_) remember(host, clone(flight->result));
-    co_return clone(flight->result);
+    // Named, not a temporary in the co_await expression: g++ 12 may destroy
+    // such temporaries twice.
+    auto lookup = [this, host]() -> std::optional<Secret> {
+        std::optional<Secret> text = keyring_.lookup(host);
+        if (!text) return std::nullopt;
+        return credentials_from_keyring_text(host, *text);
+    };
+    std::optional<Secret> result = co_await on_worker(worker_, std::move(lookup));
+    if (generation == generation_) remember(host, clone(result));
+    co_return result;
 }
 
 asio::awaitable<void> CredentialService::store(std::string host, Secret credentials) {
@@ -170,27 +151,8 @@ void CredentialService::remember(const std::string& host, std::optional<Secret> 
         positive ? Cache::Lifetime{options_.ttl, options_.max_lifetime}
                  : Cache::Lifetime{options_.negative_ttl, options_.negative_ttl};
     if (const auto expiry = cache_.put(host, Cached{std::move(credentials)}, lifetime, clock_())) {
-        schedule_purge(*expiry);
+        purge_timer_.schedule(*expiry);
     }
-}
-
-// The cache says when; the event loop waits. Purges are coalesced to at most
-// one a second, and each drops (and so scrubs) everything expired by then.
-void CredentialService::schedule_purge(steady::time_point expiry) {
-    if (purge_at_ && *purge_at_ <= expiry) return;
-    const steady::time_point now = clock_();
-    const auto delay = std::max<steady::duration>(expiry - now, std::chrono::seconds(1));
-    purge_at_ = now + delay;
-    purge_timer_.expires_after(delay);
-    purge_timer_.async_wait([this](const boost::system::error_code& ec) {
-        if (!ec) on_purge_timer();
-    });
-}
-
-void CredentialService::on_purge_timer() {
-    purge_at_.reset();
-    cache_.purge(clock_());
-    if (const auto next = cache_.next_expiry()) schedule_purge(*next);
 }
 
 std::size_t CredentialService::flush() {
@@ -216,9 +178,6 @@ CredentialStats CredentialService::stats() const {
     return s;
 }
 
-void CredentialService::stop() {
-    purge_timer_.cancel();
-    purge_at_.reset();
-}
+void CredentialService::stop() { purge_timer_.stop(); }
 
 }  // namespace hostkeeper::daemon

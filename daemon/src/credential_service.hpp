@@ -20,6 +20,8 @@
 #include "credential_cache_options.hpp"
 #include "hostkeeper/proto/secret.hpp"
 #include "keyring.hpp"
+#include "purge_timer.hpp"
+#include "single_flight.hpp"
 #include "ttl_cache.hpp"
 
 namespace hostkeeper::daemon {
@@ -56,13 +58,10 @@ private:
     struct Cached {
         std::optional<proto::Secret> credentials;  // nullopt: "none for this host"
     };
-    struct Flight;
     using Cache = TtlCache<Cached>;
 
-    boost::asio::awaitable<std::optional<proto::Secret>> load(const std::string& host);
+    boost::asio::awaitable<std::optional<proto::Secret>> load(std::string host);
     void remember(const std::string& host, std::optional<proto::Secret> credentials);
-    void schedule_purge(std::chrono::steady_clock::time_point expiry);
-    void on_purge_timer();
 
     boost::asio::any_io_executor io_;
     boost::asio::any_io_executor worker_;
@@ -70,13 +69,12 @@ private:
     CredentialCacheOptions options_;
     Clock clock_;
     Cache cache_;
-    std::unordered_map<std::string, std::shared_ptr<Flight>> flights_;
+    SingleFlight<std::optional<proto::Secret>> flights_;
     std::uint64_t generation_ = 0;  // bumped by every write, so a slow lookup cannot cache an old answer
     std::uint64_t hits_ = 0;
     std::uint64_t misses_ = 0;
     std::uint64_t keyring_lookups_ = 0;
-    boost::asio::steady_timer purge_timer_;
-    std::optional<std::chrono::steady_clock::time_point> purge_at_;
+    PurgeTimer purge_timer_;
 };
 
 // A credentials object as found in the keyring, made into the compact JSON

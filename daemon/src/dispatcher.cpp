@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "hostkeeper/proto/error.hpp"
+#include "hostkeeper/proto/framing.hpp"
 #include "hostkeeper/proto/hostname.hpp"
 #include "hostkeeper/proto/secret.hpp"
 #include "hostkeeper/proto/version.hpp"
@@ -68,7 +69,12 @@ asio::awaitable<std::string> Dispatcher::handle(std::string_view payload) {
         co_return co_await dispatch(*op, request);
     } catch (const Error& e) {
         spdlog::debug("request {}: {} ({})", op_name, proto::to_string(e.code()), e.what());
-        co_return proto::serialize(proto::make_error(e.code(), e.what()));
+        Json response = proto::make_error(e.code(), e.what());
+        if (const auto* failed = dynamic_cast<const DiscoveryError*>(&e)) {
+            response["cached"] = failed->cached();
+            response["retry_in_s"] = failed->retry_in().count();
+        }
+        co_return proto::serialize(response);
     } catch (const std::exception& e) {
         spdlog::error("request {}: internal error: {}", op_name, e.what());
         co_return proto::serialize(proto::make_error(ErrorCode::internal, e.what()));
@@ -126,24 +132,16 @@ asio::awaitable<std::string> Dispatcher::dispatch(Op op, Json& request) {
             spdlog::info("forgot credentials for {}", host);
             co_return ok_payload(proto::make_ok());
         }
-        case Op::status: {
-            const CredentialStats s = credentials_.stats();
-            Json response = proto::make_ok();
-            response["daemon"] = control_.describe();
-            response["credentials"] = {{"entries", s.entries},   {"positive", s.positive},
-                                       {"negative", s.negative}, {"hits", s.hits},
-                                       {"misses", s.misses},     {"keyring_lookups", s.keyring_lookups},
-                                       {"evictions", s.evictions}};
-            co_return ok_payload(std::move(response));
-        }
+        case Op::status: co_return ok_payload(status());
+        case Op::discover: co_return co_await discover(request);
         case Op::flush: {
             std::size_t flushed = 0;
             if (request.contains("host")) {
                 const std::string host = host_of(request);
-                flushed = credentials_.flush(host);
+                flushed = credentials_.flush(host) + discovery_.flush(host);
                 spdlog::info("flushed cached entries of {}", host);
             } else {
-                flushed = credentials_.flush();
+                flushed = credentials_.flush() + discovery_.flush();
                 spdlog::info("flushed all {} cached entries", flushed);
             }
             Json response = proto::make_ok();
@@ -159,6 +157,55 @@ asio::awaitable<std::string> Dispatcher::dispatch(Op op, Json& request) {
         }
     }
     throw Error(ErrorCode::internal, "unhandled op");
+}
+
+Json Dispatcher::status() const {
+    const CredentialStats c = credentials_.stats();
+    const DiscoveryStats d = discovery_.stats();
+    Json response = proto::make_ok();
+    response["daemon"] = control_.describe();
+    response["credentials"] = {{"entries", c.entries}, {"positive", c.positive},
+                               {"negative", c.negative}, {"hits", c.hits},
+                               {"misses", c.misses}, {"keyring_lookups", c.keyring_lookups},
+                               {"evictions", c.evictions}};
+    response["discovery"] = {{"entries", d.entries},
+                             {"positive", d.positive},
+                             {"empty", d.empty},
+                             {"errors", d.errors},
+                             {"hits", d.hits},
+                             {"misses", d.misses},
+                             {"stale", d.stale},
+                             {"forced", d.forced},
+                             {"upstream_requests", d.upstream_requests},
+                             {"upstream_failures", d.upstream_failures},
+                             {"in_flight", d.in_flight},
+                             {"evictions", d.evictions}};
+    return response;
+}
+
+asio::awaitable<std::string> Dispatcher::discover(const Json& request) {
+    const std::string host = host_of(request);
+    bool refresh = false;
+    if (const auto it = request.find("refresh"); it != request.end()) {
+        if (!it->is_boolean()) throw Error(ErrorCode::bad_request, "\"refresh\" must be true or false");
+        refresh = it->get<bool>();
+    }
+    const DiscoveryAnswer answer = co_await discovery_.discover(host, refresh);
+    Json response = proto::make_ok();
+    response["host"] = host;
+    response["source"] = to_string(answer.source);
+    response["url"] = answer.url;
+    response["services"] = answer.services.services;
+    if (!answer.services.invalid.empty()) response["invalid"] = answer.services.invalid;
+    if (answer.age) response["age_s"] = answer.age->count();
+    if (answer.expires_in) response["expires_in_s"] = answer.expires_in->count();
+    if (!answer.error.empty()) response["error"] = answer.error;
+    std::string payload = proto::serialize(response);
+    if (payload.size() > proto::kMaxFrameSize) {
+        throw Error(ErrorCode::too_large, "the services of " + host + " make an answer over " +
+                                              std::to_string(proto::kMaxFrameSize) + " bytes");
+    }
+    co_return payload;
 }
 
 }  // namespace hostkeeper::daemon

@@ -12,6 +12,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "credential_service.hpp"
+#include "discovery_service.hpp"
 #include "hostkeeper/proto/messages.hpp"
 
 namespace hostkeeper::daemon {
@@ -31,7 +32,8 @@ public:
 
 class Dispatcher {
 public:
-    Dispatcher(CredentialService& credentials, DaemonControl& control) : credentials_(credentials), control_(control) {}
+    Dispatcher(CredentialService& credentials, DiscoveryService& discovery, DaemonControl& control)
+        : credentials_(credentials), discovery_(discovery), control_(control) {}
 
     // The response payload (JSON text). It may hold a token: the caller
     // scrubs it once written.
@@ -39,8 +41,11 @@ public:
 
 private:
     boost::asio::awaitable<std::string> dispatch(proto::Op op, proto::Json& request);
+    boost::asio::awaitable<std::string> discover(const proto::Json& request);
+    proto::Json status() const;
 
     CredentialService& credentials_;
+    DiscoveryService& discovery_;
     DaemonControl& control_;
 };
 

@@ -15,6 +15,8 @@
 
 #include "config.hpp"
 #include "credential_service.hpp"
+#include "curl_http_client.hpp"
+#include "discovery_service.hpp"
 #include "dispatcher.hpp"
 #include "hostkeeper/proto/socket_path.hpp"
 #include "hostkeeper/proto/version.hpp"
@@ -67,12 +69,13 @@ private:
     asio::signal_set* signals_ = nullptr;
 };
 
-void wait_for_signals(asio::signal_set& signals, Control& control, CredentialService& credentials) {
+void wait_for_signals(asio::signal_set& signals, Control& control, CredentialService& credentials,
+                      DiscoveryService& discovery) {
     signals.async_wait([&](const boost::system::error_code& ec, int signal) {
         if (ec) return;
         if (signal == SIGHUP) {
-            spdlog::info("SIGHUP: flushed {} cached entries", credentials.flush());
-            wait_for_signals(signals, control, credentials);
+            spdlog::info("SIGHUP: flushed {} cached entries", credentials.flush() + discovery.flush());
+            wait_for_signals(signals, control, credentials, discovery);
             return;
         }
         spdlog::info("{}: stopping", signal == SIGINT ? "SIGINT" : "SIGTERM");
@@ -99,14 +102,18 @@ int serve(const Config& config, StartupReport& report) {
     asio::thread_pool keyring_thread(1);
     LibsecretKeyring keyring(config.unlock_timeout);
     CredentialService credentials(io.get_executor(), keyring_thread.get_executor(), keyring, config.credentials);
+    CurlHttpClient http(io.get_executor(),
+                        CurlHttpClient::from_environment(std::string("hostkeeper/") + proto::product_version(),
+                                                         config.discovery.ca_file));
+    DiscoveryService discovery(io.get_executor(), http, credentials, config.discovery);
     Control control(config, socket_path);
-    Dispatcher dispatcher(credentials, control);
+    Dispatcher dispatcher(credentials, discovery, control);
     Server server(io, listen_fd, dispatcher,
                   ServerOptions{config.max_connections, config.read_timeout, config.shutdown_timeout,
                                 config.on_demand ? config.idle_timeout : std::chrono::seconds(0)});
     asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
     control.attach(server, io, signals);
-    wait_for_signals(signals, control, credentials);
+    wait_for_signals(signals, control, credentials, discovery);
     server.on_idle([&] {
         spdlog::info("no clients for {} s: exiting (the next client starts a new daemon)",
                      config.idle_timeout.count());
@@ -119,6 +126,8 @@ int serve(const Config& config, StartupReport& report) {
     spdlog::info("hostkeeperd {} (protocol {}) serving {} as uid {}, pid {}", proto::product_version(),
                  proto::kProtocolVersion, socket_path, ::geteuid(), ::getpid());
     io.run();
+    http.stop();
+    discovery.stop();
     credentials.stop();
     keyring_thread.join();
     spdlog::info("stopped");
@@ -130,6 +139,7 @@ int serve(const Config& config, StartupReport& report) {
 int main(int argc, char** argv) {
     disable_core_dumps();
     std::signal(SIGPIPE, SIG_IGN);
+    CurlHttpClient::global_init();
 
     ParsedArgs parsed;
     try {

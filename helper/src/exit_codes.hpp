@@ -8,7 +8,7 @@ namespace hostkeeper::client {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;       // the daemon or the keyring reported an error
 inline constexpr int kExitUsage = 2;        // bad arguments or bad input (hostname, stdin)
-inline constexpr int kExitNotFound = 3;     // reserved: "the host does not provide that"
+inline constexpr int kExitNotFound = 3;     // hostkeeper discover: the host does not provide that service
 inline constexpr int kExitNoDaemon = 4;     // no daemon answered and none could be started
 inline constexpr int kExitTimeout = 5;      // the call did not finish within --timeout
 

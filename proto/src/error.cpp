@@ -6,7 +6,7 @@
 namespace hostkeeper::proto {
 namespace {
 
-constexpr std::array<std::pair<ErrorCode, std::string_view>, 13> kNames{{
+constexpr std::array<std::pair<ErrorCode, std::string_view>, 14> kNames{{
     {ErrorCode::bad_request, "bad_request"},
     {ErrorCode::bad_host, "bad_host"},
     {ErrorCode::too_large, "too_large"},
@@ -17,6 +17,7 @@ constexpr std::array<std::pair<ErrorCode, std::string_view>, 13> kNames{{
     {ErrorCode::no_default_collection, "no_default_collection"},
     {ErrorCode::keyring_error, "keyring_error"},
     {ErrorCode::timeout, "timeout"},
+    {ErrorCode::discovery_failed, "discovery_failed"},
     {ErrorCode::busy, "busy"},
     {ErrorCode::forbidden, "forbidden"},
     {ErrorCode::internal, "internal"},

@@ -10,7 +10,7 @@
 namespace hostkeeper::proto {
 namespace {
 
-constexpr std::array<std::pair<Op, std::string_view>, 7> kOps{{
+constexpr std::array<std::pair<Op, std::string_view>, 8> kOps{{
     {Op::hello, "hello"},
     {Op::get, "get"},
     {Op::store, "store"},
@@ -18,6 +18,7 @@ constexpr std::array<std::pair<Op, std::string_view>, 7> kOps{{
     {Op::status, "status"},
     {Op::flush, "flush"},
     {Op::stop, "stop"},
+    {Op::discover, "discover"},
 }};
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "hostkeeper/proto/socket_path.hpp"
 #include "memory_keyring.hpp"
 #include "server.hpp"
+#include "fake_http_client.hpp"
 #include "socket_fixture.hpp"
 #include "socket_owner.hpp"
 
@@ -74,7 +75,9 @@ struct ServerFixture {
     test::MemoryKeyring keyring;
     daemon::CredentialService credentials{io.get_executor(), pool.get_executor(), keyring, {}};
     StubControl control;
-    daemon::Dispatcher dispatcher{credentials, control};
+    test::FakeHttpClient http{io.get_executor()};
+    daemon::DiscoveryService discovery{io.get_executor(), http, credentials, {}};
+    daemon::Dispatcher dispatcher{credentials, discovery, control};
     std::optional<daemon::SocketOwner> owner;
     std::optional<daemon::Server> server;
     std::thread thread;

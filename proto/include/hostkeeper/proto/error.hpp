@@ -20,6 +20,7 @@ enum class ErrorCode {
     no_default_collection,  // the Secret Service has no default collection
     keyring_error,          // any other failure reported by the Secret Service
     timeout,                // the operation did not finish in time
+    discovery_failed,       // a host's discovery document could not be fetched or used
     busy,                   // the daemon is at its connection limit
     forbidden,              // the peer is not the daemon's own user
     internal,               // a bug: the message says what happened

@@ -15,7 +15,7 @@ namespace hostkeeper::proto {
 // Insertion-ordered, so a credentials object keeps the order it was given in.
 using Json = nlohmann::ordered_json;
 
-enum class Op { hello, get, store, forget, status, flush, stop };
+enum class Op { hello, get, store, forget, status, flush, stop, discover };
 std::string_view to_string(Op op) noexcept;
 std::optional<Op> op_from_string(std::string_view text) noexcept;
 

@@ -34,6 +34,8 @@ public:
 
     Secret clone() const { return Secret(text_); }
     std::string_view view() const noexcept { return text_; }
+    // For C APIs that take a NUL-terminated string and copy it.
+    const char* c_str() const noexcept { return text_.c_str(); }
     bool empty() const noexcept { return text_.empty(); }
     std::size_t size() const noexcept { return text_.size(); }
 

@@ -1,0 +1,86 @@
+#include "discovery_document.hpp"
+
+#include <cctype>
+#include <stdexcept>
+
+#include "hostkeeper/proto/services.hpp"
+#include "url.hpp"
+
+namespace hostkeeper::daemon {
+using proto::Json;
+
+namespace {
+
+std::string lower(std::string_view text) {
+    std::string out(text);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+std::string_view trim(std::string_view text) {
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+    return text;
+}
+
+// An absolute http(s) URL without user:password, or a UrlError saying why not.
+std::string service_url(const std::string& base, const std::string& reference) {
+    const std::string url = resolve_url(base, reference);
+    const UrlParts parts = parse_url(url);
+    if (parts.scheme != "http" && parts.scheme != "https") {
+        throw UrlError("\"" + reference + "\": only http and https URLs are allowed, not " + parts.scheme);
+    }
+    if (parts.has_credentials) throw UrlError("\"" + reference + "\": URLs with user:password are not allowed");
+    return url;
+}
+
+Json login_service(const Json& value, const std::string& base) {
+    if (!value.is_object()) throw UrlError("login.v1 must be an object");
+    Json login = value;
+    for (const char* key : {"authz", "token"}) {
+        const auto it = login.find(key);
+        if (it == login.end()) continue;
+        if (!it->is_string()) throw UrlError(std::string("login.v1 \"") + key + "\" must be a string");
+        *it = service_url(base, it->get<std::string>());
+    }
+    return login;
+}
+
+}  // namespace
+
+std::string discovery_url(const std::string& host) { return "https://" + host + "/.well-known/terraform.json"; }
+
+bool is_json_media_type(std::string_view content_type) {
+    const std::string_view type = trim(content_type.substr(0, content_type.find(';')));
+    return lower(type) == "application/json";
+}
+
+Services resolve_services(const Json& document, const std::string& base_url) {
+    Services out;
+    for (const auto& [id, value] : document.items()) {
+        if (!proto::is_service_id(id)) continue;  // not a service id: Terraform never looks it up
+        try {
+            if (id == "login.v1") {
+                out.services[id] = login_service(value, base_url);
+            } else if (value.is_string()) {
+                out.services[id] = service_url(base_url, value.get<std::string>());
+            } else {
+                throw UrlError("the value must be a URL string, not " + std::string(value.type_name()));
+            }
+        } catch (const UrlError& e) {
+            out.invalid[id] = e.what();
+        }
+    }
+    return out;
+}
+
+Services parse_discovery_document(std::string_view body, const std::string& base_url) {
+    const Json document = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (document.is_discarded()) throw std::runtime_error("the body is not valid JSON");
+    if (!document.is_object()) {
+        throw std::runtime_error(std::string("the body is a JSON ") + document.type_name() + ", not a JSON object");
+    }
+    return resolve_services(document, base_url);
+}
+
+}  // namespace hostkeeper::daemon

@@ -1,0 +1,78 @@
+#pragma once
+// A scripted HttpClient for unit tests of discovery: answers by URL, records
+// what was asked (and with which bearer token), and can hold requests in
+// flight until released. The real libcurl client is tested against a real
+// HTTPS server in the integration tests.
+
+#include <utility>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "http_client.hpp"
+
+namespace hostkeeper::test {
+
+class FakeHttpClient final : public daemon::HttpClient {
+public:
+    struct Seen {
+        std::string url;
+        std::optional<std::string> bearer;
+    };
+
+    explicit FakeHttpClient(const boost::asio::any_io_executor& io)
+        : gate_(io, std::chrono::steady_clock::time_point::max()) {}
+
+    // Answers for `url`: a response, or throws daemon::HttpError.
+    std::map<std::string, std::function<daemon::HttpResponse()>> routes;
+    std::vector<Seen> requests;
+
+    void hold() { held_ = true; }
+    void release() {
+        held_ = false;
+        gate_.cancel();
+    }
+
+    boost::asio::awaitable<daemon::HttpResponse> fetch(daemon::HttpRequest request) override {
+        requests.push_back({request.url, request.bearer_token
+                                             ? std::optional<std::string>(std::string(request.bearer_token->view()))
+                                             : std::nullopt});
+        while (held_) {
+            boost::system::error_code ec;
+            co_await gate_.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+        }
+        const auto route = routes.find(request.url);
+        if (route == routes.end()) throw daemon::HttpError("could not resolve host (no route in the test)");
+        daemon::HttpResponse response = route->second();
+        response.url = request.url;
+        co_return response;
+    }
+
+    static daemon::HttpResponse json(std::string body, long status = 200,
+                                     std::vector<std::string> cache_control = {}) {
+        daemon::HttpResponse r;
+        r.status = status;
+        r.content_type = "application/json";
+        r.body = std::move(body);
+        r.cache_control = std::move(cache_control);
+        return r;
+    }
+    static daemon::HttpResponse redirect(std::string location, long status = 302) {
+        daemon::HttpResponse r;
+        r.status = status;
+        r.location = std::move(location);
+        return r;
+    }
+
+private:
+    boost::asio::steady_timer gate_;
+    bool held_ = false;
+};
+
+}  // namespace hostkeeper::test
