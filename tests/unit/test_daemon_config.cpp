@@ -147,3 +147,58 @@ TEST_CASE("the default file lives under XDG_CONFIG_HOME", "[daemon][config]") {
         ::unsetenv("XDG_CONFIG_HOME");
     }
 }
+
+TEST_CASE("discovery settings and forced services", "[daemon][config]") {
+    const ConfigFile file(R"(
+[discovery]
+timeout = "3s"
+ttl = "20m"
+min_ttl = 0
+max_ttl = "2h"
+negative_ttl = "1m"
+error_ttl = 4
+max_retry_after = "5m"
+stale_if_error = "1h"
+max_entries = 12
+ca_file = "/etc/hk/ca.pem"
+
+[hosts."Bücher.Example.COM:443".services]
+"modules.v1" = "/modules/"
+"login.v1" = { client = "terraform-cli", authz = "/oauth/authz", token = "/oauth/token", ports = [10000, 10010] }
+)");
+    const auto parsed = parse({"--config", file.path.string(), "--discovery-ttl", "30m", "--ca-file", "/x.pem"});
+    REQUIRE(parsed.config);
+    const DiscoveryOptions& d = parsed.config->discovery;
+    CHECK(d.timeout == 3s);
+    CHECK(d.ttl == 1800s);  // the option wins
+    CHECK(d.min_ttl == 0s);
+    CHECK(d.max_ttl == 7200s);
+    CHECK(d.negative_ttl == 60s);
+    CHECK(d.error_ttl == 4s);
+    CHECK(d.max_retry_after == 300s);
+    CHECK(d.stale_if_error == 3600s);
+    CHECK(d.max_entries == 12);
+    CHECK(d.ca_file == "/x.pem");
+    REQUIRE(d.forced.size() == 1);
+    const auto& services = d.forced.at("xn--bcher-kva.example.com");  // normalized
+    CHECK(services.at("modules.v1") == "/modules/");
+    CHECK(services.at("login.v1").at("ports") == hostkeeper::proto::Json::array({10000, 10010}));
+}
+
+TEST_CASE("bad forced services are errors that say where", "[daemon][config]") {
+    const auto error_of = [](const std::string& text) -> std::string {
+        const ConfigFile file(text);
+        try {
+            parse({"--config", file.path.string()});
+        } catch (const ConfigError& e) {
+            return e.what();
+        }
+        return "(accepted)";
+    };
+    CHECK_THAT(error_of("[hosts.\"ex_ample.com\".services]\n\"modules.v1\" = \"/m/\""), Catch::Contains("ex_ample.com"));
+    CHECK_THAT(error_of("[hosts.\"a.example\"]\nservice = 1"), Catch::Contains("unknown key \"hosts.a.example.service\""));
+    CHECK_THAT(error_of("[hosts.\"a.example\"]\n"), Catch::Contains("needs a \"services\" table"));
+    CHECK_THAT(error_of("hosts = 3"), Catch::Contains("must be a table"));
+    CHECK_THAT(error_of("[discovery]\ntimeout = 0"), Catch::Contains("at least 1 second"));
+    CHECK_THAT(error_of("[discovery]\nttls = 0"), Catch::Contains("unknown key \"discovery.ttls\""));
+}
