@@ -25,7 +25,7 @@ std::string_view trim(std::string_view text) {
 
 // An absolute http(s) URL without user:password, or a UrlError saying why not.
 std::string service_url(const std::string& base, const std::string& reference) {
-    const std::string url = resolve_url(base, reference);
+    std::string url = resolve_url(base, reference);
     const UrlParts parts = parse_url(url);
     if (parts.scheme != "http" && parts.scheme != "https") {
         throw UrlError("\"" + reference + "\": only http and https URLs are allowed, not " + parts.scheme);

@@ -3,6 +3,7 @@
 // the response checks (media type, JSON object) and the services in it with
 // their URLs made absolute. Pure: no I/O.
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -10,7 +11,7 @@
 
 namespace hostkeeper::daemon {
 
-inline constexpr std::size_t kMaxDiscoveryDocument = 1024 * 1024;
+inline constexpr std::size_t kMaxDiscoveryDocument = std::size_t{1024} * 1024;
 inline constexpr int kMaxDiscoveryRedirects = 3;
 
 struct Services {

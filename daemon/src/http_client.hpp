@@ -21,7 +21,7 @@ struct HttpRequest {
     std::string url;
     std::optional<proto::Secret> bearer_token;  // sent as "Authorization: Bearer ..." to this URL only
     std::chrono::milliseconds timeout{11000};   // the whole exchange
-    std::size_t max_body = 1024 * 1024;         // larger bodies are an error, announced or not
+    std::size_t max_body = std::size_t{1024} * 1024;        // larger bodies are an error, announced or not
 };
 
 struct HttpResponse {
