@@ -37,6 +37,14 @@ seconds whole_seconds(steady::duration d) {
 
 }  // namespace
 
+DiscoveryDocument::DiscoveryDocument(std::string url_, Services services_)
+    : url(std::move(url_)), services(std::move(services_)) {
+    proto::Json object = {{"url", url}, {"services", services.services}};
+    if (!services.invalid.empty()) object["invalid"] = services.invalid;
+    json = object.dump();
+    json = json.substr(1, json.size() - 2);  // without the braces
+}
+
 DiscoveryService::DiscoveryService(asio::any_io_executor io, HttpClient& http, CredentialService& credentials,
                                    DiscoveryOptions options, Clock clock)
     : io_(std::move(io)),
@@ -51,7 +59,10 @@ DiscoveryService::DiscoveryService(asio::any_io_executor io, HttpClient& http, C
           return cache_.next_expiry();
       }) {
     // Forced services answer as a document served at https://NAME/ would.
-    for (const auto& [host, services] : options_.forced) forced_.emplace(host, resolve_services(services, discovery_url(host)));
+    for (const auto& [host, services] : options_.forced) {
+        const std::string url = discovery_url(host);
+        forced_.emplace(host, std::make_shared<const DiscoveryDocument>(url, resolve_services(services, url)));
+    }
 }
 
 asio::awaitable<DiscoveryAnswer> DiscoveryService::discover(std::string host, bool refresh_now) {
@@ -60,8 +71,7 @@ asio::awaitable<DiscoveryAnswer> DiscoveryService::discover(std::string host, bo
         ++forced_hits_;
         DiscoveryAnswer answer;
         answer.source = DiscoverySource::forced;
-        answer.url = discovery_url(host);
-        answer.services = forced->second;
+        answer.document = forced->second;
         co_return answer;
     }
     if (!refresh_now) {
@@ -172,7 +182,7 @@ std::optional<std::string> DiscoveryService::judge(const HttpResponse& response,
     const CacheDirectives directives = parse_cache_control(response.cache_control);
     out.store = !directives.no_store;
     if (response.status == 404) {
-        out.good = Good{url, {}, true, now, now + options_.negative_ttl};
+        out.good = Good{std::make_shared<const DiscoveryDocument>(url, Services{}), true, now, now + options_.negative_ttl};
     } else if (response.status != 200) {
         out.retry_after = response.retry_after;
         fail(out, url, "HTTP status " + std::to_string(response.status));
@@ -184,7 +194,7 @@ std::optional<std::string> DiscoveryService::judge(const HttpResponse& response,
         try {
             Services services = parse_discovery_document(response.body, url);
             const seconds ttl = freshness(directives, response.age, options_.ttl, options_.min_ttl, options_.max_ttl);
-            out.good = Good{url, std::move(services), false, now, now + ttl};
+            out.good = Good{std::make_shared<const DiscoveryDocument>(url, std::move(services)), false, now, now + ttl};
         } catch (const std::exception& e) {
             fail(out, url, e.what());
         }
@@ -228,8 +238,7 @@ DiscoveryAnswer DiscoveryService::settle(const std::string& host, Fetched fetche
 DiscoveryAnswer DiscoveryService::answer(const Good& good, DiscoverySource source, time_point now) const {
     DiscoveryAnswer out;
     out.source = source;
-    out.url = good.url;
-    out.services = good.services;
+    out.document = good.document;
     out.age = whole_seconds(now - good.fetched);
     out.expires_in = whole_seconds(good.fresh_until - now);
     return out;

@@ -32,10 +32,20 @@ namespace hostkeeper::daemon {
 enum class DiscoverySource { network, cache, stale, forced };
 std::string_view to_string(DiscoverySource source) noexcept;
 
-struct DiscoveryAnswer {
-    DiscoverySource source = DiscoverySource::network;
+// A host's services as fetched (or forced): immutable, shared by the cache
+// entry and every answer made from it, with its JSON made once.
+struct DiscoveryDocument {
+    DiscoveryDocument(std::string url_, Services services_);
     std::string url;  // the final URL after redirects
     Services services;
+    std::string json;  // "url":...,"services":{...}[,"invalid":{...}], for answers to splice in
+};
+
+struct DiscoveryAnswer {
+    DiscoverySource source = DiscoverySource::network;
+    std::shared_ptr<const DiscoveryDocument> document;
+    const std::string& url() const { return document->url; }
+    const Services& services() const { return document->services; }
     std::optional<std::chrono::seconds> age;         // since fetched (not for forced)
     std::optional<std::chrono::seconds> expires_in;  // fresh for this much longer (not for forced)
     std::string error;                               // why a stale answer is stale
@@ -89,8 +99,7 @@ public:
 private:
     using time_point = std::chrono::steady_clock::time_point;
     struct Good {
-        std::string url;
-        Services services;
+        std::shared_ptr<const DiscoveryDocument> document;
         bool empty = false;  // a 404
         time_point fetched;
         time_point fresh_until;
@@ -129,7 +138,7 @@ private:
     CredentialService& credentials_;
     DiscoveryOptions options_;
     Clock clock_;
-    std::map<std::string, Services> forced_;
+    std::map<std::string, std::shared_ptr<const DiscoveryDocument>> forced_;
     Cache cache_;
     SingleFlight<DiscoveryAnswer> flights_;
     std::uint64_t hits_ = 0, misses_ = 0, stale_ = 0, forced_hits_ = 0, upstream_requests_ = 0,

@@ -88,7 +88,7 @@ TEST_CASE("a fetched document is served from the cache until it expires", "[daem
     f.http.routes[kUrl] = [] { return FakeHttpClient::json(R"({"modules.v1":"/m/"})"); };
     DiscoveryAnswer a = f.discover();
     CHECK(a.source == DiscoverySource::network);
-    CHECK(a.services.services.at("modules.v1") == "https://h.example/m/");
+    CHECK(a.services().services.at("modules.v1") == "https://h.example/m/");
     CHECK(a.expires_in == 100s);
     f.now += 99s;
     a = f.discover();
@@ -132,7 +132,7 @@ TEST_CASE("404 is an empty answer, cached for negative_ttl", "[daemon][discovery
     Fixture f;
     f.http.routes[kUrl] = [] { return FakeHttpClient::json("not found", 404); };
     DiscoveryAnswer a = f.discover();
-    CHECK(a.services.services.empty());
+    CHECK(a.services().services.empty());
     CHECK(a.expires_in == 50s);
     CHECK(f.discovery.stats().empty == 1);
     f.now += 49s;
@@ -175,7 +175,7 @@ TEST_CASE("stale-if-error: the last good answer outlives a failing server, up to
     f.http.routes[kUrl] = [] { return FakeHttpClient::json("<html>", 502); };
     DiscoveryAnswer a = f.discover();
     CHECK(a.source == DiscoverySource::stale);
-    CHECK(a.services.services.at("modules.v1") == "https://h.example/m/");
+    CHECK(a.services().services.at("modules.v1") == "https://h.example/m/");
     CHECK_THAT(a.error, Catch::Contains("HTTP status 502"));
     CHECK(a.expires_in == 0s);
     // Within error_ttl the server is not asked again.
@@ -198,7 +198,7 @@ TEST_CASE("concurrent lookups of a cold host share one request", "[daemon][disco
         asio::co_spawn(f.io, f.discovery.discover("h.example", false),
                        [&](std::exception_ptr e, const DiscoveryAnswer& a) {
                            ++done;
-                           if (!e && a.services.services.contains("modules.v1")) ++ok;
+                           if (!e && a.services().services.contains("modules.v1")) ++ok;
                        });
     }
     f.io.restart();
@@ -223,8 +223,8 @@ TEST_CASE("redirects: followed up to 3, the token only to its own origin", "[dae
     f.http.routes["https://other.example/r2"] = [] { return FakeHttpClient::redirect("https://h.example/r3"); };
     f.http.routes["https://h.example/r3"] = [] { return FakeHttpClient::json(R"({"modules.v1":"m/"})"); };
     const DiscoveryAnswer a = f.discover();
-    CHECK(a.url == "https://h.example/r3");
-    CHECK(a.services.services.at("modules.v1") == "https://h.example/m/");
+    CHECK(a.url() == "https://h.example/r3");
+    CHECK(a.services().services.at("modules.v1") == "https://h.example/m/");
     REQUIRE(f.http.requests.size() == 4);
     CHECK(f.http.requests[0].bearer == "sekrit");
     CHECK(f.http.requests[1].bearer == "sekrit");
@@ -274,8 +274,8 @@ TEST_CASE("forced services answer without the network", "[daemon][discovery]") {
     Fixture f(options);
     const DiscoveryAnswer a = f.discover();
     CHECK(a.source == DiscoverySource::forced);
-    CHECK(a.services.services.at("modules.v1") == "https://h.example/forced/");
-    CHECK(a.services.services.at("providers.v1") == "https://p.example/v1/");
+    CHECK(a.services().services.at("modules.v1") == "https://h.example/forced/");
+    CHECK(a.services().services.at("providers.v1") == "https://p.example/v1/");
     CHECK_FALSE(a.expires_in.has_value());
     CHECK(f.http.requests.empty());
     CHECK(f.discovery.stats().forced == 1);
