@@ -8,7 +8,7 @@ build_packages=(build-essential cmake pkg-config libboost-dev nlohmann-json3-dev
     libspdlog-dev libcli11-dev libidn2-dev libsystemd-dev libtomlplusplus-dev libcurl4-openssl-dev catch2)
 runtime_packages=(gnome-keyring dbus-user-session libsecret-tools)
 test_packages=(dbus gnome-keyring libsecret-tools openssl libssl-dev python3 util-linux systemd procps curl)
-bench_packages=(hyperfine)
+bench_packages=(hyperfine nginx)
 
 case "${1:-build}" in
     build) wanted=("${build_packages[@]}" "${runtime_packages[@]}") ;;

@@ -19,6 +19,12 @@
 #        1, 8 and 64 concurrent clients (hk_bench_socket_load);
 #      - memory: the daemon's VmRSS, fresh after one request, and with 10,000
 #        cached hosts (see "Memory" below for what those entries are);
+#      - remote service discovery (tests/bench/discovery.sh, which starts its
+#        own nginx, CA and hostkeeperd on a private socket): `hostkeeper
+#        discover HOST SERVICE` on a warm cache against `curl` fetching the
+#        same document from the same nginx; cached `discover` requests/s with
+#        8 clients; bursts of 200 concurrent cold lookups of 20 hosts
+#        (upstream requests counted by the daemon and by nginx, wall time);
 #   4. prints a markdown table and writes it to BUILD_DIR/bench-results.md
 #      (raw hyperfine and load-generator JSON in BUILD_DIR/bench-raw/).
 #
@@ -46,10 +52,13 @@
 # Environment: HK_BENCH_SECONDS (5; per throughput run), HK_BENCH_REPEATS (3;
 # throughput runs per client count, the median is reported), HK_BENCH_RUNS (300),
 # HK_BENCH_WARMUP (20), HK_BENCH_STORE_MAX (1000), HK_BENCH_STORE_BUDGET (90),
-# HK_BENCH_FULL_POSITIVE (0), HK_BENCH_CMAKE_ARGS (extra configure arguments).
+# HK_BENCH_FULL_POSITIVE (0), HK_BENCH_CMAKE_ARGS (extra configure arguments);
+# for discovery, HK_BENCH_BURSTS (5) and HK_BENCH_SLOW_SECONDS (1), see
+# discovery.sh.
 #
 # Needs: cmake, a compiler, the project's build dependencies, hyperfine, jq,
-# secret-tool (libsecret-tools), gnome-keyring, dbus.
+# secret-tool (libsecret-tools), gnome-keyring, dbus, nginx, curl, openssl,
+# python3 (all installed by ./packaging/deps.sh bench).
 
 # Everything is in functions, and the last line calls main and exits: bash
 # reads the whole file before running any of it, so an edit to this file
@@ -75,11 +84,12 @@ outer() {
     build=$(cd "$build" && pwd)
 
     local tool missing=()
-    for tool in cmake hyperfine jq secret-tool gnome-keyring-daemon dbus-daemon; do
+    for tool in cmake hyperfine jq secret-tool gnome-keyring-daemon dbus-daemon curl openssl python3; do
         command -v "$tool" >/dev/null || missing+=("$tool")
     done
+    command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
     [[ ${#missing[@]} -eq 0 ]] ||
-        die "missing: ${missing[*]} (apt-get install cmake hyperfine jq libsecret-tools gnome-keyring dbus)"
+        die "missing: ${missing[*]} (./packaging/deps.sh bench, or apt-get install cmake hyperfine jq libsecret-tools gnome-keyring dbus nginx curl openssl python3)"
 
     local jobs
     jobs=$(nproc)
@@ -431,7 +441,14 @@ inner() {
         stop_daemon
     fi
 
-    # -- e. report ----------------------------------------------------------
+    # -- e. remote service discovery ----------------------------------------
+    # Its own nginx, CA and daemon (on a private socket): see discovery.sh.
+    # It writes the rows and notes the report below includes.
+    log "discovery: tests/bench/discovery.sh"
+    "$repo/tests/bench/discovery.sh" "$BIN" "$RAW" >&2 || die "the discovery benchmarks failed"
+    [[ -s "$RAW/discovery-rows.md" && -s "$RAW/discovery-notes.md" ]] || die "discovery.sh wrote no results"
+
+    # -- f. report ----------------------------------------------------------
     local cpu version gk commit date_ elapsed
     cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
     version=$("$BIN/hostkeeperd" --version | awk '{print $NF}')
@@ -477,6 +494,7 @@ inner() {
         fi
         echo "| daemon VmRSS growth while storing $stored new hosts (\`store\` op) | +$(mib $(( rss_store1 - rss_store0 ))) MiB ($(mib "$rss_store0") → $(mib "$rss_store1") MiB) | — | — | — | — |"
         echo "| time to store $stored tokens through hostkeeperd (gnome-keyring login collection) | $store_s s ($(awk -v n="$stored" -v s="$store_s" 'BEGIN { r = 0; if (s > 0) r = n / s; printf "%.0f", r }')/s) | — | — | — | — |"
+        cat "$RAW/discovery-rows.md"
         echo
         echo "Notes:"
         echo "- Latency: hyperfine -N (no shell), $warmup warm-up runs; the helper is run as Terraform runs it (no" \
@@ -497,7 +515,8 @@ inner() {
         else
             echo "- All-positive memory not measured in this run: HK_BENCH_FULL_POSITIVE=1 does (about 10 minutes more)."
         fi
-        echo "- Raw data: $RAW/. Run time: $elapsed s (build not included)."
+        cat "$RAW/discovery-notes.md"
+        echo "- Raw data: $RAW/ (discovery: $RAW/discovery/). Run time: $elapsed s (build not included)."
     } >"$report"
     echo
     cat "$report"

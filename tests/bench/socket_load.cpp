@@ -7,6 +7,16 @@
 //
 //   hk_bench_socket_load --socket PATH --clients 8 --seconds 5 --host example.com
 //
+// With --op discover, load mode sends `{"v":1,"op":"discover","host":H}`
+// instead of `get`, and the report counts the answers by their `source`
+// (network, cache, other). Every client sends its first request at the same
+// moment (they all connect first), so a burst of cold lookups is
+//
+//   hk_bench_socket_load --socket PATH --op discover --clients 200 --requests 200
+//       --host h1.localhost:8443 ... --host h20.localhost:8443    (one command line)
+//
+// (client i asks for host i mod 20 once: 10 concurrent lookups per host).
+//
 // Warm mode: one request per host <prefix><i>.example.com for i in
 // [start, start+K), to fill the daemon's cache: `get` (caches what the keyring
 // holds, or "no credentials") or, with --store, `store` of a token (written to
@@ -16,7 +26,8 @@
 //   hk_bench_socket_load --socket PATH --warm-hosts 10000 --prefix bench- [--store]
 //
 // Exit status: 0 when every request got an ok response (and, in load mode,
-// every `get` found credentials unless --allow-missing), 1 otherwise, 2 usage.
+// every `get` found credentials, every `discover` answer listed services,
+// unless --allow-missing), 1 otherwise, 2 usage.
 
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -113,6 +124,12 @@ std::string get_frame(const std::string& host) {
     return proto::encode_frame(proto::serialize(request));
 }
 
+std::string discover_frame(const std::string& host) {
+    Json request = proto::make_request(proto::Op::discover);
+    request["host"] = host;
+    return proto::encode_frame(proto::serialize(request));
+}
+
 std::string store_frame(const std::string& host, std::size_t index, std::size_t token_length) {
     // Shaped like a Terraform Cloud API token: an id, ".atlasv1.", filler.
     std::string token = "bench" + std::to_string(index) + ".atlasv1.";
@@ -131,7 +148,20 @@ bool contains(const std::string& haystack, std::string_view needle) {
 // rest by their fixed prefix, so that the client spends its CPU (shared with
 // the daemon on a small machine) on sending requests rather than on JSON.
 enum class Outcome { found, not_found, error };
-Outcome classify(const std::string& response, bool full) {
+Outcome classify(const std::string& response, bool full, bool discover) {
+    if (discover) {
+        // found: a document with services; not_found: none (404, or nothing usable).
+        if (full) {
+            const Json parsed = proto::parse_payload(response);
+            if (parsed.value("ok", false) != true) return Outcome::error;
+            const auto services = parsed.find("services");
+            if (services == parsed.end() || !services->is_object()) return Outcome::error;
+            return services->empty() ? Outcome::not_found : Outcome::found;
+        }
+        if (!contains(response, R"("ok":true)")) return Outcome::error;
+        if (contains(response, R"("services":{})")) return Outcome::not_found;
+        return Outcome::found;
+    }
     if (full) {
         const Json parsed = proto::parse_payload(response);
         if (parsed.value("ok", false) != true) return Outcome::error;
@@ -148,6 +178,9 @@ struct ThreadResult {
     std::uint64_t found = 0;
     std::uint64_t not_found = 0;
     std::uint64_t errors = 0;
+    std::uint64_t source_network = 0;  // discover: answers by "source"
+    std::uint64_t source_cache = 0;
+    std::uint64_t source_other = 0;
     std::vector<std::uint32_t> latency_ns;  // load mode, capped at ~4.29 s
     std::string failure;
     std::string first_error_response;
@@ -163,8 +196,17 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double>(b - a).count();
 }
 
-void record(ThreadResult& r, Outcome outcome, const std::string& response) {
+void record(ThreadResult& r, Outcome outcome, const std::string& response, bool discover) {
     ++r.requests;
+    if (discover && outcome != Outcome::error) {
+        if (contains(response, R"("source":"cache")")) {
+            ++r.source_cache;
+        } else if (contains(response, R"("source":"network")")) {
+            ++r.source_network;
+        } else {
+            ++r.source_other;
+        }
+    }
     switch (outcome) {
         case Outcome::found: ++r.found; break;
         case Outcome::not_found: ++r.not_found; break;
@@ -194,11 +236,15 @@ int main(int argc, char** argv) {
     double max_seconds = 0;
     std::size_t token_length = 90;
     std::string label;
+    std::string op = "get";
     app.add_option("--socket", socket, "hostkeeperd's socket")->required();
     app.add_option("--clients", clients, "concurrent connections, one thread each")->check(CLI::Range(1, 4096))->capture_default_str();
     app.add_option("--seconds", seconds, "load mode: run this long")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
     app.add_option("--requests", requests, "load mode: send this many requests in all instead of running for --seconds");
-    app.add_option("--host", hosts, "load mode: host(s) to get, round robin (repeat the option)");
+    app.add_option("--host", hosts, "load mode: host(s) to ask for, round robin (repeat the option)");
+    app.add_option("--op", op, "load mode: the request sent, get or discover")
+        ->check(CLI::IsMember({"get", "discover"}))
+        ->capture_default_str();
     app.add_flag("--allow-missing", allow_missing, "load mode: a `found: false` answer is not an error");
     app.add_option("--warm-hosts", warm_hosts, "warm mode: one request for each of this many hosts");
     app.add_option("--start", start, "warm mode: first index")->capture_default_str();
@@ -215,6 +261,11 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "hk_bench_socket_load: give --host (load mode) or --warm-hosts (warm mode)\n");
         return 2;
     }
+    const bool discover = op == "discover";
+    if (warm && discover) {
+        std::fprintf(stderr, "hk_bench_socket_load: --op discover is for load mode (--host)\n");
+        return 2;
+    }
 
     std::vector<ThreadResult> results(clients);
     std::atomic<std::size_t> next_index{0};
@@ -225,7 +276,7 @@ int main(int argc, char** argv) {
     Clock::time_point end;
     std::vector<std::string> frames;
     frames.reserve(hosts.size());
-    for (const auto& h : hosts) frames.push_back(get_frame(h));
+    for (const auto& h : hosts) frames.push_back(discover ? discover_frame(h) : get_frame(h));
     const std::uint64_t per_client = requests > 0 ? (requests + clients - 1) / clients : 0;
 
     auto worker = [&](std::size_t id) {
@@ -246,7 +297,7 @@ int main(int argc, char** argv) {
                     host.append(std::to_string(index)).append(suffix);
                     const std::string frame = store ? store_frame(host, index, token_length) : get_frame(host);
                     const std::string& response = client.round_trip(frame);
-                    record(r, classify(response, first), response);
+                    record(r, classify(response, first, false), response, false);
                     first = false;
                     if (max_seconds > 0 && seconds_between(t0, Clock::now()) >= max_seconds) {
                         stop_claiming.store(true);
@@ -262,7 +313,7 @@ int main(int argc, char** argv) {
                 const std::string& response = client.round_trip(frames[k]);
                 const Clock::time_point received = Clock::now();
                 if (per_client == 0 && received > end) break;  // count only what finished in the window
-                record(r, classify(response, first), response);
+                record(r, classify(response, first, discover), response, discover);
                 first = false;
                 const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(received - sent).count();
                 r.latency_ns.push_back(static_cast<std::uint32_t>(std::min<long long>(ns, UINT32_MAX)));
@@ -293,6 +344,9 @@ int main(int argc, char** argv) {
         total.found += r.found;
         total.not_found += r.not_found;
         total.errors += r.errors;
+        total.source_network += r.source_network;
+        total.source_cache += r.source_cache;
+        total.source_other += r.source_other;
         if (failure.empty() && !r.failure.empty()) failure = r.failure;
         if (total.first_error_response.empty()) total.first_error_response = r.first_error_response;
         latencies.insert(latencies.end(), r.latency_ns.begin(), r.latency_ns.end());
@@ -302,7 +356,7 @@ int main(int argc, char** argv) {
     Json out;
     if (!label.empty()) out["label"] = label;
     out["mode"] = warm ? "warm" : "load";
-    out["op"] = warm && store ? "store" : "get";
+    out["op"] = warm && store ? "store" : op;
     out["clients"] = clients;
     out["seconds"] = elapsed;
     out["requests"] = total.requests;
@@ -310,6 +364,9 @@ int main(int argc, char** argv) {
     out["found"] = total.found;
     out["not_found"] = total.not_found;
     out["errors"] = total.errors;
+    if (discover) {
+        out["sources"] = {{"network", total.source_network}, {"cache", total.source_cache}, {"other", total.source_other}};
+    }
     if (warm) {
         // Every claimed index was sent (or its thread failed, reported below).
         out["first_host"] = prefix + std::to_string(start) + suffix;
