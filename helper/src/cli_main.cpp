@@ -13,12 +13,15 @@
 
 #include "common_cli.hpp"
 #include "daemon_client.hpp"
+#include "doctor.hpp"
 #include "exit_codes.hpp"
 #include "hostkeeper/proto/error.hpp"
 #include "hostkeeper/proto/hostname.hpp"
 #include "hostkeeper/proto/messages.hpp"
 #include "hostkeeper/proto/version.hpp"
+#include "import.hpp"
 #include "launcher.hpp"
+#include "setup.hpp"
 
 namespace {
 using namespace hostkeeper;
@@ -60,6 +63,11 @@ int flush(const client::ClientOptions& options, const std::string& host) {
     std::printf("flushed %lld cached entr%s\n", response.value("flushed", 0LL),
                 response.value("flushed", 0LL) == 1 ? "y" : "ies");
     return client::kExitOk;
+}
+
+client::ClientOptions with_start(client::ClientOptions options) {
+    options.start_daemon = true;
+    return options;
 }
 
 int start(client::ClientOptions options) {
@@ -122,15 +130,32 @@ int main(int argc, char** argv) {
     auto* start_cmd =
         app.add_subcommand("start", "start the daemon unless it is running (the helper also starts it on demand)");
     auto* stop_cmd = app.add_subcommand("stop", "stop the daemon and wait until it has exited");
+    client::SetupOptions setup;
+    auto* setup_cmd = app.add_subcommand(
+        "setup", "make Terraform and OpenTofu use the helper: link it, add the credentials_helper block, "
+                 "enable the socket unit");
+    setup_cmd->add_flag("--terraform", setup.terraform, "set up Terraform (default: each tool that is found)");
+    setup_cmd->add_flag("--opentofu", setup.opentofu, "set up OpenTofu (default: each tool that is found)");
+    setup_cmd->add_flag("--dry-run", setup.dry_run, "only print what would change");
+    setup_cmd->add_flag("--undo", setup.undo, "reverse what setup changed (recorded in $XDG_STATE_HOME/hostkeeper)");
+    client::ImportOptions import;
+    auto* import_cmd = app.add_subcommand(
+        "import", "move tokens from credentials.tfrc.json into the keyring, verified, then out of the file");
+    import_cmd->add_flag("--keep-file", import.keep_file, "store and verify, but leave the file as it is");
+    auto* doctor_cmd =
+        app.add_subcommand("doctor", "check that Terraform and OpenTofu will use the keyring; say how to fix what fails");
     if (const auto code = client::parse_or_exit(app, argc, argv)) return *code;
 
     client::ClientOptions options = common.client_options();
-    options.start_daemon = false;  // reporting on a daemon must not start one
+    options.start_daemon = false;  // reporting on a daemon must not start one (import and doctor do)
     return client::run_reporting(program, [&] {
         if (status_cmd->parsed()) return status(options, json);
         if (flush_cmd->parsed()) return flush(options, host);
         if (stop_cmd->parsed()) return stop(options);
         if (start_cmd->parsed()) return start(options);
+        if (setup_cmd->parsed()) return client::run_setup(setup);
+        if (import_cmd->parsed()) return client::run_import(with_start(options), import);
+        if (doctor_cmd->parsed()) return client::run_doctor(options);
         return client::kExitUsage;
     });
 }
