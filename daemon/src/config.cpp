@@ -134,6 +134,14 @@ std::chrono::seconds parse_duration(const std::string& text) {
     return std::chrono::seconds(total);
 }
 
+const std::set<std::string>& config_file_keys() {
+    static const std::set<std::string> keys{"socket", "log_level", "idle_timeout", "max_connections", "read_timeout",
+                                            "shutdown_timeout", "credentials.", "credentials.ttl",
+                                            "credentials.max_lifetime", "credentials.negative_ttl",
+                                            "credentials.max_entries", "keyring.", "keyring.unlock_timeout"};
+    return keys;
+}
+
 fs::path default_config_path() {
     if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && xdg[0] == '/') {
         return fs::path(xdg) / "hostkeeper" / "config.toml";
@@ -150,9 +158,7 @@ void apply_toml(Config& config, const std::string& text, const std::string& orig
         throw ConfigError(origin + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
     }
     const TomlReader r(root, origin);
-    r.check_known({"socket", "log_level", "idle_timeout", "max_connections", "read_timeout", "shutdown_timeout",
-                   "credentials.", "credentials.ttl", "credentials.max_lifetime", "credentials.negative_ttl",
-                   "credentials.max_entries", "keyring.", "keyring.unlock_timeout"});
+    r.check_known(config_file_keys());
     r.string("socket", [&](const std::string& v) { config.socket = v; });
     r.string("log_level", [&](const std::string& v) { config.log_level = check_log_level(v, origin); });
     r.duration("idle_timeout", config.idle_timeout);
