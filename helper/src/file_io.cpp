@@ -73,7 +73,10 @@ std::optional<std::string> read_file_if_exists(const fs::path& path, std::size_t
 
 void write_file_atomically(const fs::path& path, const std::string& content, mode_t mode) {
     const fs::path target = resolve_target(path);
-    std::string temp = (target.parent_path() / ("." + target.filename().string() + ".hostkeeper-XXXXXX")).string();
+    // Built with append: g++ 12 -O3 warns falsely (-Wrestrict) about "." + std::string.
+    std::string name(".");
+    name.append(target.filename().string()).append(".hostkeeper-XXXXXX");
+    std::string temp = (target.parent_path() / name).string();
     Fd fd(::mkostemp(temp.data(), O_CLOEXEC));  // mode 0600 from the start
     if (fd.get() < 0) throw FileError(errno_text("cannot create a temporary file next to " + target.string()));
     const auto fail = [&](const std::string& what) {
