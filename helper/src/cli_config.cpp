@@ -15,17 +15,21 @@ bool is_ident_char(char c) {
 }
 
 class Scanner {
-public:
+  public:
     explicit Scanner(std::string_view text) : text_(text) {}
 
     CliConfigScan run() {
         while (pos_ < text_.size()) step();
-        if (depth_ != 0) throw CliConfigError("a block opened on line " + std::to_string(open_line_) + " is never closed");
+        if (depth_ != 0)
+            throw CliConfigError("a block opened on line " + std::to_string(open_line_) +
+                                 " is never closed");
         return result_;
     }
 
-private:
-    char peek(std::size_t ahead = 0) const { return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0'; }
+  private:
+    char peek(std::size_t ahead = 0) const {
+        return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0';
+    }
 
     void step() {
         const char c = text_[pos_];
@@ -47,14 +51,16 @@ private:
             ++depth_;
             ++pos_;
         } else if (c == '}' || c == ']' || c == ')') {
-            if (depth_ == 0) throw CliConfigError("line " + std::to_string(line_) + ": unexpected '" + c + "'");
+            if (depth_ == 0)
+                throw CliConfigError("line " + std::to_string(line_) + ": unexpected '" + c + "'");
             --depth_;
             ++pos_;
             if (depth_ == 0) tokens_.clear();
         } else if (is_ident_char(c)) {
             const std::size_t start = pos_;
             while (pos_ < text_.size() && is_ident_char(text_[pos_])) ++pos_;
-            if (depth_ == 0) tokens_.push_back({std::string(text_.substr(start, pos_ - start)), false, line_});
+            if (depth_ == 0)
+                tokens_.push_back({std::string(text_.substr(start, pos_ - start)), false, line_});
         } else {
             if (depth_ == 0 && c == '=') tokens_.push_back({"=", false, line_});
             ++pos_;
@@ -63,10 +69,12 @@ private:
 
     void block_opens() {
         if (tokens_.empty() || tokens_.front().quoted) return;
-        if (std::any_of(tokens_.begin(), tokens_.end(), [](const Token& t) { return !t.quoted && t.text == "="; })) {
+        if (std::any_of(tokens_.begin(), tokens_.end(),
+                        [](const Token& t) { return !t.quoted && t.text == "="; })) {
             return;  // an attribute whose value is an object
         }
-        HclBlock block{tokens_.front().text, tokens_.size() > 1 ? tokens_[1].text : "", tokens_.front().line};
+        HclBlock block{tokens_.front().text, tokens_.size() > 1 ? tokens_[1].text : "",
+                       tokens_.front().line};
         if (block.type == "credentials_helper") result_.helpers.push_back(block);
         if (block.type == "credentials") result_.credentials.push_back(block);
         tokens_.clear();
@@ -79,7 +87,8 @@ private:
             if (text_[pos_] == '\n') ++line_;
             ++pos_;
         }
-        if (pos_ + 1 >= text_.size()) throw CliConfigError("line " + std::to_string(start) + ": unterminated comment");
+        if (pos_ + 1 >= text_.size())
+            throw CliConfigError("line " + std::to_string(start) + ": unterminated comment");
         pos_ += 2;
     }
 
@@ -114,14 +123,17 @@ private:
             ++line_;
             const std::size_t end = std::min(text_.find('\n', pos_), text_.size());
             std::string_view content = text_.substr(pos_, end - pos_);
-            while (!content.empty() && (content.front() == ' ' || content.front() == '\t')) content.remove_prefix(1);
-            while (!content.empty() && (content.back() == ' ' || content.back() == '\t' || content.back() == '\r')) {
+            while (!content.empty() && (content.front() == ' ' || content.front() == '\t'))
+                content.remove_prefix(1);
+            while (!content.empty() &&
+                   (content.back() == ' ' || content.back() == '\t' || content.back() == '\r')) {
                 content.remove_suffix(1);
             }
             pos_ = end;
             if (content == id) return true;
         }
-        throw CliConfigError("line " + std::to_string(start) + ": unterminated heredoc <<" + std::string(id));
+        throw CliConfigError("line " + std::to_string(start) + ": unterminated heredoc <<" +
+                             std::string(id));
     }
 
     struct Token {
@@ -141,14 +153,17 @@ private:
 
 }  // namespace
 
-CliConfigScan scan_cli_config(std::string_view text) { return Scanner(text).run(); }
+CliConfigScan scan_cli_config(std::string_view text) {
+    return Scanner(text).run();
+}
 
 std::vector<ScannedFile> scan_cli_config_files(const ToolPaths& paths) {
     std::vector<fs::path> files{paths.cli_config};
     if (!paths.cli_config_from_env) {
         std::error_code ec;
         std::vector<fs::path> extra;
-        for (fs::directory_iterator it(paths.config_dir, ec), end; !ec && it != end; it.increment(ec)) {
+        for (fs::directory_iterator it(paths.config_dir, ec), end; !ec && it != end;
+             it.increment(ec)) {
             if (it->path().extension() == ".tfrc") extra.push_back(it->path());
         }
         std::sort(extra.begin(), extra.end());

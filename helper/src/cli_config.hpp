@@ -34,7 +34,7 @@ struct CliConfigScan {
 // Thrown when the text is not balanced HCL (an unterminated string, comment,
 // heredoc or block); the message names the line.
 class CliConfigError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 

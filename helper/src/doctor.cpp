@@ -27,7 +27,7 @@ namespace {
 constexpr const char* kProbeHost = "hostkeeper-doctor.invalid";
 
 class Report {
-public:
+  public:
     void ok(const std::string& what) { std::printf("ok    %s\n", what.c_str()); }
     void fail(const std::string& what, const std::string& fix) {
         ++failures_;
@@ -35,12 +35,13 @@ public:
     }
     int failures() const { return failures_; }
 
-private:
+  private:
     int failures_ = 0;
 };
 
 std::string setup_command(const ToolPaths& paths) {
-    return std::string("hostkeeper setup ") + (paths.tool == Tool::terraform ? "--terraform" : "--opentofu");
+    return std::string("hostkeeper setup ") +
+           (paths.tool == Tool::terraform ? "--terraform" : "--opentofu");
 }
 
 void check_helper(Report& report, const ToolPaths& paths) {
@@ -51,16 +52,18 @@ void check_helper(Report& report, const ToolPaths& paths) {
         if (::access(link.c_str(), X_OK) == 0) {
             const fs::path runs = fs::weakly_canonical(link, ec);
             if (runs != installed) {
-                report.fail(paths.name + " runs " + runs.string() + " through " + link.string() +
-                                ", not the installed helper " + installed.string(),
-                            setup_command(paths) + " (it replaces a symlink), or remove the stale copy");
+                report.fail(
+                    paths.name + " runs " + runs.string() + " through " + link.string() +
+                        ", not the installed helper " + installed.string(),
+                    setup_command(paths) + " (it replaces a symlink), or remove the stale copy");
             } else {
                 report.ok(paths.name + " finds the helper at " + link.string());
             }
             return;
         }
         if (fs::is_symlink(fs::symlink_status(link, ec))) {
-            report.fail(link.string() + " is a broken symlink (to " + fs::read_symlink(link, ec).string() + ")",
+            report.fail(link.string() + " is a broken symlink (to " +
+                            fs::read_symlink(link, ec).string() + ")",
                         setup_command(paths));
             return;
         }
@@ -69,8 +72,9 @@ void check_helper(Report& report, const ToolPaths& paths) {
             return;
         }
     }
-    report.fail(paths.name + " looks for " + kHelperName + " in " + paths.plugin_dirs.front().string() +
-                    " and it is not there (" + paths.name + " then ignores credentials_helper without a word)",
+    report.fail(paths.name + " looks for " + kHelperName + " in " +
+                    paths.plugin_dirs.front().string() + " and it is not there (" + paths.name +
+                    " then ignores credentials_helper without a word)",
                 setup_command(paths));
 }
 
@@ -79,7 +83,8 @@ void check_config(Report& report, const ToolPaths& paths) {
     try {
         files = scan_cli_config_files(paths);
     } catch (const std::exception& e) {
-        report.fail(paths.name + ": cannot read its CLI configuration: " + e.what(), "correct the file");
+        report.fail(paths.name + ": cannot read its CLI configuration: " + e.what(),
+                    "correct the file");
         return;
     }
     std::vector<std::string> ours;
@@ -92,9 +97,10 @@ void check_config(Report& report, const ToolPaths& paths) {
                 continue;
             }
             ++conflicts;
-            report.fail(where + ": credentials_helper \"" + block.label + "\" is configured for " + paths.name,
-                        "remove that block: " + paths.name + " allows one credentials_helper, and it must be " +
-                            "hostkeeper's");
+            report.fail(where + ": credentials_helper \"" + block.label + "\" is configured for " +
+                            paths.name,
+                        "remove that block: " + paths.name +
+                            " allows one credentials_helper, and it must be " + "hostkeeper's");
         }
     }
     if (ours.empty()) {
@@ -103,7 +109,8 @@ void check_config(Report& report, const ToolPaths& paths) {
                     setup_command(paths));
     } else if (ours.size() > 1) {
         ++conflicts;
-        report.fail(paths.name + ": more than one credentials_helper block (" + ours[0] + ", " + ours[1] + ")",
+        report.fail(paths.name + ": more than one credentials_helper block (" + ours[0] + ", " +
+                        ours[1] + ")",
                     "keep one of them");
     } else {
         report.ok(paths.name + " reads credentials_helper \"hostkeeper\" at " + ours[0]);
@@ -152,15 +159,16 @@ void check_shadowing(Report& report) {
 }
 
 void check_socket_directory(Report& report, const ClientOptions& client) {
-    const proto::SocketLocation location = client.socket
-                                               ? proto::SocketLocation{*client.socket, client.socket->parent_path()}
-                                               : proto::resolve_socket_location();
+    const proto::SocketLocation location =
+        client.socket ? proto::SocketLocation{*client.socket, client.socket->parent_path()}
+                      : proto::resolve_socket_location();
     try {
         proto::check_private_directory(location.directory, ::geteuid());
         report.ok("socket directory " + location.directory.string() + " is yours with mode 0700");
     } catch (const proto::UnsafeDirectory& e) {
-        report.fail(e.what(), "chmod 700 " + location.directory.string() +
-                                  " if it is yours; otherwise remove it, or set HOSTKEEPER_SOCKET elsewhere");
+        report.fail(e.what(),
+                    "chmod 700 " + location.directory.string() +
+                        " if it is yours; otherwise remove it, or set HOSTKEEPER_SOCKET elsewhere");
     } catch (const fs::filesystem_error&) {
         report.ok("socket directory " + location.directory.string() +
                   " does not exist yet; hostkeeperd creates it with mode 0700");
@@ -172,10 +180,12 @@ std::string keyring_fix(ErrorCode code) {
         case ErrorCode::keyring_locked:
             return "unlock the keyring (Seahorse, or log in to the desktop session)";
         case ErrorCode::keyring_unavailable:
-            return "install gnome-keyring (or enable KeePassXC's Secret Service integration) and log in again; "
+            return "install gnome-keyring (or enable KeePassXC's Secret Service integration) and "
+                   "log in again; "
                    "over SSH, install dbus-user-session";
         case ErrorCode::no_default_collection:
-            return "create a default keyring (Seahorse: a new password keyring, then \"Set as default\")";
+            return "create a default keyring (Seahorse: a new password keyring, then \"Set as "
+                   "default\")";
         default:
             return "see the message; 'hostkeeperd --log-level debug' in a terminal shows more";
     }
@@ -189,11 +199,12 @@ bool check_daemon(Report& report, ClientOptions client) {
         const std::string version = hello.value("daemon_version", "?");
         report.ok("hostkeeperd " + version + " answers at " + daemon.location().socket.string());
         if (version == proto::product_version()) {
-            report.ok(std::string("hostkeeperd and the helper are the same version (") + proto::product_version() +
-                      ")");
+            report.ok(std::string("hostkeeperd and the helper are the same version (") +
+                      proto::product_version() + ")");
         } else {
-            report.fail("hostkeeperd is version " + version + ", the helper " + proto::product_version(),
-                        "hostkeeper stop (the next request starts the installed hostkeeperd)");
+            report.fail(
+                "hostkeeperd is version " + version + ", the helper " + proto::product_version(),
+                "hostkeeper stop (the next request starts the installed hostkeeperd)");
         }
         return true;
     } catch (const std::exception& e) {
@@ -220,7 +231,9 @@ void check_keyring(Report& report, const ClientOptions& client) {
                         "report this; 'hostkeeperd --log-level debug' shows the keyring calls");
             return;
         }
-        report.ok("the Secret Service stores and gives back items: the default collection is there and unlocked");
+        report.ok(
+            "the Secret Service stores and gives back items: the default collection is there and "
+            "unlocked");
     } catch (const proto::Error& e) {
         report.fail(std::string("the keyring: ") + e.what(), keyring_fix(e.code()));
     } catch (const std::exception& e) {

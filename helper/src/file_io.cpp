@@ -12,10 +12,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
+std::string errno_text(const std::string& what) {
+    return what + ": " + std::strerror(errno);
+}
 
 class Fd {
-public:
+  public:
     explicit Fd(int fd) : fd_(fd) {}
     Fd(const Fd&) = delete;
     Fd& operator=(const Fd&) = delete;
@@ -29,7 +31,7 @@ public:
         return fd;
     }
 
-private:
+  private:
     int fd_;
 };
 
@@ -54,7 +56,8 @@ std::optional<std::string> read_file_if_exists(const fs::path& path, std::size_t
     if (::fstat(fd.get(), &st) != 0) throw FileError(errno_text("cannot read " + path.string()));
     if (!S_ISREG(st.st_mode)) throw FileError(path.string() + " is not a regular file");
     if (static_cast<std::size_t>(st.st_size) > max_size) {
-        throw FileError(path.string() + " is larger than " + std::to_string(max_size) + " bytes; not reading it");
+        throw FileError(path.string() + " is larger than " + std::to_string(max_size) +
+                        " bytes; not reading it");
     }
     std::string text;
     text.reserve(static_cast<std::size_t>(st.st_size));
@@ -78,7 +81,8 @@ void write_file_atomically(const fs::path& path, const std::string& content, mod
     name.append(target.filename().string()).append(".hostkeeper-XXXXXX");
     std::string temp = (target.parent_path() / name).string();
     Fd fd(::mkostemp(temp.data(), O_CLOEXEC));  // mode 0600 from the start
-    if (fd.get() < 0) throw FileError(errno_text("cannot create a temporary file next to " + target.string()));
+    if (fd.get() < 0)
+        throw FileError(errno_text("cannot create a temporary file next to " + target.string()));
     const auto fail = [&](const std::string& what) {
         const std::string message = errno_text(what);
         ::unlink(temp.c_str());
@@ -106,7 +110,8 @@ mode_t mode_or(const fs::path& path, mode_t fallback) {
 }
 
 void remove_file(const fs::path& path) {
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) throw FileError(errno_text("cannot remove " + path.string()));
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+        throw FileError(errno_text("cannot remove " + path.string()));
 }
 
 }  // namespace hostkeeper::client

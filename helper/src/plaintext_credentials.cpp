@@ -21,14 +21,18 @@ CredentialsFile::CredentialsFile(fs::path path) : path_(std::move(path)) {
         throw FileError(path_.string() + " is not valid JSON (at byte " + std::to_string(e.byte) +
                         "); it was left as it is");
     }
-    if (!document_.is_object() || (document_.contains("credentials") && !document_["credentials"].is_object())) {
+    if (!document_.is_object() ||
+        (document_.contains("credentials") && !document_["credentials"].is_object())) {
         proto::scrub(document_);
         throw FileError(path_.string() +
-                        " is not a credentials file ({\"credentials\": {\"HOST\": {...}}}); it was left as it is");
+                        " is not a credentials file ({\"credentials\": {\"HOST\": {...}}}); it was "
+                        "left as it is");
     }
 }
 
-CredentialsFile::~CredentialsFile() { proto::scrub(document_); }
+CredentialsFile::~CredentialsFile() {
+    proto::scrub(document_);
+}
 
 std::vector<std::string> CredentialsFile::hosts() const {
     std::vector<std::string> out;
@@ -37,14 +41,17 @@ std::vector<std::string> CredentialsFile::hosts() const {
     return out;
 }
 
-const Json& CredentialsFile::credentials(const std::string& host) const { return document_.at("credentials").at(host); }
+const Json& CredentialsFile::credentials(const std::string& host) const {
+    return document_.at("credentials").at(host);
+}
 
 bool CredentialsFile::rewrite_without(const std::set<std::string>& hosts) const {
     Json rest = document_;
     if (rest.contains("credentials")) {
         for (const auto& host : hosts) rest["credentials"].erase(host);
     }
-    if (rest.size() <= 1 && (rest.empty() || (rest.contains("credentials") && rest["credentials"].empty()))) {
+    if (rest.size() <= 1 &&
+        (rest.empty() || (rest.contains("credentials") && rest["credentials"].empty()))) {
         remove_file(path_);
         return true;
     }

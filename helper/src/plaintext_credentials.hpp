@@ -14,7 +14,7 @@
 namespace hostkeeper::client {
 
 class CredentialsFile {
-public:
+  public:
     // Throws FileError when the file cannot be read or is not a JSON object
     // whose "credentials" (when present) is an object; the file is untouched.
     explicit CredentialsFile(std::filesystem::path path);
@@ -33,7 +33,7 @@ public:
     // true when it removed the file.
     bool rewrite_without(const std::set<std::string>& hosts) const;
 
-private:
+  private:
     std::filesystem::path path_;
     proto::Json document_;
 };

@@ -20,14 +20,16 @@ using proto::Json;
 
 namespace {
 
-const std::string kBlockText = std::string("# Added by \"hostkeeper setup\"; \"hostkeeper setup --undo\" removes it.\n") +
-                               "credentials_helper \"" + kHelperLabel + "\" {}\n";
+const std::string kBlockText =
+    std::string("# Added by \"hostkeeper setup\"; \"hostkeeper setup --undo\" removes it.\n") +
+    "credentials_helper \"" + kHelperLabel + "\" {}\n";
 
 fs::path state_path() {
     const char* xdg = std::getenv("XDG_STATE_HOME");
-    const fs::path base = xdg != nullptr && xdg[0] == '/' ? fs::path(xdg)
-                                                           : home_directory([](const char* name) { return std::getenv(name); }) /
-                                                                 ".local" / "state";
+    const fs::path base = xdg != nullptr && xdg[0] == '/'
+                              ? fs::path(xdg)
+                              : home_directory([](const char* name) { return std::getenv(name); }) /
+                                    ".local" / "state";
     return base / "hostkeeper" / "setup.json";
 }
 
@@ -37,7 +39,8 @@ Json load_state() {
     if (!text) return Json{{"version", 1}, {"actions", Json::array()}};
     Json state = Json::parse(*text, nullptr, false);
     if (!state.is_object() || !state.contains("actions") || !state["actions"].is_array()) {
-        throw FileError(path.string() + " is not hostkeeper setup's record; move it away to continue");
+        throw FileError(path.string() +
+                        " is not hostkeeper setup's record; move it away to continue");
     }
     return state;
 }
@@ -53,9 +56,9 @@ void save_state(const Json& state) {
 }
 
 struct Step {
-    std::string would;               // "would add ..."
-    std::string done;                // "added ..."
-    std::function<Json()> apply;     // does it; returns the record for --undo (or null)
+    std::string would;            // "would add ..."
+    std::string done;             // "added ..."
+    std::function<Json()> apply;  // does it; returns the record for --undo (or null)
 };
 
 struct Plan {
@@ -67,7 +70,8 @@ struct Plan {
 
 bool links_to(const fs::path& link, const fs::path& target) {
     std::error_code ec;
-    return fs::is_symlink(fs::symlink_status(link, ec)) && fs::read_symlink(link, ec) == target && !ec;
+    return fs::is_symlink(fs::symlink_status(link, ec)) && fs::read_symlink(link, ec) == target &&
+           !ec;
 }
 
 void plan_link(Plan& plan, const std::string& tool, const fs::path& dir, const fs::path& target) {
@@ -83,8 +87,9 @@ void plan_link(Plan& plan, const std::string& tool, const fs::path& dir, const f
     if (fs::is_symlink(status)) {
         replaced = fs::read_symlink(link, ec).string();
     } else if (fs::exists(status)) {
-        plan.refusals.push_back(tool + ": " + link.string() +
-                                " exists and is not a symlink; move it away and run hostkeeper setup again");
+        plan.refusals.push_back(
+            tool + ": " + link.string() +
+            " exists and is not a symlink; move it away and run hostkeeper setup again");
         return;
     }
     const std::string what = link.string() + " -> " + target.string() +
@@ -123,13 +128,15 @@ void plan_block(Plan& plan, const ToolPaths& paths) {
         }
     }
     for (const auto& other : others) {
-        plan.refusals.push_back(tool + ": " + other + " is configured, and " + tool +
-                                " allows only one credentials_helper; remove that block to use hostkeeper "
-                                "(or leave " + tool + " out of setup), then run hostkeeper setup again");
+        plan.refusals.push_back(
+            tool + ": " + other + " is configured, and " + tool +
+            " allows only one credentials_helper; remove that block to use hostkeeper "
+            "(or leave " +
+            tool + " out of setup), then run hostkeeper setup again");
     }
     if (ours.size() > 1) {
-        plan.refusals.push_back(tool + ": more than one credentials_helper block (" + ours[0] + ", " + ours[1] +
-                                "); " + tool + " refuses that: keep one");
+        plan.refusals.push_back(tool + ": more than one credentials_helper block (" + ours[0] +
+                                ", " + ours[1] + "); " + tool + " refuses that: keep one");
     }
     if (!others.empty() || ours.size() > 1) return;
     if (ours.size() == 1) {
@@ -137,13 +144,16 @@ void plan_block(Plan& plan, const ToolPaths& paths) {
         return;
     }
     const fs::path file = paths.cli_config;
-    const std::string what = "credentials_helper \"" + std::string(kHelperLabel) + "\" {} to " + file.string();
+    const std::string what =
+        "credentials_helper \"" + std::string(kHelperLabel) + "\" {} to " + file.string();
     plan.steps.push_back({tool + ": would add " + what, tool + ": added " + what, [file] {
                               const auto text = read_file_if_exists(file);
                               std::string inserted = kBlockText;
-                              if (text && !text->empty()) inserted = (text->back() == '\n' ? "\n" : "\n\n") + inserted;
+                              if (text && !text->empty())
+                                  inserted = (text->back() == '\n' ? "\n" : "\n\n") + inserted;
                               if (!text) fs::create_directories(file.parent_path());
-                              write_file_atomically(file, text.value_or("") + inserted, mode_or(file, 0600));
+                              write_file_atomically(file, text.value_or("") + inserted,
+                                                    mode_or(file, 0600));
                               return Json{{"action", "config_block"},
                                           {"file", file.string()},
                                           {"inserted", inserted},
@@ -153,7 +163,8 @@ void plan_block(Plan& plan, const ToolPaths& paths) {
 
 void plan_socket(Plan& plan) {
     if (!user_manager_running()) {
-        plan.notes.push_back("systemd: no user manager is running; the helper starts hostkeeperd on demand");
+        plan.notes.push_back(
+            "systemd: no user manager is running; the helper starts hostkeeperd on demand");
         return;
     }
     if (systemctl_user({"is-enabled", "--quiet", kSocketUnit}, true) == 0) {
@@ -163,8 +174,9 @@ void plan_socket(Plan& plan) {
     plan.steps.push_back({std::string("systemd: would enable and start ") + kSocketUnit,
                           std::string("systemd: enabled and started ") + kSocketUnit, [] {
                               if (systemctl_user({"enable", "--now", kSocketUnit}) != 0) {
-                                  throw std::runtime_error(std::string("systemctl --user enable --now ") +
-                                                           kSocketUnit + " failed");
+                                  throw std::runtime_error(
+                                      std::string("systemctl --user enable --now ") + kSocketUnit +
+                                      " failed");
                               }
                               return Json{{"action", "enable_socket"}};
                           }});
@@ -180,7 +192,8 @@ std::vector<ToolPaths> selected_tools(const SetupOptions& options, Plan& plan) {
     }
     if (tools.empty()) {
         plan.notes.push_back(
-            "neither Terraform nor OpenTofu was found (no CLI configuration, no ~/.terraform.d, not on PATH); "
+            "neither Terraform nor OpenTofu was found (no CLI configuration, no ~/.terraform.d, "
+            "not on PATH); "
             "use --terraform or --opentofu to set one up anyway");
     }
     return tools;
@@ -195,7 +208,8 @@ int setup(const SetupOptions& options) {
     }
     plan_socket(plan);
     if (!plan.refusals.empty()) {
-        for (const auto& refusal : plan.refusals) std::fprintf(stderr, "hostkeeper setup: %s\n", refusal.c_str());
+        for (const auto& refusal : plan.refusals)
+            std::fprintf(stderr, "hostkeeper setup: %s\n", refusal.c_str());
         std::fprintf(stderr, "hostkeeper setup: nothing was changed\n");
         return kExitFailed;
     }
@@ -230,8 +244,10 @@ std::string undo_one(const Json& action, bool dry_run) {
     if (kind == "link") {
         const fs::path link = action.value("path", "");
         const fs::path target = action.value("target", "");
-        const std::string replaced = action["replaced"].is_string() ? action["replaced"].get<std::string>() : "";
-        if (!links_to(link, target)) return "left " + link.string() + " alone: it no longer links to " + target.string();
+        const std::string replaced =
+            action["replaced"].is_string() ? action["replaced"].get<std::string>() : "";
+        if (!links_to(link, target))
+            return "left " + link.string() + " alone: it no longer links to " + target.string();
         if (!dry_run) {
             fs::remove(link);
             if (!replaced.empty()) fs::create_symlink(replaced, link);
@@ -245,7 +261,8 @@ std::string undo_one(const Json& action, bool dry_run) {
         const auto text = read_file_if_exists(file);
         const auto at = text ? text->rfind(inserted) : std::string::npos;
         if (inserted.empty() || at == std::string::npos) {
-            return "left " + file.string() + " alone: the block setup added is no longer there as it was";
+            return "left " + file.string() +
+                   " alone: the block setup added is no longer there as it was";
         }
         std::string rest = *text;
         rest.erase(at, inserted.size());
@@ -258,12 +275,15 @@ std::string undo_one(const Json& action, bool dry_run) {
             }
         }
         return remove ? say("remove ", "removed ") + file.string() + " (setup created it)"
-                      : say("remove ", "removed ") + "the credentials_helper block setup added to " + file.string();
+                      : say("remove ", "removed ") +
+                            "the credentials_helper block setup added to " + file.string();
     }
     if (kind == "enable_socket") {
-        if (!user_manager_running()) return std::string("left ") + kSocketUnit + " alone: no systemd user manager runs";
+        if (!user_manager_running())
+            return std::string("left ") + kSocketUnit + " alone: no systemd user manager runs";
         if (!dry_run && systemctl_user({"disable", "--now", kSocketUnit}) != 0) {
-            throw std::runtime_error(std::string("systemctl --user disable --now ") + kSocketUnit + " failed");
+            throw std::runtime_error(std::string("systemctl --user disable --now ") + kSocketUnit +
+                                     " failed");
         }
         return say("disable and stop ", "disabled and stopped ") + kSocketUnit;
     }
@@ -274,7 +294,8 @@ int undo(const SetupOptions& options) {
     Json state = load_state();
     auto& actions = state["actions"];
     if (actions.empty()) {
-        std::printf("nothing to undo: hostkeeper setup has no record of changes (%s)\n", state_path().c_str());
+        std::printf("nothing to undo: hostkeeper setup has no record of changes (%s)\n",
+                    state_path().c_str());
         return kExitOk;
     }
     while (!actions.empty()) {
@@ -288,6 +309,8 @@ int undo(const SetupOptions& options) {
 
 }  // namespace
 
-int run_setup(const SetupOptions& options) { return options.undo ? undo(options) : setup(options); }
+int run_setup(const SetupOptions& options) {
+    return options.undo ? undo(options) : setup(options);
+}
 
 }  // namespace hostkeeper::client

@@ -18,7 +18,8 @@ std::vector<CredentialsBlock> credentials_blocks(std::vector<std::string>* error
             for (const auto& file : scan_cli_config_files(locate(tool))) {
                 if (!seen.insert(file.path.string()).second) continue;
                 for (const auto& block : file.scan.credentials) {
-                    blocks.push_back({file.path.string() + ":" + std::to_string(block.line), block.label});
+                    blocks.push_back(
+                        {file.path.string() + ":" + std::to_string(block.line), block.label});
                 }
             }
         } catch (const std::exception& e) {

@@ -10,7 +10,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* process_env(const char* name) { return std::getenv(name); }
+const char* process_env(const char* name) {
+    return std::getenv(name);
+}
 
 std::string env_or_empty(const proto::EnvLookup& env, const char* name) {
     const char* value = env(name);
@@ -79,29 +81,37 @@ ToolPaths locate(Tool tool, const proto::EnvLookup& env) {
             paths.cli_config = home / ".tofurc";
         }
         const bool legacy_dir = path_exists(dot_terraform_d);
-        paths.config_dir = legacy_dir || xdg_config.empty() ? dot_terraform_d : fs::path(xdg_config) / "opentofu";
-        paths.plugin_dirs = {legacy_dir || xdg_data.empty() ? dot_terraform_d / "plugins"
-                                                            : fs::path(xdg_data) / "opentofu" / "plugins"};
+        paths.config_dir =
+            legacy_dir || xdg_config.empty() ? dot_terraform_d : fs::path(xdg_config) / "opentofu";
+        paths.plugin_dirs = {legacy_dir || xdg_data.empty()
+                                 ? dot_terraform_d / "plugins"
+                                 : fs::path(xdg_data) / "opentofu" / "plugins"};
     }
     paths.credentials_json = paths.config_dir / "credentials.tfrc.json";
     return paths;
 }
 
-ToolPaths locate(Tool tool) { return locate(tool, process_env); }
+ToolPaths locate(Tool tool) {
+    return locate(tool, process_env);
+}
 
 bool tool_present(const ToolPaths& paths, const proto::EnvLookup& env) {
     if (on_path(paths.command, env)) return true;
     // Files only this tool uses: ~/.terraform.d and ~/.terraformrc count for
     // Terraform alone, although OpenTofu reads them too.
     const fs::path home = home_directory(env);
-    if (paths.tool == Tool::terraform) return path_exists(home / ".terraformrc") || path_exists(home / ".terraform.d");
+    if (paths.tool == Tool::terraform)
+        return path_exists(home / ".terraformrc") || path_exists(home / ".terraform.d");
     const std::string xdg_config = env_or_empty(env, "XDG_CONFIG_HOME");
     const std::string xdg_data = env_or_empty(env, "XDG_DATA_HOME");
-    return path_exists(home / ".tofurc") || (!xdg_config.empty() && path_exists(fs::path(xdg_config) / "opentofu")) ||
+    return path_exists(home / ".tofurc") ||
+           (!xdg_config.empty() && path_exists(fs::path(xdg_config) / "opentofu")) ||
            (!xdg_data.empty() && path_exists(fs::path(xdg_data) / "opentofu"));
 }
 
-bool tool_present(const ToolPaths& paths) { return tool_present(paths, process_env); }
+bool tool_present(const ToolPaths& paths) {
+    return tool_present(paths, process_env);
+}
 
 fs::path installed_helper() {
     std::error_code ec;

@@ -19,11 +19,11 @@ enum class Tool { terraform, opentofu };
 
 struct ToolPaths {
     Tool tool = Tool::terraform;
-    std::string name;                       // "Terraform", "OpenTofu"
-    std::string command;                    // "terraform", "tofu"
-    std::filesystem::path cli_config;       // the one file the tool reads
-    bool cli_config_from_env = false;       // named by TF_CLI_CONFIG_FILE (or TERRAFORM_CONFIG)
-    std::filesystem::path config_dir;       // *.tfrc files and credentials.tfrc.json live here
+    std::string name;                  // "Terraform", "OpenTofu"
+    std::string command;               // "terraform", "tofu"
+    std::filesystem::path cli_config;  // the one file the tool reads
+    bool cli_config_from_env = false;  // named by TF_CLI_CONFIG_FILE (or TERRAFORM_CONFIG)
+    std::filesystem::path config_dir;  // *.tfrc files and credentials.tfrc.json live here
     std::vector<std::filesystem::path> plugin_dirs;  // where the tool searches for the helper
     std::filesystem::path credentials_json;
 };

@@ -1,9 +1,8 @@
 // hostkeeper doctor: all "ok" in a healthy home, and in each broken state a
 // FAIL line with its fix and exit status 1.
-#include <catch2/catch.hpp>
-
 #include <signal.h>
 
+#include <catch2/catch.hpp>
 #include <sstream>
 
 #include "user_home.hpp"
@@ -39,7 +38,8 @@ TEST_CASE("doctor: a healthy home passes every check", "[doctor]") {
     CHECK(lines.back() == "all checks passed");
     CHECK_THAT(r.out, Catch::Contains("Terraform finds the helper at " +
                                       helper_link(u.home / ".terraform.d" / "plugins").string()));
-    CHECK_THAT(r.out, Catch::Contains("credentials_helper \"hostkeeper\" at " + (u.home / ".terraformrc").string()));
+    CHECK_THAT(r.out, Catch::Contains("credentials_helper \"hostkeeper\" at " +
+                                      (u.home / ".terraformrc").string()));
     CHECK_THAT(r.out, Catch::Contains("same version"));
     CHECK_THAT(r.out, Catch::Contains("the default collection is there and unlocked"));
     // The probe item is gone again.
@@ -51,8 +51,12 @@ TEST_CASE("doctor: Terraform is there but nothing is set up", "[doctor]") {
     fs::create_directories(u.home / ".terraform.d");
     const Result r = u.hostkeeper({"doctor"});
     CHECK(r.exit_code == 1);
-    CHECK_THAT(r.out, Catch::Contains("FAIL  Terraform looks for terraform-credentials-hostkeeper in"));
-    CHECK_THAT(r.out, Catch::Contains("has no credentials_helper \"hostkeeper\" block; fix: hostkeeper setup --terraform"));
+    CHECK_THAT(r.out,
+               Catch::Contains("FAIL  Terraform looks for terraform-credentials-hostkeeper in"));
+    CHECK_THAT(
+        r.out,
+        Catch::Contains(
+            "has no credentials_helper \"hostkeeper\" block; fix: hostkeeper setup --terraform"));
     CHECK_THAT(r.out, Catch::Contains("check(s) failed"));
 }
 
@@ -63,26 +67,32 @@ TEST_CASE("doctor: another credentials_helper in a *.tfrc file conflicts", "[doc
     u.write(extra, "credentials_helper \"other\" {}\n");
     const Result r = u.hostkeeper({"doctor"});
     CHECK(r.exit_code == 1);
-    CHECK_THAT(r.out, Catch::Contains("FAIL  " + extra.string() + ":1: credentials_helper \"other\""));
+    CHECK_THAT(r.out,
+               Catch::Contains("FAIL  " + extra.string() + ":1: credentials_helper \"other\""));
     CHECK_THAT(r.out, Catch::Contains("fix: remove that block"));
 }
 
-TEST_CASE("doctor: credentials.tfrc.json, credentials blocks and TF_TOKEN_* shadow the keyring", "[doctor]") {
+TEST_CASE("doctor: credentials.tfrc.json, credentials blocks and TF_TOKEN_* shadow the keyring",
+          "[doctor]") {
     UserHome u;
     REQUIRE(u.hostkeeper({"setup", "--terraform"}).exit_code == 0);
     const fs::path json = u.home / ".terraform.d" / "credentials.tfrc.json";
     u.write(json, R"({"credentials":{"app.terraform.io":{"token":"tok-json"}}})");
     const fs::path rc = u.home / ".terraformrc";
-    u.write(rc, read_file(rc) + "credentials \"blocked.example.com\" {\n  token = \"tok-block\"\n}\n");
+    u.write(rc,
+            read_file(rc) + "credentials \"blocked.example.com\" {\n  token = \"tok-block\"\n}\n");
     u.options.env["TF_TOKEN_app_terraform_io"] = "tok-env";
     const Result r = u.hostkeeper({"doctor"});
     CHECK(r.exit_code == 1);
-    CHECK_THAT(r.out, Catch::Contains("FAIL  " + json.string() + " holds tokens for app.terraform.io"));
+    CHECK_THAT(r.out,
+               Catch::Contains("FAIL  " + json.string() + " holds tokens for app.terraform.io"));
     CHECK_THAT(r.out, Catch::Contains("fix: hostkeeper import"));
-    CHECK_THAT(r.out, Catch::Contains("FAIL  " + rc.string() + ":3: credentials \"blocked.example.com\" block"));
+    CHECK_THAT(r.out, Catch::Contains("FAIL  " + rc.string() +
+                                      ":3: credentials \"blocked.example.com\" block"));
     CHECK_THAT(r.out, Catch::Contains("FAIL  TF_TOKEN_app_terraform_io is set"));
     CHECK_THAT(r.out, Catch::Contains("fix: unset TF_TOKEN_app_terraform_io"));
-    for (const char* token : {"tok-json", "tok-block", "tok-env"}) CHECK_THAT(r.out, !Catch::Contains(token));
+    for (const char* token : {"tok-json", "tok-block", "tok-env"})
+        CHECK_THAT(r.out, !Catch::Contains(token));
 }
 
 TEST_CASE("doctor: a broken helper link", "[doctor]") {

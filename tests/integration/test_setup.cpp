@@ -1,9 +1,8 @@
 // hostkeeper setup: links the helper, adds the credentials_helper block to the
 // file each tool reads, records what it did; --dry-run, --undo, idempotence,
 // other content, a different helper, TF_CLI_CONFIG_FILE, OpenTofu's XDG places.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 
 #include "user_home.hpp"
 
@@ -19,14 +18,16 @@ const std::string kBlock =
 // Every path below `dir`, for "nothing changed" checks.
 std::vector<std::string> tree(const fs::path& dir) {
     std::vector<std::string> paths;
-    for (const auto& entry : fs::recursive_directory_iterator(dir)) paths.push_back(entry.path().string());
+    for (const auto& entry : fs::recursive_directory_iterator(dir))
+        paths.push_back(entry.path().string());
     std::sort(paths.begin(), paths.end());
     return paths;
 }
 
 }  // namespace
 
-TEST_CASE("setup --terraform in an empty home; again changes nothing; --undo takes it all back", "[setup]") {
+TEST_CASE("setup --terraform in an empty home; again changes nothing; --undo takes it all back",
+          "[setup]") {
     UserHome u;
     const fs::path rc = u.home / ".terraformrc";
     const fs::path link = helper_link(u.home / ".terraform.d" / "plugins");
@@ -39,8 +40,11 @@ TEST_CASE("setup --terraform in an empty home; again changes nothing; --undo tak
     REQUIRE(fs::is_symlink(link));
     CHECK(fs::read_symlink(link) == bin("terraform-credentials-hostkeeper"));
     CHECK_THAT(first.out, Catch::Contains("linked " + link.string()));
-    CHECK_THAT(first.out, Catch::Contains("added credentials_helper \"hostkeeper\" {} to " + rc.string()));
-    CHECK_THAT(first.out, Catch::Contains("no user manager is running; the helper starts hostkeeperd on demand"));
+    CHECK_THAT(first.out,
+               Catch::Contains("added credentials_helper \"hostkeeper\" {} to " + rc.string()));
+    CHECK_THAT(
+        first.out,
+        Catch::Contains("no user manager is running; the helper starts hostkeeperd on demand"));
     CHECK(fs::exists(u.state / "hostkeeper" / "setup.json"));
 
     const Result again = u.hostkeeper({"setup", "--terraform"});
@@ -81,8 +85,10 @@ TEST_CASE("setup --dry-run and setup --undo --dry-run only print", "[setup]") {
     CHECK(read_file(u.home / ".terraformrc") == kBlock);
 }
 
-TEST_CASE("setup keeps every other line of an existing config, and its mode; --undo restores it byte for byte",
-          "[setup]") {
+TEST_CASE(
+    "setup keeps every other line of an existing config, and its mode; --undo restores it byte for "
+    "byte",
+    "[setup]") {
     UserHome u;
     const fs::path rc = u.home / ".terraformrc";
     // No final newline, comments that mention the block, another block.
@@ -106,10 +112,12 @@ TEST_CASE("setup keeps every other line of an existing config, and its mode; --u
     CHECK(mode_of(rc) == 0640);
 }
 
-TEST_CASE("setup refuses, changing nothing, when a different credentials_helper is configured", "[setup]") {
+TEST_CASE("setup refuses, changing nothing, when a different credentials_helper is configured",
+          "[setup]") {
     UserHome u;
     const fs::path rc = u.home / ".terraformrc";
-    const std::string original = "disable_checkpoint = true\n\ncredentials_helper \"vault\" {\n  args = []\n}\n";
+    const std::string original =
+        "disable_checkpoint = true\n\ncredentials_helper \"vault\" {\n  args = []\n}\n";
     u.write(rc, original);
     const auto before = tree(u.root);
 
@@ -146,7 +154,8 @@ TEST_CASE("setup writes the file named by TF_CLI_CONFIG_FILE, not ~/.terraformrc
     CHECK_FALSE(fs::exists(custom));
 }
 
-TEST_CASE("setup --opentofu uses OpenTofu's XDG places when ~/.terraform.d does not exist", "[setup]") {
+TEST_CASE("setup --opentofu uses OpenTofu's XDG places when ~/.terraform.d does not exist",
+          "[setup]") {
     UserHome u;
     const Result setup = u.hostkeeper({"setup", "--opentofu"});
     INFO(setup.out << setup.err);
@@ -160,7 +169,8 @@ TEST_CASE("setup --opentofu uses OpenTofu's XDG places when ~/.terraform.d does 
     CHECK_FALSE(fs::exists(u.home / ".terraformrc"));
 }
 
-TEST_CASE("setup without flags sets up the tools it finds, and says so when it finds none", "[setup]") {
+TEST_CASE("setup without flags sets up the tools it finds, and says so when it finds none",
+          "[setup]") {
     UserHome u;
     const Result none = u.hostkeeper({"setup"});
     CHECK(none.exit_code == 0);
@@ -186,7 +196,9 @@ TEST_CASE("setup replaces a stale helper link; --undo puts the old one back", "[
     const Result setup = u.hostkeeper({"setup", "--terraform"});
     INFO(setup.out << setup.err);
     REQUIRE(setup.exit_code == 0);
-    CHECK_THAT(setup.out, Catch::Contains("replacing the link to /usr/local/bin/terraform-credentials-hostkeeper-gone"));
+    CHECK_THAT(setup.out,
+               Catch::Contains(
+                   "replacing the link to /usr/local/bin/terraform-credentials-hostkeeper-gone"));
     CHECK(fs::read_symlink(link) == bin("terraform-credentials-hostkeeper"));
     REQUIRE(u.hostkeeper({"setup", "--undo"}).exit_code == 0);
     CHECK(fs::read_symlink(link) == "/usr/local/bin/terraform-credentials-hostkeeper-gone");
@@ -206,7 +218,8 @@ TEST_CASE("--undo leaves alone a block the user has changed since", "[setup]") {
     UserHome u;
     const fs::path rc = u.home / ".terraformrc";
     REQUIRE(u.hostkeeper({"setup", "--terraform"}).exit_code == 0);
-    const std::string edited = "credentials_helper \"hostkeeper\" {\n  args = [\"--timeout=60\"]\n}\n";
+    const std::string edited =
+        "credentials_helper \"hostkeeper\" {\n  args = [\"--timeout=60\"]\n}\n";
     u.write(rc, edited);
     const Result undo = u.hostkeeper({"setup", "--undo"});
     CHECK(undo.exit_code == 0);

@@ -28,7 +28,9 @@ UserHome::UserHome() {
     options.env["TF_CLI_CONFIG_FILE"] = std::nullopt;
 }
 
-UserHome::~UserHome() { hostkeeper({"stop"}); }
+UserHome::~UserHome() {
+    hostkeeper({"stop"});
+}
 
 Result UserHome::hostkeeper(const std::vector<std::string>& args) const {
     std::vector<std::string> argv{bin("hostkeeper")};
@@ -36,7 +38,8 @@ Result UserHome::hostkeeper(const std::vector<std::string>& args) const {
     return run(argv, options);
 }
 
-Result UserHome::helper(const std::vector<std::string>& args, const std::optional<std::string>& input) const {
+Result UserHome::helper(const std::vector<std::string>& args,
+                        const std::optional<std::string>& input) const {
     std::vector<std::string> argv{bin("terraform-credentials-hostkeeper")};
     argv.insert(argv.end(), args.begin(), args.end());
     RunOptions with_input = options;
@@ -54,7 +57,9 @@ void UserHome::write(const fs::path& path, const std::string& text, mode_t mode)
     fs::permissions(path, static_cast<fs::perms>(mode), fs::perm_options::replace);
 }
 
-fs::path helper_link(const fs::path& plugin_dir) { return plugin_dir / "terraform-credentials-hostkeeper"; }
+fs::path helper_link(const fs::path& plugin_dir) {
+    return plugin_dir / "terraform-credentials-hostkeeper";
+}
 
 mode_t mode_of(const fs::path& path) {
     struct stat st {};

@@ -14,7 +14,7 @@
 namespace hostkeeper::it {
 
 class UserHome {
-public:
+  public:
     UserHome();
     UserHome(const UserHome&) = delete;
     UserHome& operator=(const UserHome&) = delete;
@@ -23,11 +23,13 @@ public:
     // hostkeeper ARGS... in this home.
     Result hostkeeper(const std::vector<std::string>& args) const;
     // The helper, as Terraform would run it, in this home.
-    Result helper(const std::vector<std::string>& args, const std::optional<std::string>& input = std::nullopt) const;
+    Result helper(const std::vector<std::string>& args,
+                  const std::optional<std::string>& input = std::nullopt) const;
 
     // An executable stand-in for `command` (terraform, tofu) on this home's PATH.
     void put_on_path(const std::string& command) const;
-    void write(const std::filesystem::path& path, const std::string& text, mode_t mode = 0600) const;
+    void write(const std::filesystem::path& path, const std::string& text,
+               mode_t mode = 0600) const;
 
     std::filesystem::path root, home, config, data, state, bin_dir;
     std::filesystem::path socket;

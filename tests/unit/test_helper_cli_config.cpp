@@ -37,9 +37,10 @@ host "example.com" {
 }
 
 TEST_CASE("the scanner skips heredocs and nested blocks", "[helper][cli_config]") {
-    const auto scan = scan_cli_config("note = <<EOT\ncredentials_helper \"inside\" {\nEOT\n"
-                                      "outer {\n  credentials \"nested.example.com\" {}\n}\n"
-                                      "credentials_helper \"x\" {}\n");
+    const auto scan = scan_cli_config(
+        "note = <<EOT\ncredentials_helper \"inside\" {\nEOT\n"
+        "outer {\n  credentials \"nested.example.com\" {}\n}\n"
+        "credentials_helper \"x\" {}\n");
     REQUIRE(scan.helpers.size() == 1);
     CHECK(scan.helpers[0].label == "x");
     CHECK(scan.helpers[0].line == 7);
@@ -50,5 +51,6 @@ TEST_CASE("unbalanced text is an error that names the line", "[helper][cli_confi
     CHECK_THROWS_WITH(scan_cli_config("a {\n b {\n}\n"), Catch::Contains("line 1"));
     CHECK_THROWS_WITH(scan_cli_config("x = \"open\n"), Catch::Contains("unterminated string"));
     CHECK_THROWS_WITH(scan_cli_config("}\n"), Catch::Contains("line 1"));
-    CHECK_THROWS_WITH(scan_cli_config("/* never closed\n"), Catch::Contains("unterminated comment"));
+    CHECK_THROWS_WITH(scan_cli_config("/* never closed\n"),
+                      Catch::Contains("unterminated comment"));
 }

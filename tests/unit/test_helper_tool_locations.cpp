@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -54,7 +53,8 @@ TEST_CASE("Terraform reads TF_CLI_CONFIG_FILE, else ~/.terraformrc", "[helper][t
     CHECK(paths.cli_config_from_env);
 }
 
-TEST_CASE("OpenTofu: ~/.tofurc, else ~/.terraformrc, else the XDG file", "[helper][tool_locations]") {
+TEST_CASE("OpenTofu: ~/.tofurc, else ~/.terraformrc, else the XDG file",
+          "[helper][tool_locations]") {
     World w;
     const fs::path home = w.root / "home";
     w.env["XDG_CONFIG_HOME"] = (w.root / "config").string();

@@ -2,7 +2,6 @@
 // parses, its values are the daemon's real defaults, and it shows every key
 // the daemon knows (commented-out ones included).
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <regex>
 #include <set>
@@ -48,7 +47,8 @@ std::set<std::string> keys_in(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("the example configuration parses and holds exactly the defaults", "[packaging][config]") {
+TEST_CASE("the example configuration parses and holds exactly the defaults",
+          "[packaging][config]") {
     Config config;
     REQUIRE_NOTHROW(apply_toml(config, example_text(), "config.toml.example"));
     const Config defaults;
