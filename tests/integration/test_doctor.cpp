@@ -110,10 +110,7 @@ TEST_CASE("doctor: a broken helper link", "[doctor]") {
 TEST_CASE("doctor: an unsafe socket directory", "[doctor]") {
     UserHome u;
     REQUIRE(u.hostkeeper({"setup", "--terraform"}).exit_code == 0);
-    const fs::path dir = u.root / "open-run";
-    fs::create_directories(dir);
-    fs::permissions(dir, static_cast<fs::perms>(0755), fs::perm_options::replace);
-    u.options.env["HOSTKEEPER_SOCKET"] = (dir / "socket").string();
+    const fs::path dir = u.use_unsafe_socket_directory();
     const Result r = u.hostkeeper({"doctor"});
     CHECK(r.exit_code == 1);
     CHECK_THAT(r.out, Catch::Contains("fix: chmod 700 " + dir.string()));

@@ -163,10 +163,7 @@ TEST_CASE("import without a reachable daemon stops at once and changes nothing",
     const fs::path file = credentials_file(u);
     const std::string text = R"({"credentials":{"a.example.com":{"token":"tok-a"}}})";
     u.write(file, text);
-    const fs::path open_dir = u.root / "open-run";
-    fs::create_directories(open_dir);
-    fs::permissions(open_dir, static_cast<fs::perms>(0755), fs::perm_options::replace);
-    u.options.env["HOSTKEEPER_SOCKET"] = (open_dir / "socket").string();
+    const fs::path open_dir = u.use_unsafe_socket_directory();
     const Result r = u.hostkeeper({"import"});
     CHECK(r.exit_code == 4);
     CHECK_THAT(r.err, Catch::Contains(open_dir.string()));

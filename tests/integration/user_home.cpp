@@ -51,6 +51,14 @@ void UserHome::put_on_path(const std::string& command) const {
     write(bin_dir / command, "#!/bin/sh\nexit 0\n", 0755);
 }
 
+fs::path UserHome::use_unsafe_socket_directory() {
+    const fs::path dir = root / "open-run";
+    fs::create_directories(dir);
+    fs::permissions(dir, static_cast<fs::perms>(0755), fs::perm_options::replace);
+    options.env["HOSTKEEPER_SOCKET"] = (dir / "socket").string();
+    return dir;
+}
+
 void UserHome::write(const fs::path& path, const std::string& text, mode_t mode) const {
     fs::create_directories(path.parent_path());
     std::ofstream(path, std::ios::binary | std::ios::trunc) << text;

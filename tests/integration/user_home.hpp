@@ -28,6 +28,9 @@ class UserHome {
 
     // An executable stand-in for `command` (terraform, tofu) on this home's PATH.
     void put_on_path(const std::string& command) const;
+    // Points HOSTKEEPER_SOCKET into a new directory with mode 0755 (which
+    // clients and daemon refuse); returns the directory.
+    std::filesystem::path use_unsafe_socket_directory();
     void write(const std::filesystem::path& path, const std::string& text,
                mode_t mode = 0600) const;
 
