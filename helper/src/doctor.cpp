@@ -29,6 +29,7 @@ constexpr const char* kProbeHost = "hostkeeper-doctor.invalid";
 class Report {
   public:
     void ok(const std::string& what) { std::printf("ok    %s\n", what.c_str()); }
+    void skip(const std::string& what) { std::printf("skip  %s\n", what.c_str()); }
     void fail(const std::string& what, const std::string& fix) {
         ++failures_;
         std::printf("FAIL  %s; fix: %s\n", what.c_str(), fix.c_str());
@@ -248,7 +249,11 @@ int run_doctor(const ClientOptions& client) {
     bool any_tool = false;
     for (const Tool tool : {Tool::terraform, Tool::opentofu}) {
         const ToolPaths paths = locate(tool);
-        if (!tool_present(paths)) continue;
+        if (!tool_present(paths)) {
+            report.skip(paths.name + ": not found (`" + paths.command +
+                        "` not on PATH, no configuration of its own)");
+            continue;
+        }
         any_tool = true;
         check_helper(report, paths);
         check_config(report, paths);
