@@ -98,7 +98,7 @@ TEST_CASE("doctor: credentials.tfrc.json, credentials blocks and TF_TOKEN_* shad
         CHECK_THAT(r.out, !Catch::Contains(token));
 }
 
-TEST_CASE("doctor: a broken helper link", "[doctor]") {
+TEST_CASE("doctor: a broken helper link, and one to another program", "[doctor]") {
     UserHome u;
     REQUIRE(u.hostkeeper({"setup", "--terraform"}).exit_code == 0);
     const fs::path link = helper_link(u.home / ".terraform.d" / "plugins");
@@ -108,6 +108,16 @@ TEST_CASE("doctor: a broken helper link", "[doctor]") {
     CHECK(r.exit_code == 1);
     CHECK_THAT(r.out, Catch::Contains("FAIL  " + link.string() + " is a broken symlink"));
     CHECK_THAT(r.out, Catch::Contains("fix: hostkeeper setup --terraform"));
+
+    // A link to some other program (say, a stale copy of an older helper).
+    u.put_on_path("stale-helper");
+    fs::remove(link);
+    fs::create_symlink(u.bin_dir / "stale-helper", link);
+    const Result stale = u.hostkeeper({"doctor"});
+    CHECK(stale.exit_code == 1);
+    CHECK_THAT(stale.out,
+               Catch::Contains("FAIL  Terraform runs " + (u.bin_dir / "stale-helper").string()));
+    CHECK_THAT(stale.out, Catch::Contains("not the installed helper"));
 }
 
 TEST_CASE("doctor: an unsafe socket directory", "[doctor]") {
