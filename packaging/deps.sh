@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # packaging/deps.sh build|test|bench — installs the Debian 12 packages hostkeeper
-# needs to build (and to test, and to benchmark). Runs apt-get as root, or
+# needs to build and package (dpkg-dev: dpkg-shlibdeps for cpack's Depends), to
+# test (lintian, file, man-db for the package test; systemd for
+# systemd-analyze), and to benchmark. Runs apt-get as root, or
 # through sudo. Quiet when everything is already there.
 set -euo pipefail
 
 build_packages=(build-essential cmake pkg-config libboost-dev nlohmann-json3-dev libsecret-1-dev
-    libspdlog-dev libcli11-dev libidn2-dev libsystemd-dev libtomlplusplus-dev libcurl4-openssl-dev catch2)
+    libspdlog-dev libcli11-dev libidn2-dev libsystemd-dev libtomlplusplus-dev libcurl4-openssl-dev catch2
+    dpkg-dev)
 runtime_packages=(gnome-keyring dbus-user-session libsecret-tools)
-test_packages=(dbus gnome-keyring libsecret-tools openssl libssl-dev python3 util-linux systemd procps curl)
+test_packages=(dbus gnome-keyring libsecret-tools openssl libssl-dev python3 util-linux systemd procps curl
+    lintian file man-db gzip)
 bench_packages=(hyperfine nginx)
 
 case "${1:-build}" in

@@ -1,63 +1,85 @@
 #!/usr/bin/env bash
-# packaging/install.sh — installs the Debian packages hostkeeper needs, builds
-# it, installs it under /usr/local, and starts it for the invoking user (the
-# user behind sudo, else the current one). Re-running it upgrades in place.
-#   PREFIX=/usr/local BUILD_DIR=build-release ./packaging/install.sh
+# packaging/install.sh — builds hostkeeper's Debian package, installs it with
+# apt, and sets it up for the invoking user (the user behind sudo, else the
+# current one): `hostkeeper setup` (helper link, credentials_helper block,
+# socket unit), then starts the daemon and runs `hostkeeper doctor`.
+# Re-running it upgrades in place (the package is reinstalled, the running
+# daemon replaced). Copies an older install.sh left under /usr/local are
+# removed: /usr/local/bin comes before /usr/bin on PATH.
+#   BUILD_DIR=build-release ./packaging/install.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-prefix=${PREFIX:-/usr/local}
 build=${BUILD_DIR:-build-release}
 
 sudo=()
 [[ $(id -u) -ne 0 ]] && sudo=(sudo)
 
+# --- Build the package ------------------------------------------------------------
 ./packaging/deps.sh build
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DHOSTKEEPER_BUILD_TESTS=OFF \
-    -DCMAKE_INSTALL_PREFIX="$prefix" >/dev/null
+    -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
 cmake --build "$build" -j"$(nproc)"
-"${sudo[@]}" cmake --install "$build" >/dev/null
-echo "installed hostkeeperd, hostkeeper and terraform-credentials-hostkeeper in $prefix/bin"
+rm -f "$build"/hostkeeper_*.deb
+(cd "$build" && cpack -G DEB >/dev/null)
+debs=("$build"/hostkeeper_*.deb)
+deb=$(realpath "${debs[0]}")
+echo "built $deb"
 
+# --- Install it ---------------------------------------------------------------------
+# --reinstall: the same version again replaces the files (an upgrade in place).
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --reinstall "$deb" >/dev/null
+echo "installed $(dpkg-query -W -f='${Package} ${Version}' hostkeeper): /usr/bin/hostkeeper, hostkeeperd, terraform-credentials-hostkeeper"
+
+# Copies from the older install.sh (cmake --install to /usr/local) would
+# shadow the package's binaries. Remove only files that are hostkeeper's.
+for program in hostkeeperd hostkeeper terraform-credentials-hostkeeper; do
+    stale=/usr/local/bin/$program
+    if [[ -f $stale ]] && "$stale" --version 2>/dev/null | grep -q "^$program "; then
+        "${sudo[@]}" rm -f "$stale"
+        echo "removed the stale $stale"
+    fi
+done
+for unit in hostkeeperd.service hostkeeperd.socket; do
+    stale=/usr/local/lib/systemd/user/$unit
+    if [[ -f $stale ]] && grep -q '^Description=hostkeeper daemon' "$stale"; then
+        "${sudo[@]}" rm -f "$stale"
+        echo "removed the stale $stale"
+    fi
+done
+[[ -d /usr/local/share/doc/hostkeeper ]] && "${sudo[@]}" rm -rf /usr/local/share/doc/hostkeeper
+
+# --- Set it up for the user ---------------------------------------------------------
 user=${SUDO_USER:-$(id -un)}
 uid=$(id -u "$user")
 home=$(getent passwd "$user" | cut -d: -f6)
 as_user=()
-[[ $(id -u) -ne $uid ]] && as_user=("${sudo[@]}" runuser -u "$user" --)
-runtime=/run/user/$uid
-user_env=(env HOME="$home")
-if [[ -d $runtime ]]; then
-    user_env+=(XDG_RUNTIME_DIR="$runtime")
-    [[ -S $runtime/bus ]] && user_env+=(DBUS_SESSION_BUS_ADDRESS="unix:path=$runtime/bus")
+user_env=(env)  # already the user, with the user's session environment
+if [[ $(id -u) -ne $uid ]]; then
+    as_user=("${sudo[@]}" runuser -u "$user" --)
+    runtime=/run/user/$uid
+    user_env=(env HOME="$home")
+    if [[ -d $runtime ]]; then
+        user_env+=(XDG_RUNTIME_DIR="$runtime")
+        [[ -S $runtime/bus ]] && user_env+=(DBUS_SESSION_BUS_ADDRESS="unix:path=$runtime/bus")
+    fi
 fi
-if [[ $(id -u) -eq $uid ]]; then
-    user_env=(env)  # already the user, with the user's session environment
+in_user_session() { "${as_user[@]}" "${user_env[@]}" "$@"; }
+
+# Stop whatever daemon runs now, so that the new binary serves.
+in_user_session /usr/bin/hostkeeper stop >/dev/null 2>&1 || true
+in_user_session systemctl --user daemon-reload 2>/dev/null || true
+
+echo
+echo "hostkeeper setup for $user:"
+in_user_session /usr/bin/hostkeeper setup || {
+    echo "hostkeeper setup did not finish (see above); fix that, then run: hostkeeper setup" >&2
+    exit 1
+}
+if in_user_session systemctl --user is-active --quiet hostkeeperd.socket 2>/dev/null; then
+    in_user_session systemctl --user restart hostkeeperd.service 2>/dev/null || true
 fi
+in_user_session /usr/bin/hostkeeper start
 
-# Terraform looks for credentials helpers only in per-user plugin directories.
-"${as_user[@]}" mkdir -p "$home/.terraform.d/plugins"
-"${as_user[@]}" ln -sfn "$prefix/bin/terraform-credentials-hostkeeper" \
-    "$home/.terraform.d/plugins/terraform-credentials-hostkeeper"
-echo "linked the helper into $home/.terraform.d/plugins/"
-
-# Restart whatever runs now so the new binary serves.
-"${as_user[@]}" "${user_env[@]}" "$prefix/bin/hostkeeper" stop >/dev/null 2>&1 || true
-if "${as_user[@]}" "${user_env[@]}" systemctl --user daemon-reload 2>/dev/null; then
-    "${as_user[@]}" "${user_env[@]}" systemctl --user enable --now hostkeeperd.socket
-    "${as_user[@]}" "${user_env[@]}" systemctl --user restart hostkeeperd.service 2>/dev/null || true
-    echo "enabled hostkeeperd.socket in $user's systemd user manager"
-else
-    echo "no systemd user manager for $user: the helper starts hostkeeperd on demand"
-fi
-"${as_user[@]}" "${user_env[@]}" "$prefix/bin/hostkeeper" start
-"${as_user[@]}" "${user_env[@]}" "$prefix/bin/hostkeeper" status || true
-
-cat <<MSG
-
-To make Terraform and OpenTofu use it, add this block to $home/.terraformrc
-(and $home/.tofurc for OpenTofu):
-
-    credentials_helper "hostkeeper" {}
-
-Then 'terraform login HOST' stores tokens in your keyring instead of
-credentials.tfrc.json.
-MSG
+echo
+echo "hostkeeper doctor:"
+in_user_session /usr/bin/hostkeeper doctor || echo "(fix what doctor reports above; 'hostkeeper import' moves tokens out of credentials.tfrc.json)"

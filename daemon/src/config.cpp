@@ -172,6 +172,18 @@ std::chrono::seconds parse_duration(const std::string& text) {
     return std::chrono::seconds(total);
 }
 
+const std::set<std::string>& config_file_keys() {
+    static const std::set<std::string> keys{"socket", "log_level", "idle_timeout", "max_connections", "read_timeout",
+                                            "shutdown_timeout", "credentials.", "credentials.ttl",
+                                            "credentials.max_lifetime", "credentials.negative_ttl",
+                                            "credentials.max_entries", "keyring.", "keyring.unlock_timeout",
+                                            "discovery.", "discovery.timeout", "discovery.ttl", "discovery.min_ttl",
+                                            "discovery.max_ttl", "discovery.negative_ttl", "discovery.error_ttl",
+                                            "discovery.max_retry_after", "discovery.stale_if_error",
+                                            "discovery.max_entries", "discovery.ca_file", "hosts"};
+    return keys;
+}
+
 fs::path default_config_path() {
     if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && xdg[0] == '/') {
         return fs::path(xdg) / "hostkeeper" / "config.toml";
@@ -188,12 +200,7 @@ void apply_toml(Config& config, const std::string& text, const std::string& orig
         throw ConfigError(origin + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
     }
     const TomlReader r(root, origin);
-    r.check_known({"socket", "log_level", "idle_timeout", "max_connections", "read_timeout", "shutdown_timeout",
-                   "credentials.", "credentials.ttl", "credentials.max_lifetime", "credentials.negative_ttl",
-                   "credentials.max_entries", "keyring.", "keyring.unlock_timeout", "discovery.",
-                   "discovery.timeout", "discovery.ttl", "discovery.min_ttl", "discovery.max_ttl",
-                   "discovery.negative_ttl", "discovery.error_ttl", "discovery.max_retry_after",
-                   "discovery.stale_if_error", "discovery.max_entries", "discovery.ca_file", "hosts"});
+    r.check_known(config_file_keys());
     r.string("socket", [&](const std::string& v) { config.socket = v; });
     r.string("log_level", [&](const std::string& v) { config.log_level = check_log_level(v, origin); });
     r.duration("idle_timeout", config.idle_timeout);

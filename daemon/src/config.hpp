@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -54,5 +55,9 @@ std::chrono::seconds parse_duration(const std::string& text);
 void apply_toml(Config& config, const std::string& text, const std::string& origin);
 
 std::filesystem::path default_config_path();
+
+// Every key config.toml may hold, dotted ("credentials.ttl"), and "TABLE." for
+// each table. packaging/config.toml.example must show each one (a unit test checks).
+const std::set<std::string>& config_file_keys();
 
 }  // namespace hostkeeper::daemon

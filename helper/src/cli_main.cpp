@@ -13,25 +13,21 @@
 
 #include "common_cli.hpp"
 #include "daemon_client.hpp"
+#include "discover.hpp"
+#include "doctor.hpp"
 #include "exit_codes.hpp"
 #include "hostkeeper/proto/error.hpp"
 #include "hostkeeper/proto/hostname.hpp"
 #include "hostkeeper/proto/messages.hpp"
-#include "hostkeeper/proto/services.hpp"
 #include "hostkeeper/proto/version.hpp"
+#include "import.hpp"
 #include "launcher.hpp"
+#include "setup.hpp"
 
 namespace {
 using namespace hostkeeper;
 using proto::Json;
 
-std::string duration_text(long long seconds) {
-    std::string text;
-    if (seconds >= 86400) text += std::to_string(seconds / 86400) + "d";
-    if (seconds >= 3600) text += std::to_string(seconds / 3600 % 24) + "h";
-    if (seconds >= 60) text += std::to_string(seconds / 60 % 60) + "m";
-    return text + std::to_string(seconds % 60) + "s";
-}
 
 int status(const client::ClientOptions& options, bool json) {
     client::DaemonClient daemon(options);
@@ -43,7 +39,7 @@ int status(const client::ClientOptions& options, bool json) {
     const Json& d = response.at("daemon");
     const Json& c = response.at("credentials");
     std::printf("hostkeeperd %s (protocol %d), pid %lld, up %s%s\n", d.value("version", "?").c_str(),
-                d.value("protocol", 0), d.value("pid", 0LL), duration_text(d.value("uptime_s", 0LL)).c_str(),
+                d.value("protocol", 0), d.value("pid", 0LL), client::duration_text(d.value("uptime_s", 0LL)).c_str(),
                 d.value("on_demand", false) ? ", started on demand" : "");
     std::printf("socket: %s\n", daemon.location().socket.c_str());
     std::printf("credentials cache: %lld entries (%lld with credentials, %lld without), %lld hits, %lld misses, "
@@ -60,79 +56,6 @@ int status(const client::ClientOptions& options, bool json) {
     return client::kExitOk;
 }
 
-std::string source_text(const Json& response) {
-    const std::string source = response.value("source", "?");
-    if (source == "forced") return "forced by configuration (no network)";
-    std::string text = source == "network" ? "fetched now" : source == "cache" ? "from cache" : "STALE, from cache";
-    if (response.contains("age_s") && source != "network") text += ", fetched " + duration_text(response.value("age_s", 0LL)) + " ago";
-    if (response.contains("expires_in_s")) {
-        const long long expires = response.value("expires_in_s", 0LL);
-        text += expires > 0 ? ", fresh for " + duration_text(expires) : ", expired";
-    }
-    return text;
-}
-
-int discover_all(const Json& response) {
-    std::printf("%s: %s\n", response.value("host", "?").c_str(), source_text(response).c_str());
-    std::printf("document: %s\n", response.value("url", "?").c_str());
-    if (response.contains("error")) std::printf("refresh failed: %s\n", response.value("error", "").c_str());
-    const Json& services = response.at("services");
-    if (services.empty()) std::printf("no services\n");
-    for (const auto& [id, value] : services.items()) {
-        std::printf("%-16s %s\n", id.c_str(), value.is_string() ? value.get<std::string>().c_str() : value.dump().c_str());
-    }
-    if (const auto invalid = response.find("invalid"); invalid != response.end()) {
-        for (const auto& [id, why] : invalid->items()) {
-            std::printf("%-16s unusable: %s\n", id.c_str(), why.is_string() ? why.get<std::string>().c_str() : "?");
-        }
-    }
-    return client::kExitOk;
-}
-
-int discover_one(const Json& response, const std::string& service) {
-    const Json& services = response.at("services");
-    const std::string host = response.value("host", "?");
-    if (const auto it = services.find(service); it != services.end()) {
-        std::printf("%s\n", it->is_string() ? it->get<std::string>().c_str() : it->dump().c_str());
-        return client::kExitOk;
-    }
-    if (const auto invalid = response.find("invalid"); invalid != response.end() && invalid->contains(service)) {
-        std::fprintf(stderr, "hostkeeper: %s offers %s, but it cannot be used: %s\n", host.c_str(), service.c_str(),
-                     invalid->at(service).get<std::string>().c_str());
-        return client::kExitNotFound;
-    }
-    const std::vector<std::string> others = proto::other_versions(services, service);
-    if (others.empty()) {
-        std::fprintf(stderr, "hostkeeper: %s does not provide %s\n", host.c_str(), service.c_str());
-    } else {
-        std::string list;
-        for (const std::string& other : others) list += (list.empty() ? "" : ", ") + other;
-        std::fprintf(stderr, "hostkeeper: %s does not support %s; it offers %s\n", host.c_str(), service.c_str(),
-                     list.c_str());
-    }
-    return client::kExitNotFound;
-}
-
-int discover(client::ClientOptions options, const std::string& host, const std::string& service, bool json,
-             bool refresh) {
-    if (!service.empty() && !proto::is_service_id(service)) {
-        throw proto::Error(proto::ErrorCode::bad_request,
-                           "\"" + service + "\" is not a service id such as modules.v1 or login.v1");
-    }
-    Json request = proto::make_request(proto::Op::discover);
-    request["host"] = proto::normalize_hostname(host);
-    if (refresh) request["refresh"] = true;
-    options.start_daemon = true;  // a query, like the helper's: start the daemon if need be
-    client::DaemonClient daemon(options);
-    const Json response = daemon.call(request);
-    if (json) {
-        std::printf("%s\n", response.dump(2).c_str());
-        if (!service.empty() && !response.at("services").contains(service)) return client::kExitNotFound;
-        return client::kExitOk;
-    }
-    return service.empty() ? discover_all(response) : discover_one(response, service);
-}
-
 int flush(const client::ClientOptions& options, const std::string& host) {
     Json request = proto::make_request(proto::Op::flush);
     if (!host.empty()) request["host"] = proto::normalize_hostname(host);
@@ -141,6 +64,11 @@ int flush(const client::ClientOptions& options, const std::string& host) {
     std::printf("flushed %lld cached entr%s\n", response.value("flushed", 0LL),
                 response.value("flushed", 0LL) == 1 ? "y" : "ies");
     return client::kExitOk;
+}
+
+client::ClientOptions with_start(client::ClientOptions options) {
+    options.start_daemon = true;
+    return options;
 }
 
 int start(client::ClientOptions options) {
@@ -212,16 +140,35 @@ int main(int argc, char** argv) {
     discover_cmd->add_option("service", service, "print only this service's URL, e.g. modules.v1");
     discover_cmd->add_flag("--json", json, "print the daemon's answer as JSON");
     discover_cmd->add_flag("--refresh", refresh, "skip the cache and fetch the document now");
+    client::SetupOptions setup;
+    auto* setup_cmd = app.add_subcommand(
+        "setup", "make Terraform and OpenTofu use the helper: link it, add the credentials_helper block, "
+                 "enable the socket unit");
+    setup_cmd->add_flag("--terraform", setup.terraform, "set up Terraform (default: each tool that is found)");
+    setup_cmd->add_flag("--opentofu", setup.opentofu, "set up OpenTofu (default: each tool that is found)");
+    setup_cmd->add_flag("--dry-run", setup.dry_run, "only print what would change");
+    setup_cmd->add_flag("--undo", setup.undo, "reverse what setup changed (recorded in $XDG_STATE_HOME/hostkeeper)");
+    client::ImportOptions import;
+    auto* import_cmd = app.add_subcommand(
+        "import", "move tokens from credentials.tfrc.json into the keyring, verified, then out of the file");
+    import_cmd->add_flag("--keep-file", import.keep_file, "store and verify, but leave the file as it is");
+    auto* doctor_cmd =
+        app.add_subcommand("doctor", "check that Terraform and OpenTofu will use the keyring; say how to fix what fails");
     if (const auto code = client::parse_or_exit(app, argc, argv)) return *code;
 
     client::ClientOptions options = common.client_options();
-    options.start_daemon = false;  // reporting on a daemon must not start one
+    options.start_daemon = false;  // reporting on a daemon must not start one (import and doctor do)
     return client::run_reporting(program, [&] {
         if (status_cmd->parsed()) return status(options, json);
         if (flush_cmd->parsed()) return flush(options, host);
         if (stop_cmd->parsed()) return stop(options);
         if (start_cmd->parsed()) return start(options);
-        if (discover_cmd->parsed()) return discover(options, discover_host, service, json, refresh);
+        if (discover_cmd->parsed()) {
+            return client::run_discover(with_start(options), {discover_host, service, json, refresh});
+        }
+        if (setup_cmd->parsed()) return client::run_setup(setup);
+        if (import_cmd->parsed()) return client::run_import(with_start(options), import);
+        if (doctor_cmd->parsed()) return client::run_doctor(options);
         return client::kExitUsage;
     });
 }

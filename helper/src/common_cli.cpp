@@ -49,4 +49,12 @@ int run_reporting(const std::string& program, const std::function<int()>& body) 
     }
 }
 
+std::string duration_text(long long seconds) {
+    std::string text;
+    if (seconds >= 86400) text += std::to_string(seconds / 86400) + "d";
+    if (seconds >= 3600) text += std::to_string(seconds / 3600 % 24) + "h";
+    if (seconds >= 60) text += std::to_string(seconds / 60 % 60) + "m";
+    return text + std::to_string(seconds % 60) + "s";
+}
+
 }  // namespace hostkeeper::client

@@ -28,4 +28,7 @@ std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv);
 // exit code for its kind.
 int run_reporting(const std::string& program, const std::function<int()>& body);
 
+// "1d2h3m4s", "15m0s", "7s": a duration for people.
+std::string duration_text(long long seconds);
+
 }  // namespace hostkeeper::client

@@ -1,0 +1,91 @@
+#include "discover.hpp"
+
+#include <cstdio>
+#include <vector>
+
+#include "common_cli.hpp"
+#include "exit_codes.hpp"
+#include "hostkeeper/proto/error.hpp"
+#include "hostkeeper/proto/hostname.hpp"
+#include "hostkeeper/proto/messages.hpp"
+#include "hostkeeper/proto/services.hpp"
+
+namespace hostkeeper::client {
+namespace {
+using proto::Json;
+
+std::string source_text(const Json& response) {
+    const std::string source = response.value("source", "?");
+    if (source == "forced") return "forced by configuration (no network)";
+    std::string text = source == "network" ? "fetched now" : source == "cache" ? "from cache" : "STALE, from cache";
+    if (response.contains("age_s") && source != "network") text += ", fetched " + duration_text(response.value("age_s", 0LL)) + " ago";
+    if (response.contains("expires_in_s")) {
+        const long long expires = response.value("expires_in_s", 0LL);
+        text += expires > 0 ? ", fresh for " + duration_text(expires) : ", expired";
+    }
+    return text;
+}
+
+int print_all(const Json& response) {
+    std::printf("%s: %s\n", response.value("host", "?").c_str(), source_text(response).c_str());
+    std::printf("document: %s\n", response.value("url", "?").c_str());
+    if (response.contains("error")) std::printf("refresh failed: %s\n", response.value("error", "").c_str());
+    const Json& services = response.at("services");
+    if (services.empty()) std::printf("no services\n");
+    for (const auto& [id, value] : services.items()) {
+        std::printf("%-16s %s\n", id.c_str(), value.is_string() ? value.get<std::string>().c_str() : value.dump().c_str());
+    }
+    if (const auto invalid = response.find("invalid"); invalid != response.end()) {
+        for (const auto& [id, why] : invalid->items()) {
+            std::printf("%-16s unusable: %s\n", id.c_str(), why.is_string() ? why.get<std::string>().c_str() : "?");
+        }
+    }
+    return kExitOk;
+}
+
+int print_one(const Json& response, const std::string& service) {
+    const Json& services = response.at("services");
+    const std::string host = response.value("host", "?");
+    if (const auto it = services.find(service); it != services.end()) {
+        std::printf("%s\n", it->is_string() ? it->get<std::string>().c_str() : it->dump().c_str());
+        return kExitOk;
+    }
+    if (const auto invalid = response.find("invalid"); invalid != response.end() && invalid->contains(service)) {
+        std::fprintf(stderr, "hostkeeper: %s offers %s, but it cannot be used: %s\n", host.c_str(), service.c_str(),
+                     invalid->at(service).get<std::string>().c_str());
+        return kExitNotFound;
+    }
+    const std::vector<std::string> others = proto::other_versions(services, service);
+    if (others.empty()) {
+        std::fprintf(stderr, "hostkeeper: %s does not provide %s\n", host.c_str(), service.c_str());
+    } else {
+        std::string list;
+        for (const std::string& other : others) list += (list.empty() ? "" : ", ") + other;
+        std::fprintf(stderr, "hostkeeper: %s does not support %s; it offers %s\n", host.c_str(), service.c_str(),
+                     list.c_str());
+    }
+    return kExitNotFound;
+}
+
+}  // namespace
+
+int run_discover(const ClientOptions& client, const DiscoverOptions& options) {
+    const std::string& service = options.service;
+    if (!service.empty() && !proto::is_service_id(service)) {
+        throw proto::Error(proto::ErrorCode::bad_request,
+                           "\"" + service + "\" is not a service id such as modules.v1 or login.v1");
+    }
+    Json request = proto::make_request(proto::Op::discover);
+    request["host"] = proto::normalize_hostname(options.host);
+    if (options.refresh) request["refresh"] = true;
+    DaemonClient daemon(client);
+    const Json response = daemon.call(request);
+    if (options.json) {
+        std::printf("%s\n", response.dump(2).c_str());
+        if (!service.empty() && !response.at("services").contains(service)) return kExitNotFound;
+        return kExitOk;
+    }
+    return service.empty() ? print_all(response) : print_one(response, service);
+}
+
+}  // namespace hostkeeper::client

@@ -1,0 +1,316 @@
+#include "setup.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli_config.hpp"
+#include "exit_codes.hpp"
+#include "file_io.hpp"
+#include "hostkeeper/proto/messages.hpp"
+#include "tool_locations.hpp"
+#include "user_systemd.hpp"
+
+namespace hostkeeper::client {
+namespace fs = std::filesystem;
+using proto::Json;
+
+namespace {
+
+const std::string kBlockText =
+    std::string("# Added by \"hostkeeper setup\"; \"hostkeeper setup --undo\" removes it.\n") +
+    "credentials_helper \"" + kHelperLabel + "\" {}\n";
+
+fs::path state_path() {
+    const char* xdg = std::getenv("XDG_STATE_HOME");
+    const fs::path base = xdg != nullptr && xdg[0] == '/'
+                              ? fs::path(xdg)
+                              : home_directory([](const char* name) { return std::getenv(name); }) /
+                                    ".local" / "state";
+    return base / "hostkeeper" / "setup.json";
+}
+
+Json load_state() {
+    const fs::path path = state_path();
+    const auto text = read_file_if_exists(path);
+    if (!text) return Json{{"version", 1}, {"actions", Json::array()}};
+    Json state = Json::parse(*text, nullptr, false);
+    if (!state.is_object() || !state.contains("actions") || !state["actions"].is_array()) {
+        throw FileError(path.string() +
+                        " is not hostkeeper setup's record; move it away to continue");
+    }
+    return state;
+}
+
+void save_state(const Json& state) {
+    const fs::path path = state_path();
+    if (state["actions"].empty()) {
+        remove_file(path);
+        return;
+    }
+    fs::create_directories(path.parent_path());
+    write_file_atomically(path, state.dump(2) + "\n", 0600);
+}
+
+struct Step {
+    std::string would;            // "would add ..."
+    std::string done;             // "added ..."
+    std::function<Json()> apply;  // does it; returns the record for --undo (or null)
+};
+
+struct Plan {
+    std::vector<Step> steps;
+    std::vector<std::string> notes;
+    std::vector<std::string> refusals;
+    std::set<fs::path> seen;  // links and files already planned (both tools may share them)
+};
+
+bool links_to(const fs::path& link, const fs::path& target) {
+    std::error_code ec;
+    return fs::is_symlink(fs::symlink_status(link, ec)) && fs::read_symlink(link, ec) == target &&
+           !ec;
+}
+
+void plan_link(Plan& plan, const std::string& tool, const fs::path& dir, const fs::path& target) {
+    const fs::path link = dir / kHelperName;
+    if (!plan.seen.insert(link).second) return;
+    std::error_code ec;
+    const auto status = fs::symlink_status(link, ec);
+    if (links_to(link, target)) {
+        plan.notes.push_back(tool + ": " + link.string() + " already links to " + target.string());
+        return;
+    }
+    std::string replaced;
+    if (fs::is_symlink(status)) {
+        replaced = fs::read_symlink(link, ec).string();
+    } else if (fs::exists(status)) {
+        plan.refusals.push_back(
+            tool + ": " + link.string() +
+            " exists and is not a symlink; move it away and run hostkeeper setup again");
+        return;
+    }
+    const std::string what = link.string() + " -> " + target.string() +
+                             (replaced.empty() ? "" : " (replacing the link to " + replaced + ")");
+    plan.steps.push_back({tool + ": would link " + what, tool + ": linked " + what, [=] {
+                              fs::create_directories(dir);
+                              if (!replaced.empty()) fs::remove(link);
+                              fs::create_symlink(target, link);
+                              return Json{{"action", "link"},
+                                          {"path", link.string()},
+                                          {"target", target.string()},
+                                          {"replaced", replaced.empty() ? Json() : Json(replaced)}};
+                          }});
+}
+
+std::string where(const ScannedFile& file, const HclBlock& block) {
+    return file.path.string() + ":" + std::to_string(block.line);
+}
+
+void plan_block(Plan& plan, const ToolPaths& paths) {
+    if (!plan.seen.insert(paths.cli_config).second) return;
+    const std::string tool = paths.name;
+    std::vector<ScannedFile> files;
+    try {
+        files = scan_cli_config_files(paths);
+    } catch (const std::exception& e) {
+        plan.refusals.push_back(tool + ": cannot read its CLI configuration: " + e.what() +
+                                "; fix the file and run hostkeeper setup again");
+        return;
+    }
+    std::vector<std::string> ours, others;
+    for (const auto& file : files) {
+        for (const auto& block : file.scan.helpers) {
+            (block.label == kHelperLabel ? ours : others)
+                .push_back(where(file, block) + ": credentials_helper \"" + block.label + "\"");
+        }
+    }
+    for (const auto& other : others) {
+        plan.refusals.push_back(
+            tool + ": " + other + " is configured, and " + tool +
+            " allows only one credentials_helper; remove that block to use hostkeeper "
+            "(or leave " +
+            tool + " out of setup), then run hostkeeper setup again");
+    }
+    if (ours.size() > 1) {
+        plan.refusals.push_back(tool + ": more than one credentials_helper block (" + ours[0] +
+                                ", " + ours[1] + "); " + tool + " refuses that: keep one");
+    }
+    if (!others.empty() || ours.size() > 1) return;
+    if (ours.size() == 1) {
+        plan.notes.push_back(tool + ": " + ours[0] + " is already there");
+        return;
+    }
+    const fs::path file = paths.cli_config;
+    const std::string what =
+        "credentials_helper \"" + std::string(kHelperLabel) + "\" {} to " + file.string();
+    plan.steps.push_back({tool + ": would add " + what, tool + ": added " + what, [file] {
+                              const auto text = read_file_if_exists(file);
+                              std::string inserted = kBlockText;
+                              if (text && !text->empty())
+                                  inserted = (text->back() == '\n' ? "\n" : "\n\n") + inserted;
+                              if (!text) fs::create_directories(file.parent_path());
+                              write_file_atomically(file, text.value_or("") + inserted,
+                                                    mode_or(file, 0600));
+                              return Json{{"action", "config_block"},
+                                          {"file", file.string()},
+                                          {"inserted", inserted},
+                                          {"created", !text.has_value()}};
+                          }});
+}
+
+void plan_socket(Plan& plan) {
+    if (!user_manager_running()) {
+        plan.notes.push_back(
+            "systemd: no user manager is running; the helper starts hostkeeperd on demand");
+        return;
+    }
+    if (systemctl_user({"is-enabled", "--quiet", kSocketUnit}, true) == 0) {
+        plan.notes.push_back(std::string("systemd: ") + kSocketUnit + " is already enabled");
+        return;
+    }
+    plan.steps.push_back({std::string("systemd: would enable and start ") + kSocketUnit,
+                          std::string("systemd: enabled and started ") + kSocketUnit, [] {
+                              if (systemctl_user({"enable", "--now", kSocketUnit}) != 0) {
+                                  throw std::runtime_error(
+                                      std::string("systemctl --user enable --now ") + kSocketUnit +
+                                      " failed");
+                              }
+                              return Json{{"action", "enable_socket"}};
+                          }});
+}
+
+std::vector<ToolPaths> selected_tools(const SetupOptions& options, Plan& plan) {
+    std::vector<ToolPaths> tools;
+    const bool any = options.terraform || options.opentofu;
+    for (const Tool tool : {Tool::terraform, Tool::opentofu}) {
+        const bool asked = tool == Tool::terraform ? options.terraform : options.opentofu;
+        ToolPaths paths = locate(tool);
+        if (asked || (!any && tool_present(paths))) tools.push_back(std::move(paths));
+    }
+    if (tools.empty()) {
+        plan.notes.push_back(
+            "neither Terraform nor OpenTofu was found (no CLI configuration, no ~/.terraform.d, "
+            "not on PATH); "
+            "use --terraform or --opentofu to set one up anyway");
+    }
+    return tools;
+}
+
+int setup(const SetupOptions& options) {
+    Plan plan;
+    const fs::path helper = installed_helper();
+    for (const auto& paths : selected_tools(options, plan)) {
+        for (const auto& dir : paths.plugin_dirs) plan_link(plan, paths.name, dir, helper);
+        plan_block(plan, paths);
+    }
+    plan_socket(plan);
+    if (!plan.refusals.empty()) {
+        for (const auto& refusal : plan.refusals)
+            std::fprintf(stderr, "hostkeeper setup: %s\n", refusal.c_str());
+        std::fprintf(stderr, "hostkeeper setup: nothing was changed\n");
+        return kExitFailed;
+    }
+    for (const auto& note : plan.notes) std::printf("%s\n", note.c_str());
+    if (plan.steps.empty()) {
+        std::printf("nothing to change\n");
+        return kExitOk;
+    }
+    Json state = options.dry_run ? Json() : load_state();
+    for (const auto& step : plan.steps) {
+        if (options.dry_run) {
+            std::printf("%s\n", step.would.c_str());
+            continue;
+        }
+        Json record = step.apply();
+        if (!record.is_null()) {
+            state["actions"].push_back(std::move(record));
+            save_state(state);  // after every step: a later failure still leaves an exact record
+        }
+        std::printf("%s\n", step.done.c_str());
+    }
+    if (options.dry_run) std::printf("dry run: nothing was changed\n");
+    return kExitOk;
+}
+
+// Reverses one record; returns what happened, for the user.
+std::string undo_one(const Json& action, bool dry_run) {
+    const std::string kind = action.value("action", "");
+    const auto say = [dry_run](const std::string& would, const std::string& did) {
+        return dry_run ? "would " + would : did;
+    };
+    if (kind == "link") {
+        const fs::path link = action.value("path", "");
+        const fs::path target = action.value("target", "");
+        const std::string replaced =
+            action["replaced"].is_string() ? action["replaced"].get<std::string>() : "";
+        if (!links_to(link, target))
+            return "left " + link.string() + " alone: it no longer links to " + target.string();
+        if (!dry_run) {
+            fs::remove(link);
+            if (!replaced.empty()) fs::create_symlink(replaced, link);
+        }
+        return replaced.empty() ? say("remove ", "removed ") + link.string()
+                                : say("restore ", "restored ") + link.string() + " -> " + replaced;
+    }
+    if (kind == "config_block") {
+        const fs::path file = action.value("file", "");
+        const std::string inserted = action.value("inserted", "");
+        const auto text = read_file_if_exists(file);
+        const auto at = text ? text->rfind(inserted) : std::string::npos;
+        if (inserted.empty() || at == std::string::npos) {
+            return "left " + file.string() +
+                   " alone: the block setup added is no longer there as it was";
+        }
+        std::string rest = *text;
+        rest.erase(at, inserted.size());
+        const bool remove = action.value("created", false) && rest.empty();
+        if (!dry_run) {
+            if (remove) {
+                remove_file(file);
+            } else {
+                write_file_atomically(file, rest, mode_or(file, 0600));
+            }
+        }
+        return remove ? say("remove ", "removed ") + file.string() + " (setup created it)"
+                      : say("remove ", "removed ") +
+                            "the credentials_helper block setup added to " + file.string();
+    }
+    if (kind == "enable_socket") {
+        if (!user_manager_running())
+            return std::string("left ") + kSocketUnit + " alone: no systemd user manager runs";
+        if (!dry_run && systemctl_user({"disable", "--now", kSocketUnit}) != 0) {
+            throw std::runtime_error(std::string("systemctl --user disable --now ") + kSocketUnit +
+                                     " failed");
+        }
+        return say("disable and stop ", "disabled and stopped ") + kSocketUnit;
+    }
+    return "skipped an unknown record \"" + kind + "\"";
+}
+
+int undo(const SetupOptions& options) {
+    Json state = load_state();
+    auto& actions = state["actions"];
+    if (actions.empty()) {
+        std::printf("nothing to undo: hostkeeper setup has no record of changes (%s)\n",
+                    state_path().c_str());
+        return kExitOk;
+    }
+    while (!actions.empty()) {
+        std::printf("%s\n", undo_one(actions.back(), options.dry_run).c_str());
+        actions.erase(actions.size() - 1);
+        if (!options.dry_run) save_state(state);
+    }
+    if (options.dry_run) std::printf("dry run: nothing was changed\n");
+    return kExitOk;
+}
+
+}  // namespace
+
+int run_setup(const SetupOptions& options) {
+    return options.undo ? undo(options) : setup(options);
+}
+
+}  // namespace hostkeeper::client

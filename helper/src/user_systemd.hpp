@@ -1,0 +1,19 @@
+#pragma once
+// The user's systemd manager, as setup needs it: is one running, and
+// enabling or disabling hostkeeperd.socket in it (through systemctl --user).
+
+#include <string>
+#include <vector>
+
+namespace hostkeeper::client {
+
+inline constexpr const char* kSocketUnit = "hostkeeperd.socket";
+
+// True when $XDG_RUNTIME_DIR/systemd/private exists: a user manager runs.
+bool user_manager_running();
+
+// Runs `systemctl --user ARGS...` with stdout/stderr passed through; its exit status
+// (127 when systemctl cannot be run).
+int systemctl_user(const std::vector<std::string>& args, bool quiet = false);
+
+}  // namespace hostkeeper::client

@@ -1,0 +1,175 @@
+// hostkeeper doctor: all "ok" in a healthy home, and in each broken state a
+// FAIL line with its fix and exit status 1.
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <sstream>
+
+#include "user_home.hpp"
+
+using namespace hostkeeper::it;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
+
+Result set_up_and_check(UserHome& u) {
+    const Result setup = u.hostkeeper({"setup", "--terraform"});
+    REQUIRE(setup.exit_code == 0);
+    return u.hostkeeper({"doctor"});
+}
+
+}  // namespace
+
+TEST_CASE("doctor: a healthy home passes every check", "[doctor]") {
+    UserHome u;
+    const Result r = set_up_and_check(u);
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    const auto lines = lines_of(r.out);
+    REQUIRE(lines.size() >= 9);
+    for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+        CHECK((lines[i].rfind("ok    ", 0) == 0 ||
+               lines[i].rfind("skip  OpenTofu: not found", 0) == 0));
+    }
+    CHECK(lines.back() == "all checks passed");
+    CHECK_THAT(r.out, Catch::Contains("Terraform finds the helper at " +
+                                      helper_link(u.home / ".terraform.d" / "plugins").string()));
+    CHECK_THAT(r.out, Catch::Contains("credentials_helper \"hostkeeper\" at " +
+                                      (u.home / ".terraformrc").string()));
+    CHECK_THAT(r.out, Catch::Contains("same version"));
+    CHECK_THAT(r.out, Catch::Contains("the default collection is there and unlocked"));
+    // The probe item is gone again.
+    CHECK(u.helper({"get", "hostkeeper-doctor.invalid"}).out == "{}\n");
+}
+
+TEST_CASE("doctor: Terraform is there but nothing is set up", "[doctor]") {
+    UserHome u;
+    fs::create_directories(u.home / ".terraform.d");
+    const Result r = u.hostkeeper({"doctor"});
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.out,
+               Catch::Contains("FAIL  Terraform looks for terraform-credentials-hostkeeper in"));
+    CHECK_THAT(
+        r.out,
+        Catch::Contains(
+            "has no credentials_helper \"hostkeeper\" block; fix: hostkeeper setup --terraform"));
+    CHECK_THAT(r.out, Catch::Contains("check(s) failed"));
+}
+
+TEST_CASE("doctor: another credentials_helper in a *.tfrc file conflicts", "[doctor]") {
+    UserHome u;
+    REQUIRE(u.hostkeeper({"setup", "--terraform"}).exit_code == 0);
+    const fs::path extra = u.home / ".terraform.d" / "extra.tfrc";
+    u.write(extra, "credentials_helper \"other\" {}\n");
+    const Result r = u.hostkeeper({"doctor"});
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.out,
+               Catch::Contains("FAIL  " + extra.string() + ":1: credentials_helper \"other\""));
+    CHECK_THAT(r.out, Catch::Contains("fix: remove that block"));
+}
+
+TEST_CASE("doctor: credentials.tfrc.json, credentials blocks and TF_TOKEN_* shadow the keyring",
+          "[doctor]") {
+    UserHome u;
+    REQUIRE(u.hostkeeper({"setup", "--terraform"}).exit_code == 0);
+    const fs::path json = u.home / ".terraform.d" / "credentials.tfrc.json";
+    u.write(json, R"({"credentials":{"app.terraform.io":{"token":"tok-json"}}})");
+    const fs::path rc = u.home / ".terraformrc";
+    u.write(rc,
+            read_file(rc) + "credentials \"blocked.example.com\" {\n  token = \"tok-block\"\n}\n");
+    u.options.env["TF_TOKEN_app_terraform_io"] = "tok-env";
+    const Result r = u.hostkeeper({"doctor"});
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.out,
+               Catch::Contains("FAIL  " + json.string() + " holds tokens for app.terraform.io"));
+    CHECK_THAT(r.out, Catch::Contains("fix: hostkeeper import"));
+    CHECK_THAT(r.out, Catch::Contains("FAIL  " + rc.string() +
+                                      ":3: credentials \"blocked.example.com\" block"));
+    CHECK_THAT(r.out, Catch::Contains("FAIL  TF_TOKEN_app_terraform_io is set"));
+    CHECK_THAT(r.out, Catch::Contains("fix: unset TF_TOKEN_app_terraform_io"));
+    for (const char* token : {"tok-json", "tok-block", "tok-env"})
+        CHECK_THAT(r.out, !Catch::Contains(token));
+}
+
+TEST_CASE("doctor: a broken helper link, and one to another program", "[doctor]") {
+    UserHome u;
+    REQUIRE(u.hostkeeper({"setup", "--terraform"}).exit_code == 0);
+    const fs::path link = helper_link(u.home / ".terraform.d" / "plugins");
+    fs::remove(link);
+    fs::create_symlink("/usr/local/bin/no-such-helper", link);
+    const Result r = u.hostkeeper({"doctor"});
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.out, Catch::Contains("FAIL  " + link.string() + " is a broken symlink"));
+    CHECK_THAT(r.out, Catch::Contains("fix: hostkeeper setup --terraform"));
+
+    // A link to some other program (say, a stale copy of an older helper).
+    u.put_on_path("stale-helper");
+    fs::remove(link);
+    fs::create_symlink(u.bin_dir / "stale-helper", link);
+    const Result stale = u.hostkeeper({"doctor"});
+    CHECK(stale.exit_code == 1);
+    CHECK_THAT(stale.out,
+               Catch::Contains("FAIL  Terraform runs " + (u.bin_dir / "stale-helper").string()));
+    CHECK_THAT(stale.out, Catch::Contains("not the installed helper"));
+}
+
+TEST_CASE("doctor: an unsafe socket directory", "[doctor]") {
+    UserHome u;
+    REQUIRE(u.hostkeeper({"setup", "--terraform"}).exit_code == 0);
+    const fs::path dir = u.use_unsafe_socket_directory();
+    const Result r = u.hostkeeper({"doctor"});
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.out, Catch::Contains("fix: chmod 700 " + dir.string()));
+    CHECK_THAT(r.out, Catch::Contains("FAIL  hostkeeperd does not answer"));
+}
+
+TEST_CASE("doctor: a daemon of another version", "[doctor]") {
+    UserHome u;
+    REQUIRE(u.hostkeeper({"setup", "--terraform"}).exit_code == 0);
+    // A stand-in daemon that answers hello as an older hostkeeperd would.
+    const fs::path script = u.root / "old_daemon.py";
+    u.write(script, R"(import json, os, socket, struct, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(8)
+while True:
+    c, _ = s.accept()
+    while True:
+        head = c.recv(4, socket.MSG_WAITALL)
+        if len(head) < 4:
+            break
+        request = json.loads(c.recv(struct.unpack(">I", head)[0], socket.MSG_WAITALL))
+        if request.get("op") == "hello":
+            answer = {"v": 1, "ok": True, "daemon_version": "0.0.1", "supported": [1]}
+        else:
+            answer = {"v": 1, "ok": False, "error": {"code": "keyring_unavailable", "message": "stand-in"}}
+        body = json.dumps(answer).encode()
+        c.sendall(struct.pack(">I", len(body)) + body)
+    c.close()
+)");
+    Spawned old = spawn({"/usr/bin/python3", script.string(), u.socket.string()});
+    REQUIRE(wait_until([&] { return fs::exists(u.socket); }, std::chrono::seconds(10)));
+    const Result r = u.hostkeeper({"doctor"});
+    ::kill(old.pid, SIGTERM);
+    old.wait();
+    fs::remove(u.socket);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.out, Catch::Contains("FAIL  hostkeeperd is version 0.0.1, the helper "));
+    CHECK_THAT(r.out, Catch::Contains("fix: hostkeeper stop"));
+}
+
+TEST_CASE("doctor: no Secret Service on the bus", "[no-secret-service]") {
+    UserHome u;
+    REQUIRE(u.hostkeeper({"setup", "--terraform"}).exit_code == 0);
+    const Result r = u.hostkeeper({"doctor"});
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.out, Catch::Contains("FAIL  the keyring: "));
+    CHECK_THAT(r.out, Catch::Contains("install gnome-keyring"));
+}

@@ -1,0 +1,229 @@
+// hostkeeper setup: links the helper, adds the credentials_helper block to the
+// file each tool reads, records what it did; --dry-run, --undo, idempotence,
+// other content, a different helper, TF_CLI_CONFIG_FILE, OpenTofu's XDG places.
+#include <algorithm>
+#include <catch2/catch.hpp>
+
+#include "user_home.hpp"
+
+using namespace hostkeeper::it;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kBlock =
+    "# Added by \"hostkeeper setup\"; \"hostkeeper setup --undo\" removes it.\n"
+    "credentials_helper \"hostkeeper\" {}\n";
+
+// Every path below `dir`, for "nothing changed" checks.
+std::vector<std::string> tree(const fs::path& dir) {
+    std::vector<std::string> paths;
+    for (const auto& entry : fs::recursive_directory_iterator(dir))
+        paths.push_back(entry.path().string());
+    std::sort(paths.begin(), paths.end());
+    return paths;
+}
+
+}  // namespace
+
+TEST_CASE("setup --terraform in an empty home; again changes nothing; --undo takes it all back",
+          "[setup]") {
+    UserHome u;
+    const fs::path rc = u.home / ".terraformrc";
+    const fs::path link = helper_link(u.home / ".terraform.d" / "plugins");
+
+    const Result first = u.hostkeeper({"setup", "--terraform"});
+    INFO(first.out << first.err);
+    REQUIRE(first.exit_code == 0);
+    CHECK(read_file(rc) == kBlock);
+    CHECK(mode_of(rc) == 0600);
+    REQUIRE(fs::is_symlink(link));
+    CHECK(fs::read_symlink(link) == bin("terraform-credentials-hostkeeper"));
+    CHECK_THAT(first.out, Catch::Contains("linked " + link.string()));
+    CHECK_THAT(first.out,
+               Catch::Contains("added credentials_helper \"hostkeeper\" {} to " + rc.string()));
+    CHECK_THAT(
+        first.out,
+        Catch::Contains("no user manager is running; the helper starts hostkeeperd on demand"));
+    CHECK(fs::exists(u.state / "hostkeeper" / "setup.json"));
+
+    const Result again = u.hostkeeper({"setup", "--terraform"});
+    CHECK(again.exit_code == 0);
+    CHECK_THAT(again.out, Catch::Contains("nothing to change"));
+    CHECK_THAT(again.out, Catch::Contains("already"));
+    CHECK(read_file(rc) == kBlock);
+
+    const Result undo = u.hostkeeper({"setup", "--undo"});
+    INFO(undo.out << undo.err);
+    CHECK(undo.exit_code == 0);
+    CHECK_FALSE(fs::exists(rc));
+    CHECK_FALSE(fs::exists(fs::symlink_status(link)));
+    CHECK_FALSE(fs::exists(u.state / "hostkeeper" / "setup.json"));
+    CHECK_THAT(undo.out, Catch::Contains("removed " + rc.string() + " (setup created it)"));
+
+    const Result nothing = u.hostkeeper({"setup", "--undo"});
+    CHECK(nothing.exit_code == 0);
+    CHECK_THAT(nothing.out, Catch::Contains("nothing to undo"));
+}
+
+TEST_CASE("setup --dry-run and setup --undo --dry-run only print", "[setup]") {
+    UserHome u;
+    const auto before = tree(u.root);
+    const Result dry = u.hostkeeper({"setup", "--terraform", "--dry-run"});
+    CHECK(dry.exit_code == 0);
+    CHECK_THAT(dry.out, Catch::Contains("would link"));
+    CHECK_THAT(dry.out, Catch::Contains("would add credentials_helper"));
+    CHECK_THAT(dry.out, Catch::Contains("dry run: nothing was changed"));
+    CHECK(tree(u.root) == before);
+
+    REQUIRE(u.hostkeeper({"setup", "--terraform"}).exit_code == 0);
+    const auto after_setup = tree(u.root);
+    const Result undo_dry = u.hostkeeper({"setup", "--undo", "--dry-run"});
+    CHECK(undo_dry.exit_code == 0);
+    CHECK_THAT(undo_dry.out, Catch::Contains("would remove"));
+    CHECK(tree(u.root) == after_setup);
+    CHECK(read_file(u.home / ".terraformrc") == kBlock);
+}
+
+TEST_CASE(
+    "setup keeps every other line of an existing config, and its mode; --undo restores it byte for "
+    "byte",
+    "[setup]") {
+    UserHome u;
+    const fs::path rc = u.home / ".terraformrc";
+    // No final newline, comments that mention the block, another block.
+    const std::string original =
+        "# my settings\n"
+        "# credentials_helper \"old\" {}\n"
+        "plugin_cache_dir = \"$HOME/.terraform.d/plugin-cache\"\n"
+        "provider_installation {\n"
+        "  direct {}\n"
+        "}";
+    u.write(rc, original, 0640);
+
+    const Result setup = u.hostkeeper({"setup", "--terraform"});
+    INFO(setup.out << setup.err);
+    REQUIRE(setup.exit_code == 0);
+    CHECK(read_file(rc) == original + "\n\n" + kBlock);
+    CHECK(mode_of(rc) == 0640);
+
+    REQUIRE(u.hostkeeper({"setup", "--undo"}).exit_code == 0);
+    CHECK(read_file(rc) == original);
+    CHECK(mode_of(rc) == 0640);
+}
+
+TEST_CASE("setup refuses, changing nothing, when a different credentials_helper is configured",
+          "[setup]") {
+    UserHome u;
+    const fs::path rc = u.home / ".terraformrc";
+    const std::string original =
+        "disable_checkpoint = true\n\ncredentials_helper \"vault\" {\n  args = []\n}\n";
+    u.write(rc, original);
+    const auto before = tree(u.root);
+
+    const Result setup = u.hostkeeper({"setup", "--terraform"});
+    CHECK(setup.exit_code == 1);
+    CHECK_THAT(setup.err, Catch::Contains(rc.string() + ":3: credentials_helper \"vault\""));
+    CHECK_THAT(setup.err, Catch::Contains("allows only one credentials_helper"));
+    CHECK_THAT(setup.err, Catch::Contains("nothing was changed"));
+    CHECK(read_file(rc) == original);
+    CHECK(tree(u.root) == before);
+}
+
+TEST_CASE("setup refuses a config file it cannot scan, changing nothing", "[setup]") {
+    UserHome u;
+    const fs::path rc = u.home / ".terraformrc";
+    u.write(rc, "provider_installation {\n  direct {}\n");
+    const Result setup = u.hostkeeper({"setup", "--terraform"});
+    CHECK(setup.exit_code == 1);
+    CHECK_THAT(setup.err, Catch::Contains("never closed"));
+    CHECK(read_file(rc) == "provider_installation {\n  direct {}\n");
+}
+
+TEST_CASE("setup writes the file named by TF_CLI_CONFIG_FILE, not ~/.terraformrc", "[setup]") {
+    UserHome u;
+    const fs::path custom = u.root / "ci" / "terraform.rc";
+    fs::create_directories(custom.parent_path());
+    u.options.env["TF_CLI_CONFIG_FILE"] = custom.string();
+    const Result setup = u.hostkeeper({"setup", "--terraform"});
+    INFO(setup.out << setup.err);
+    REQUIRE(setup.exit_code == 0);
+    CHECK(read_file(custom) == kBlock);
+    CHECK_FALSE(fs::exists(u.home / ".terraformrc"));
+    REQUIRE(u.hostkeeper({"setup", "--undo"}).exit_code == 0);
+    CHECK_FALSE(fs::exists(custom));
+}
+
+TEST_CASE("setup --opentofu uses OpenTofu's XDG places when ~/.terraform.d does not exist",
+          "[setup]") {
+    UserHome u;
+    const Result setup = u.hostkeeper({"setup", "--opentofu"});
+    INFO(setup.out << setup.err);
+    REQUIRE(setup.exit_code == 0);
+    CHECK(read_file(u.config / "opentofu" / "tofurc") == kBlock);
+    const fs::path link = helper_link(u.data / "opentofu" / "plugins");
+    REQUIRE(fs::is_symlink(link));
+    CHECK(fs::read_symlink(link) == bin("terraform-credentials-hostkeeper"));
+    // Creating ~/.terraform.d would move OpenTofu's own files there.
+    CHECK_FALSE(fs::exists(u.home / ".terraform.d"));
+    CHECK_FALSE(fs::exists(u.home / ".terraformrc"));
+}
+
+TEST_CASE("setup without flags sets up the tools it finds, and says so when it finds none",
+          "[setup]") {
+    UserHome u;
+    const Result none = u.hostkeeper({"setup"});
+    CHECK(none.exit_code == 0);
+    CHECK_THAT(none.out, Catch::Contains("neither Terraform nor OpenTofu was found"));
+    CHECK_FALSE(fs::exists(u.home / ".terraformrc"));
+    CHECK_FALSE(fs::exists(u.home / ".terraform.d"));
+
+    u.put_on_path("terraform");
+    const Result found = u.hostkeeper({"setup"});
+    INFO(found.out << found.err);
+    REQUIRE(found.exit_code == 0);
+    CHECK(read_file(u.home / ".terraformrc") == kBlock);
+    CHECK_THAT(found.out, Catch::Contains("Terraform: "));
+    CHECK_THAT(found.out, !Catch::Contains("OpenTofu: "));
+    CHECK_FALSE(fs::exists(u.config / "opentofu"));
+}
+
+TEST_CASE("setup replaces a stale helper link; --undo puts the old one back", "[setup]") {
+    UserHome u;
+    const fs::path link = helper_link(u.home / ".terraform.d" / "plugins");
+    fs::create_directories(link.parent_path());
+    fs::create_symlink("/usr/local/bin/terraform-credentials-hostkeeper-gone", link);
+    const Result setup = u.hostkeeper({"setup", "--terraform"});
+    INFO(setup.out << setup.err);
+    REQUIRE(setup.exit_code == 0);
+    CHECK_THAT(setup.out,
+               Catch::Contains(
+                   "replacing the link to /usr/local/bin/terraform-credentials-hostkeeper-gone"));
+    CHECK(fs::read_symlink(link) == bin("terraform-credentials-hostkeeper"));
+    REQUIRE(u.hostkeeper({"setup", "--undo"}).exit_code == 0);
+    CHECK(fs::read_symlink(link) == "/usr/local/bin/terraform-credentials-hostkeeper-gone");
+}
+
+TEST_CASE("setup refuses to replace a helper file that is not a symlink", "[setup]") {
+    UserHome u;
+    const fs::path link = helper_link(u.home / ".terraform.d" / "plugins");
+    u.write(link, "#!/bin/sh\n", 0755);
+    const Result setup = u.hostkeeper({"setup", "--terraform"});
+    CHECK(setup.exit_code == 1);
+    CHECK_THAT(setup.err, Catch::Contains("is not a symlink"));
+    CHECK_FALSE(fs::exists(u.home / ".terraformrc"));
+}
+
+TEST_CASE("--undo leaves alone a block the user has changed since", "[setup]") {
+    UserHome u;
+    const fs::path rc = u.home / ".terraformrc";
+    REQUIRE(u.hostkeeper({"setup", "--terraform"}).exit_code == 0);
+    const std::string edited =
+        "credentials_helper \"hostkeeper\" {\n  args = [\"--timeout=60\"]\n}\n";
+    u.write(rc, edited);
+    const Result undo = u.hostkeeper({"setup", "--undo"});
+    CHECK(undo.exit_code == 0);
+    CHECK_THAT(undo.out, Catch::Contains("left " + rc.string() + " alone"));
+    CHECK(read_file(rc) == edited);
+    CHECK_FALSE(fs::exists(fs::symlink_status(helper_link(u.home / ".terraform.d" / "plugins"))));
+}

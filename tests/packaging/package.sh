@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# package.sh SOURCE_DIR WORK_DIR
+#
+# Builds the Debian package as packaging/install.sh does (a Release tree
+# configured for /usr, then cpack -G DEB) in WORK_DIR, and checks it: lintian
+# finds nothing (overrides shipped in the package carry their reasons), the
+# control fields and the file list are what they should be, the binaries are
+# stripped, the manual pages render without warnings. Then it unpacks it into
+# a throw-away root (dpkg -x) and runs the installed binaries: --version, and
+# a real store/get through the installed helper and the hostkeeperd it
+# starts, and the installed hostkeeperd with the shipped example configuration.
+#
+# Run it inside tests/support/keyring-env.sh. Exit status: 0 pass, 1 fail, 2 set-up error.
+set -euo pipefail
+
+[[ $# -eq 2 ]] || { echo "usage: $0 SOURCE_DIR WORK_DIR" >&2; exit 2; }
+src=$(cd "$1" && pwd)
+work=$2
+[[ -n "${HK_TEST_ROOT:-}" ]] || { echo "$0: run me through tests/support/keyring-env.sh" >&2; exit 2; }
+for tool in cmake cpack dpkg-deb dpkg-shlibdeps lintian file man gzip; do
+    command -v "$tool" >/dev/null || { echo "$0: $tool is missing (packaging/deps.sh test installs it)" >&2; exit 2; }
+done
+
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+# --- Build ----------------------------------------------------------------------
+mkdir -p "$work"
+cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DHOSTKEEPER_BUILD_TESTS=OFF \
+    -DCMAKE_INSTALL_PREFIX=/usr -DHOSTKEEPER_WERROR=ON >"$work/configure.log" 2>&1 ||
+    { cat "$work/configure.log"; fail "cmake configure failed"; }
+cmake --build "$work/build" -j"$(nproc)" >"$work/build.log" 2>&1 || { tail -50 "$work/build.log"; fail "build failed"; }
+rm -f "$work"/build/hostkeeper_*.deb
+(cd "$work/build" && cpack -G DEB) >"$work/cpack.log" 2>&1 || { cat "$work/cpack.log"; fail "cpack failed"; }
+
+version=$(sed -n 's/^project(hostkeeper VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
+arch=$(dpkg --print-architecture)
+deb=$work/build/hostkeeper_${version}-1_${arch}.deb
+[[ -f $deb ]] || { ls "$work/build"; fail "cpack did not make $deb"; }
+pass "cpack made $(basename "$deb")"
+
+# --- lintian ----------------------------------------------------------------------
+lintian --pedantic --display-info --fail-on error,warning,info,pedantic "$deb" >"$work/lintian.out" 2>&1 ||
+    { cat "$work/lintian.out"; fail "lintian failed"; }
+if grep -E '^[EWIPX]: ' "$work/lintian.out"; then fail "lintian reports the tags above"; fi
+pass "lintian (pedantic, info included): no tags; overrides: $(grep -vc '^#' "$src/packaging/debian/lintian-overrides")"
+
+# --- Control fields ----------------------------------------------------------------
+field() { dpkg-deb -f "$deb" "$1"; }
+[[ $(field Package) == hostkeeper ]] || fail "Package is '$(field Package)'"
+[[ $(field Version) == "$version-1" ]] || fail "Version is '$(field Version)'"
+[[ $(field Architecture) == "$arch" ]] || fail "Architecture is '$(field Architecture)'"
+[[ $(field Recommends) == *gnome-keyring* ]] || fail "Recommends is '$(field Recommends)'"
+[[ $(field Section) == utils ]] || fail "Section is '$(field Section)'"
+[[ -n $(field Maintainer) ]] || fail "no Maintainer"
+depends=$(field Depends)
+for lib in libc6 libidn2-0 libsecret-1-0 libglib2.0-0 libsystemd0; do
+    [[ ", $depends," =~ ", $lib"[\ ,] ]] || fail "Depends lacks $lib: $depends"
+done
+pass "control fields: $(field Package) $(field Version) $(field Architecture); Depends: $depends"
+
+# --- File list ----------------------------------------------------------------------
+expected="./usr/bin/hostkeeper
+./usr/bin/hostkeeperd
+./usr/bin/terraform-credentials-hostkeeper
+./usr/lib/systemd/user/hostkeeperd.service
+./usr/lib/systemd/user/hostkeeperd.socket
+./usr/share/bash-completion/completions/hostkeeper
+./usr/share/doc/hostkeeper/PROTOCOL.md
+./usr/share/doc/hostkeeper/README.md
+./usr/share/doc/hostkeeper/changelog.Debian.gz
+./usr/share/doc/hostkeeper/config.toml.example
+./usr/share/doc/hostkeeper/copyright
+./usr/share/lintian/overrides/hostkeeper
+./usr/share/man/man1/hostkeeper.1.gz
+./usr/share/man/man1/terraform-credentials-hostkeeper.1.gz
+./usr/share/man/man5/hostkeeper.toml.5.gz
+./usr/share/man/man8/hostkeeperd.8.gz"
+actual=$(dpkg-deb --fsys-tarfile "$deb" | tar -t | grep -v '/$' | sort)
+[[ $actual == "$expected" ]] || { diff <(echo "$expected") <(echo "$actual") || true; fail "the file list differs (- expected, + actual)"; }
+pass "file list: $(wc -l <<<"$actual") files where they belong"
+
+# --- Unpacked into a throw-away root ------------------------------------------------
+root=$HK_TEST_ROOT/pkgroot
+rm -rf "$root"
+dpkg -x "$deb" "$root"
+for program in hostkeeper hostkeeperd terraform-credentials-hostkeeper; do
+    file "$root/usr/bin/$program" | grep -q ', stripped' || fail "$program is not stripped: $(file "$root/usr/bin/$program")"
+    got=$("$root/usr/bin/$program" --version)
+    [[ $got == "$program $version" ]] || fail "$program --version says '$got'"
+done
+pass "installed binaries are stripped and report version $version"
+grep -qx "ExecStart=/usr/bin/hostkeeperd" "$root/usr/lib/systemd/user/hostkeeperd.service" ||
+    fail "hostkeeperd.service does not start /usr/bin/hostkeeperd"
+head -1 "$root/usr/share/doc/hostkeeper/copyright" | grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' ||
+    fail "copyright is not machine-readable (DEP-5)"
+bash -n "$root/usr/share/bash-completion/completions/hostkeeper" || fail "the bash completion has syntax errors"
+for page in "$root"/usr/share/man/man*/*.gz; do
+    gzip -t "$page" || fail "$page is not valid gzip"
+    warnings=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null)
+    [[ -z $warnings ]] || fail "$(basename "$page") renders with warnings: $warnings"
+    LC_ALL=C.UTF-8 man -l "$page" 2>/dev/null | grep -q NAME || fail "$(basename "$page") has no NAME section"
+done
+pass "unit ExecStart, DEP-5 copyright, completion syntax, manual pages render cleanly"
+
+# A real store and get through the installed helper; it starts the installed
+# hostkeeperd (next to itself) on demand.
+run_dir=$HK_TEST_ROOT/run/pkg
+mkdir -p "$run_dir" && chmod 700 "$run_dir"
+socket=$run_dir/socket
+token=pkg-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+printf '{"token":"%s"}' "$token" | "$root/usr/bin/terraform-credentials-hostkeeper" --socket="$socket" store pkg.example.com ||
+    fail "the installed helper could not store"
+[[ $("$root/usr/bin/terraform-credentials-hostkeeper" --socket="$socket" get pkg.example.com) == "{\"token\":\"$token\"}" ]] ||
+    fail "the installed helper does not give the token back"
+pid=$("$root/usr/bin/hostkeeper" --socket "$socket" status --json | sed -n 's/.*"pid": \([0-9]*\).*/\1/p' | head -1)
+[[ $(readlink "/proc/$pid/exe") == "$root/usr/bin/hostkeeperd" ]] ||
+    fail "the daemon that answered is $(readlink "/proc/$pid/exe"), not the installed one"
+"$root/usr/bin/hostkeeper" --socket "$socket" stop >/dev/null || fail "the installed hostkeeper could not stop the daemon"
+pass "store and get through the installed helper and the installed hostkeeperd it started"
+
+# The installed daemon runs with the shipped example configuration and still
+# has the token (it was in the keyring, not in memory).
+"$root/usr/bin/hostkeeperd" --config "$root/usr/share/doc/hostkeeper/config.toml.example" --socket "$socket" \
+    >"$run_dir/daemon.log" 2>&1 &
+daemon=$!
+for _ in $(seq 1 200); do [[ -S $socket ]] && break; sleep 0.05; done
+[[ -S $socket ]] || { kill "$daemon" 2>/dev/null; cat "$run_dir/daemon.log"; fail "hostkeeperd did not start with config.toml.example"; }
+got=$("$root/usr/bin/terraform-credentials-hostkeeper" --socket="$socket" get pkg.example.com)
+kill "$daemon"; wait "$daemon" || true
+[[ $got == "{\"token\":\"$token\"}" ]] || fail "with config.toml.example, get gave something else"
+pass "the installed hostkeeperd runs with the shipped config.toml.example and serves the keyring's token"
+echo "PASS: the Debian package"
