@@ -128,11 +128,11 @@ void plan_block(Plan& plan, const ToolPaths& paths) {
         }
     }
     for (const auto& other : others) {
-        plan.refusals.push_back(
-            tool + ": " + other + " is configured, and " + tool +
-            " allows only one credentials_helper; remove that block to use hostkeeper "
-            "(or leave " +
-            tool + " out of setup), then run hostkeeper setup again");
+        std::string refusal = tool;
+        refusal.append(": ").append(other).append(" is configured, and ").append(tool);
+        refusal.append(" allows only one credentials_helper; remove that block to use hostkeeper (or leave ");
+        refusal.append(tool).append(" out of setup), then run hostkeeper setup again");
+        plan.refusals.push_back(std::move(refusal));
     }
     if (ours.size() > 1) {
         plan.refusals.push_back(tool + ": more than one credentials_helper block (" + ours[0] +

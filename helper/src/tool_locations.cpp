@@ -71,14 +71,12 @@ ToolPaths locate(Tool tool, const proto::EnvLookup& env) {
         const std::string xdg_data = env_or_empty(env, "XDG_DATA_HOME");
         if (paths.cli_config_from_env) {
             paths.cli_config = override_file;
-        } else if (path_exists(home / ".tofurc")) {
-            paths.cli_config = home / ".tofurc";
+        } else if (path_exists(home / ".tofurc") || (!path_exists(home / ".terraformrc") && xdg_config.empty())) {
+            paths.cli_config = home / ".tofurc";  // there, or nothing else is
         } else if (path_exists(home / ".terraformrc")) {
             paths.cli_config = home / ".terraformrc";
-        } else if (!xdg_config.empty()) {
-            paths.cli_config = fs::path(xdg_config) / "opentofu" / "tofurc";
         } else {
-            paths.cli_config = home / ".tofurc";
+            paths.cli_config = fs::path(xdg_config) / "opentofu" / "tofurc";
         }
         const bool legacy_dir = path_exists(dot_terraform_d);
         paths.config_dir =

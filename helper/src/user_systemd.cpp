@@ -8,8 +8,6 @@
 #include <cstdlib>
 #include <filesystem>
 
-extern char** environ;
-
 namespace hostkeeper::client {
 
 bool user_manager_running() {
@@ -23,6 +21,7 @@ int systemctl_user(const std::vector<std::string>& args, bool quiet) {
     std::vector<std::string> argv{"systemctl", "--user"};
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<char*> pointers;
+    pointers.reserve(argv.size() + 1);
     for (auto& a : argv) pointers.push_back(a.data());
     pointers.push_back(nullptr);
     posix_spawn_file_actions_t actions;

@@ -70,6 +70,10 @@ TEST_CASE("OpenTofu: ~/.tofurc, else ~/.terraformrc, else the XDG file",
     CHECK(locate(Tool::opentofu, w.lookup()).cli_config == home / ".tofurc");
     CHECK(tool_present(locate(Tool::opentofu, w.lookup()), w.lookup()));
 
+    // Without XDG_CONFIG_HOME and with neither file, ~/.tofurc (to be created).
+    World bare;
+    CHECK(locate(Tool::opentofu, bare.lookup()).cli_config == bare.root / "home" / ".tofurc");
+
     // Once ~/.terraform.d exists, OpenTofu uses it instead of the XDG directories.
     fs::create_directories(home / ".terraform.d");
     paths = locate(Tool::opentofu, w.lookup());
