@@ -2,7 +2,7 @@
 // HttpClient on libcurl's multi interface, driven by the daemon's Asio
 // io_context (as in curl's asiohiper example): curl says which sockets to
 // watch and when to wake it; Asio does the waiting. No thread per request;
-// connections (and TLS sessions) are reused across requests. libcurl's
+// connections are reused across requests (the multi handle's pool). libcurl's
 // headers appear only in the .cpp.
 
 #include <boost/asio/any_io_executor.hpp>

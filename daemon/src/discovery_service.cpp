@@ -81,7 +81,6 @@ asio::awaitable<DiscoveryAnswer> DiscoveryService::discover(std::string host, bo
                 co_return answer(*entry->good, DiscoverySource::cache, now);
             }
             if (entry->failure && now < entry->failure->retry_at) {
-                ++hits_;
                 if (entry->good && usable_stale(*entry->good, now)) {
                     ++stale_;
                     DiscoveryAnswer stale = answer(*entry->good, DiscoverySource::stale, now);

@@ -33,10 +33,11 @@ namespace asio = boost::asio;
 class Control final : public DaemonControl {
 public:
     Control(const Config& config, std::string socket) : config_(config), socket_(std::move(socket)) {}
-    void attach(Server& server, asio::io_context& io, asio::signal_set& signals) {
+    void attach(Server& server, asio::io_context& io, asio::signal_set& signals, CurlHttpClient& http) {
         server_ = &server;
         io_ = &io;
         signals_ = &signals;
+        http_ = &http;
     }
 
     proto::Json describe() const override {
@@ -53,6 +54,9 @@ public:
 
     void request_stop() override {
         sd_notify(0, "STOPPING=1");
+        // Fetches in flight fail now ("hostkeeperd is stopping"), so that their
+        // clients get an answer instead of waiting out the shutdown timeout.
+        http_->stop();
         server_->stop([this] {
             boost::system::error_code ignored;
             signals_->cancel(ignored);
@@ -67,6 +71,7 @@ private:
     Server* server_ = nullptr;
     asio::io_context* io_ = nullptr;
     asio::signal_set* signals_ = nullptr;
+    CurlHttpClient* http_ = nullptr;
 };
 
 void wait_for_signals(asio::signal_set& signals, Control& control, CredentialService& credentials,
@@ -112,7 +117,7 @@ int serve(const Config& config, StartupReport& report) {
                   ServerOptions{config.max_connections, config.read_timeout, config.shutdown_timeout,
                                 config.on_demand ? config.idle_timeout : std::chrono::seconds(0)});
     asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
-    control.attach(server, io, signals);
+    control.attach(server, io, signals, http);
     wait_for_signals(signals, control, credentials, discovery);
     server.on_idle([&] {
         spdlog::info("no clients for {} s: exiting (the next client starts a new daemon)",

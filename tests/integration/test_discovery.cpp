@@ -592,6 +592,26 @@ TEST_CASE("a server that never answers times out while the daemon keeps serving 
     CHECK(world.fetches() == 1);
 }
 
+TEST_CASE("stopping the daemon answers discoveries in flight at once", "[discovery]") {
+    World world;
+    Response hang;
+    hang.hang = true;
+    world.serve("registry", hang);
+    world.start({{"timeout", quoted("30s")}});
+    Spawned hung =
+        spawn({bin("hostkeeper"), "--socket", world.socket().string(), "discover", world.host()});
+    REQUIRE(wait_until([&] { return world.fetches() == 1; }, 3s));
+
+    const auto asked = std::chrono::steady_clock::now();
+    const Result stopped = world.cli({"stop"});
+    CHECK(stopped.exit_code == 0);
+    CHECK(seconds_since(asked) < 3.0);  // not the 5 s shutdown timeout
+    const Result result = hung.wait();
+    INFO(result.err);
+    CHECK(result.exit_code == 1);
+    CHECK_THAT(result.err, has("stopping"));
+}
+
 TEST_CASE(
     "TLS is verified: an unknown CA fails; ca_file, SSL_CERT_FILE and SSL_CERT_DIR are trusted",
     "[discovery]") {

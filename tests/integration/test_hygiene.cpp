@@ -97,5 +97,11 @@ TEST_CASE("storing many items does not make the daemon grow", "[hygiene]") {
     const long after = rss_kib(daemon.pid());
     CAPTURE(before, after);
     REQUIRE(before > 0);
+#if defined(__SANITIZE_ADDRESS__)
+    // ASan's allocator never reuses memory the way malloc does (quarantine,
+    // redzones): RSS says nothing here. LeakSanitizer checks for leaks instead.
+    WARN("RSS growth not checked under AddressSanitizer: " << after - before << " KiB");
+#else
     CHECK(after - before < 2048);
+#endif
 }

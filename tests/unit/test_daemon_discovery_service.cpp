@@ -153,6 +153,7 @@ TEST_CASE("failures are remembered for error_ttl, or as Retry-After asks", "[dae
     CHECK(e.cached());
     CHECK(e.retry_in() == 1s);
     CHECK(f.http.requests.size() == 1);
+    CHECK(f.discovery.stats().hits == 0);  // hits are fresh answers only
     f.now += 1s;
     HttpResponse busy = FakeHttpClient::json("{}", 503);
     busy.retry_after = 40;
