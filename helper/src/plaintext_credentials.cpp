@@ -45,21 +45,39 @@ const Json& CredentialsFile::credentials(const std::string& host) const {
     return document_.at("credentials").at(host);
 }
 
-bool CredentialsFile::rewrite_without(const std::set<std::string>& hosts) const {
+CredentialsFile::Rewritten CredentialsFile::rewrite_without(
+    const std::map<std::string, Json>& imported) const {
+    Rewritten result;
     Json rest = document_;
+    const proto::ScrubGuard rest_guard(rest);
     if (rest.contains("credentials")) {
-        for (const auto& host : hosts) rest["credentials"].erase(host);
+        Json& credentials = rest["credentials"];
+        for (const auto& [host, stored] : imported) {
+            const auto it = credentials.find(host);
+            if (it == credentials.end()) continue;  // gone meanwhile: nothing to remove
+            if (*it != stored) {
+                result.changed.push_back(host);  // written meanwhile: keep the new value
+                continue;
+            }
+            proto::scrub(*it);
+            credentials.erase(it);
+            ++result.removed_hosts;
+        }
+        result.left_hosts = credentials.size();
     }
-    if (rest.size() <= 1 &&
+    if (result.removed_hosts == 0) return result;
+    std::error_code ec;
+    const bool symlink = fs::is_symlink(fs::symlink_status(path_, ec));
+    if (!symlink && rest.size() <= 1 &&
         (rest.empty() || (rest.contains("credentials") && rest["credentials"].empty()))) {
         remove_file(path_);
-        return true;
+        result.removed_file = true;
+        return result;
     }
     std::string text = rest.dump(2) + "\n";
     const proto::ScrubGuard text_guard(text);
-    proto::scrub(rest);
-    write_file_atomically(path_, text, 0600);
-    return false;
+    write_file_atomically(path_, text, 0600);  // through a symlink: its target
+    return result;
 }
 
 std::vector<fs::path> credentials_file_paths() {

@@ -4,8 +4,9 @@
 // Where Terraform and OpenTofu keep it, reading it (its tokens are scrubbed
 // when dropped), and rewriting it without some hosts.
 
+#include <cstddef>
 #include <filesystem>
-#include <set>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,10 +29,22 @@ class CredentialsFile {
     std::vector<std::string> hosts() const;
     const proto::Json& credentials(const std::string& host) const;
 
-    // Rewrites the file without `hosts` (atomically, mode 0600, every other
-    // key kept). When nothing is left at all, the file is removed. Returns
-    // true when it removed the file.
-    bool rewrite_without(const std::set<std::string>& hosts) const;
+    struct Rewritten {
+        bool removed_file = false;          // nothing was left: the file is gone
+        std::size_t removed_hosts = 0;      // hosts taken out of the file
+        std::size_t left_hosts = 0;         // hosts still in it
+        std::vector<std::string> changed;   // in `imported`, but now with another value (kept)
+    };
+    // Rewrites the file without each host of `imported` (host as spelled in
+    // the file -> the value that was stored and verified) whose value in THIS
+    // read of the file is still exactly that value; everything else (other
+    // hosts, changed values, other keys) stays as this read found it. Read the
+    // file again just before calling this, so that what was written to it
+    // meanwhile is kept. Atomic, mode 0600. When nothing is left at all, a
+    // regular file is removed; a symlink is never removed (that would leave the
+    // plaintext in its target): its target is rewritten. With nothing to
+    // remove, the file is not touched.
+    Rewritten rewrite_without(const std::map<std::string, proto::Json>& imported) const;
 
   private:
     std::filesystem::path path_;

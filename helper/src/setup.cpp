@@ -151,7 +151,8 @@ void plan_block(Plan& plan, const ToolPaths& paths) {
                               std::string inserted = kBlockText;
                               if (text && !text->empty())
                                   inserted = (text->back() == '\n' ? "\n" : "\n\n") + inserted;
-                              if (!text) fs::create_directories(file.parent_path());
+                              if (!text && file.has_parent_path())
+                                  fs::create_directories(file.parent_path());
                               write_file_atomically(file, text.value_or("") + inserted,
                                                     mode_or(file, 0600));
                               return Json{{"action", "config_block"},
@@ -188,6 +189,9 @@ std::vector<ToolPaths> selected_tools(const SetupOptions& options, Plan& plan) {
     for (const Tool tool : {Tool::terraform, Tool::opentofu}) {
         const bool asked = tool == Tool::terraform ? options.terraform : options.opentofu;
         ToolPaths paths = locate(tool);
+        // A relative TF_CLI_CONFIG_FILE is relative to where the tool runs;
+        // setup and its record (for --undo) need where it is now.
+        if (paths.cli_config.is_relative()) paths.cli_config = fs::absolute(paths.cli_config);
         if (asked || (!any && tool_present(paths))) tools.push_back(std::move(paths));
     }
     if (tools.empty()) {

@@ -169,3 +169,79 @@ TEST_CASE("import without a reachable daemon stops at once and changes nothing",
     CHECK_THAT(r.err, Catch::Contains(open_dir.string()));
     CHECK(read_file(file) == text);
 }
+
+TEST_CASE("import rewrites a symlinked credentials.tfrc.json's target and keeps the link",
+          "[import]") {
+    UserHome u;
+    const fs::path target = u.root / "dotfiles" / "terraform-credentials.json";
+    u.write(target, R"({"credentials":{"linked.example.com":{"token":"tok-linked"}}})");
+    const fs::path link = credentials_file(u);
+    fs::create_directories(link.parent_path());
+    fs::create_symlink(target, link);
+
+    const Result imported = u.hostkeeper({"import"});
+    INFO(imported.out << imported.err);
+    REQUIRE(imported.exit_code == 0);
+    CHECK(u.helper({"get", "linked.example.com"}).out == "{\"token\":\"tok-linked\"}\n");
+    // Removing the link would leave the token in its target.
+    REQUIRE(fs::is_symlink(link));
+    CHECK(fs::read_symlink(link) == target);
+    const std::string rest = read_file(target);
+    CHECK_THAT(rest, !Catch::Contains("tok-linked"));
+    CHECK(ordered_json::parse(rest)["credentials"] == ordered_json::object());
+    CHECK(mode_of(target) == 0600);
+}
+
+TEST_CASE("import reads each host back from the keyring, not from the daemon's cache",
+          "[import]") {
+    UserHome u;
+    const fs::path file = credentials_file(u);
+    u.write(file, R"({"credentials":{"one.example.com":{"token":"tok-one"},
+                      "two.example.com":{"token":"tok-two"}}})");
+    REQUIRE(u.hostkeeper({"start"}).exit_code == 0);
+    const auto lookups = [&u] {
+        const Result status = u.hostkeeper({"status", "--json"});
+        REQUIRE(status.exit_code == 0);
+        return ordered_json::parse(status.out)["credentials"]["keyring_lookups"].get<long long>();
+    };
+    const long long before = lookups();
+    const Result imported = u.hostkeeper({"import"});
+    INFO(imported.out << imported.err);
+    REQUIRE(imported.exit_code == 0);
+    CHECK(lookups() == before + 2);
+    CHECK_FALSE(fs::exists(file));
+}
+
+TEST_CASE("import refuses two spellings of one host with different tokens, moves equal ones once",
+          "[import]") {
+    UserHome u;
+    const fs::path file = credentials_file(u);
+    u.write(file, R"({"credentials":{
+  "tfe.example.com": {"token": "tok-plain"},
+  "TFE.example.com:443": {"token": "tok-port"},
+  "other.example.com": {"token": "tok-other"}
+}})");
+    const Result conflict = u.hostkeeper({"import"});
+    INFO(conflict.out << conflict.err);
+    CHECK(conflict.exit_code == 1);
+    no_token_printed(conflict, {"tok-plain", "tok-port", "tok-other"});
+    CHECK_THAT(conflict.err, Catch::Contains("tfe.example.com: not imported"));
+    CHECK_THAT(conflict.err, Catch::Contains("TFE.example.com:443: not imported"));
+    CHECK_THAT(conflict.err, Catch::Contains("different credentials for tfe.example.com"));
+    const auto rest = ordered_json::parse(read_file(file));
+    CHECK(rest["credentials"].size() == 2);
+    CHECK(rest["credentials"]["tfe.example.com"]["token"] == "tok-plain");
+    CHECK(rest["credentials"]["TFE.example.com:443"]["token"] == "tok-port");
+    CHECK(u.helper({"get", "other.example.com"}).out == "{\"token\":\"tok-other\"}\n");
+    CHECK(u.helper({"get", "tfe.example.com"}).out == "{}\n");  // neither was stored
+
+    u.write(file, R"({"credentials":{
+  "tfe.example.com": {"token": "tok-same"},
+  "TFE.example.com:443": {"token": "tok-same"}
+}})");
+    const Result same = u.hostkeeper({"import"});
+    INFO(same.out << same.err);
+    CHECK(same.exit_code == 0);
+    CHECK(u.helper({"get", "tfe.example.com"}).out == "{\"token\":\"tok-same\"}\n");
+    CHECK_FALSE(fs::exists(file));
+}

@@ -154,6 +154,30 @@ TEST_CASE("setup writes the file named by TF_CLI_CONFIG_FILE, not ~/.terraformrc
     CHECK_FALSE(fs::exists(custom));
 }
 
+TEST_CASE("setup and --undo take a relative TF_CLI_CONFIG_FILE as relative to where they run",
+          "[setup]") {
+    UserHome u;
+    const fs::path work = u.root / "project";
+    fs::create_directories(work);
+    u.options.env["TF_CLI_CONFIG_FILE"] = "terraform.rc";  // no directory part at all
+    const auto in_dir = [&u](const fs::path& dir, const std::string& args) {
+        return run({"/bin/sh", "-c", "cd \"$1\" && exec \"$2\" " + args, "sh", dir.string(),
+                    bin("hostkeeper")},
+                   u.options);
+    };
+    const Result setup = in_dir(work, "setup --terraform");
+    INFO(setup.out << setup.err);
+    REQUIRE(setup.exit_code == 0);
+    CHECK(read_file(work / "terraform.rc") == kBlock);
+    CHECK_THAT(setup.out, Catch::Contains((work / "terraform.rc").string()));
+    // --undo from elsewhere still finds the file setup changed: the record holds its full path.
+    const Result undo = in_dir(u.root, "setup --undo");
+    INFO(undo.out << undo.err);
+    REQUIRE(undo.exit_code == 0);
+    CHECK_FALSE(fs::exists(work / "terraform.rc"));
+    CHECK_THAT(undo.out, Catch::Contains("removed " + (work / "terraform.rc").string()));
+}
+
 TEST_CASE("setup --opentofu uses OpenTofu's XDG places when ~/.terraform.d does not exist",
           "[setup]") {
     UserHome u;

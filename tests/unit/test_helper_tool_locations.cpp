@@ -91,3 +91,6 @@ TEST_CASE("a tool on PATH is present", "[helper][tool_locations]") {
     fs::create_directories(w.root / "home" / ".terraform.d");
     CHECK(tool_present(locate(Tool::terraform, w.lookup()), w.lookup()));
 }
+
+// credentials.tfrc.json (plaintext_credentials): tests live here because this
+// file already links the helper's file handling into the unit tests.
