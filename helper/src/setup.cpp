@@ -203,13 +203,36 @@ std::vector<ToolPaths> selected_tools(const SetupOptions& options, Plan& plan) {
     return tools;
 }
 
+// OpenTofu uses ~/.terraform.d once it exists, and its XDG directory only
+// while it does not: creating it (for a plugin link) would strand the tokens
+// in OpenTofu's XDG credentials.tfrc.json. Refuse until they are imported.
+void guard_opentofu_directory(Plan& plan, const std::vector<ToolPaths>& tools) {
+    const fs::path dot = locate(Tool::terraform).config_dir;  // ~/.terraform.d
+    const ToolPaths tofu = locate(Tool::opentofu);
+    std::error_code ec;
+    if (fs::exists(dot, ec) || tofu.config_dir == dot || !fs::exists(tofu.credentials_json, ec)) return;
+    for (const auto& paths : tools) {
+        for (const auto& dir : paths.plugin_dirs) {
+            if (dir.string().rfind(dot.string() + "/", 0) != 0) continue;
+            plan.refusals.push_back(
+                "creating " + dot.string() + " would make OpenTofu read its credentials there instead of " +
+                tofu.config_dir.string() + ", and " + tofu.credentials_json.string() +
+                " holds tokens: run 'hostkeeper import' first (it moves them into the keyring), then "
+                "hostkeeper setup again");
+            return;
+        }
+    }
+}
+
 int setup(const SetupOptions& options) {
     Plan plan;
     const fs::path helper = installed_helper();
-    for (const auto& paths : selected_tools(options, plan)) {
+    const std::vector<ToolPaths> tools = selected_tools(options, plan);
+    for (const auto& paths : tools) {
         for (const auto& dir : paths.plugin_dirs) plan_link(plan, paths.name, dir, helper);
         plan_block(plan, paths);
     }
+    guard_opentofu_directory(plan, tools);
     plan_socket(plan);
     if (!plan.refusals.empty()) {
         for (const auto& refusal : plan.refusals)

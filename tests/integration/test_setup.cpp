@@ -193,6 +193,27 @@ TEST_CASE("setup --opentofu uses OpenTofu's XDG places when ~/.terraform.d does 
     CHECK_FALSE(fs::exists(u.home / ".terraformrc"));
 }
 
+TEST_CASE("setup refuses to create ~/.terraform.d while OpenTofu's XDG credentials.tfrc.json holds tokens",
+          "[setup]") {
+    UserHome u;
+    const fs::path tofu_credentials = u.config / "opentofu" / "credentials.tfrc.json";
+    u.write(tofu_credentials, R"({"credentials":{"tofu.example.com":{"token":"xdg-token"}}})");
+    const auto before = tree(u.root);
+
+    // Terraform's plugin directory is ~/.terraform.d/plugins: creating it
+    // would make OpenTofu stop reading its XDG directory.
+    const Result setup = u.hostkeeper({"setup", "--terraform"});
+    CHECK(setup.exit_code == 1);
+    CHECK_THAT(setup.err, Catch::Contains("would make OpenTofu read its credentials there"));
+    CHECK_THAT(setup.err, Catch::Contains("hostkeeper import"));
+    CHECK(tree(u.root) == before);
+    CHECK_FALSE(fs::exists(u.home / ".terraform.d"));
+
+    // OpenTofu alone uses its XDG plugin directory: nothing to refuse.
+    CHECK(u.hostkeeper({"setup", "--opentofu"}).exit_code == 0);
+    CHECK_FALSE(fs::exists(u.home / ".terraform.d"));
+}
+
 TEST_CASE("setup without flags sets up the tools it finds, and says so when it finds none",
           "[setup]") {
     UserHome u;
