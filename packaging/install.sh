@@ -27,7 +27,8 @@ echo "built $deb"
 
 # --- Install it ---------------------------------------------------------------------
 # --reinstall: the same version again replaces the files (an upgrade in place).
-"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --reinstall "$deb" >/dev/null
+# --allow-downgrades: re-running from an older checkout installs that version.
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --reinstall --allow-downgrades "$deb" >/dev/null
 echo "installed $(dpkg-query -W -f='${Package} ${Version}' hostkeeper): /usr/bin/hostkeeper, hostkeeperd, terraform-credentials-hostkeeper"
 
 # Copies from the older install.sh (cmake --install to /usr/local) would
@@ -50,6 +51,11 @@ done
 
 # --- Set it up for the user ---------------------------------------------------------
 user=${SUDO_USER:-$(id -un)}
+# Built as root under sudo: give the build tree back to whoever owns the clone.
+owner=$(stat -c %U .)
+if [[ $(id -u) -eq 0 && $owner != root ]]; then
+    chown -R "$owner": "$build"
+fi
 uid=$(id -u "$user")
 home=$(getent passwd "$user" | cut -d: -f6)
 as_user=()
