@@ -53,55 +53,22 @@
 
 set -euo pipefail
 shopt -s inherit_errexit
+# log, number formatting, CPU accounting (phase_begin/phase_end): shared with the other benchmark script.
+# shellcheck source=tests/bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# The processes of this benchmark besides this shell and what it waited for.
+own_pids() { echo "${DAEMON_PID:-0}" "${NGINX_PID:-0}" "${HK_KEYRING_PID:-0}" "${HK_BUS_PID:-0}"; }
 
 die() {
     echo "bench (discovery): $*" >&2
     exit 1
 }
-log() { echo "bench: $*" >&2; }
 
 # As in run.sh: bash reads the whole function definitions before main runs.
-
-ms() { awk -v s="$1" 'BEGIN { printf "%.3f", s * 1000 }'; }
-speedup() { awk -v a="$1" -v b="$2" 'BEGIN { if (a <= 0 || b <= 0) print "n/a"; else if (a >= b) printf "%.1f× faster", a / b; else printf "%.1f× slower", b / a }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "n/a" }'; }
-ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
-le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
-yesno() { if "$@"; then echo yes; else echo no; fi; }
-thousands() { awk -v x="$1" 'BEGIN { printf "%d", x + 0.5 }' | sed -E ':a;s/^([0-9]+)([0-9]{3})/\1,\2/;ta'; }
 
 BIN="" OUT="" DIR="" RAW="" SOCK="" CA=""
 NGINX_PID="" NGINX_LOG="" DAEMON_PID="" DAEMON_LOG="" DAEMON_N=0
 PORT_FAST="" PORT_SLOW=""
-
-# CPU used by processes other than this benchmark's (this shell and what it
-# waited for, hostkeeperd, nginx, the keyring world's daemons), in percent of
-# the whole machine, as run.sh reports it.
-machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat; }
-proc_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-OWN_TICKS=0
-measure_own() {
-    local f=$DIR/times waited
-    times >"$f"
-    waited=$(awk '{ for (i = 1; i <= NF; i++) { split($i, p, "m"); sub("s", "", p[2]); t += p[1] * 60 + p[2] } }
-                  END { printf "%d", t * 100 }' "$f")
-    OWN_TICKS=$(( waited + $(proc_ticks "${DAEMON_PID:-0}") + $(proc_ticks "$NGINX_PID") \
-        + $(proc_ticks "${HK_KEYRING_PID:-0}") + $(proc_ticks "${HK_BUS_PID:-0}") ))
-}
-PHASE_T0="" PHASE_MACHINE0="" PHASE_OWN0="" PHASE_OTHERS=""
-phase_begin() {
-    PHASE_T0=$(date +%s.%N)
-    PHASE_MACHINE0=$(machine_ticks)
-    measure_own
-    PHASE_OWN0=$OWN_TICKS
-}
-phase_end() {
-    local machine
-    machine=$(machine_ticks)
-    measure_own
-    PHASE_OTHERS=$(awk -v t0="$PHASE_T0" -v t="$(date +%s.%N)" -v n="$(nproc)" -v m=$(( machine - PHASE_MACHINE0 )) \
-        -v o=$(( OWN_TICKS - PHASE_OWN0 )) 'BEGIN { x = (m - o) / ((t - t0) * 100 * n) * 100; if (x < 0) x = 0; printf "%.0f", x }')
-}
 
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

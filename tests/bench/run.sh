@@ -66,6 +66,11 @@
 
 set -euo pipefail
 shopt -s inherit_errexit
+# log, number formatting, CPU accounting (phase_begin/phase_end): shared with the other benchmark script.
+# shellcheck source=tests/bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# The processes of this benchmark besides this shell and what it waited for.
+own_pids() { echo "${DAEMON_PID:-0}" "${HK_KEYRING_PID:-0}" "${HK_BUS_PID:-0}"; }
 
 die() {
     echo "bench: $*" >&2
@@ -135,52 +140,10 @@ outer() {
 
 BIN="" SOCK="" RAW="" DAEMON_PID="" DAEMON_LOG=""
 
-log() { echo "bench: $*" >&2; }
-
-# ms with 3 decimals from seconds
-ms() { awk -v s="$1" 'BEGIN { printf "%.3f", s * 1000 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "n/a" }'; }
-# "N× faster" or "N× slower": hostkeeper time $2 against the alternative's $1.
-speedup() { awk -v a="$1" -v b="$2" 'BEGIN { if (a <= 0 || b <= 0) print "n/a"; else if (a >= b) printf "%.1f× faster", a / b; else printf "%.1f× slower", b / a }'; }
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
-le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
-ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
-yesno() { if "$@"; then echo yes; else echo no; fi; }
-thousands() { awk -v x="$1" 'BEGIN { printf "%d", x + 0.5 }' | sed -E ':a;s/^([0-9]+)([0-9]{3})/\1,\2/;ta'; }
 
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
-
-# CPU accounting, to tell whether other processes competed with a phase:
-# the whole machine's busy time (/proc/stat) minus what this benchmark's
-# processes used: this shell and everything it has waited for (`times`), and
-# the daemons still running (/proc/PID/stat). In ticks of 1/100 s.
-machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat; }
-proc_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-OWN_TICKS=0
-measure_own() {  # sets OWN_TICKS; must run in this shell, not in $(...)
-    local f=$HK_TEST_ROOT/times waited
-    times >"$f"  # a builtin: this shell and everything it has waited for
-    waited=$(awk '{ for (i = 1; i <= NF; i++) { split($i, p, "m"); sub("s", "", p[2]); t += p[1] * 60 + p[2] } }
-                  END { printf "%d", t * 100 }' "$f")
-    OWN_TICKS=$(( waited + $(proc_ticks "$DAEMON_PID") + $(proc_ticks "${HK_KEYRING_PID:-0}") + $(proc_ticks "$HK_BUS_PID") ))
-}
-PHASE_T0="" PHASE_MACHINE0="" PHASE_OWN0="" PHASE_OTHERS=""
-phase_begin() {
-    PHASE_T0=$(date +%s.%N)
-    PHASE_MACHINE0=$(machine_ticks)
-    measure_own
-    PHASE_OWN0=$OWN_TICKS
-}
-# Sets PHASE_OTHERS: percent of the machine (all CPUs) that other processes
-# used since phase_begin. The daemon must have run for the whole phase.
-phase_end() {
-    local machine
-    machine=$(machine_ticks)
-    measure_own
-    PHASE_OTHERS=$(awk -v t0="$PHASE_T0" -v t="$(date +%s.%N)" -v n="$(nproc)" -v m=$(( machine - PHASE_MACHINE0 )) \
-        -v o=$(( OWN_TICKS - PHASE_OWN0 )) 'BEGIN { x = (m - o) / ((t - t0) * 100 * n) * 100; if (x < 0) x = 0; printf "%.0f", x }')
-}
 
 # Starts hostkeeperd on $SOCK, settings such that nothing expires or is
 # evicted during a run, and waits until it answers.
