@@ -32,6 +32,17 @@ struct ConfigFile {
     fs::path path;
 };
 
+// The error a config file gives, or "(accepted)".
+std::string error_of(const std::string& text) {
+    const ConfigFile file(text);
+    try {
+        parse({"--config", file.path.string()});
+    } catch (const ConfigError& e) {
+        return e.what();
+    }
+    return "(accepted)";
+}
+
 }  // namespace
 
 TEST_CASE("durations: seconds or with units", "[daemon][config]") {
@@ -108,15 +119,6 @@ unlock_timeout = "9s"
 }
 
 TEST_CASE("unknown keys and bad values are errors that name the key", "[daemon][config]") {
-    const auto error_of = [](const std::string& text) -> std::string {
-        const ConfigFile file(text);
-        try {
-            parse({"--config", file.path.string()});
-        } catch (const ConfigError& e) {
-            return e.what();
-        }
-        return "(accepted)";
-    };
     CHECK_THAT(error_of("log_levle = \"info\""), Catch::Contains("unknown key \"log_levle\""));
     CHECK_THAT(error_of("[credentials]\nttl = 5\ntll = 5"), Catch::Contains("unknown key \"credentials.tll\""));
     CHECK_THAT(error_of("[credentials]\nttl = 5\ntll = 5"), Catch::Contains(":3:"));  // the line
@@ -186,15 +188,6 @@ ca_file = "/etc/hk/ca.pem"
 }
 
 TEST_CASE("bad forced services are errors that say where", "[daemon][config]") {
-    const auto error_of = [](const std::string& text) -> std::string {
-        const ConfigFile file(text);
-        try {
-            parse({"--config", file.path.string()});
-        } catch (const ConfigError& e) {
-            return e.what();
-        }
-        return "(accepted)";
-    };
     CHECK_THAT(error_of("[hosts.\"ex_ample.com\".services]\n\"modules.v1\" = \"/m/\""), Catch::Contains("ex_ample.com"));
     CHECK_THAT(error_of("[hosts.\"a.example\"]\nservice = 1"), Catch::Contains("unknown key \"hosts.a.example.service\""));
     CHECK_THAT(error_of("[hosts.\"a.example\"]\n"), Catch::Contains("needs a \"services\" table"));
