@@ -4,20 +4,10 @@
 #include <cctype>
 #include <string_view>
 
+#include "http_text.hpp"
+
 namespace hostkeeper::daemon {
 namespace {
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-           });
-}
 
 // delta-seconds: digits only; values too large to hold mean "a very long time".
 std::optional<long long> delta_seconds(std::string_view text) {
@@ -39,10 +29,10 @@ void for_each_directive(std::string_view header, F&& f) {
     for (std::size_t i = 0; i <= header.size(); ++i) {
         if (i < header.size() && header[i] == '"') quoted = !quoted;
         if (i == header.size() || (header[i] == ',' && !quoted)) {
-            const std::string_view item = trim(header.substr(start, i - start));
+            const std::string_view item = trim_ows(header.substr(start, i - start));
             if (!item.empty()) {
                 const auto eq = item.find('=');
-                f(trim(item.substr(0, eq)), eq == std::string_view::npos ? std::string_view{} : trim(item.substr(eq + 1)));
+                f(trim_ows(item.substr(0, eq)), eq == std::string_view::npos ? std::string_view{} : trim_ows(item.substr(eq + 1)));
             }
             start = i + 1;
         }

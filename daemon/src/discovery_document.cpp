@@ -4,24 +4,13 @@
 #include <stdexcept>
 
 #include "hostkeeper/proto/services.hpp"
+#include "http_text.hpp"
 #include "url.hpp"
 
 namespace hostkeeper::daemon {
 using proto::Json;
 
 namespace {
-
-std::string lower(std::string_view text) {
-    std::string out(text);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
-std::string_view trim(std::string_view text) {
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-    return text;
-}
 
 // An absolute http(s) URL without user:password, or a UrlError saying why not.
 std::string service_url(const std::string& base, const std::string& reference) {
@@ -51,8 +40,7 @@ Json login_service(const Json& value, const std::string& base) {
 std::string discovery_url(const std::string& host) { return "https://" + host + "/.well-known/terraform.json"; }
 
 bool is_json_media_type(std::string_view content_type) {
-    const std::string_view type = trim(content_type.substr(0, content_type.find(';')));
-    return lower(type) == "application/json";
+    return iequals(trim_ows(content_type.substr(0, content_type.find(';'))), "application/json");
 }
 
 Services resolve_services(const Json& document, const std::string& base_url) {
