@@ -39,10 +39,6 @@ Json login_service(const Json& value, const std::string& base) {
 
 std::string discovery_url(const std::string& host) { return "https://" + host + "/.well-known/terraform.json"; }
 
-bool is_json_media_type(std::string_view content_type) {
-    return iequals(trim_ows(content_type.substr(0, content_type.find(';'))), "application/json");
-}
-
 Services resolve_services(const Json& document, const std::string& base_url) {
     Services out;
     for (const auto& [id, value] : document.items()) {

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "hostkeeper/proto/messages.hpp"
+#include "http_text.hpp"  // is_json_media_type
 
 namespace hostkeeper::daemon {
 
@@ -21,9 +22,6 @@ struct Services {
 
 // "https://HOST/.well-known/terraform.json" for a normalized host.
 std::string discovery_url(const std::string& host);
-
-// True for "application/json", any case, with or without parameters.
-bool is_json_media_type(std::string_view content_type);
 
 // The services of a document already parsed into an object, URLs resolved
 // against `base_url` (the final URL after redirects).

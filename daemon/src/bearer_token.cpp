@@ -1,0 +1,27 @@
+#include "bearer_token.hpp"
+
+#include <exception>
+
+#include <spdlog/spdlog.h>
+
+#include "hostkeeper/proto/messages.hpp"
+
+namespace hostkeeper::daemon {
+
+boost::asio::awaitable<std::optional<proto::Secret>> bearer_token(CredentialService& credentials, std::string host,
+                                                                  std::string purpose) {
+    try {
+        const std::optional<proto::Secret> stored = co_await credentials.get(host);
+        if (!stored) co_return std::nullopt;
+        proto::Json object = proto::Json::parse(stored->view());
+        const proto::ScrubGuard guard(object);
+        const auto token = object.find("token");
+        if (token == object.end() || !token->is_string()) co_return std::nullopt;
+        co_return proto::Secret(token->get_ref<const std::string&>());
+    } catch (const std::exception& e) {
+        spdlog::warn("{}: not sending the credentials of {}: {}", purpose, host, e.what());
+    }
+    co_return std::nullopt;
+}
+
+}  // namespace hostkeeper::daemon

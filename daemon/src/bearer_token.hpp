@@ -1,0 +1,23 @@
+#pragma once
+// The token of a host's stored credentials, as Terraform sends it: the
+// "token" property of the credentials object. Discovery and the registry
+// clients go on without one when the keyring cannot say (locked, absent):
+// a host that needs it answers 401, which is reported.
+
+#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "credential_service.hpp"
+#include "hostkeeper/proto/secret.hpp"
+
+namespace hostkeeper::daemon {
+
+// `host` is normalized; `purpose` ("discovery of app.terraform.io") is for the log.
+boost::asio::awaitable<std::optional<proto::Secret>> bearer_token(CredentialService& credentials, std::string host,
+                                                                  std::string purpose);
+
+}  // namespace hostkeeper::daemon
