@@ -12,6 +12,7 @@
 #include "hostkeeper/proto/hostname.hpp"
 #include "hostkeeper/proto/error.hpp"
 #include "hostkeeper/proto/version.hpp"
+#include "mirror.hpp"
 
 namespace hostkeeper::daemon {
 namespace fs = std::filesystem;
@@ -180,7 +181,10 @@ const std::set<std::string>& config_file_keys() {
                                             "discovery.", "discovery.timeout", "discovery.ttl", "discovery.min_ttl",
                                             "discovery.max_ttl", "discovery.negative_ttl", "discovery.error_ttl",
                                             "discovery.max_retry_after", "discovery.stale_if_error",
-                                            "discovery.max_entries", "discovery.ca_file", "hosts"};
+                                            "discovery.max_entries", "discovery.ca_file", "hosts", "registry.",
+                                            "registry.timeout", "registry.versions_ttl", "registry.download_ttl",
+                                            "registry.negative_ttl", "registry.error_ttl", "registry.max_retry_after",
+                                            "registry.stale_if_error", "registry.max_entries", "registry.mirror_url"};
     return keys;
 }
 
@@ -224,6 +228,16 @@ void apply_toml(Config& config, const std::string& text, const std::string& orig
     r.count("discovery.max_entries", d.max_entries);
     r.string("discovery.ca_file", [&](const std::string& v) { d.ca_file = v; });
     r.forced_services(d.forced);
+    RegistryOptions& g = config.registry;
+    r.duration("registry.timeout", g.timeout);
+    r.duration("registry.versions_ttl", g.versions_ttl);
+    r.duration("registry.download_ttl", g.download_ttl);
+    r.duration("registry.negative_ttl", g.negative_ttl);
+    r.duration("registry.error_ttl", g.error_ttl);
+    r.duration("registry.max_retry_after", g.max_retry_after);
+    r.duration("registry.stale_if_error", g.stale_if_error);
+    r.count("registry.max_entries", g.max_entries);
+    r.string("registry.mirror_url", [&](const std::string& v) { g.mirror_url = v; });
 }
 
 ParsedArgs parse_args(int argc, char** argv) {
@@ -238,7 +252,9 @@ ParsedArgs parse_args(int argc, char** argv) {
         negative_ttl;
     std::optional<std::string> d_timeout, d_ttl, d_min_ttl, d_max_ttl, d_negative_ttl, d_error_ttl, d_max_retry_after,
         d_stale, ca_file;
-    std::optional<std::size_t> max_connections, max_entries, d_max_entries;
+    std::optional<std::string> g_timeout, g_versions_ttl, g_download_ttl, g_negative_ttl, g_error_ttl,
+        g_max_retry_after, g_stale, mirror_url;
+    std::optional<std::size_t> max_connections, max_entries, d_max_entries, g_max_entries;
     bool on_demand = false;
     int ready_fd = -1;
     app.add_option("--config", config_file, "configuration file (default: " + default_config_path().string() + ")");
@@ -262,7 +278,16 @@ ParsedArgs parse_args(int argc, char** argv) {
     app.add_option("--discovery-max-retry-after", d_max_retry_after, "honour a server's Retry-After up to this long (default: 10m)");
     app.add_option("--discovery-stale-if-error", d_stale, "serve the last good document this long past its expiry when refreshing fails (default: 24h)");
     app.add_option("--discovery-max-entries", d_max_entries, "cached discovery answers at most (default: 10000)");
-    app.add_option("--ca-file", ca_file, "trust these CA certificates for discovery (default: $SSL_CERT_FILE / $SSL_CERT_DIR, else the system's)");
+    app.add_option("--registry-timeout", g_timeout, "give up on a registry or mirror request after this long, redirects included (default: 10s)");
+    app.add_option("--registry-versions-ttl", g_versions_ttl, "keep version lists this long; Cache-Control may shorten it (default: 5m)");
+    app.add_option("--registry-download-ttl", g_download_ttl, "keep download locations and provider packages this long (default: 1h)");
+    app.add_option("--registry-negative-ttl", g_negative_ttl, "remember \"no such module, provider or version\" (404) this long (default: 1m)");
+    app.add_option("--registry-error-ttl", g_error_ttl, "remember a failed registry request this long before asking again (default: 10s)");
+    app.add_option("--registry-max-retry-after", g_max_retry_after, "honour a registry's Retry-After up to this long (default: 10m)");
+    app.add_option("--registry-stale-if-error", g_stale, "serve the last good answer this long past its expiry when refreshing fails (default: 24h)");
+    app.add_option("--registry-max-entries", g_max_entries, "cached registry and mirror documents at most (default: 4096)");
+    app.add_option("--mirror-url", mirror_url, "take providers from this network mirror (https) unless a request names another (default: none)");
+    app.add_option("--ca-file", ca_file, "trust these CA certificates for discovery, registries and mirrors (default: $SSL_CERT_FILE / $SSL_CERT_DIR, else the system's)");
     app.add_flag("--on-demand", on_demand, "started by the helper: exit when idle, log to the journal");
     app.add_option("--ready-fd", ready_fd, "write \"ready\" to this file descriptor once listening")->check(CLI::Range(3, 1 << 20));
     try {
@@ -309,6 +334,24 @@ ParsedArgs parse_args(int argc, char** argv) {
     if (d_max_entries) d.max_entries = *d_max_entries;
     if (ca_file) d.ca_file = *ca_file;
     if (d.timeout.count() == 0) throw ConfigError("discovery timeout must be at least 1 second");
+    RegistryOptions& g = config.registry;
+    duration(g_timeout, "--registry-timeout", g.timeout);
+    duration(g_versions_ttl, "--registry-versions-ttl", g.versions_ttl);
+    duration(g_download_ttl, "--registry-download-ttl", g.download_ttl);
+    duration(g_negative_ttl, "--registry-negative-ttl", g.negative_ttl);
+    duration(g_error_ttl, "--registry-error-ttl", g.error_ttl);
+    duration(g_max_retry_after, "--registry-max-retry-after", g.max_retry_after);
+    duration(g_stale, "--registry-stale-if-error", g.stale_if_error);
+    if (g_max_entries) g.max_entries = *g_max_entries;
+    if (mirror_url) g.mirror_url = *mirror_url;
+    if (g.timeout.count() == 0) throw ConfigError("registry timeout must be at least 1 second");
+    if (!g.mirror_url.empty()) {
+        try {
+            make_mirror(g.mirror_url);
+        } catch (const proto::Error& e) {
+            throw ConfigError(std::string("mirror_url: ") + e.what());
+        }
+    }
     if (max_connections) config.max_connections = *max_connections;
     if (max_entries) config.credentials.max_entries = *max_entries;
     if (config.max_connections == 0) throw ConfigError("max_connections must be at least 1");

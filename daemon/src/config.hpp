@@ -13,6 +13,7 @@
 
 #include "credential_cache_options.hpp"
 #include "discovery_options.hpp"
+#include "registry_options.hpp"
 
 namespace hostkeeper::daemon {
 
@@ -26,6 +27,7 @@ struct Config {
     std::chrono::seconds unlock_timeout{20};    // keyring unlock prompts
     CredentialCacheOptions credentials;
     DiscoveryOptions discovery;
+    RegistryOptions registry;
 
     // Command line only.
     bool on_demand = false;  // started by the helper: idle timeout applies, log to the journal

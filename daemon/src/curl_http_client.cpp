@@ -284,6 +284,9 @@ void CurlHttpClient::finish(Transfer& t, int code) {
         }
         r.cache_control = header_values(t.easy, "Cache-Control");
         r.age = seconds_header(t.easy, "Age");
+        if (const std::vector<std::string> get = header_values(t.easy, "X-Terraform-Get"); !get.empty()) {
+            r.terraform_get = get.front();
+        }
     } else if (t.too_large || result == CURLE_FILESIZE_EXCEEDED) {
         t.error = "the response body is larger than " + std::to_string(t.max_body / 1024) + " KiB";
     } else if (result == CURLE_OPERATION_TIMEDOUT) {

@@ -8,6 +8,7 @@
 #include "hostkeeper/proto/hostname.hpp"
 #include "hostkeeper/proto/secret.hpp"
 #include "hostkeeper/proto/version.hpp"
+#include "registry_requests.hpp"
 
 namespace hostkeeper::daemon {
 namespace asio = boost::asio;
@@ -32,7 +33,7 @@ std::string host_of(const Json& request) {
     return proto::normalize_hostname(host->get_ref<const std::string&>());
 }
 
-std::string ok_payload(const Json& response) { return proto::serialize(response); }
+std::string ok_payload(const Json& response) { return proto::serialize(response, proto::kMaxResponseFrameSize); }
 
 }  // namespace
 
@@ -70,7 +71,7 @@ asio::awaitable<std::string> Dispatcher::handle(std::string_view payload) {
     } catch (const Error& e) {
         spdlog::debug("request {}: {} ({})", op_name, proto::to_string(e.code()), e.what());
         Json response = proto::make_error(e.code(), e.what());
-        if (const auto* failed = dynamic_cast<const DiscoveryError*>(&e)) {
+        if (const auto* failed = dynamic_cast<const FetchFailure*>(&e)) {
             response["cached"] = failed->cached();
             response["retry_in_s"] = failed->retry_in().count();
         }
@@ -134,14 +135,18 @@ asio::awaitable<std::string> Dispatcher::dispatch(Op op, Json& request) {
         }
         case Op::status: co_return ok_payload(status());
         case Op::discover: co_return co_await discover(request);
+        case Op::module_versions:
+        case Op::module_download:
+        case Op::provider_versions:
+        case Op::provider_package: co_return co_await answer_registry_request(registry_, op, request);
         case Op::flush: {
             std::size_t flushed = 0;
             if (request.contains("host")) {
                 const std::string host = host_of(request);
-                flushed = credentials_.flush(host) + discovery_.flush(host);
+                flushed = credentials_.flush(host) + discovery_.flush(host) + registry_.flush(host);
                 spdlog::info("flushed cached entries of {}", host);
             } else {
-                flushed = credentials_.flush() + discovery_.flush();
+                flushed = credentials_.flush() + discovery_.flush() + registry_.flush();
                 spdlog::info("flushed all {} cached entries", flushed);
             }
             Json response = proto::make_ok();
@@ -162,6 +167,7 @@ asio::awaitable<std::string> Dispatcher::dispatch(Op op, Json& request) {
 Json Dispatcher::status() const {
     const CredentialStats c = credentials_.stats();
     const DiscoveryStats d = discovery_.stats();
+    const RegistryStats r = registry_.stats();
     Json response = proto::make_ok();
     response["daemon"] = control_.describe();
     response["credentials"] = {{"entries", c.entries}, {"positive", c.positive},
@@ -180,6 +186,17 @@ Json Dispatcher::status() const {
                              {"upstream_failures", d.upstream_failures},
                              {"in_flight", d.in_flight},
                              {"evictions", d.evictions}};
+    response["registry"] = {{"entries", r.entries},
+                            {"documents", r.positive},
+                            {"not_found", r.empty},
+                            {"errors", r.errors},
+                            {"hits", r.hits},
+                            {"misses", r.misses},
+                            {"stale", r.stale},
+                            {"upstream_requests", r.upstream_requests},
+                            {"upstream_failures", r.upstream_failures},
+                            {"in_flight", r.in_flight},
+                            {"evictions", r.evictions}};
     return response;
 }
 
@@ -202,9 +219,9 @@ asio::awaitable<std::string> Dispatcher::discover(const Json& request) {
     if (answer.expires_in) payload.append(R"(,"expires_in_s":)").append(std::to_string(answer.expires_in->count()));
     if (!answer.error.empty()) payload.append(R"(,"error":)").append(Json(answer.error).dump());
     payload.append("}");
-    if (payload.size() > proto::kMaxFrameSize) {
+    if (payload.size() > proto::kMaxResponseFrameSize) {
         throw Error(ErrorCode::too_large, "the services of " + host + " make an answer over " +
-                                              std::to_string(proto::kMaxFrameSize) + " bytes");
+                                              std::to_string(proto::kMaxResponseFrameSize) + " bytes");
     }
     co_return payload;
 }

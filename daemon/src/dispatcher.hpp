@@ -14,6 +14,7 @@
 #include "credential_service.hpp"
 #include "discovery_service.hpp"
 #include "hostkeeper/proto/messages.hpp"
+#include "registry_service.hpp"
 
 namespace hostkeeper::daemon {
 
@@ -32,8 +33,9 @@ public:
 
 class Dispatcher {
 public:
-    Dispatcher(CredentialService& credentials, DiscoveryService& discovery, DaemonControl& control)
-        : credentials_(credentials), discovery_(discovery), control_(control) {}
+    Dispatcher(CredentialService& credentials, DiscoveryService& discovery, RegistryService& registry,
+               DaemonControl& control)
+        : credentials_(credentials), discovery_(discovery), registry_(registry), control_(control) {}
 
     // The response payload (JSON text). It may hold a token: the caller
     // scrubs it once written.
@@ -46,6 +48,7 @@ private:
 
     CredentialService& credentials_;
     DiscoveryService& discovery_;
+    RegistryService& registry_;
     DaemonControl& control_;
 };
 

@@ -1,6 +1,6 @@
 #pragma once
-// One HTTP GET, no redirects followed: the interface discovery (and later
-// the registry clients) talk to. The libcurl adapter implements it; unit
+// One HTTP GET, no redirects followed: the interface discovery and the
+// registry clients talk to. The libcurl adapter implements it; unit
 // tests put a scripted fake in its place.
 
 #include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
@@ -32,6 +32,7 @@ struct HttpResponse {
     std::vector<std::string> cache_control;  // every Cache-Control header
     std::optional<long long> age;            // the Age header, seconds
     std::optional<long long> retry_after;    // Retry-After, in seconds from now
+    std::string terraform_get;               // X-Terraform-Get (a module's download location); "" when none
     std::string body;
 };
 

@@ -9,6 +9,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <csignal>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <spdlog/spdlog.h>
 #include <systemd/sd-daemon.h>
@@ -17,6 +18,7 @@
 #include "credential_service.hpp"
 #include "curl_http_client.hpp"
 #include "discovery_service.hpp"
+#include "registry_service.hpp"
 #include "dispatcher.hpp"
 #include "hostkeeper/proto/socket_path.hpp"
 #include "hostkeeper/proto/version.hpp"
@@ -74,13 +76,13 @@ private:
     CurlHttpClient* http_ = nullptr;
 };
 
-void wait_for_signals(asio::signal_set& signals, Control& control, CredentialService& credentials,
-                      DiscoveryService& discovery) {
+// `flush_all` empties every cache and says how many entries it dropped.
+void wait_for_signals(asio::signal_set& signals, Control& control, const std::function<std::size_t()>& flush_all) {
     signals.async_wait([&](const boost::system::error_code& ec, int signal) {
         if (ec) return;
         if (signal == SIGHUP) {
-            spdlog::info("SIGHUP: flushed {} cached entries", credentials.flush() + discovery.flush());
-            wait_for_signals(signals, control, credentials, discovery);
+            spdlog::info("SIGHUP: flushed {} cached entries", flush_all());
+            wait_for_signals(signals, control, flush_all);
             return;
         }
         spdlog::info("{}: stopping", signal == SIGINT ? "SIGINT" : "SIGTERM");
@@ -111,14 +113,18 @@ int serve(const Config& config, StartupReport& report) {
                         CurlHttpClient::from_environment(std::string("hostkeeper/") + proto::product_version(),
                                                          config.discovery.ca_file));
     DiscoveryService discovery(io.get_executor(), http, credentials, config.discovery);
+    RegistryService registry(io.get_executor(), http, credentials, discovery, config.registry);
     Control control(config, socket_path);
-    Dispatcher dispatcher(credentials, discovery, control);
+    Dispatcher dispatcher(credentials, discovery, registry, control);
     Server server(io, listen_fd, dispatcher,
                   ServerOptions{config.max_connections, config.read_timeout, config.shutdown_timeout,
                                 config.on_demand ? config.idle_timeout : std::chrono::seconds(0)});
     asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
     control.attach(server, io, signals, http);
-    wait_for_signals(signals, control, credentials, discovery);
+    const std::function<std::size_t()> flush_all = [&] {
+        return credentials.flush() + discovery.flush() + registry.flush();
+    };
+    wait_for_signals(signals, control, flush_all);
     server.on_idle([&] {
         spdlog::info("no clients for {} s: exiting (the next client starts a new daemon)",
                      config.idle_timeout.count());
@@ -132,6 +138,7 @@ int serve(const Config& config, StartupReport& report) {
                  proto::kProtocolVersion, socket_path, ::geteuid(), ::getpid());
     io.run();
     http.stop();
+    registry.stop();
     discovery.stop();
     credentials.stop();
     keyring_thread.join();

@@ -178,7 +178,7 @@ asio::awaitable<bool> Server::exchange(Connection& connection) {
     connection.busy = true;
     std::string reply = co_await dispatcher_.handle(body);
     proto::scrub(body);
-    std::string frame = proto::encode_frame(reply);
+    std::string frame = proto::encode_frame(reply, proto::kMaxResponseFrameSize);
     proto::scrub(reply);
     const proto::ScrubGuard frame_guard(frame);
     co_await asio::async_write(connection.socket, asio::buffer(frame), asio::redirect_error(asio::use_awaitable, ec));

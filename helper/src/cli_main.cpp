@@ -22,6 +22,7 @@
 #include "hostkeeper/proto/version.hpp"
 #include "import.hpp"
 #include "launcher.hpp"
+#include "registry_cli.hpp"
 #include "setup.hpp"
 
 namespace {
@@ -120,8 +121,9 @@ int main(int argc, char** argv) {
     client::CommonOptions common;
     common.add_to(app, "give up after this many seconds");
     app.set_version_flag("--version", program + " " + proto::product_version());
-    app.footer("Exit codes: 0 ok, 1 the daemon, keyring or discovery failed, 2 bad arguments, 3 the host lacks "
-               "the service, 4 no daemon, 5 timed out.");
+    app.footer("Exit codes: 0 ok, 1 the daemon, keyring, discovery or registry failed, 2 bad arguments, 3 the host "
+               "lacks the service or the registry lacks the module, provider, version or package, 4 no daemon, "
+               "5 timed out.");
 
     bool json = false;
     auto* status_cmd = app.add_subcommand("status", "show the running daemon: pid, version, uptime, cache counters");
@@ -140,6 +142,40 @@ int main(int argc, char** argv) {
     discover_cmd->add_option("service", service, "print only this service's URL, e.g. modules.v1");
     discover_cmd->add_flag("--json", json, "print the daemon's answer as JSON");
     discover_cmd->add_flag("--refresh", refresh, "skip the cache and fetch the document now");
+    client::RegistryQuery query;
+    std::string mirror;
+    bool direct = false;
+    const auto query_flags = [&](CLI::App* cmd) {
+        cmd->add_flag("--json", query.json, "print the daemon's answer as JSON");
+        cmd->add_flag("--refresh", query.refresh, "skip the cache and fetch the document now");
+    };
+    const auto mirror_flags = [&](CLI::App* cmd) {
+        auto* m = cmd->add_option("--mirror", mirror, "ask this provider network mirror (https URL) instead of the registry");
+        cmd->add_flag("--direct", direct, "ask the provider's registry even if the daemon has a mirror_url")->excludes(m);
+    };
+    auto* module_cmd = app.add_subcommand("module", "a module registry's versions and download locations (modules.v1)");
+    module_cmd->require_subcommand(1);
+    auto* module_versions_cmd = module_cmd->add_subcommand("versions", "the versions of a module, newest first");
+    module_versions_cmd->add_option("address", query.address, "[HOSTNAME/]NAMESPACE/NAME/SYSTEM, e.g. hashicorp/consul/aws")->required();
+    module_versions_cmd->add_option("--constraint", query.constraint, "only versions matching, e.g. \"~> 1.2, != 1.2.5\"");
+    query_flags(module_versions_cmd);
+    auto* module_download_cmd = module_cmd->add_subcommand("download", "where a module version is downloaded from (X-Terraform-Get)");
+    module_download_cmd->add_option("address", query.address, "[HOSTNAME/]NAMESPACE/NAME/SYSTEM")->required();
+    module_download_cmd->add_option("version", query.version, "the version, e.g. 1.2.0")->required();
+    query_flags(module_download_cmd);
+    auto* provider_cmd = app.add_subcommand("provider", "a provider registry's or network mirror's versions and packages");
+    provider_cmd->require_subcommand(1);
+    auto* provider_versions_cmd = provider_cmd->add_subcommand("versions", "the versions of a provider, newest first, with protocols and platforms");
+    provider_versions_cmd->add_option("address", query.address, "[HOSTNAME/]NAMESPACE/TYPE, e.g. hashicorp/random")->required();
+    provider_versions_cmd->add_option("--constraint", query.constraint, "only versions matching, e.g. \">= 2.0, < 4.0\"");
+    query_flags(provider_versions_cmd);
+    mirror_flags(provider_versions_cmd);
+    auto* provider_package_cmd = provider_cmd->add_subcommand("package", "the package of a provider version for a platform: URL, filename, hashes, signing keys");
+    provider_package_cmd->add_option("address", query.address, "[HOSTNAME/]NAMESPACE/TYPE")->required();
+    provider_package_cmd->add_option("version", query.version, "the version, e.g. 3.6.0")->required();
+    provider_package_cmd->add_option("--platform", query.platform, "OS_ARCH (default: this machine's, " + client::this_platform() + ")");
+    query_flags(provider_package_cmd);
+    mirror_flags(provider_package_cmd);
     client::SetupOptions setup;
     auto* setup_cmd = app.add_subcommand(
         "setup", "make Terraform and OpenTofu use the helper: link it, add the credentials_helper block, "
@@ -166,6 +202,12 @@ int main(int argc, char** argv) {
         if (discover_cmd->parsed()) {
             return client::run_discover(with_start(options), {discover_host, service, json, refresh});
         }
+        if (direct) query.mirror = "";
+        if (!mirror.empty()) query.mirror = mirror;
+        if (module_versions_cmd->parsed()) return client::run_module_versions(with_start(options), query);
+        if (module_download_cmd->parsed()) return client::run_module_download(with_start(options), query);
+        if (provider_versions_cmd->parsed()) return client::run_provider_versions(with_start(options), query);
+        if (provider_package_cmd->parsed()) return client::run_provider_package(with_start(options), query);
         if (setup_cmd->parsed()) return client::run_setup(setup);
         if (import_cmd->parsed()) return client::run_import(with_start(options), import);
         if (doctor_cmd->parsed()) return client::run_doctor(options);

@@ -118,7 +118,7 @@ proto::Json Connection::round_trip(const proto::Json& request, const Deadline& d
     if (!read_exact(reinterpret_cast<char*>(header.data()), header.size(), deadline)) {
         throw ConnectionLost("hostkeeperd closed the connection without answering");
     }
-    const std::size_t size = proto::decode_header(header);
+    const std::size_t size = proto::decode_header(header, proto::kMaxResponseFrameSize);
     std::string body(size, '\0');
     const proto::ScrubGuard body_guard(body);
     read_exact(body.data(), size, deadline);

@@ -8,7 +8,7 @@ namespace hostkeeper::client {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;       // the daemon or the keyring reported an error
 inline constexpr int kExitUsage = 2;        // bad arguments or bad input (hostname, stdin)
-inline constexpr int kExitNotFound = 3;     // hostkeeper discover: the host does not provide that service
+inline constexpr int kExitNotFound = 3;     // the host lacks the service; the registry has no such module, provider, version or package
 inline constexpr int kExitNoDaemon = 4;     // no daemon answered and none could be started
 inline constexpr int kExitTimeout = 5;      // the call did not finish within --timeout
 
@@ -21,6 +21,9 @@ inline int exit_code_for(proto::ErrorCode code) {
             return kExitUsage;
         case ErrorCode::timeout:
             return kExitTimeout;
+        case ErrorCode::not_found:
+        case ErrorCode::unsupported_service:
+            return kExitNotFound;
         case ErrorCode::busy:
         case ErrorCode::forbidden:
             return kExitNoDaemon;

@@ -4,7 +4,7 @@ _hostkeeper() {
     local cur prev words cword
     _init_completion || return
 
-    local commands="status flush start stop setup import doctor discover"
+    local commands="status flush start stop setup import doctor discover module provider"
     local global="--socket --timeout --help --version"
     case $prev in
         --socket)
@@ -16,14 +16,29 @@ _hostkeeper() {
             ;;
     esac
 
-    local i command=
+    local i command= subcommand=
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
-            --socket | --timeout) ((i++)) ;;
+            --socket | --timeout | --constraint | --mirror | --platform) ((i++)) ;;
             -*) ;;
-            *) command=${words[i]}; break ;;
+            *)
+                if [[ -z $command ]]; then
+                    command=${words[i]}
+                    [[ $command == module || $command == provider ]] || break
+                else
+                    subcommand=${words[i]}
+                    break
+                fi
+                ;;
         esac
     done
+    case $prev in
+        --constraint | --mirror) return ;;
+        --platform)
+            COMPREPLY=($(compgen -W "linux_amd64 linux_arm64 linux_386 linux_arm darwin_amd64 darwin_arm64 windows_amd64 windows_386 freebsd_amd64" -- "$cur"))
+            return
+            ;;
+    esac
 
     local options
     case $command in
@@ -32,6 +47,20 @@ _hostkeeper() {
         setup) options="--terraform --opentofu --dry-run --undo --help" ;;
         import) options="--keep-file --help" ;;
         discover) options="--json --refresh --help modules.v1 providers.v1 login.v1" ;;
+        module)
+            case $subcommand in
+                "") options="versions download --help" ;;
+                versions) options="--constraint --json --refresh --help" ;;
+                download) options="--json --refresh --help" ;;
+            esac
+            ;;
+        provider)
+            case $subcommand in
+                "") options="versions package --help" ;;
+                versions) options="--constraint --mirror --direct --json --refresh --help" ;;
+                package) options="--platform --mirror --direct --json --refresh --help" ;;
+            esac
+            ;;
         flush | start | stop | doctor) options="--help" ;;
     esac
     COMPREPLY=($(compgen -W "$options" -- "$cur"))

@@ -6,7 +6,7 @@
 namespace hostkeeper::proto {
 namespace {
 
-constexpr std::array<std::pair<ErrorCode, std::string_view>, 14> kNames{{
+constexpr std::array<std::pair<ErrorCode, std::string_view>, 17> kNames{{
     {ErrorCode::bad_request, "bad_request"},
     {ErrorCode::bad_host, "bad_host"},
     {ErrorCode::too_large, "too_large"},
@@ -18,6 +18,9 @@ constexpr std::array<std::pair<ErrorCode, std::string_view>, 14> kNames{{
     {ErrorCode::keyring_error, "keyring_error"},
     {ErrorCode::timeout, "timeout"},
     {ErrorCode::discovery_failed, "discovery_failed"},
+    {ErrorCode::registry_failed, "registry_failed"},
+    {ErrorCode::not_found, "not_found"},
+    {ErrorCode::unsupported_service, "unsupported_service"},
     {ErrorCode::busy, "busy"},
     {ErrorCode::forbidden, "forbidden"},
     {ErrorCode::internal, "internal"},

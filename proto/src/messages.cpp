@@ -10,7 +10,7 @@
 namespace hostkeeper::proto {
 namespace {
 
-constexpr std::array<std::pair<Op, std::string_view>, 8> kOps{{
+constexpr std::array<std::pair<Op, std::string_view>, 12> kOps{{
     {Op::hello, "hello"},
     {Op::get, "get"},
     {Op::store, "store"},
@@ -19,6 +19,10 @@ constexpr std::array<std::pair<Op, std::string_view>, 8> kOps{{
     {Op::flush, "flush"},
     {Op::stop, "stop"},
     {Op::discover, "discover"},
+    {Op::module_versions, "module_versions"},
+    {Op::module_download, "module_download"},
+    {Op::provider_versions, "provider_versions"},
+    {Op::provider_package, "provider_package"},
 }};
 
 }  // namespace
@@ -69,14 +73,14 @@ Json parse_payload(std::string_view payload) {
     return message;
 }
 
-std::string serialize(const Json& message) {
+std::string serialize(const Json& message, std::size_t limit) {
     std::string text = message.dump(-1, ' ', false, Json::error_handler_t::replace);
-    if (text.size() > kMaxFrameSize) {
+    if (text.size() > limit) {
         const std::size_t size = text.size();
         scrub(text);
         throw Error(ErrorCode::too_large, "message of " + std::to_string(size) +
                                               " bytes is over the frame limit of " +
-                                              std::to_string(kMaxFrameSize));
+                                              std::to_string(limit));
     }
     return text;
 }

@@ -62,8 +62,12 @@ export SSL_CERT_FILE=$root/tls/ca.pem SSL_CERT_DIR=$root/no-system-certs
 TOKEN=hk-e2e-$(openssl rand -hex 24)
 log=$root/requests.jsonl
 : >"$log"
+# A scenario may set registry_args (an array) before sourcing: more options for
+# https_registry.py, such as --versions.
+# shellcheck disable=SC2154  # registry_args: set by the scenario, or not at all
 python3 "$support/https_registry.py" --port-file "$root/port" --cert "$root/tls/server.pem" \
-    --key "$root/tls/server.key" --token "$TOKEN" --log "$log" 2>"$root/registry.stderr" &
+    --key "$root/tls/server.key" --token "$TOKEN" --log "$log" ${registry_args[@]+"${registry_args[@]}"} \
+    2>"$root/registry.stderr" &
 server_pid=$!
 stop_server() {
     kill "$server_pid" 2>/dev/null || true

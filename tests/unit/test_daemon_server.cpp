@@ -77,7 +77,8 @@ struct ServerFixture {
     StubControl control;
     test::FakeHttpClient http{io.get_executor()};
     daemon::DiscoveryService discovery{io.get_executor(), http, credentials, {}};
-    daemon::Dispatcher dispatcher{credentials, discovery, control};
+    daemon::RegistryService registry{io.get_executor(), http, credentials, discovery, {}};
+    daemon::Dispatcher dispatcher{credentials, discovery, registry, control};
     std::optional<daemon::SocketOwner> owner;
     std::optional<daemon::Server> server;
     std::thread thread;

@@ -86,7 +86,8 @@ TEST_CASE("a daemon that sends half a response and stalls hits the deadline", "[
 }
 
 TEST_CASE("a daemon that announces an oversized response", "[helper][connection]") {
-    const FakeDaemon daemon([](int fd) { send_all(fd, std::string("\x01\x00\x00\x00", 4)); });
+    // One byte over the 16 MiB a response may have.
+    const FakeDaemon daemon([](int fd) { send_all(fd, std::string("\x01\x00\x00\x01", 4)); });
     try {
         call(daemon.socket(), std::chrono::seconds(5));
         FAIL("accepted");

@@ -69,6 +69,16 @@ TEST_CASE("the example configuration parses and holds exactly the defaults",
     CHECK(config.credentials.max_lifetime == defaults.credentials.max_lifetime);
     CHECK(config.credentials.negative_ttl == defaults.credentials.negative_ttl);
     CHECK(config.credentials.max_entries == defaults.credentials.max_entries);
+    const RegistryOptions& g = config.registry;
+    CHECK(g.timeout == defaults.registry.timeout);
+    CHECK(g.versions_ttl == defaults.registry.versions_ttl);
+    CHECK(g.download_ttl == defaults.registry.download_ttl);
+    CHECK(g.negative_ttl == defaults.registry.negative_ttl);
+    CHECK(g.error_ttl == defaults.registry.error_ttl);
+    CHECK(g.max_retry_after == defaults.registry.max_retry_after);
+    CHECK(g.stale_if_error == defaults.registry.stale_if_error);
+    CHECK(g.max_entries == defaults.registry.max_entries);
+    CHECK(g.mirror_url.empty());
     const DiscoveryOptions& d = config.discovery;
     CHECK(d.timeout == defaults.discovery.timeout);
     CHECK(d.ttl == defaults.discovery.ttl);

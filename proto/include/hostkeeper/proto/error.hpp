@@ -21,6 +21,9 @@ enum class ErrorCode {
     keyring_error,          // any other failure reported by the Secret Service
     timeout,                // the operation did not finish in time
     discovery_failed,       // a host's discovery document could not be fetched or used
+    registry_failed,        // a registry or mirror document could not be fetched or used
+    not_found,              // the registry or mirror has no such module, provider, version or package (404)
+    unsupported_service,    // the host does not offer the service (modules.v1, providers.v1) the request needs
     busy,                   // the daemon is at its connection limit
     forbidden,              // the peer is not the daemon's own user
     internal,               // a bug: the message says what happened

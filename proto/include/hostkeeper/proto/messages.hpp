@@ -9,13 +9,27 @@
 #include <nlohmann/json.hpp>
 
 #include "hostkeeper/proto/error.hpp"
+#include "hostkeeper/proto/framing.hpp"
 
 namespace hostkeeper::proto {
 
 // Insertion-ordered, so a credentials object keeps the order it was given in.
 using Json = nlohmann::ordered_json;
 
-enum class Op { hello, get, store, forget, status, flush, stop, discover };
+enum class Op {
+    hello,
+    get,
+    store,
+    forget,
+    status,
+    flush,
+    stop,
+    discover,
+    module_versions,
+    module_download,
+    provider_versions,
+    provider_package,
+};
 std::string_view to_string(Op op) noexcept;
 std::optional<Op> op_from_string(std::string_view text) noexcept;
 
@@ -32,8 +46,9 @@ Json make_error(ErrorCode code, std::string_view message);
 
 // Parse one frame's payload. Throws Error{bad_request} unless it is a JSON object.
 Json parse_payload(std::string_view payload);
-// Serialize for a frame. Throws Error{too_large} past kMaxFrameSize.
-std::string serialize(const Json& message);
+// Serialize for a frame. Throws Error{too_large} past `limit` (requests:
+// kMaxFrameSize; the daemon's responses: kMaxResponseFrameSize).
+std::string serialize(const Json& message, std::size_t limit = kMaxFrameSize);
 
 // A response's error, rethrown as Error; a malformed response is
 // Error{bad_request}. Returns the response when it says "ok": true.

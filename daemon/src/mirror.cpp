@@ -1,0 +1,38 @@
+#include "mirror.hpp"
+
+#include "hostkeeper/proto/error.hpp"
+#include "hostkeeper/proto/hostname.hpp"
+#include "url.hpp"
+
+namespace hostkeeper::daemon {
+using proto::Error;
+using proto::ErrorCode;
+
+Mirror make_mirror(const std::string& url) {
+    const std::string what = "the mirror URL \"" + url + "\" ";
+    UrlParts parts;
+    std::string normalized;
+    try {
+        normalized = resolve_url(url, url);
+        parts = parse_url(normalized);
+    } catch (const UrlError& e) {
+        throw Error(ErrorCode::bad_request, what + "is not an absolute URL: " + e.what());
+    }
+    if (parts.scheme != "https") throw Error(ErrorCode::bad_request, what + "must use https");
+    if (parts.has_credentials) throw Error(ErrorCode::bad_request, what + "must not hold a user name or password");
+    if (normalized.find_first_of("?#") != std::string::npos) {
+        throw Error(ErrorCode::bad_request, what + "must not have a query or fragment");
+    }
+    Mirror mirror;
+    mirror.host = proto::normalize_hostname(parts.port == "443" ? parts.host : parts.host + ":" + parts.port);
+    // One spelling per mirror: the normalized host (lowercase, punycode, no
+    // :443), then the path, ending in "/".
+    const auto authority = normalized.find("://") + 3;
+    const auto slash = normalized.find('/', authority);
+    std::string path = slash == std::string::npos ? "/" : normalized.substr(slash);
+    if (path.back() != '/') path += '/';
+    mirror.base = "https://" + mirror.host + path;
+    return mirror;
+}
+
+}  // namespace hostkeeper::daemon

@@ -1,0 +1,193 @@
+#include "registry_cli.hpp"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "common_cli.hpp"
+#include "exit_codes.hpp"
+#include "hostkeeper/proto/error.hpp"
+#include "hostkeeper/proto/messages.hpp"
+#include "hostkeeper/proto/registry_address.hpp"
+#include "hostkeeper/proto/semver.hpp"
+
+namespace hostkeeper::client {
+namespace {
+using proto::Json;
+
+std::string joined(const Json& array, const char* separator) {
+    std::string out;
+    for (const Json& item : array) {
+        if (!out.empty()) out += separator;
+        out += item.is_string() ? item.get<std::string>() : item.dump();
+    }
+    return out;
+}
+
+// "fetched now, fresh for 5m0s" / "from cache, fetched 2m ago, fresh for 3m0s" / "STALE ...".
+std::string source_text(const Json& response) {
+    const std::string source = response.value("source", "?");
+    std::string text = source == "network" ? "fetched now" : source == "cache" ? "from cache" : "STALE, from cache";
+    if (source != "network") text += ", fetched " + duration_text(response.value("age_s", 0LL)) + " ago";
+    const long long expires = response.value("expires_in_s", 0LL);
+    text += expires > 0 ? ", fresh for " + duration_text(expires) : ", expired";
+    return text;
+}
+
+void warn_if_stale(const Json& response) {
+    if (response.value("source", "") == "stale") {
+        std::fprintf(stderr, "hostkeeper: warning: this answer is stale; refreshing it failed: %s\n",
+                     response.value("error", "?").c_str());
+    }
+}
+
+Json call(const ClientOptions& client, const Json& request) {
+    DaemonClient daemon(client);
+    return daemon.call(request);
+}
+
+int print_json(const Json& response) {
+    std::printf("%s\n", response.dump(2).c_str());
+    return kExitOk;
+}
+
+void add_common(Json& request, const RegistryQuery& query) {
+    if (query.refresh) request["refresh"] = true;
+    if (!query.constraint.empty()) {
+        proto::VersionConstraints::parse(query.constraint);  // a bad constraint is reported before any request
+        request["constraint"] = query.constraint;
+    }
+    if (query.mirror) request["mirror"] = *query.mirror;
+}
+
+std::string versions_heading(const Json& response, const std::string& address) {
+    const std::size_t shown = response.at("versions").size();
+    std::string text = address + ": " + std::to_string(shown) + " version" + (shown == 1 ? "" : "s");
+    if (response.contains("constraint")) {
+        text += " matching \"" + response.value("constraint", "") + "\" (of " + std::to_string(response.value("total", 0LL)) + ")";
+    }
+    if (response.contains("mirror")) text += " in the mirror " + response.value("mirror", "");
+    return text + " (" + source_text(response) + ")";
+}
+
+}  // namespace
+
+std::string this_platform() {
+#if defined(__x86_64__)
+    const char* arch = "amd64";
+#elif defined(__aarch64__)
+    const char* arch = "arm64";
+#elif defined(__i386__)
+    const char* arch = "386";
+#elif defined(__arm__)
+    const char* arch = "arm";
+#elif defined(__riscv) && __riscv_xlen == 64
+    const char* arch = "riscv64";
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const char* arch = "ppc64le";
+#elif defined(__s390x__)
+    const char* arch = "s390x";
+#else
+#error "unknown architecture: add its Go GOARCH name here"
+#endif
+    return std::string("linux_") + arch;
+}
+
+int run_module_versions(const ClientOptions& client, const RegistryQuery& query) {
+    const proto::ModuleAddress module = proto::parse_module_address(query.address);
+    Json request = proto::make_request(proto::Op::module_versions);
+    request["module"] = module.to_string();
+    add_common(request, query);
+    const Json response = call(client, request);
+    if (query.json) return print_json(response);
+    warn_if_stale(response);
+    std::printf("%s\n", versions_heading(response, response.value("module", "?")).c_str());
+    for (const Json& entry : response.at("versions")) std::printf("%s\n", entry.value("version", "?").c_str());
+    if (response.contains("invalid")) {
+        std::printf("ignored (not semantic versions): %s\n", joined(response.at("invalid"), ", ").c_str());
+    }
+    return kExitOk;
+}
+
+int run_module_download(const ClientOptions& client, const RegistryQuery& query) {
+    const proto::ModuleAddress module = proto::parse_module_address(query.address);
+    const proto::SemVer version = proto::parse_semver(query.version);
+    Json request = proto::make_request(proto::Op::module_download);
+    request["module"] = module.to_string();
+    request["version"] = version.to_string();
+    add_common(request, query);
+    const Json response = call(client, request);
+    if (query.json) return print_json(response);
+    warn_if_stale(response);
+    std::printf("%s\n", response.value("location", "?").c_str());
+    return kExitOk;
+}
+
+int run_provider_versions(const ClientOptions& client, const RegistryQuery& query) {
+    const proto::ProviderAddress provider = proto::parse_provider_address(query.address);
+    Json request = proto::make_request(proto::Op::provider_versions);
+    request["provider"] = provider.to_string();
+    add_common(request, query);
+    const Json response = call(client, request);
+    if (query.json) return print_json(response);
+    warn_if_stale(response);
+    std::printf("%s\n", versions_heading(response, response.value("provider", "?")).c_str());
+    const Json& versions = response.at("versions");
+    const bool mirror = response.contains("mirror");  // a mirror's index lists versions only
+    if (!versions.empty()) std::printf(mirror ? "VERSION\n" : "%-20s %-10s %s\n", "VERSION", "PROTOCOLS", "PLATFORMS");
+    for (const Json& entry : versions) {
+        if (mirror) {
+            std::printf("%s\n", entry.value("version", "?").c_str());
+        } else {
+            std::printf("%-20s %-10s %s\n", entry.value("version", "?").c_str(),
+                        joined(entry.value("protocols", Json::array()), ",").c_str(),
+                        joined(entry.value("platforms", Json::array()), " ").c_str());
+        }
+    }
+    if (response.contains("warnings")) std::printf("registry warnings: %s\n", joined(response.at("warnings"), "; ").c_str());
+    if (response.contains("invalid")) {
+        std::printf("ignored (not semantic versions): %s\n", joined(response.at("invalid"), ", ").c_str());
+    }
+    return kExitOk;
+}
+
+int run_provider_package(const ClientOptions& client, const RegistryQuery& query) {
+    const proto::ProviderAddress provider = proto::parse_provider_address(query.address);
+    const proto::SemVer version = proto::parse_semver(query.version);
+    const std::string platform = query.platform.empty() ? this_platform() : query.platform;
+    if (!proto::is_platform(platform)) {
+        throw proto::Error(proto::ErrorCode::bad_request,
+                           "\"" + platform + "\" is not a platform such as linux_amd64 (OS_ARCH)");
+    }
+    Json request = proto::make_request(proto::Op::provider_package);
+    request["provider"] = provider.to_string();
+    request["version"] = version.to_string();
+    request["platform"] = platform;
+    add_common(request, query);
+    const Json response = call(client, request);
+    if (query.json) return print_json(response);
+    warn_if_stale(response);
+    const auto row = [](const char* name, const std::string& value) { std::printf("%-22s %s\n", name, value.c_str()); };
+    row("provider", response.value("provider", "?"));
+    row("version", response.value("version", "?"));
+    row("platform", response.value("platform", platform));
+    if (response.contains("mirror")) row("mirror", response.value("mirror", ""));
+    row("filename", response.value("filename", "?"));
+    row("download_url", response.value("download_url", "?"));
+    for (const char* name : {"shasums_url", "shasums_signature_url", "shasum"}) {
+        if (response.contains(name)) row(name, response.value(name, ""));
+    }
+    row("hashes", joined(response.value("hashes", Json::array()), " "));
+    if (response.contains("protocols")) row("protocols", joined(response.at("protocols"), ","));
+    if (const auto keys = response.find("signing_keys"); keys != response.end() && keys->contains("gpg_public_keys")) {
+        std::vector<std::string> ids;
+        for (const Json& key : keys->at("gpg_public_keys")) ids.push_back(key.value("key_id", "?"));
+        std::string list;
+        for (const std::string& id : ids) list += (list.empty() ? "" : " ") + id;
+        row("signing_keys", list);
+    }
+    row("answer", source_text(response));
+    return kExitOk;
+}
+
+}  // namespace hostkeeper::client

@@ -1,0 +1,32 @@
+#pragma once
+// hostkeeper module versions|download and provider versions|package: the
+// daemon's registry and mirror answers as tables for people, or as JSON for
+// scripts. A module, provider, version or package the registry lacks, and a
+// host that is no registry of that kind, exit 3.
+
+#include <optional>
+#include <string>
+
+#include "daemon_client.hpp"
+
+namespace hostkeeper::client {
+
+struct RegistryQuery {
+    std::string address;                // module or provider address
+    std::string version;                // download / package
+    std::string constraint;             // versions: "" for every version
+    std::string platform;               // package: "" for this machine's
+    std::optional<std::string> mirror;  // provider: a mirror URL, "" for the registry; nullopt: the daemon's setting
+    bool json = false;
+    bool refresh = false;
+};
+
+int run_module_versions(const ClientOptions& client, const RegistryQuery& query);
+int run_module_download(const ClientOptions& client, const RegistryQuery& query);
+int run_provider_versions(const ClientOptions& client, const RegistryQuery& query);
+int run_provider_package(const ClientOptions& client, const RegistryQuery& query);
+
+// This machine's platform as Terraform names it ("linux_amd64").
+std::string this_platform();
+
+}  // namespace hostkeeper::client

@@ -1,0 +1,515 @@
+// The registry and network-mirror clients end to end: the real hostkeeperd
+// and hostkeeper against a local module registry, provider registry and
+// provider network mirror served over real HTTPS on loopback (support/
+// tls_server) with a throw-away CA. Assertions about credentials are made on
+// what the server received.
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "https_world.hpp"
+
+using namespace hostkeeper::it;
+using hostkeeper::test::json_response;
+using hostkeeper::test::redirect;
+using hostkeeper::test::Request;
+using Catch::Matchers::Contains;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kModule = "/v1/modules/acme/hello/null";
+const std::string kProvider = "/v1/providers/acme/thing";
+const std::string kShasum = "5f0c6d4f2b7d0b2a8f3b9b6c1c9e8d7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e";
+
+Catch::Matchers::StdString::ContainsMatcher has(const std::string& text) {
+    return Contains(text, Catch::CaseSensitive::No);
+}
+
+// A local registry at registry.localhost offering modules.v1 and providers.v1.
+struct Registry : World {
+    std::string host() const { return World::host("registry"); }
+    std::string module() const { return host() + "/acme/hello/null"; }
+    std::string provider() const { return host() + "/acme/thing"; }
+    std::string mirror_base() const { return url("mirror", "/providers/"); }
+    // Mirror paths hold the provider's hostname, port included.
+    std::string mirror_path(const std::string& file) const {
+        return "/providers/" + host() + "/acme/thing/" + file;
+    }
+
+    Registry() {
+        serve("registry", json_response(R"({"modules.v1":"/v1/modules/","providers.v1":"/v1/providers/"})"));
+        server.route("registry.localhost", kModule + "/versions", json_response(R"({"modules":[{"versions":[
+            {"version":"1.0.0"},{"version":"1.1.0"},{"version":"2.0.0-beta.1"},{"version":"1.2.0"},
+            {"version":"0.9.0"},{"version":"2.0.0"},{"version":"not-a-version"}]}]})"));
+        server.route("registry.localhost", kProvider + "/versions", json_response(R"({"versions":[
+            {"version":"1.0.0","protocols":["5.0"],"platforms":[{"os":"linux","arch":"amd64"},{"os":"darwin","arch":"arm64"}]},
+            {"version":"1.1.0","protocols":["5.0","6.0"],"platforms":[{"os":"linux","arch":"amd64"}]},
+            {"version":"2.0.0-rc.1","protocols":["6.0"],"platforms":[]}],
+            "warnings":["acme/thing is deprecated"]})"));
+        server.route("registry.localhost", kProvider + "/1.1.0/download/linux/amd64", json_response(R"({
+            "protocols":["5.0","6.0"],"os":"linux","arch":"amd64",
+            "filename":"terraform-provider-thing_1.1.0_linux_amd64.zip",
+            "download_url":"../../../../../../files/terraform-provider-thing_1.1.0_linux_amd64.zip",
+            "shasums_url":"https://cdn.localhost/thing_1.1.0_SHA256SUMS",
+            "shasums_signature_url":"/files/thing_1.1.0_SHA256SUMS.sig",
+            "shasum":")" + kShasum + R"(",
+            "signing_keys":{"gpg_public_keys":[{"key_id":"51852D87348FFC4C","ascii_armor":"-----BEGIN PGP PUBLIC KEY BLOCK-----"}]}})"));
+    }
+
+    void serve_mirror() {
+        server.route("mirror.localhost", mirror_path("index.json"),
+                     json_response(R"({"versions":{"1.0.0":{},"1.1.0":{},"1.2.0-beta":{}}})"));
+        server.route("mirror.localhost", mirror_path("1.1.0.json"), json_response(R"({"archives":{
+            "linux_amd64":{"url":"terraform-provider-thing_1.1.0_linux_amd64.zip","hashes":["h1:abc=","zh:)" + kShasum + R"("]},
+            "darwin_arm64":{"url":"https://cdn.localhost/x/thing_darwin_arm64.zip","hashes":[]}}})"));
+    }
+
+    Result hk(std::vector<std::string> args) const { return cli(args); }
+    // `hostkeeper ARGS... --json`, which must succeed.
+    Json hk_json(std::vector<std::string> args) const {
+        args.push_back("--json");
+        const Result result = cli(args);
+        INFO("hostkeeper " << args.front() << " ...: exit " << result.exit_code << "\nstdout: " << result.out
+                           << "\nstderr: " << result.err);
+        REQUIRE(result.exit_code == 0);
+        return Json::parse(result.out);
+    }
+    std::vector<std::string> versions(const Json& answer) const {
+        std::vector<std::string> out;
+        for (const Json& entry : answer.at("versions")) out.push_back(entry.at("version").get<std::string>());
+        return out;
+    }
+    // Authorization headers received for `host` (without port) and `path`.
+    std::vector<std::string> authorizations(const std::string& name, const std::string& path) const {
+        std::vector<std::string> out;
+        for (const Request& r : server.requests()) {
+            if (r.host == name + ".localhost" && r.path == path) out.push_back(r.authorization.value_or("(none)"));
+        }
+        return out;
+    }
+};
+
+using Strings = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE("module versions: newest first, constraints, prereleases only when named exactly", "[registry]") {
+    Registry world;
+    world.start();
+    store_token(world, world.host(), "registry-token");
+
+    const Json all = world.hk_json({"module", "versions", world.module()});
+    INFO(all.dump(2));
+    CHECK(all.at("module") == world.module());
+    CHECK(all.at("source") == "network");
+    CHECK(all.at("url") == world.url("registry", kModule + "/versions"));
+    CHECK(world.versions(all) == Strings{"2.0.0", "2.0.0-beta.1", "1.2.0", "1.1.0", "1.0.0", "0.9.0"});
+    CHECK(all.at("invalid") == Json::array({"not-a-version"}));
+    CHECK(world.authorizations("registry", kModule + "/versions") == Strings{"Bearer registry-token"});
+
+    const auto matching = [&](const std::string& constraint) {
+        return world.versions(world.hk_json({"module", "versions", world.module(), "--constraint", constraint}));
+    };
+    CHECK(matching("~> 1.1") == Strings{"1.2.0", "1.1.0"});
+    CHECK(matching("~> 1.1.0") == Strings{"1.1.0"});
+    CHECK(matching(">= 1.0, < 2.0, != 1.1.0") == Strings{"1.2.0", "1.0.0"});
+    CHECK(matching(">= 2.0.0-beta.1") == Strings{"2.0.0"});
+    CHECK(matching("2.0.0-beta.1") == Strings{"2.0.0-beta.1"});
+    CHECK(matching("= 0.9.0") == Strings{"0.9.0"});
+    CHECK(matching("> 5").empty());
+    const Json filtered = world.hk_json({"module", "versions", world.module(), "--constraint", "~> 1.1"});
+    CHECK(filtered.at("constraint") == "~> 1.1");
+    CHECK(filtered.at("total") == 6);
+    CHECK(filtered.at("source") == "cache");
+    CHECK(world.server.count("registry.localhost", kModule + "/versions") == 1);
+
+    const Result table = world.hk({"module", "versions", world.module(), "--constraint", "~> 1.1"});
+    INFO(table.err);
+    CHECK(table.exit_code == 0);
+    CHECK_THAT(table.out, Contains("2 versions matching \"~> 1.1\" (of 6)"));
+    CHECK_THAT(table.out, Contains("1.2.0\n1.1.0\n"));
+
+    const Result bad = world.hk({"module", "versions", world.module(), "--constraint", "~> 1.x"});
+    CHECK(bad.exit_code == 2);
+    CHECK_THAT(bad.err, Contains("\"1.x\""));
+}
+
+TEST_CASE("module download: X-Terraform-Get in every form, resolved against the endpoint", "[registry]") {
+    Registry world;
+    const std::string endpoint = kModule + "/1.2.0/download";
+    const std::string base = world.url("registry", kModule + "/1.2.0/");
+    const std::vector<std::pair<std::string, std::string>> forms{
+        {"/archives/hello-1.2.0.tar.gz", world.url("registry", "/archives/hello-1.2.0.tar.gz")},
+        {"./hello.tar.gz", world.url("registry", kModule + "/1.2.0/hello.tar.gz")},
+        {"../hello.tar.gz", world.url("registry", kModule + "/hello.tar.gz")},
+        {"git::https://example.com/acme/hello.git?ref=v1.2.0", "git::https://example.com/acme/hello.git?ref=v1.2.0"},
+        {"https://cdn.localhost/hello.zip//sub?archive=zip", "https://cdn.localhost/hello.zip//sub?archive=zip"},
+    };
+    world.start();
+    for (const auto& [value, expected] : forms) {
+        hostkeeper::test::Response response;
+        response.status = 204;
+        response.header("X-Terraform-Get", value);
+        world.server.route("registry.localhost", endpoint, response);
+        const Json answer = world.hk_json({"module", "download", world.module(), "1.2.0", "--refresh"});
+        INFO(value << "\n" << answer.dump(2));
+        CHECK(answer.at("location") == expected);
+        CHECK(answer.at("url") == world.url("registry", endpoint));
+        CHECK(answer.at("version") == "1.2.0");
+        const Result plain = world.hk({"module", "download", world.module(), "1.2.0"});
+        CHECK(plain.out == expected + "\n");
+    }
+
+    SECTION("a 200 whose body names the location, as Terraform accepts") {
+        world.server.route("registry.localhost", endpoint, json_response(R"({"location":"./body.tgz"})"));
+        CHECK(world.hk_json({"module", "download", world.module(), "1.2.0", "--refresh"}).at("location") ==
+              base + "body.tgz");
+    }
+    SECTION("no X-Terraform-Get is an error that says so") {
+        hostkeeper::test::Response response;
+        response.status = 204;
+        const std::string other = kModule + "/1.3.0/download";
+        world.server.route("registry.localhost", other, response);
+        const Result missing = world.hk({"module", "download", world.module(), "1.3.0"});
+        CHECK(missing.exit_code == 1);
+        CHECK_THAT(missing.err, Contains("X-Terraform-Get"));
+        CHECK_THAT(missing.err, Contains(world.url("registry", other)));
+        // A location known before stays in use, marked stale, while the registry misbehaves.
+        world.server.route("registry.localhost", endpoint, response);
+        const Json stale = world.hk_json({"module", "download", world.module(), "1.2.0", "--refresh"});
+        CHECK(stale.at("source") == "stale");
+        CHECK_THAT(stale.at("error").get<std::string>(), Contains("X-Terraform-Get"));
+    }
+    SECTION("an unknown version is 404: exit 3") {
+        hostkeeper::test::Response gone;
+        gone.status = 404;
+        world.server.route("registry.localhost", kModule + "/9.9.9/download", gone);
+        const Result unknown = world.hk({"module", "download", world.module(), "9.9.9"});
+        CHECK(unknown.exit_code == 3);
+        CHECK_THAT(unknown.err, Contains("has no version 9.9.9 of module acme/hello/null"));
+    }
+}
+
+TEST_CASE("404 means no such module, provider or mirror entry: exit 3", "[registry]") {
+    Registry world;
+    world.serve_mirror();
+    hostkeeper::test::Response gone;
+    gone.status = 404;
+    world.server.route("registry.localhost", "/v1/modules/acme/nope/null/versions", gone);
+    world.server.route("registry.localhost", "/v1/providers/acme/nope/versions", gone);
+    world.server.route("mirror.localhost", "/providers/" + world.host() + "/acme/nope/index.json", gone);
+    world.server.route("mirror.localhost", world.mirror_path("9.0.0.json"), gone);
+    world.start();
+
+    const Result module = world.hk({"module", "versions", world.host() + "/acme/nope/null"});
+    CHECK(module.exit_code == 3);
+    CHECK_THAT(module.err, Contains("has no module acme/nope/null"));
+    const Result provider = world.hk({"provider", "versions", world.host() + "/acme/nope"});
+    CHECK(provider.exit_code == 3);
+    CHECK_THAT(provider.err, Contains("has no provider acme/nope"));
+    const Result mirror = world.hk({"provider", "versions", world.host() + "/acme/nope", "--mirror", world.mirror_base()});
+    CHECK(mirror.exit_code == 3);
+    CHECK_THAT(mirror.err, Contains("does not carry " + world.host() + "/acme/nope"));
+    const Result version =
+        world.hk({"provider", "package", world.provider(), "9.0.0", "--mirror", world.mirror_base()});
+    CHECK(version.exit_code == 3);
+    CHECK_THAT(version.err, Contains("has no version 9.0.0"));
+    const Result platform = world.hk(
+        {"provider", "package", world.provider(), "1.1.0", "--platform", "windows_386", "--mirror", world.mirror_base()});
+    CHECK(platform.exit_code == 3);
+    CHECK_THAT(platform.err, Contains("has no windows_386 package"));
+    CHECK_THAT(platform.err, Contains("linux_amd64"));
+
+    // Remembered for negative_ttl: asked once.
+    CHECK(world.hk({"module", "versions", world.host() + "/acme/nope/null"}).exit_code == 3);
+    CHECK(world.server.count("registry.localhost", "/v1/modules/acme/nope/null/versions") == 1);
+    CHECK(world.status("registry").at("not_found").get<int>() >= 3);
+}
+
+TEST_CASE("malformed documents are errors that name the URL and the problem", "[registry]") {
+    Registry world;
+    world.serve_mirror();
+    world.start();
+    struct Case {
+        std::string host, path, body, content_type, expected;
+        std::vector<std::string> args;
+    };
+    const std::string module = world.module();
+    const std::string mirror = world.mirror_base();
+    const std::vector<Case> cases{
+        {"registry", kModule + "/versions", R"({"modules":[{"versions":"1.0.0"}]})", "application/json",
+         "modules[0].versions is a JSON string, not an array", {"module", "versions", module}},
+        {"registry", kModule + "/versions", R"({"things":[]})", "application/json", "no \"modules\"",
+         {"module", "versions", module}},
+        {"registry", kModule + "/versions", R"({"modules":[]})", "application/json", "\"modules\" is empty",
+         {"module", "versions", module}},
+        {"registry", kModule + "/versions", R"({"modules":[{"versions":[{"version":1}]}]})", "application/json",
+         "modules[0].versions[0].version is a JSON number", {"module", "versions", module}},
+        {"registry", kModule + "/versions", R"({"modules":[{"versions":[]}]})", "text/html",
+         "the Content-Type is \"text/html\"", {"module", "versions", module}},
+        {"registry", kModule + "/versions", R"({"modules":)", "application/json", "not valid JSON",
+         {"module", "versions", module}},
+        {"registry", kProvider + "/versions", R"({"versions":{}})", "application/json",
+         "\"versions\" is a JSON object, not an array", {"provider", "versions", world.provider()}},
+        {"registry", kProvider + "/versions", R"({})", "application/json", "no \"versions\"",
+         {"provider", "versions", world.provider()}},
+        {"registry", kProvider + "/1.1.0/download/linux/amd64", R"({"os":"linux","arch":"amd64"})", "application/json",
+         "no \"filename\"", {"provider", "package", world.provider(), "1.1.0", "--platform", "linux_amd64"}},
+        {"mirror", world.mirror_path("index.json"), R"({"versions":["1.0.0"]})", "application/json",
+         "\"versions\" is a JSON array, not an object", {"provider", "versions", world.provider(), "--mirror", mirror}},
+        {"mirror", world.mirror_path("1.1.0.json"), R"({"archives":[]})", "application/json",
+         "\"archives\" is a JSON array, not an object",
+         {"provider", "package", world.provider(), "1.1.0", "--mirror", mirror}},
+        {"mirror", world.mirror_path("1.1.0.json"), R"({"archives":{"linux_amd64":{"hashes":[]}}})",
+         "application/json", "archives[\"linux_amd64\"].url",
+         {"provider", "package", world.provider(), "1.1.0", "--mirror", mirror}},
+    };
+    for (const Case& c : cases) {
+        hostkeeper::test::Response response;
+        response.body = c.body;
+        response.header("Content-Type", c.content_type);
+        world.server.route(c.host + ".localhost", c.path, response);
+        std::vector<std::string> args = c.args;
+        args.push_back("--refresh");
+        const Result result = world.hk(args);
+        INFO(c.body << "\nstderr: " << result.err);
+        CHECK(result.exit_code == 1);
+        CHECK_THAT(result.err, Contains(c.expected));
+        CHECK_THAT(result.err, Contains(world.url(c.host, c.path)));
+    }
+}
+
+TEST_CASE("provider versions and packages from the registry, URLs resolved", "[registry]") {
+    Registry world;
+    world.start();
+    store_token(world, world.host(), "registry-token");
+
+    const Json versions = world.hk_json({"provider", "versions", world.provider()});
+    INFO(versions.dump(2));
+    CHECK(world.versions(versions) == Strings{"2.0.0-rc.1", "1.1.0", "1.0.0"});
+    CHECK(versions.at("versions")[1].at("protocols") == Json::array({"5.0", "6.0"}));
+    CHECK(versions.at("versions")[2].at("platforms") == Json::array({"linux_amd64", "darwin_arm64"}));
+    CHECK(versions.at("warnings") == Json::array({"acme/thing is deprecated"}));
+    CHECK(world.versions(world.hk_json({"provider", "versions", world.provider(), "--constraint", ">= 1.0"})) ==
+          Strings{"1.1.0", "1.0.0"});
+    const Result table = world.hk({"provider", "versions", world.provider()});
+    CHECK_THAT(table.out, Contains("1.1.0"));
+    CHECK_THAT(table.out, Contains("5.0,6.0"));
+    CHECK_THAT(table.out, Contains("linux_amd64 darwin_arm64"));
+
+    const Json package = world.hk_json({"provider", "package", world.provider(), "1.1.0", "--platform", "linux_amd64"});
+    INFO(package.dump(2));
+    CHECK(package.at("filename") == "terraform-provider-thing_1.1.0_linux_amd64.zip");
+    CHECK(package.at("download_url") == world.url("registry", "/v1/files/terraform-provider-thing_1.1.0_linux_amd64.zip"));
+    CHECK(package.at("shasums_url") == "https://cdn.localhost/thing_1.1.0_SHA256SUMS");
+    CHECK(package.at("shasums_signature_url") == world.url("registry", "/files/thing_1.1.0_SHA256SUMS.sig"));
+    CHECK(package.at("hashes") == Json::array({"zh:" + kShasum}));
+    CHECK(package.at("signing_keys").at("gpg_public_keys")[0].at("key_id") == "51852D87348FFC4C");
+    CHECK(world.authorizations("registry", kProvider + "/1.1.0/download/linux/amd64") ==
+          Strings{"Bearer registry-token"});
+    const Result human = world.hk({"provider", "package", world.provider(), "1.1.0", "--platform", "linux_amd64"});
+    CHECK_THAT(human.out, Contains("51852D87348FFC4C"));
+    CHECK_THAT(human.out, Contains("zh:" + kShasum));
+
+    const Result platform = world.hk({"provider", "package", world.provider(), "1.1.0", "--platform", "linux"});
+    CHECK(platform.exit_code == 2);
+    CHECK_THAT(platform.err, Contains("OS_ARCH"));
+}
+
+TEST_CASE("a mirror on a non-standard port gets the credentials of host:port, nobody else's", "[registry]") {
+    Registry world;
+    world.serve_mirror();
+    world.start();
+    const std::string mirror_host = world.World::host("mirror");
+    store_token(world, mirror_host, "mirror-token");
+    store_token(world, world.host(), "registry-token");
+    store_token(world, "mirror.localhost", "portless-token");
+
+    // Without the trailing slash: it is added.
+    const std::string base = world.url("mirror", "/providers");
+    const Json versions = world.hk_json({"provider", "versions", world.provider(), "--mirror", base});
+    INFO(versions.dump(2));
+    CHECK(world.versions(versions) == Strings{"1.2.0-beta", "1.1.0", "1.0.0"});
+    CHECK(versions.at("mirror") == world.mirror_base());
+    const Json package = world.hk_json({"provider", "package", world.provider(), "1.1.0", "--platform", "linux_amd64",
+                                        "--mirror", world.mirror_base()});
+    INFO(package.dump(2));
+    CHECK(package.at("download_url") == world.url("mirror", world.mirror_path("terraform-provider-thing_1.1.0_linux_amd64.zip")));
+    CHECK(package.at("filename") == "terraform-provider-thing_1.1.0_linux_amd64.zip");
+    CHECK(package.at("hashes") == Json::array({"h1:abc=", "zh:" + kShasum}));
+    CHECK(world.hk_json({"provider", "package", world.provider(), "1.1.0", "--platform", "darwin_arm64", "--mirror",
+                         world.mirror_base()})
+              .at("download_url") == "https://cdn.localhost/x/thing_darwin_arm64.zip");
+
+    CHECK(world.authorizations("mirror", world.mirror_path("index.json")) == Strings{"Bearer mirror-token"});
+    CHECK(world.authorizations("mirror", world.mirror_path("1.1.0.json")) == Strings{"Bearer mirror-token"});
+    // The mirror replaces the registry: nothing was asked of it.
+    CHECK(world.server.count("registry.localhost", kProvider + "/versions") == 0);
+
+    SECTION("an http mirror is refused") {
+        const Result http = world.hk({"provider", "versions", world.provider(), "--mirror", "http://mirror.localhost/"});
+        CHECK(http.exit_code == 2);
+        CHECK_THAT(http.err, Contains("must use https"));
+    }
+}
+
+TEST_CASE("mirror_url in config.toml is the default; --direct asks the registry", "[registry]") {
+    Registry world;
+    world.serve_mirror();
+    world.start({}, "[registry]\nmirror_url = " + quoted(world.mirror_base()) + "\n");
+    CHECK(world.versions(world.hk_json({"provider", "versions", world.provider()})) ==
+          Strings{"1.2.0-beta", "1.1.0", "1.0.0"});
+    CHECK(world.versions(world.hk_json({"provider", "versions", world.provider(), "--direct"})) ==
+          Strings{"2.0.0-rc.1", "1.1.0", "1.0.0"});
+}
+
+TEST_CASE("answers are cached; --refresh fetches; concurrent cold requests make one upstream request",
+          "[registry]") {
+    Registry world;
+    hostkeeper::test::Response slow = json_response(R"({"modules":[{"versions":[{"version":"3.0.0"}]}]})");
+    slow.delay = 500ms;
+    world.server.route("registry.localhost", "/v1/modules/acme/slow/null/versions", slow);
+    world.start();
+
+    constexpr int kClients = 50;
+    const auto [answers, failures] = at_once(kClients, [&] {
+        return world.ask({{"op", "module_versions"}, {"module", world.host() + "/acme/slow/null"}});
+    });
+    int ok = 0;
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+        INFO("client " << i << ": " << failures[i] << answers[i].dump());
+        CHECK(failures[i].empty());
+        if (answers[i].is_object() && answers[i].value("ok", false) && answers[i].at("versions").size() == 1) ++ok;
+    }
+    CHECK(ok == kClients);
+    CHECK(world.server.count("registry.localhost", "/v1/modules/acme/slow/null/versions") == 1);
+
+    CHECK(world.hk_json({"module", "versions", world.host() + "/acme/slow/null"}).at("source") == "cache");
+    CHECK(world.server.count("registry.localhost", "/v1/modules/acme/slow/null/versions") == 1);
+    CHECK(world.hk_json({"module", "versions", world.host() + "/acme/slow/null", "--refresh"}).at("source") ==
+          "network");
+    CHECK(world.server.count("registry.localhost", "/v1/modules/acme/slow/null/versions") == 2);
+    // Discovery was asked once for all of it.
+    CHECK(world.fetches() == 1);
+
+    const Json status = world.status("registry");
+    INFO(status.dump(2));
+    CHECK(status.at("upstream_requests") == 2);
+    CHECK(status.at("hits") == 1);
+    CHECK(status.at("misses") == kClients + 1);
+    CHECK(status.at("in_flight") == 0);
+    CHECK(world.cli({"flush", world.host()}).exit_code == 0);
+    CHECK(world.status("registry").at("entries") == 0);
+}
+
+TEST_CASE("an unreachable registry: stale answers within stale_if_error, then the error", "[registry]") {
+    Registry world;
+    world.start({}, "[registry]\nversions_ttl = \"1s\"\nerror_ttl = \"1s\"\n");
+    const Json fresh = world.hk_json({"module", "versions", world.module()});
+    CHECK(fresh.at("source") == "network");
+
+    world.server.route("registry.localhost", kModule + "/versions", json_response("{}", 503));
+    std::this_thread::sleep_for(1100ms);
+    const Result stale = world.hk({"module", "versions", world.module(), "--json"});
+    INFO(stale.err);
+    REQUIRE(stale.exit_code == 0);
+    const Json answer = Json::parse(stale.out);
+    CHECK(answer.at("source") == "stale");
+    CHECK_THAT(answer.at("error").get<std::string>(), Contains("HTTP status 503"));
+    CHECK(world.versions(answer) == world.versions(fresh));
+    const Result human = world.hk({"module", "versions", world.module()});
+    CHECK(human.exit_code == 0);
+    CHECK_THAT(human.err, Contains("stale"));
+    CHECK(world.status("registry").at("stale").get<int>() >= 2);
+
+    // A registry never seen answers with the error.
+    world.server.route("registry.localhost", "/v1/modules/acme/down/null/versions", json_response("{}", 500));
+    const Result down = world.hk({"module", "versions", world.host() + "/acme/down/null"});
+    CHECK(down.exit_code == 1);
+    CHECK_THAT(down.err, Contains("HTTP status 500"));
+    const Json raw = world.ask({{"op", "module_versions"}, {"module", world.host() + "/acme/down/null"}});
+    CHECK(raw.at("error").at("code") == "registry_failed");
+    CHECK(raw.at("cached") == true);
+}
+
+TEST_CASE("a host without the service, and bad addresses, say so", "[registry]") {
+    Registry world;
+    world.serve("other", json_response(R"({"modules.v2":"/m2/"})"));
+    world.serve("auth", json_response(R"({"login.v1":{"client":"x"}})"));
+    world.start();
+    const Result v2 = world.hk({"module", "versions", world.World::host("other") + "/acme/hello/null"});
+    CHECK(v2.exit_code == 3);
+    CHECK_THAT(v2.err, Contains("does not support modules.v1; it offers modules.v2"));
+    const Result none = world.hk({"provider", "versions", world.World::host("auth") + "/acme/thing"});
+    CHECK(none.exit_code == 3);
+    CHECK_THAT(none.err, Contains("does not provide providers.v1"));
+
+    const Result part = world.hk({"module", "versions", "acme/he llo/null"});
+    CHECK(part.exit_code == 2);
+    CHECK_THAT(part.err, Contains("NAME"));
+    const Result parts = world.hk({"module", "versions", "acme/hello"});
+    CHECK(parts.exit_code == 2);
+    CHECK_THAT(parts.err, has("3 or 4 parts"));
+    const Result host = world.hk({"provider", "versions", "ex_ample.com/acme/thing"});
+    CHECK(host.exit_code == 2);
+    const Result version = world.hk({"module", "download", world.module(), "1.2"});
+    CHECK(version.exit_code == 2);
+    CHECK_THAT(version.err, Contains("\"1.2\""));
+    // The bad addresses were refused before any request: the server saw the two discoveries only.
+    CHECK(world.server.requests().size() == 2);
+}
+
+TEST_CASE("credentials stay with their host: not along redirects, not to a service on another host",
+          "[registry]") {
+    Registry world;
+    world.serve("other", json_response(R"({"modules.v1":")" + world.url("cdn", "/v1/modules/") + R"("})"));
+    world.server.route("cdn.localhost", kModule + "/versions",
+                       json_response(R"({"modules":[{"versions":[{"version":"1.0.0"}]}]})"));
+    world.server.route("registry.localhost", "/v1/modules/acme/moved/null/versions",
+                       redirect(world.url("cdn", kModule + "/versions")));
+    world.start();
+    store_token(world, world.host(), "registry-token");
+    store_token(world, world.World::host("other"), "other-token");
+
+    const Json moved = world.hk_json({"module", "versions", world.host() + "/acme/moved/null"});
+    CHECK(moved.at("url") == world.url("cdn", kModule + "/versions"));
+    CHECK(world.authorizations("registry", "/v1/modules/acme/moved/null/versions") == Strings{"Bearer registry-token"});
+
+    const Json elsewhere = world.hk_json({"module", "versions", world.World::host("other") + "/acme/hello/null"});
+    CHECK(world.versions(elsewhere) == Strings{"1.0.0"});
+    CHECK(world.authorizations("cdn", kModule + "/versions") == Strings{"(none)", "(none)"});
+
+    // A service elsewhere that wants the token: the error says why it was not sent.
+    world.server.route("cdn.localhost", "/v1/modules/acme/private/null/versions", json_response("{}", 401));
+    const Result denied = world.hk({"module", "versions", world.World::host("other") + "/acme/private/null"});
+    CHECK(denied.exit_code == 1);
+    CHECK_THAT(denied.err, Contains("HTTP status 401"));
+    CHECK_THAT(denied.err, Contains("never to another host"));
+}
+
+TEST_CASE("a registry that is slow or huge is an error, and the daemon keeps serving", "[registry]") {
+    Registry world;
+    hostkeeper::test::Response hang;
+    hang.hang = true;
+    world.server.route("registry.localhost", "/v1/modules/acme/hang/null/versions", hang);
+    world.server.route("registry.localhost", "/v1/modules/acme/huge/null/versions",
+                       json_response(R"({"modules":[{"versions":[)" + std::string(9 * 1024 * 1024, ' ') + "]}]}"));
+    world.start({}, "[registry]\ntimeout = \"2s\"\n");
+    Spawned slow = spawn({bin("hostkeeper"), "--socket", world.socket().string(), "module", "versions",
+                          world.host() + "/acme/hang/null"});
+    std::this_thread::sleep_for(200ms);
+    const auto start = std::chrono::steady_clock::now();
+    CHECK(world.hk_json({"module", "versions", world.module()}).at("source") == "network");
+    CHECK(seconds_since(start) < 1.5);
+    const Result timed_out = slow.wait();
+    CHECK(timed_out.exit_code == 1);
+    CHECK_THAT(timed_out.err, has("timed out"));
+
+    const Result huge = world.hk({"module", "versions", world.host() + "/acme/huge/null"});
+    CHECK(huge.exit_code == 1);
+    CHECK_THAT(huge.err, Contains("larger than"));
+}
