@@ -7,8 +7,8 @@
 set -euo pipefail
 
 build_packages=(build-essential cmake pkg-config libboost-dev nlohmann-json3-dev libsecret-1-dev
-    libspdlog-dev libcli11-dev libidn2-dev libsystemd-dev libtomlplusplus-dev libcurl4-openssl-dev catch2
-    dpkg-dev)
+    libspdlog-dev libcli11-dev libidn2-dev libsystemd-dev libtomlplusplus-dev libcurl4-openssl-dev libssl-dev
+    libzip-dev catch2 dpkg-dev)
 runtime_packages=(gnome-keyring dbus-user-session libsecret-tools)
 test_packages=(dbus gnome-keyring libsecret-tools openssl libssl-dev python3 util-linux systemd procps curl
     lintian file man-db gzip)

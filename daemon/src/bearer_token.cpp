@@ -1,14 +1,15 @@
 #include "bearer_token.hpp"
 
-#include <exception>
-
 #include <spdlog/spdlog.h>
+
+#include <exception>
 
 #include "hostkeeper/proto/messages.hpp"
 
 namespace hostkeeper::daemon {
 
-boost::asio::awaitable<std::optional<proto::Secret>> bearer_token(CredentialService& credentials, std::string host,
+boost::asio::awaitable<std::optional<proto::Secret>> bearer_token(CredentialService& credentials,
+                                                                  std::string host,
                                                                   std::string purpose) {
     try {
         const std::optional<proto::Secret> stored = co_await credentials.get(host);

@@ -184,7 +184,8 @@ const std::set<std::string>& config_file_keys() {
                                             "discovery.max_entries", "discovery.ca_file", "hosts", "registry.",
                                             "registry.timeout", "registry.versions_ttl", "registry.download_ttl",
                                             "registry.negative_ttl", "registry.error_ttl", "registry.max_retry_after",
-                                            "registry.stale_if_error", "registry.max_entries", "registry.mirror_url"};
+                                            "registry.stale_if_error", "registry.max_entries", "registry.mirror_url",
+                                            "registry.fetch_timeout"};
     return keys;
 }
 
@@ -238,6 +239,7 @@ void apply_toml(Config& config, const std::string& text, const std::string& orig
     r.duration("registry.stale_if_error", g.stale_if_error);
     r.count("registry.max_entries", g.max_entries);
     r.string("registry.mirror_url", [&](const std::string& v) { g.mirror_url = v; });
+    r.duration("registry.fetch_timeout", g.fetch_timeout);
 }
 
 ParsedArgs parse_args(int argc, char** argv) {
@@ -253,7 +255,7 @@ ParsedArgs parse_args(int argc, char** argv) {
     std::optional<std::string> d_timeout, d_ttl, d_min_ttl, d_max_ttl, d_negative_ttl, d_error_ttl, d_max_retry_after,
         d_stale, ca_file;
     std::optional<std::string> g_timeout, g_versions_ttl, g_download_ttl, g_negative_ttl, g_error_ttl,
-        g_max_retry_after, g_stale, mirror_url;
+        g_max_retry_after, g_stale, mirror_url, g_fetch_timeout;
     std::optional<std::size_t> max_connections, max_entries, d_max_entries, g_max_entries;
     bool on_demand = false;
     int ready_fd = -1;
@@ -286,6 +288,7 @@ ParsedArgs parse_args(int argc, char** argv) {
     app.add_option("--registry-max-retry-after", g_max_retry_after, "honour a registry's Retry-After up to this long (default: 10m)");
     app.add_option("--registry-stale-if-error", g_stale, "serve the last good answer this long past its expiry when refreshing fails (default: 24h)");
     app.add_option("--registry-max-entries", g_max_entries, "cached registry and mirror documents at most (default: 4096)");
+    app.add_option("--registry-fetch-timeout", g_fetch_timeout, "give up downloading a provider package after this long (default: 10m)");
     app.add_option("--mirror-url", mirror_url, "take providers from this network mirror (https) unless a request names another (default: none)");
     app.add_option("--ca-file", ca_file, "trust these CA certificates for discovery, registries and mirrors (default: $SSL_CERT_FILE / $SSL_CERT_DIR, else the system's)");
     app.add_flag("--on-demand", on_demand, "started by the helper: exit when idle, log to the journal");
@@ -342,9 +345,11 @@ ParsedArgs parse_args(int argc, char** argv) {
     duration(g_error_ttl, "--registry-error-ttl", g.error_ttl);
     duration(g_max_retry_after, "--registry-max-retry-after", g.max_retry_after);
     duration(g_stale, "--registry-stale-if-error", g.stale_if_error);
+    duration(g_fetch_timeout, "--registry-fetch-timeout", g.fetch_timeout);
     if (g_max_entries) g.max_entries = *g_max_entries;
     if (mirror_url) g.mirror_url = *mirror_url;
     if (g.timeout.count() == 0) throw ConfigError("registry timeout must be at least 1 second");
+    if (g.fetch_timeout.count() == 0) throw ConfigError("registry fetch_timeout must be at least 1 second");
     if (!g.mirror_url.empty()) {
         try {
             make_mirror(g.mirror_url);

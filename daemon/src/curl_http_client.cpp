@@ -6,7 +6,11 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <spdlog/spdlog.h>
 
 namespace hostkeeper::daemon {
@@ -29,6 +33,8 @@ struct CurlHttpClient::Transfer {
     std::optional<proto::Secret> bearer;  // must outlive the transfer; scrubbed on drop
     std::size_t max_body = 0;
     bool too_large = false;
+    int body_fd = -1;
+    std::string write_error;
     char error_buffer[CURL_ERROR_SIZE] = {};
     long timeout_ms = 0;
     asio::steady_timer done;
@@ -127,7 +133,11 @@ asio::awaitable<HttpResponse> CurlHttpClient::fetch(HttpRequest request) {
     t.max_body = request.max_body;
     t.timeout_ms = static_cast<long>(request.timeout.count());
     t.response.url = request.url;
-    t.headers = curl_slist_append(nullptr, "Accept: application/json");
+    t.body_fd = request.body_fd;
+    if (t.body_fd >= 0 && (::ftruncate(t.body_fd, 0) != 0 || ::lseek(t.body_fd, 0, SEEK_SET) != 0)) {
+        throw HttpError(std::string("cannot empty the download file: ") + std::strerror(errno));
+    }
+    t.headers = curl_slist_append(nullptr, t.body_fd >= 0 ? "Accept: */*" : "Accept: application/json");
     CURL* e = t.easy;
     curl_easy_setopt(e, CURLOPT_URL, request.url.c_str());
     curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
@@ -169,11 +179,24 @@ asio::awaitable<HttpResponse> CurlHttpClient::fetch(HttpRequest request) {
 std::size_t CurlHttpClient::on_body(char* data, std::size_t size, std::size_t count, void* user) {
     auto& t = *static_cast<Transfer*>(user);
     const std::size_t n = size * count;
-    if (t.response.body.size() + n > t.max_body) {
+    if (t.response.body_size + n > t.max_body) {
         t.too_large = true;
         return 0;  // aborts the transfer with CURLE_WRITE_ERROR
     }
-    t.response.body.append(data, n);
+    t.response.body_size += n;
+    if (t.body_fd < 0) {
+        t.response.body.append(data, n);
+        return n;
+    }
+    for (std::size_t done = 0; done < n;) {
+        const ssize_t written = ::write(t.body_fd, data + done, n - done);
+        if (written < 0 && errno == EINTR) continue;
+        if (written <= 0) {
+            t.write_error = std::string("writing the download: ") + std::strerror(errno);
+            return 0;
+        }
+        done += static_cast<std::size_t>(written);
+    }
     return n;
 }
 
@@ -287,6 +310,8 @@ void CurlHttpClient::finish(Transfer& t, int code) {
         if (const std::vector<std::string> get = header_values(t.easy, "X-Terraform-Get"); !get.empty()) {
             r.terraform_get = get.front();
         }
+    } else if (!t.write_error.empty()) {
+        t.error = t.write_error;
     } else if (t.too_large || result == CURLE_FILESIZE_EXCEEDED) {
         t.error = "the response body is larger than " + std::to_string(t.max_body / 1024) + " KiB";
     } else if (result == CURLE_OPERATION_TIMEDOUT) {

@@ -138,7 +138,8 @@ asio::awaitable<std::string> Dispatcher::dispatch(Op op, Json& request) {
         case Op::module_versions:
         case Op::module_download:
         case Op::provider_versions:
-        case Op::provider_package: co_return co_await answer_registry_request(registry_, op, request);
+        case Op::provider_package:
+        case Op::provider_fetch: co_return co_await answer_registry_request(registry_, op, request);
         case Op::flush: {
             std::size_t flushed = 0;
             if (request.contains("host")) {

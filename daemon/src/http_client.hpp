@@ -22,6 +22,9 @@ struct HttpRequest {
     std::optional<proto::Secret> bearer_token;  // sent as "Authorization: Bearer ..." to this URL only
     std::chrono::milliseconds timeout{11000};   // the whole exchange
     std::size_t max_body = std::size_t{1024} * 1024;        // larger bodies are an error, announced or not
+    // When set, the body is written to this file (emptied first), not kept in
+    // HttpResponse::body: for downloads. Any Content-Type is accepted.
+    int body_fd = -1;
 };
 
 struct HttpResponse {
@@ -34,6 +37,7 @@ struct HttpResponse {
     std::optional<long long> retry_after;    // Retry-After, in seconds from now
     std::string terraform_get;               // X-Terraform-Get (a module's download location); "" when none
     std::string body;
+    std::size_t body_size = 0;  // bytes received (kept in `body`, or written to body_fd)
 };
 
 // A request that got no HTTP response: network, TLS, timeout, body too large.

@@ -12,10 +12,14 @@ bool is_redirect(long status) noexcept {
     return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
 }
 
-bool is_refusal(long status) noexcept { return status >= 400 && status < 500 && status != 408 && status != 429; }
+bool is_refusal(long status) noexcept {
+    return status >= 400 && status < 500 && status != 408 && status != 429;
+}
 
-asio::awaitable<FetchResult> fetch_following(HttpClient& http, std::string url, const std::optional<proto::Secret>& token,
-                                             const std::string& token_origin, const FetchRules& rules) {
+asio::awaitable<FetchResult> fetch_following(HttpClient& http, std::string url,
+                                             const std::optional<proto::Secret>& token,
+                                             const std::string& token_origin,
+                                             const FetchRules& rules) {
     FetchResult out;
     const steady::time_point deadline = steady::now() + rules.timeout;
     std::set<std::string> seen{url};
@@ -23,10 +27,15 @@ asio::awaitable<FetchResult> fetch_following(HttpClient& http, std::string url, 
         HttpRequest request;
         request.url = url;
         request.max_body = rules.max_body;
-        request.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now());
+        request.body_fd = rules.body_fd;
+        request.timeout =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now());
         if (request.timeout.count() <= 0) {
-            out.error = url + ": timed out after " +
-                        std::to_string(std::chrono::duration_cast<std::chrono::seconds>(rules.timeout).count()) + " s";
+            out.error =
+                url + ": timed out after " +
+                std::to_string(
+                    std::chrono::duration_cast<std::chrono::seconds>(rules.timeout).count()) +
+                " s";
             co_return out;
         }
         if (token && same_origin(url, token_origin)) request.bearer_token = token->clone();
@@ -45,10 +54,11 @@ asio::awaitable<FetchResult> fetch_following(HttpClient& http, std::string url, 
         if (!is_redirect(response.status)) co_return out;
         const std::string at = response.url + ": ";
         if (response.location.empty()) {
-            out.error = at + "HTTP status " + std::to_string(response.status) + " redirect without a Location";
+            out.error = at + "HTTP status " + std::to_string(response.status) +
+                        " redirect without a Location";
         } else if (redirects == rules.max_redirects) {
-            out.error = at + "more than " + std::to_string(rules.max_redirects) + " redirects (the next to " +
-                        response.location + ")";
+            out.error = at + "more than " + std::to_string(rules.max_redirects) +
+                        " redirects (the next to " + response.location + ")";
         } else if (!seen.insert(response.location).second) {
             out.error = at + "redirect loop: redirected back to " + response.location;
         } else {

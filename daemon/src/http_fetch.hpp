@@ -22,6 +22,7 @@ struct FetchRules {
     std::size_t max_body = std::size_t{1024} * 1024;
     int max_redirects = 3;
     std::chrono::milliseconds timeout{11000};  // the whole exchange, redirects included
+    int body_fd = -1;                          // see HttpRequest::body_fd
 };
 
 // The last response (never a redirect), or why there is none: "URL: why".

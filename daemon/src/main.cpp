@@ -94,12 +94,12 @@ int serve(const Config& config, StartupReport& report) {
     std::optional<SocketOwner> owner;
     int listen_fd = systemd_listener();
     std::string socket_path = "(socket activation)";
+    proto::SocketLocation location = proto::resolve_socket_location();
+    if (config.socket) {
+        location.socket = std::filesystem::absolute(*config.socket);
+        location.directory = location.socket.parent_path();
+    }
     if (listen_fd < 0) {
-        proto::SocketLocation location = proto::resolve_socket_location();
-        if (config.socket) {
-            location.socket = std::filesystem::absolute(*config.socket);
-            location.directory = location.socket.parent_path();
-        }
         owner.emplace(location);
         listen_fd = owner->release_listener();
         socket_path = location.socket.string();
@@ -113,7 +113,10 @@ int serve(const Config& config, StartupReport& report) {
                         CurlHttpClient::from_environment(std::string("hostkeeper/") + proto::product_version(),
                                                          config.discovery.ca_file));
     DiscoveryService discovery(io.get_executor(), http, credentials, config.discovery);
-    RegistryService registry(io.get_executor(), http, credentials, discovery, config.registry);
+    RegistryOptions registry_options = config.registry;
+    // Packages wait for their client in the socket's private (0700) directory.
+    registry_options.downloads_dir = location.directory / "downloads";
+    RegistryService registry(io.get_executor(), http, credentials, discovery, registry_options);
     Control control(config, socket_path);
     Dispatcher dispatcher(credentials, discovery, registry, control);
     Server server(io, listen_fd, dispatcher,

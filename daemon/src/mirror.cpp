@@ -19,12 +19,14 @@ Mirror make_mirror(const std::string& url) {
         throw Error(ErrorCode::bad_request, what + "is not an absolute URL: " + e.what());
     }
     if (parts.scheme != "https") throw Error(ErrorCode::bad_request, what + "must use https");
-    if (parts.has_credentials) throw Error(ErrorCode::bad_request, what + "must not hold a user name or password");
+    if (parts.has_credentials)
+        throw Error(ErrorCode::bad_request, what + "must not hold a user name or password");
     if (normalized.find_first_of("?#") != std::string::npos) {
         throw Error(ErrorCode::bad_request, what + "must not have a query or fragment");
     }
     Mirror mirror;
-    mirror.host = proto::normalize_hostname(parts.port == "443" ? parts.host : parts.host + ":" + parts.port);
+    mirror.host =
+        proto::normalize_hostname(parts.port == "443" ? parts.host : parts.host + ":" + parts.port);
     // One spelling per mirror: the normalized host (lowercase, punycode, no
     // :443), then the path, ending in "/".
     const auto authority = normalized.find("://") + 3;

@@ -12,28 +12,35 @@ namespace hostkeeper::daemon {
 namespace {
 using proto::Json;
 
-[[noreturn]] void bad(const std::string& why) { throw std::runtime_error(why); }
+[[noreturn]] void bad(const std::string& why) {
+    throw std::runtime_error(why);
+}
 
 Json parse_object(std::string_view body) {
     Json doc = Json::parse(body, nullptr, false);
     if (doc.is_discarded()) bad("the document is not valid JSON");
-    if (!doc.is_object()) bad("the document is a JSON " + std::string(doc.type_name()) + ", not an object");
+    if (!doc.is_object())
+        bad("the document is a JSON " + std::string(doc.type_name()) + ", not an object");
     return doc;
 }
 
-const Json& member(const Json& object, const char* name, Json::value_t type, const std::string& where) {
+const Json& member(const Json& object, const char* name, Json::value_t type,
+                   const std::string& where) {
     const auto it = object.find(name);
     const std::string path = where.empty() ? std::string("\"") + name + "\"" : where + "." + name;
     if (it == object.end()) bad("the document has no " + path);
     if (it->type() != type) {
         bad(path + " is a JSON " + it->type_name() + ", not " +
-            (type == Json::value_t::array ? "an array" : type == Json::value_t::object ? "an object" : "a string"));
+            (type == Json::value_t::array    ? "an array"
+             : type == Json::value_t::object ? "an object"
+                                             : "a string"));
     }
     return *it;
 }
 
 // An optional member: absent is fine, the wrong type is not.
-const Json* optional_member(const Json& object, const char* name, Json::value_t type, const std::string& where) {
+const Json* optional_member(const Json& object, const char* name, Json::value_t type,
+                            const std::string& where) {
     if (!object.contains(name) || object.at(name).is_null()) return nullptr;
     return &member(object, name, type, where);
 }
@@ -60,11 +67,13 @@ VersionList sorted(std::vector<std::pair<proto::SemVer, Json>> entries, Json inv
     return list;
 }
 
-std::string absolute(const std::string& base, const std::string& reference, const std::string& where) {
+std::string absolute(const std::string& base, const std::string& reference,
+                     const std::string& where) {
     try {
         std::string url = resolve_url(base, reference);
         const UrlParts parts = parse_url(url);
-        if (parts.scheme != "https" && parts.scheme != "http") bad(where + " \"" + reference + "\" is not an http(s) URL");
+        if (parts.scheme != "https" && parts.scheme != "http")
+            bad(where + " \"" + reference + "\" is not an http(s) URL");
         return url;
     } catch (const UrlError& e) {
         bad(where + " \"" + reference + "\": " + e.what());
@@ -90,7 +99,8 @@ VersionList parse_module_versions(std::string_view body) {
     for (std::size_t i = 0; i < versions.size(); ++i) {
         const std::string where = "modules[0].versions[" + std::to_string(i) + "]";
         if (!versions[i].is_object()) bad(where + " is not an object");
-        const std::string& text = member(versions[i], "version", Json::value_t::string, where).get_ref<const std::string&>();
+        const std::string& text = member(versions[i], "version", Json::value_t::string, where)
+                                      .get_ref<const std::string&>();
         if (const auto version = proto::try_parse_semver(text)) {
             entries.emplace_back(*version, Json{{"version", version->to_string()}});
         } else {
@@ -109,7 +119,8 @@ VersionList parse_provider_versions(std::string_view body) {
         const std::string where = "versions[" + std::to_string(i) + "]";
         const Json& item = versions[i];
         if (!item.is_object()) bad(where + " is not an object");
-        const std::string& text = member(item, "version", Json::value_t::string, where).get_ref<const std::string&>();
+        const std::string& text =
+            member(item, "version", Json::value_t::string, where).get_ref<const std::string&>();
         Json entry = Json::object();
         Json protocols = Json::array();
         if (const Json* p = optional_member(item, "protocols", Json::value_t::array, where)) {
@@ -120,8 +131,10 @@ VersionList parse_provider_versions(std::string_view body) {
             for (std::size_t k = 0; k < list->size(); ++k) {
                 const std::string at = where + ".platforms[" + std::to_string(k) + "]";
                 if (!(*list)[k].is_object()) bad(at + " is not an object");
-                const std::string& os = member((*list)[k], "os", Json::value_t::string, at).get_ref<const std::string&>();
-                const std::string& arch = member((*list)[k], "arch", Json::value_t::string, at).get_ref<const std::string&>();
+                const std::string& os = member((*list)[k], "os", Json::value_t::string, at)
+                                            .get_ref<const std::string&>();
+                const std::string& arch = member((*list)[k], "arch", Json::value_t::string, at)
+                                              .get_ref<const std::string&>();
                 platforms.push_back(os + "_" + arch);
             }
         }
@@ -148,7 +161,8 @@ VersionList parse_mirror_index(std::string_view body) {
     std::vector<std::pair<proto::SemVer, Json>> entries;
     Json invalid = Json::array();
     for (const auto& [text, value] : versions.items()) {
-        if (!value.is_object()) bad("versions[\"" + text + "\"] is a JSON " + value.type_name() + ", not an object");
+        if (!value.is_object())
+            bad("versions[\"" + text + "\"] is a JSON " + value.type_name() + ", not an object");
         if (const auto version = proto::try_parse_semver(text)) {
             entries.emplace_back(*version, Json{{"version", version->to_string()}});
         } else {
@@ -189,7 +203,8 @@ Json parse_provider_package(std::string_view body, const std::string& url) {
     if (const Json* p = optional_member(doc, "protocols", Json::value_t::array, "")) {
         out["protocols"] = string_array(*p, "protocols");
     }
-    if (const Json* keys = optional_member(doc, "signing_keys", Json::value_t::object, "")) out["signing_keys"] = *keys;
+    if (const Json* keys = optional_member(doc, "signing_keys", Json::value_t::object, ""))
+        out["signing_keys"] = *keys;
     return out;
 }
 
@@ -204,8 +219,10 @@ Json parse_mirror_version(std::string_view body, const std::string& url) {
             invalid[platform] = "not a platform (OS_ARCH)";
             continue;
         }
-        if (!archive.is_object()) bad(where + " is a JSON " + archive.type_name() + ", not an object");
-        const std::string& reference = member(archive, "url", Json::value_t::string, where).get_ref<const std::string&>();
+        if (!archive.is_object())
+            bad(where + " is a JSON " + archive.type_name() + ", not an object");
+        const std::string& reference =
+            member(archive, "url", Json::value_t::string, where).get_ref<const std::string&>();
         Json entry = {{"url", absolute(url, reference, where + ".url")}, {"hashes", Json::array()}};
         if (const Json* hashes = optional_member(archive, "hashes", Json::value_t::array, where)) {
             entry["hashes"] = string_array(*hashes, where + ".hashes");

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <filesystem>
 #include <string>
 
 namespace hostkeeper::daemon {
@@ -18,6 +19,9 @@ struct RegistryOptions {
     std::chrono::seconds stale_if_error{86400};  // last good answer served this long past its freshness
     std::size_t max_entries = 4096;
     std::string mirror_url;  // "": providers come from their registries; else a network mirror (https)
+    std::chrono::seconds fetch_timeout{600};  // downloading one provider package (provider fetch)
+    // Where downloaded packages wait for the client (set by main: the socket's private directory).
+    std::filesystem::path downloads_dir;
 };
 
 // The largest registry or mirror document read: version lists of large

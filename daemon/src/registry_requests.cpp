@@ -1,5 +1,9 @@
 #include "registry_requests.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <vector>
+
 #include "hostkeeper/proto/error.hpp"
 #include "hostkeeper/proto/framing.hpp"
 #include "hostkeeper/proto/registry_address.hpp"
@@ -19,10 +23,13 @@ namespace {
 const std::string* text_field(const Json& request, const char* name, bool required) {
     const auto it = request.find(name);
     if (it == request.end()) {
-        if (required) throw Error(ErrorCode::bad_request, std::string("request needs a \"") + name + "\" string");
+        if (required)
+            throw Error(ErrorCode::bad_request,
+                        std::string("request needs a \"") + name + "\" string");
         return nullptr;
     }
-    if (!it->is_string()) throw Error(ErrorCode::bad_request, std::string("\"") + name + "\" must be a string");
+    if (!it->is_string())
+        throw Error(ErrorCode::bad_request, std::string("\"") + name + "\" must be a string");
     return &it->get_ref<const std::string&>();
 }
 
@@ -67,7 +74,8 @@ std::string respond(Json head, const RegistryAnswer& answer, const Json* body = 
     if (!answer.error.empty()) payload += R"(,"error":)" + Json(answer.error).dump();
     payload += '}';
     if (payload.size() > proto::kMaxResponseFrameSize) {
-        throw Error(ErrorCode::too_large, "the answer is over " + std::to_string(proto::kMaxResponseFrameSize) +
+        throw Error(ErrorCode::too_large, "the answer is over " +
+                                              std::to_string(proto::kMaxResponseFrameSize) +
                                               " bytes; narrow it with a constraint");
     }
     return payload;
@@ -87,56 +95,90 @@ std::string respond_versions(Json head, const RegistryAnswer& answer,
     return respond(std::move(head), answer, &body);
 }
 
+// The package's file name, if it is a plain one: the client writes a file by
+// that name into the directory it was given.
+std::string package_filename(const Json& package) {
+    const std::string name = package.value("filename", "");
+    const bool plain = !name.empty() && name.front() != '.' && name.size() <= 255 &&
+                       std::all_of(name.begin(), name.end(), [](char c) {
+                           return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' ||
+                                  c == '_' || c == '-' || c == '+';
+                       });
+    if (!plain)
+        throw Error(ErrorCode::registry_failed,
+                    "the package's filename \"" + name + "\" is not a plain file name");
+    return name;
+}
+
 }  // namespace
 
-asio::awaitable<std::string> answer_registry_request(RegistryService& registry, Op op, const Json& request) {
+asio::awaitable<std::string> answer_registry_request(RegistryService& registry, Op op,
+                                                     const Json& request) {
     Json head = {{"v", proto::kProtocolVersion}, {"ok", true}};
     const bool refresh = refresh_of(request);
     switch (op) {
         case Op::module_versions: {
-            proto::ModuleAddress module = proto::parse_module_address(*text_field(request, "module", true));
+            proto::ModuleAddress module =
+                proto::parse_module_address(*text_field(request, "module", true));
             const auto constraint = constraint_of(request);
             head["module"] = module.to_string();
-            const RegistryAnswer answer = co_await registry.module_versions(std::move(module), refresh);
+            const RegistryAnswer answer =
+                co_await registry.module_versions(std::move(module), refresh);
             co_return respond_versions(std::move(head), answer, constraint);
         }
         case Op::module_download: {
-            proto::ModuleAddress module = proto::parse_module_address(*text_field(request, "module", true));
+            proto::ModuleAddress module =
+                proto::parse_module_address(*text_field(request, "module", true));
             proto::SemVer version = proto::parse_semver(*text_field(request, "version", true));
             head["module"] = module.to_string();
             head["version"] = version.to_string();
-            const RegistryAnswer answer = co_await registry.module_download(std::move(module), version, refresh);
+            const RegistryAnswer answer =
+                co_await registry.module_download(std::move(module), version, refresh);
             co_return respond(std::move(head), answer);
         }
         case Op::provider_versions: {
-            proto::ProviderAddress provider = proto::parse_provider_address(*text_field(request, "provider", true));
+            proto::ProviderAddress provider =
+                proto::parse_provider_address(*text_field(request, "provider", true));
             const auto constraint = constraint_of(request);
             std::optional<Mirror> mirror = mirror_of(registry, request);
             head["provider"] = provider.to_string();
             if (mirror) head["mirror"] = mirror->base;
-            const RegistryAnswer answer = co_await registry.provider_versions(std::move(provider), mirror, refresh);
+            const RegistryAnswer answer =
+                co_await registry.provider_versions(std::move(provider), mirror, refresh);
             co_return respond_versions(std::move(head), answer, constraint);
         }
-        case Op::provider_package: {
-            proto::ProviderAddress provider = proto::parse_provider_address(*text_field(request, "provider", true));
+        case Op::provider_package:
+        case Op::provider_fetch: {
+            proto::ProviderAddress provider =
+                proto::parse_provider_address(*text_field(request, "provider", true));
             proto::SemVer version = proto::parse_semver(*text_field(request, "version", true));
             std::string platform = *text_field(request, "platform", true);
             std::optional<Mirror> mirror = mirror_of(registry, request);
             head["provider"] = provider.to_string();
             head["version"] = version.to_string();
-            if (!mirror) {
-                const RegistryAnswer answer =
-                    co_await registry.provider_package(std::move(provider), version, platform, mirror, refresh);
-                co_return respond(std::move(head), answer);
-            }
-            head["mirror"] = mirror->base;
-            const std::string what = "the mirror's " + provider.to_string() + " " + version.to_string();
-            const RegistryAnswer answer =
-                co_await registry.provider_package(std::move(provider), version, platform, mirror, refresh);
-            const Json package = mirror_package(*answer.document, platform, what);
+            if (mirror) head["mirror"] = mirror->base;
+            const std::string what =
+                provider.to_string() + " " + version.to_string() + " for " + platform;
+            const RegistryAnswer answer = co_await registry.provider_package(
+                std::move(provider), version, platform, mirror, refresh);
+            if (op == Op::provider_package && !mirror) co_return respond(std::move(head), answer);
+            Json package = mirror
+                               ? mirror_package(*answer.document, platform, "the mirror's " + what)
+                               : answer.document->body;
+            if (op == Op::provider_package) co_return respond(std::move(head), answer, &package);
+            const std::string filename = package_filename(package);
+            const FetchedPackage fetched = co_await registry.fetch_package(
+                package.at("download_url").get<std::string>(),
+                package.at("hashes").get<std::vector<std::string>>(), what);
+            package["filename"] = filename;
+            package["path"] = fetched.path;
+            package["size"] = fetched.size;
+            package["computed"] = Json::array({fetched.zh, fetched.h1});
+            package["verified"] = fetched.matched;
             co_return respond(std::move(head), answer, &package);
         }
-        default: break;
+        default:
+            break;
     }
     throw Error(ErrorCode::internal, "not a registry op");
 }

@@ -6,9 +6,9 @@
 #include "bearer_token.hpp"
 #include "cache_control.hpp"
 #include "discovery_document.hpp"
+#include "hostkeeper/proto/services.hpp"
 #include "http_fetch.hpp"
 #include "http_text.hpp"
-#include "hostkeeper/proto/services.hpp"
 #include "registry_documents.hpp"
 #include "url.hpp"
 
@@ -22,13 +22,18 @@ using std::chrono::seconds;
 namespace {
 
 AnswerCacheOptions cache_options(const RegistryOptions& options) {
-    return {options.error_ttl, options.max_retry_after, options.stale_if_error, options.max_entries};
+    return {options.error_ttl, options.max_retry_after, options.stale_if_error,
+            options.max_entries};
 }
 
-std::string origin_of(const std::string& host) { return "https://" + host + "/"; }
+std::string origin_of(const std::string& host) {
+    return "https://" + host + "/";
+}
 
 // A path below a base URL; "./" so that a "host:port" segment is never read as a scheme.
-std::string below(const std::string& base, const std::string& path) { return resolve_url(base, "./" + path); }
+std::string below(const std::string& base, const std::string& path) {
+    return resolve_url(base, "./" + path);
+}
 
 std::string last_segment(const std::string& url) {
     const auto query = url.find_first_of("?#");
@@ -39,7 +44,8 @@ std::string last_segment(const std::string& url) {
 
 }  // namespace
 
-RegistryDocument::RegistryDocument(std::string url_, Json body_, std::vector<proto::SemVer> versions_)
+RegistryDocument::RegistryDocument(std::string url_, Json body_,
+                                   std::vector<proto::SemVer> versions_)
     : url(std::move(url_)), body(std::move(body_)), versions(std::move(versions_)) {
     Json object = {{"url", url}};
     for (const auto& [key, value] : body.items()) object[key] = value;
@@ -47,54 +53,75 @@ RegistryDocument::RegistryDocument(std::string url_, Json body_, std::vector<pro
     json = json.substr(1, json.size() - 2);  // without the braces
 }
 
-Json mirror_package(const RegistryDocument& document, const std::string& platform, const std::string& what) {
+Json mirror_package(const RegistryDocument& document, const std::string& platform,
+                    const std::string& what) {
     const Json& archives = document.body.at("archives");
     const auto it = archives.find(platform);
     if (it == archives.end()) {
         std::string has;
-        for (const auto& [name, archive] : archives.items()) has += (has.empty() ? "" : ", ") + name;
+        for (const auto& [name, archive] : archives.items())
+            has += (has.empty() ? "" : ", ") + name;
         throw Error(ErrorCode::not_found, what + " has no " + platform + " package (" +
-                                              (has.empty() ? "it lists none" : "it has " + has) + ")");
+                                              (has.empty() ? "it lists none" : "it has " + has) +
+                                              ")");
     }
     const std::string& url = it->at("url").get_ref<const std::string&>();
-    return {{"platform", platform}, {"filename", last_segment(url)}, {"download_url", url}, {"hashes", it->at("hashes")}};
+    return {{"platform", platform},
+            {"filename", last_segment(url)},
+            {"download_url", url},
+            {"hashes", it->at("hashes")}};
 }
 
-RegistryService::RegistryService(asio::any_io_executor io, HttpClient& http, CredentialService& credentials,
-                                 DiscoveryService& discovery, RegistryOptions options, Cache::Clock clock)
+RegistryService::RegistryService(asio::any_io_executor io, HttpClient& http,
+                                 CredentialService& credentials, DiscoveryService& discovery,
+                                 RegistryOptions options, Cache::Clock clock)
     : http_(http),
       credentials_(credentials),
       discovery_(discovery),
       options_(std::move(options)),
       clock_(std::move(clock)),
-      cache_(std::move(io), clock_, cache_options(options_), "fetching") {
+      cache_(std::move(io), clock_, cache_options(options_), "fetching"),
+      fetcher_(http, options_.downloads_dir, options_.fetch_timeout) {
     if (!options_.mirror_url.empty()) default_mirror_ = make_mirror(options_.mirror_url);
+}
+
+asio::awaitable<FetchedPackage> RegistryService::fetch_package(std::string url,
+                                                               std::vector<std::string> published,
+                                                               std::string what) {
+    if (options_.downloads_dir.empty())
+        throw Error(ErrorCode::internal, "no downloads directory is configured");
+    co_return co_await fetcher_.fetch(std::move(url), std::move(published), std::move(what));
 }
 
 asio::awaitable<std::string> RegistryService::service_url(std::string host, std::string service) {
     const DiscoveryAnswer discovered = co_await discovery_.discover(host, false);
     const Services& services = discovered.services();
-    if (const auto it = services.services.find(service); it != services.services.end() && it->is_string()) {
+    if (const auto it = services.services.find(service);
+        it != services.services.end() && it->is_string()) {
         co_return it->get<std::string>();
     }
     if (const auto it = services.invalid.find(service); it != services.invalid.end()) {
-        throw Error(ErrorCode::unsupported_service,
-                    host + " offers " + service + ", but it cannot be used: " + it->get<std::string>());
+        throw Error(
+            ErrorCode::unsupported_service,
+            host + " offers " + service + ", but it cannot be used: " + it->get<std::string>());
     }
     const std::vector<std::string> others = proto::other_versions(services.services, service);
     if (others.empty()) {
-        throw Error(ErrorCode::unsupported_service, host + " does not provide " + service + " (" +
-                                                        (discovered.document->services.services.empty()
-                                                             ? "it offers no services"
-                                                             : "not in " + discovered.url()) +
-                                                        "): it is not a registry of that kind");
+        throw Error(
+            ErrorCode::unsupported_service,
+            host + " does not provide " + service + " (" +
+                (discovered.document->services.services.empty() ? "it offers no services"
+                                                                : "not in " + discovered.url()) +
+                "): it is not a registry of that kind");
     }
     std::string list;
     for (const std::string& other : others) list += (list.empty() ? "" : ", ") + other;
-    throw Error(ErrorCode::unsupported_service, host + " does not support " + service + "; it offers " + list);
+    throw Error(ErrorCode::unsupported_service,
+                host + " does not support " + service + "; it offers " + list);
 }
 
-RegistryService::Job RegistryService::registry_job(Kind kind, const std::string& host, const std::string& url) const {
+RegistryService::Job RegistryService::registry_job(Kind kind, const std::string& host,
+                                                   const std::string& url) const {
     Job job;
     job.kind = kind;
     job.url = url;
@@ -104,7 +131,8 @@ RegistryService::Job RegistryService::registry_job(Kind kind, const std::string&
     return job;
 }
 
-RegistryService::Job RegistryService::mirror_job(const Mirror& mirror, const std::string& address_host,
+RegistryService::Job RegistryService::mirror_job(const Mirror& mirror,
+                                                 const std::string& address_host,
                                                  const std::string& url) const {
     Job job;
     job.kind = Kind::versions;
@@ -118,7 +146,8 @@ RegistryService::Job RegistryService::mirror_job(const Mirror& mirror, const std
 // Jobs (and their lambdas) are made outside the coroutines: g++ 12 warns
 // falsely about coroutines that make lambdas (-Wmismatched-new-delete, GCC
 // bug 109224).
-RegistryService::Job RegistryService::module_versions_job(const proto::ModuleAddress& module, const std::string& base) {
+RegistryService::Job RegistryService::module_versions_job(const proto::ModuleAddress& module,
+                                                          const std::string& base) {
     const std::string path = module.name_space + "/" + module.name + "/" + module.system;
     Job job = registry_job(Kind::versions, module.host, below(base, path + "/versions"));
     job.label = "the versions of module " + module.to_string();
@@ -131,7 +160,8 @@ RegistryService::Job RegistryService::module_versions_job(const proto::ModuleAdd
 }
 
 RegistryService::Job RegistryService::module_download_job(const proto::ModuleAddress& module,
-                                                          const proto::SemVer& version, const std::string& base) {
+                                                          const proto::SemVer& version,
+                                                          const std::string& base) {
     const std::string path = module.name_space + "/" + module.name + "/" + module.system;
     const std::string endpoint = below(base, path + "/" + version.to_string() + "/download");
     Job job = registry_job(Kind::module_download, module.host, endpoint);
@@ -144,16 +174,21 @@ RegistryService::Job RegistryService::module_download_job(const proto::ModuleAdd
         if (r.status == 200) {
             const Json body = Json::parse(r.body, nullptr, false);
             if (!body.is_object()) {
-                throw std::runtime_error("a 200 response's body must be a JSON object (with the \"location\" of the module)");
+                throw std::runtime_error(
+                    "a 200 response's body must be a JSON object (with the \"location\" of the "
+                    "module)");
             }
-            if (const auto it = body.find("location"); it != body.end() && it->is_string()) location = it->get<std::string>();
+            if (const auto it = body.find("location"); it != body.end() && it->is_string())
+                location = it->get<std::string>();
         }
         if (location.empty()) location = r.terraform_get;
         if (location.empty()) {
             throw std::runtime_error("HTTP status " + std::to_string(r.status) +
-                                     " without an X-Terraform-Get header, which must give the module's download location");
+                                     " without an X-Terraform-Get header, which must give the "
+                                     "module's download location");
         }
-        return RegistryDocument(endpoint, Json{{"location", resolve_module_location(location, endpoint)}});
+        return RegistryDocument(endpoint,
+                                Json{{"location", resolve_module_location(location, endpoint)}});
     };
     return job;
 }
@@ -164,7 +199,8 @@ RegistryService::Job RegistryService::provider_versions_job(const proto::Provide
     const std::string path = provider.name_space + "/" + provider.type;
     Job job;
     if (mirror) {
-        job = mirror_job(*mirror, provider.host, below(mirror->base, provider.host + "/" + path + "/index.json"));
+        job = mirror_job(*mirror, provider.host,
+                         below(mirror->base, provider.host + "/" + path + "/index.json"));
         job.not_found = "the mirror " + mirror->base + " does not carry " + provider.to_string();
         job.parse = [](const HttpResponse& r) {
             VersionList list = parse_mirror_index(r.body);
@@ -183,56 +219,72 @@ RegistryService::Job RegistryService::provider_versions_job(const proto::Provide
 }
 
 RegistryService::Job RegistryService::provider_package_job(const proto::ProviderAddress& provider,
-                                                           const proto::SemVer& version, const std::string& platform,
+                                                           const proto::SemVer& version,
+                                                           const std::string& platform,
                                                            const std::optional<Mirror>& mirror,
                                                            const std::string& base) {
     const std::string path = provider.name_space + "/" + provider.type;
     const std::string v = version.to_string();
     Job job;
     if (mirror) {
-        job = mirror_job(*mirror, provider.host, below(mirror->base, provider.host + "/" + path + "/" + v + ".json"));
+        job = mirror_job(*mirror, provider.host,
+                         below(mirror->base, provider.host + "/" + path + "/" + v + ".json"));
         job.kind = Kind::download;
-        job.not_found = "the mirror " + mirror->base + " has no version " + v + " of " + provider.to_string();
-        job.parse = [](const HttpResponse& r) { return RegistryDocument(r.url, parse_mirror_version(r.body, r.url)); };
+        job.not_found =
+            "the mirror " + mirror->base + " has no version " + v + " of " + provider.to_string();
+        job.parse = [](const HttpResponse& r) {
+            return RegistryDocument(r.url, parse_mirror_version(r.body, r.url));
+        };
     } else {
         const auto underscore = platform.find('_');
         const std::string os = platform.substr(0, underscore);
         const std::string arch = platform.substr(underscore + 1);
-        job = registry_job(Kind::download, provider.host, below(base, path + "/" + v + "/download/" + os + "/" + arch));
-        job.not_found = provider.host + " has no " + platform + " package of provider " + path + " " + v;
-        job.parse = [](const HttpResponse& r) { return RegistryDocument(r.url, parse_provider_package(r.body, r.url)); };
+        job = registry_job(Kind::download, provider.host,
+                           below(base, path + "/" + v + "/download/" + os + "/" + arch));
+        job.not_found =
+            provider.host + " has no " + platform + " package of provider " + path + " " + v;
+        job.parse = [](const HttpResponse& r) {
+            return RegistryDocument(r.url, parse_provider_package(r.body, r.url));
+        };
     }
     job.label = "provider " + provider.to_string() + " " + v + (mirror ? "" : " for " + platform);
     return job;
 }
 
-asio::awaitable<RegistryAnswer> RegistryService::module_versions(proto::ModuleAddress module, bool refresh) {
+asio::awaitable<RegistryAnswer> RegistryService::module_versions(proto::ModuleAddress module,
+                                                                 bool refresh) {
     const std::string base = co_await service_url(module.host, "modules.v1");
     co_return co_await get(module_versions_job(module, base), refresh);
 }
 
-asio::awaitable<RegistryAnswer> RegistryService::module_download(proto::ModuleAddress module, proto::SemVer version,
+asio::awaitable<RegistryAnswer> RegistryService::module_download(proto::ModuleAddress module,
+                                                                 proto::SemVer version,
                                                                  bool refresh) {
     const std::string base = co_await service_url(module.host, "modules.v1");
     co_return co_await get(module_download_job(module, version, base), refresh);
 }
 
 asio::awaitable<RegistryAnswer> RegistryService::provider_versions(proto::ProviderAddress provider,
-                                                                   std::optional<Mirror> mirror, bool refresh) {
+                                                                   std::optional<Mirror> mirror,
+                                                                   bool refresh) {
     std::string base;
     if (!mirror) base = co_await service_url(provider.host, "providers.v1");
     co_return co_await get(provider_versions_job(provider, mirror, base), refresh);
 }
 
 asio::awaitable<RegistryAnswer> RegistryService::provider_package(proto::ProviderAddress provider,
-                                                                  proto::SemVer version, std::string platform,
-                                                                  std::optional<Mirror> mirror, bool refresh) {
+                                                                  proto::SemVer version,
+                                                                  std::string platform,
+                                                                  std::optional<Mirror> mirror,
+                                                                  bool refresh) {
     if (!proto::is_platform(platform)) {
-        throw Error(ErrorCode::bad_request, "\"" + platform + "\" is not a platform such as linux_amd64 (OS_ARCH)");
+        throw Error(ErrorCode::bad_request,
+                    "\"" + platform + "\" is not a platform such as linux_amd64 (OS_ARCH)");
     }
     std::string base;
     if (!mirror) base = co_await service_url(provider.host, "providers.v1");
-    co_return co_await get(provider_package_job(provider, version, platform, mirror, base), refresh);
+    co_return co_await get(provider_package_job(provider, version, platform, mirror, base),
+                           refresh);
 }
 
 asio::awaitable<RegistryAnswer> RegistryService::get(Job job, bool refresh) {
@@ -241,13 +293,16 @@ asio::awaitable<RegistryAnswer> RegistryService::get(Job job, bool refresh) {
     const std::string not_found = job.not_found;
     // Named, not a temporary in the co_await expression: g++ 12 may destroy
     // such temporaries twice.
-    auto lookup = cache_.get(key, refresh, fetcher(std::make_shared<const Job>(std::move(job))), label);
+    auto lookup =
+        cache_.get(key, refresh, fetcher(std::make_shared<const Job>(std::move(job))), label);
     const Cache::Result result = co_await std::move(lookup);
     if (const auto* failed = std::get_if<Cache::Failed>(&result)) {
         throw RegistryError(failed->message, failed->cached, failed->retry_in);
     }
     const auto& found = std::get<Cache::Answer>(result);
-    if (found.empty) throw Error(ErrorCode::not_found, not_found + " (HTTP status 404 from " + found.document->url + ")");
+    if (found.empty)
+        throw Error(ErrorCode::not_found,
+                    not_found + " (HTTP status 404 from " + found.document->url + ")");
     RegistryAnswer answer;
     answer.source = found.source;
     answer.document = found.document;
@@ -261,33 +316,39 @@ RegistryService::Cache::Fetch RegistryService::fetcher(std::shared_ptr<const Job
     return [this, job] { return fetch(job); };
 }
 
-asio::awaitable<RegistryService::Cache::Fetched> RegistryService::fetch(std::shared_ptr<const Job> job) {
+asio::awaitable<RegistryService::Cache::Fetched> RegistryService::fetch(
+    std::shared_ptr<const Job> job) {
     Cache::Fetched out;
-    const std::optional<proto::Secret> token = co_await bearer_token(credentials_, job->token_host, job->label);
+    const std::optional<proto::Secret> token =
+        co_await bearer_token(credentials_, job->token_host, job->label);
     FetchRules rules;
     rules.max_body = kMaxRegistryDocument;
     rules.max_redirects = kMaxRegistryRedirects;
     rules.timeout = options_.timeout;
-    const FetchResult fetched = co_await fetch_following(http_, job->url, token, job->token_origin, rules);
+    const FetchResult fetched =
+        co_await fetch_following(http_, job->url, token, job->token_origin, rules);
     upstream_requests_ += fetched.requests;
     if (!fetched.response) {
         fail(out, fetched.error);
     } else {
         const Credentials sent = !token ? Credentials::none
-                                 : same_origin(fetched.response->url, job->token_origin) ? Credentials::sent
-                                                                                          : Credentials::withheld;
+                                 : same_origin(fetched.response->url, job->token_origin)
+                                     ? Credentials::sent
+                                     : Credentials::withheld;
         judge(*job, *fetched.response, sent, out);
     }
     co_return out;
 }
 
-void RegistryService::judge(const Job& job, const HttpResponse& response, Credentials sent, Cache::Fetched& out) {
+void RegistryService::judge(const Job& job, const HttpResponse& response, Credentials sent,
+                            Cache::Fetched& out) {
     const std::string& url = response.url;
     const auto now = clock_();
     const CacheDirectives directives = parse_cache_control(response.cache_control);
     out.store = !directives.no_store;
     const seconds ttl = job.kind == Kind::versions ? options_.versions_ttl : options_.download_ttl;
-    const bool ok = response.status == 200 || (job.kind == Kind::module_download && response.status == 204);
+    const bool ok =
+        response.status == 200 || (job.kind == Kind::module_download && response.status == 204);
     if (response.status == 404) {
         auto empty = std::make_shared<const RegistryDocument>(url, Json::object());
         out.good = Cache::Good{std::move(empty), true, now, now + options_.negative_ttl};
@@ -299,14 +360,16 @@ void RegistryService::judge(const Job& job, const HttpResponse& response, Creden
         std::string why = url + ": HTTP status " + std::to_string(response.status);
         if (response.status == 401 || response.status == 403) {
             switch (sent) {
-                case Credentials::sent: why += " with the credentials stored for " + job.token_host; break;
+                case Credentials::sent:
+                    why += " with the credentials stored for " + job.token_host;
+                    break;
                 case Credentials::withheld:
-                    why += "; the credentials stored for " + job.token_host + " go to " + job.token_origin +
-                           " only, never to another host";
+                    why += "; the credentials stored for " + job.token_host + " go to " +
+                           job.token_origin + " only, never to another host";
                     break;
                 case Credentials::none:
-                    why += "; no credentials are stored for " + job.token_host + " (store them with 'terraform login " +
-                           job.token_host + "')";
+                    why += "; no credentials are stored for " + job.token_host +
+                           " (store them with 'terraform login " + job.token_host + "')";
                     break;
             }
         }
@@ -314,7 +377,8 @@ void RegistryService::judge(const Job& job, const HttpResponse& response, Creden
         return;
     }
     if (job.kind != Kind::module_download) {
-        if (const std::string problem = json_media_type_problem(response.content_type); !problem.empty()) {
+        if (const std::string problem = json_media_type_problem(response.content_type);
+            !problem.empty()) {
             fail(out, url + ": " + problem);
             return;
         }
@@ -334,7 +398,9 @@ void RegistryService::fail(Cache::Fetched& out, const std::string& error) {
     out.error = error;
 }
 
-std::size_t RegistryService::flush() { return cache_.flush(); }
+std::size_t RegistryService::flush() {
+    return cache_.flush();
+}
 
 std::size_t RegistryService::flush(const std::string& host) {
     const std::string address = host + " ";
@@ -352,6 +418,8 @@ RegistryStats RegistryService::stats() const {
     return s;
 }
 
-void RegistryService::stop() { cache_.stop(); }
+void RegistryService::stop() {
+    cache_.stop();
+}
 
 }  // namespace hostkeeper::daemon

@@ -23,6 +23,7 @@
 #include "discovery_service.hpp"
 #include "http_client.hpp"
 #include "mirror.hpp"
+#include "package_fetch.hpp"
 #include "hostkeeper/proto/error.hpp"
 #include "hostkeeper/proto/messages.hpp"
 #include "hostkeeper/proto/registry_address.hpp"
@@ -87,6 +88,11 @@ public:
                                                             std::string platform, std::optional<Mirror> mirror,
                                                             bool refresh);
 
+    // Downloads a package and checks it against the hashes published for it
+    // (see PackageFetcher::fetch).
+    boost::asio::awaitable<FetchedPackage> fetch_package(std::string url, std::vector<std::string> published,
+                                                         std::string what);
+
     // The mirror configured in config.toml, if any.
     const std::optional<Mirror>& default_mirror() const { return default_mirror_; }
 
@@ -132,6 +138,7 @@ private:
     Cache::Clock clock_;
     std::optional<Mirror> default_mirror_;
     Cache cache_;
+    PackageFetcher fetcher_;
     std::uint64_t upstream_requests_ = 0, upstream_failures_ = 0;
 };
 

@@ -176,6 +176,15 @@ int main(int argc, char** argv) {
     provider_package_cmd->add_option("--platform", query.platform, "OS_ARCH (default: this machine's, " + client::this_platform() + ")");
     query_flags(provider_package_cmd);
     mirror_flags(provider_package_cmd);
+    auto* provider_fetch_cmd = provider_cmd->add_subcommand(
+        "fetch", "download a provider package and check it against the zh:/h1: hashes its registry or mirror published");
+    provider_fetch_cmd->add_option("address", query.address, "[HOSTNAME/]NAMESPACE/TYPE")->required();
+    provider_fetch_cmd->add_option("version", query.version, "the version, e.g. 3.6.0")->required();
+    provider_fetch_cmd->add_option("--platform", query.platform, "OS_ARCH (default: this machine's, " + client::this_platform() + ")");
+    provider_fetch_cmd->add_option("-o,--output", query.output_dir, "write the archive into this directory (default: .)");
+    provider_fetch_cmd->add_flag("--json", query.json, "print the daemon's answer as JSON");
+    provider_fetch_cmd->add_flag("--refresh", query.refresh, "skip the cache for the package's metadata");
+    mirror_flags(provider_fetch_cmd);
     client::SetupOptions setup;
     auto* setup_cmd = app.add_subcommand(
         "setup", "make Terraform and OpenTofu use the helper: link it, add the credentials_helper block, "
@@ -208,6 +217,12 @@ int main(int argc, char** argv) {
         if (module_download_cmd->parsed()) return client::run_module_download(with_start(options), query);
         if (provider_versions_cmd->parsed()) return client::run_provider_versions(with_start(options), query);
         if (provider_package_cmd->parsed()) return client::run_provider_package(with_start(options), query);
+        if (provider_fetch_cmd->parsed()) {
+            // A download takes longer than a question: 10 minutes unless --timeout says.
+            client::ClientOptions fetching = with_start(options);
+            if (app.get_option("--timeout")->count() == 0) fetching.timeout = std::chrono::minutes(10);
+            return client::run_provider_fetch(fetching, query);
+        }
         if (setup_cmd->parsed()) return client::run_setup(setup);
         if (import_cmd->parsed()) return client::run_import(with_start(options), import);
         if (doctor_cmd->parsed()) return client::run_doctor(options);

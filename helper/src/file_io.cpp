@@ -6,6 +6,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
+#include <vector>
+
+#include "hostkeeper/proto/unique_fd.hpp"
 
 namespace hostkeeper::client {
 namespace fs = std::filesystem;
@@ -16,24 +20,7 @@ std::string errno_text(const std::string& what) {
     return what + ": " + std::strerror(errno);
 }
 
-class Fd {
-  public:
-    explicit Fd(int fd) : fd_(fd) {}
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    ~Fd() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    int get() const { return fd_; }
-    int release() {
-        const int fd = fd_;
-        fd_ = -1;
-        return fd;
-    }
-
-  private:
-    int fd_;
-};
+using Fd = proto::UniqueFd;
 
 fs::path resolve_target(const fs::path& path) {
     std::error_code ec;
@@ -74,7 +61,25 @@ std::optional<std::string> read_file_if_exists(const fs::path& path, std::size_t
     return text;
 }
 
-void write_file_atomically(const fs::path& path, const std::string& content, mode_t mode) {
+namespace {
+
+// Writes all of `data` to `fd`; false (errno set) on failure.
+bool write_all(int fd, const char* data, std::size_t size) {
+    std::size_t done = 0;
+    while (done < size) {
+        const ssize_t n = ::write(fd, data + done, size - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        done += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+// A temporary file next to `path` (mode 0600 from the start) that `fill`
+// writes with `contents` (returning false, errno set, on failure), then
+// `mode`, fsync and a rename over the target.
+void replace_atomically(const fs::path& path, mode_t mode, const std::function<bool(int)>& fill,
+                        const std::string& contents) {
     const fs::path target = resolve_target(path);
     // Built with append: g++ 12 -O3 warns falsely (-Wrestrict) about "." + std::string.
     std::string name(".");
@@ -88,19 +93,38 @@ void write_file_atomically(const fs::path& path, const std::string& content, mod
         ::unlink(temp.c_str());
         throw FileError(message);
     };
-    std::size_t done = 0;
-    while (done < content.size()) {
-        const ssize_t n = ::write(fd.get(), content.data() + done, content.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) fail("cannot write " + temp);
-        done += static_cast<std::size_t>(n);
-    }
+    if (!fill(fd.get())) fail("cannot write " + temp + " (" + contents + ")");
     if (::fchmod(fd.get(), mode) != 0) fail("cannot set the mode of " + temp);
     if (::fsync(fd.get()) != 0) fail("cannot write " + temp);
     if (::close(fd.release()) != 0) fail("cannot write " + temp);
     if (::rename(temp.c_str(), target.c_str()) != 0) fail("cannot replace " + target.string());
     Fd dir(::open(target.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dir.get() >= 0) ::fsync(dir.get());
+}
+
+}  // namespace
+
+void write_file_atomically(const fs::path& path, const std::string& content, mode_t mode) {
+    replace_atomically(
+        path, mode, [&](int fd) { return write_all(fd, content.data(), content.size()); }, "the new contents");
+}
+
+void copy_file_atomically(const fs::path& from, const fs::path& to, mode_t mode) {
+    Fd source(::open(from.c_str(), O_RDONLY | O_CLOEXEC));
+    if (source.get() < 0) throw FileError(errno_text("cannot open " + from.string()));
+    replace_atomically(
+        to, mode,
+        [&](int fd) {
+            std::vector<char> buffer(std::size_t{1} << 20);
+            for (;;) {
+                const ssize_t n = ::read(source.get(), buffer.data(), buffer.size());
+                if (n < 0 && errno == EINTR) continue;
+                if (n < 0) return false;
+                if (n == 0) return true;
+                if (!write_all(fd, buffer.data(), static_cast<std::size_t>(n))) return false;
+            }
+        },
+        "a copy of " + from.string());
 }
 
 mode_t mode_or(const fs::path& path, mode_t fallback) {

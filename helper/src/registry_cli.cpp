@@ -1,11 +1,13 @@
 #include "registry_cli.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "common_cli.hpp"
 #include "exit_codes.hpp"
+#include "file_io.hpp"
 #include "hostkeeper/proto/error.hpp"
 #include "hostkeeper/proto/messages.hpp"
 #include "hostkeeper/proto/registry_address.hpp"
@@ -27,8 +29,11 @@ std::string joined(const Json& array, const char* separator) {
 // "fetched now, fresh for 5m0s" / "from cache, fetched 2m ago, fresh for 3m0s" / "STALE ...".
 std::string source_text(const Json& response) {
     const std::string source = response.value("source", "?");
-    std::string text = source == "network" ? "fetched now" : source == "cache" ? "from cache" : "STALE, from cache";
-    if (source != "network") text += ", fetched " + duration_text(response.value("age_s", 0LL)) + " ago";
+    std::string text = source == "network" ? "fetched now"
+                       : source == "cache" ? "from cache"
+                                           : "STALE, from cache";
+    if (source != "network")
+        text += ", fetched " + duration_text(response.value("age_s", 0LL)) + " ago";
     const long long expires = response.value("expires_in_s", 0LL);
     text += expires > 0 ? ", fresh for " + duration_text(expires) : ", expired";
     return text;
@@ -36,7 +41,8 @@ std::string source_text(const Json& response) {
 
 void warn_if_stale(const Json& response) {
     if (response.value("source", "") == "stale") {
-        std::fprintf(stderr, "hostkeeper: warning: this answer is stale; refreshing it failed: %s\n",
+        std::fprintf(stderr,
+                     "hostkeeper: warning: this answer is stale; refreshing it failed: %s\n",
                      response.value("error", "?").c_str());
     }
 }
@@ -54,7 +60,8 @@ int print_json(const Json& response) {
 void add_common(Json& request, const RegistryQuery& query) {
     if (query.refresh) request["refresh"] = true;
     if (!query.constraint.empty()) {
-        proto::VersionConstraints::parse(query.constraint);  // a bad constraint is reported before any request
+        proto::VersionConstraints::parse(
+            query.constraint);  // a bad constraint is reported before any request
         request["constraint"] = query.constraint;
     }
     if (query.mirror) request["mirror"] = *query.mirror;
@@ -62,9 +69,11 @@ void add_common(Json& request, const RegistryQuery& query) {
 
 std::string versions_heading(const Json& response, const std::string& address) {
     const std::size_t shown = response.at("versions").size();
-    std::string text = address + ": " + std::to_string(shown) + " version" + (shown == 1 ? "" : "s");
+    std::string text =
+        address + ": " + std::to_string(shown) + " version" + (shown == 1 ? "" : "s");
     if (response.contains("constraint")) {
-        text += " matching \"" + response.value("constraint", "") + "\" (of " + std::to_string(response.value("total", 0LL)) + ")";
+        text += " matching \"" + response.value("constraint", "") + "\" (of " +
+                std::to_string(response.value("total", 0LL)) + ")";
     }
     if (response.contains("mirror")) text += " in the mirror " + response.value("mirror", "");
     return text + " (" + source_text(response) + ")";
@@ -102,9 +111,11 @@ int run_module_versions(const ClientOptions& client, const RegistryQuery& query)
     if (query.json) return print_json(response);
     warn_if_stale(response);
     std::printf("%s\n", versions_heading(response, response.value("module", "?")).c_str());
-    for (const Json& entry : response.at("versions")) std::printf("%s\n", entry.value("version", "?").c_str());
+    for (const Json& entry : response.at("versions"))
+        std::printf("%s\n", entry.value("version", "?").c_str());
     if (response.contains("invalid")) {
-        std::printf("ignored (not semantic versions): %s\n", joined(response.at("invalid"), ", ").c_str());
+        std::printf("ignored (not semantic versions): %s\n",
+                    joined(response.at("invalid"), ", ").c_str());
     }
     return kExitOk;
 }
@@ -134,7 +145,8 @@ int run_provider_versions(const ClientOptions& client, const RegistryQuery& quer
     std::printf("%s\n", versions_heading(response, response.value("provider", "?")).c_str());
     const Json& versions = response.at("versions");
     const bool mirror = response.contains("mirror");  // a mirror's index lists versions only
-    if (!versions.empty()) std::printf(mirror ? "VERSION\n" : "%-20s %-10s %s\n", "VERSION", "PROTOCOLS", "PLATFORMS");
+    if (!versions.empty())
+        std::printf(mirror ? "VERSION\n" : "%-20s %-10s %s\n", "VERSION", "PROTOCOLS", "PLATFORMS");
     for (const Json& entry : versions) {
         if (mirror) {
             std::printf("%s\n", entry.value("version", "?").c_str());
@@ -144,14 +156,19 @@ int run_provider_versions(const ClientOptions& client, const RegistryQuery& quer
                         joined(entry.value("platforms", Json::array()), " ").c_str());
         }
     }
-    if (response.contains("warnings")) std::printf("registry warnings: %s\n", joined(response.at("warnings"), "; ").c_str());
+    if (response.contains("warnings"))
+        std::printf("registry warnings: %s\n", joined(response.at("warnings"), "; ").c_str());
     if (response.contains("invalid")) {
-        std::printf("ignored (not semantic versions): %s\n", joined(response.at("invalid"), ", ").c_str());
+        std::printf("ignored (not semantic versions): %s\n",
+                    joined(response.at("invalid"), ", ").c_str());
     }
     return kExitOk;
 }
 
-int run_provider_package(const ClientOptions& client, const RegistryQuery& query) {
+namespace {
+
+// A provider_package or provider_fetch request for `query`.
+Json package_request(proto::Op op, const RegistryQuery& query) {
     const proto::ProviderAddress provider = proto::parse_provider_address(query.address);
     const proto::SemVer version = proto::parse_semver(query.version);
     const std::string platform = query.platform.empty() ? this_platform() : query.platform;
@@ -159,15 +176,59 @@ int run_provider_package(const ClientOptions& client, const RegistryQuery& query
         throw proto::Error(proto::ErrorCode::bad_request,
                            "\"" + platform + "\" is not a platform such as linux_amd64 (OS_ARCH)");
     }
-    Json request = proto::make_request(proto::Op::provider_package);
+    Json request = proto::make_request(op);
     request["provider"] = provider.to_string();
     request["version"] = version.to_string();
     request["platform"] = platform;
     add_common(request, query);
+    return request;
+}
+
+}  // namespace
+
+int run_provider_fetch(const ClientOptions& client, const RegistryQuery& query) {
+    const std::filesystem::path dir = query.output_dir.empty()
+                                          ? std::filesystem::path(".")
+                                          : std::filesystem::path(query.output_dir);
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) {
+        throw proto::Error(proto::ErrorCode::bad_request, dir.string() + " is not a directory");
+    }
+    const Json request = package_request(proto::Op::provider_fetch, query);
     const Json response = call(client, request);
+    const std::string downloaded = response.value("path", "");
+    const std::filesystem::path target = dir / response.value("filename", "");
+    // The daemon left the verified archive in its private directory: copy it
+    // into place (whole or not at all), then remove the daemon's copy.
+    try {
+        copy_file_atomically(downloaded, target, 0644);
+    } catch (...) {
+        std::filesystem::remove(downloaded, ec);
+        throw;
+    }
+    std::filesystem::remove(downloaded, ec);
+    if (query.json) {
+        Json out = response;
+        out.erase("path");
+        out["written"] = target.string();
+        return print_json(out);
+    }
+    warn_if_stale(response);
+    std::printf("verified %s: as %s published\n",
+                joined(response.value("verified", Json::array()), " and ").c_str(),
+                response.contains("mirror") ? "the mirror" : "the registry");
+    std::printf("wrote %s (%lld bytes)\n", target.string().c_str(), response.value("size", 0LL));
+    return kExitOk;
+}
+
+int run_provider_package(const ClientOptions& client, const RegistryQuery& query) {
+    const std::string platform = query.platform.empty() ? this_platform() : query.platform;
+    const Json response = call(client, package_request(proto::Op::provider_package, query));
     if (query.json) return print_json(response);
     warn_if_stale(response);
-    const auto row = [](const char* name, const std::string& value) { std::printf("%-22s %s\n", name, value.c_str()); };
+    const auto row = [](const char* name, const std::string& value) {
+        std::printf("%-22s %s\n", name, value.c_str());
+    };
     row("provider", response.value("provider", "?"));
     row("version", response.value("version", "?"));
     row("platform", response.value("platform", platform));
@@ -179,7 +240,8 @@ int run_provider_package(const ClientOptions& client, const RegistryQuery& query
     }
     row("hashes", joined(response.value("hashes", Json::array()), " "));
     if (response.contains("protocols")) row("protocols", joined(response.at("protocols"), ","));
-    if (const auto keys = response.find("signing_keys"); keys != response.end() && keys->contains("gpg_public_keys")) {
+    if (const auto keys = response.find("signing_keys");
+        keys != response.end() && keys->contains("gpg_public_keys")) {
         std::vector<std::string> ids;
         for (const Json& key : keys->at("gpg_public_keys")) ids.push_back(key.value("key_id", "?"));
         std::string list;

@@ -17,6 +17,7 @@ struct RegistryQuery {
     std::string constraint;             // versions: "" for every version
     std::string platform;               // package: "" for this machine's
     std::optional<std::string> mirror;  // provider: a mirror URL, "" for the registry; nullopt: the daemon's setting
+    std::string output_dir;             // fetch: where the archive goes
     bool json = false;
     bool refresh = false;
 };
@@ -25,6 +26,9 @@ int run_module_versions(const ClientOptions& client, const RegistryQuery& query)
 int run_module_download(const ClientOptions& client, const RegistryQuery& query);
 int run_provider_versions(const ClientOptions& client, const RegistryQuery& query);
 int run_provider_package(const ClientOptions& client, const RegistryQuery& query);
+// Downloads the package (through the daemon), verified against the zh:/h1:
+// hashes its registry or mirror published, into query.output_dir.
+int run_provider_fetch(const ClientOptions& client, const RegistryQuery& query);
 
 // This machine's platform as Terraform names it ("linux_amd64").
 std::string this_platform();

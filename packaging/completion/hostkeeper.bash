@@ -19,7 +19,7 @@ _hostkeeper() {
     local i command= subcommand=
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
-            --socket | --timeout | --constraint | --mirror | --platform) ((i++)) ;;
+            --socket | --timeout | --constraint | --mirror | --platform | --output | -o) ((i++)) ;;
             -*) ;;
             *)
                 if [[ -z $command ]]; then
@@ -34,6 +34,10 @@ _hostkeeper() {
     done
     case $prev in
         --constraint | --mirror) return ;;
+        --output | -o)
+            _filedir -d
+            return
+            ;;
         --platform)
             COMPREPLY=($(compgen -W "linux_amd64 linux_arm64 linux_386 linux_arm darwin_amd64 darwin_arm64 windows_amd64 windows_386 freebsd_amd64" -- "$cur"))
             return
@@ -56,9 +60,10 @@ _hostkeeper() {
             ;;
         provider)
             case $subcommand in
-                "") options="versions package --help" ;;
+                "") options="versions package fetch --help" ;;
                 versions) options="--constraint --mirror --direct --json --refresh --help" ;;
                 package) options="--platform --mirror --direct --json --refresh --help" ;;
+                fetch) options="--platform --mirror --direct --output -o --json --refresh --help" ;;
             esac
             ;;
         flush | start | stop | doctor) options="--help" ;;

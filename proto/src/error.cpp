@@ -6,7 +6,7 @@
 namespace hostkeeper::proto {
 namespace {
 
-constexpr std::array<std::pair<ErrorCode, std::string_view>, 17> kNames{{
+constexpr std::array<std::pair<ErrorCode, std::string_view>, 18> kNames{{
     {ErrorCode::bad_request, "bad_request"},
     {ErrorCode::bad_host, "bad_host"},
     {ErrorCode::too_large, "too_large"},
@@ -21,6 +21,7 @@ constexpr std::array<std::pair<ErrorCode, std::string_view>, 17> kNames{{
     {ErrorCode::registry_failed, "registry_failed"},
     {ErrorCode::not_found, "not_found"},
     {ErrorCode::unsupported_service, "unsupported_service"},
+    {ErrorCode::verification_failed, "verification_failed"},
     {ErrorCode::busy, "busy"},
     {ErrorCode::forbidden, "forbidden"},
     {ErrorCode::internal, "internal"},

@@ -10,7 +10,7 @@
 namespace hostkeeper::proto {
 namespace {
 
-constexpr std::array<std::pair<Op, std::string_view>, 12> kOps{{
+constexpr std::array<std::pair<Op, std::string_view>, 13> kOps{{
     {Op::hello, "hello"},
     {Op::get, "get"},
     {Op::store, "store"},
@@ -23,6 +23,7 @@ constexpr std::array<std::pair<Op, std::string_view>, 12> kOps{{
     {Op::module_download, "module_download"},
     {Op::provider_versions, "provider_versions"},
     {Op::provider_package, "provider_package"},
+    {Op::provider_fetch, "provider_fetch"},
 }};
 
 }  // namespace

@@ -318,6 +318,26 @@ module_agrees "$work2" "$prerelease" "$root/terraform-requests-prerelease.jsonl"
 expect_requests "$log" "${tf_module_url#"https://$host"}" 200 null \
     "terraform's request for the \"./\"-relative archive carried no Authorization"
 
+# --- hostkeeper provider fetch: the package terraform installed, same hashes ------
+# Downloads the archive terraform installed and checks it against the
+# mirror's hashes; the h1: it computes must be the one terraform wrote into the
+# lock file (terraform computed it from the same archive).
+fetched=$root/fetched
+mkdir -p "$fetched"
+"$bin/hostkeeper" provider fetch "$provider" "$tf_provider_version" --platform "$platform" --mirror "$mirror" \
+    -o "$fetched" --json >"$root/fetch.json" || { show "$root/fetch.json"; fail "hostkeeper provider fetch exited with $?"; }
+json "$root/fetch.json" 'd["computed"]' >"$root/fetch-computed.txt"
+grep -qxF -f "$root/lock-hashes.txt" "$root/fetch-computed.txt" || {
+    show "$root/fetch.json"
+    show "$lock"
+    fail "hostkeeper provider fetch computed none of the lock file's hashes"
+}
+pass "hostkeeper provider fetch verified $(json "$root/fetch.json" 'd["verified"]' | paste -sd' ') and computed the lock file's $(grep -xF -f "$root/lock-hashes.txt" "$root/fetch-computed.txt" | paste -sd' ')"
+written=$(json "$root/fetch.json" 'd["written"]')
+[[ -f $written && "zh:$(sha256sum "$written" | cut -d' ' -f1)" == "$(head -n1 "$root/fetch-computed.txt")" ]] ||
+    fail "hostkeeper provider fetch did not write the archive it verified to $written"
+pass "hostkeeper provider fetch wrote $written, the archive it verified"
+
 # --- No archive request, of all, carried credentials -----------------------------
 python3 - "$log" >"$root/archive-auth.txt" <<'PY'
 import json, sys

@@ -54,7 +54,7 @@ field() { dpkg-deb -f "$deb" "$1"; }
 [[ $(field Section) == utils ]] || fail "Section is '$(field Section)'"
 [[ -n $(field Maintainer) ]] || fail "no Maintainer"
 depends=$(field Depends)
-for lib in libc6 libidn2-0 libsecret-1-0 libglib2.0-0 libsystemd0; do
+for lib in libc6 libidn2-0 libsecret-1-0 libglib2.0-0 libsystemd0 libcurl4 libzip4 libssl3; do
     [[ ", $depends," =~ ", $lib"[\ ,] ]] || fail "Depends lacks $lib: $depends"
 done
 pass "control fields: $(field Package) $(field Version) $(field Architecture); Depends: $depends"

@@ -79,6 +79,7 @@ TEST_CASE("the example configuration parses and holds exactly the defaults",
     CHECK(g.stale_if_error == defaults.registry.stale_if_error);
     CHECK(g.max_entries == defaults.registry.max_entries);
     CHECK(g.mirror_url.empty());
+    CHECK(g.fetch_timeout == defaults.registry.fetch_timeout);
     const DiscoveryOptions& d = config.discovery;
     CHECK(d.timeout == defaults.discovery.timeout);
     CHECK(d.ttl == defaults.discovery.ttl);

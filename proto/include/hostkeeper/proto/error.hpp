@@ -24,6 +24,7 @@ enum class ErrorCode {
     registry_failed,        // a registry or mirror document could not be fetched or used
     not_found,              // the registry or mirror has no such module, provider, version or package (404)
     unsupported_service,    // the host does not offer the service (modules.v1, providers.v1) the request needs
+    verification_failed,    // a downloaded package does not match the hashes its publisher gave
     busy,                   // the daemon is at its connection limit
     forbidden,              // the peer is not the daemon's own user
     internal,               // a bug: the message says what happened

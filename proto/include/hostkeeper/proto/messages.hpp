@@ -29,6 +29,7 @@ enum class Op {
     module_download,
     provider_versions,
     provider_package,
+    provider_fetch,
 };
 std::string_view to_string(Op op) noexcept;
 std::optional<Op> op_from_string(std::string_view text) noexcept;

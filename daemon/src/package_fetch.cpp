@@ -1,0 +1,140 @@
+#include "package_fetch.hpp"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include "hostkeeper/proto/error.hpp"
+#include "hostkeeper/proto/unique_fd.hpp"
+#include "http_fetch.hpp"
+#include "package_hash.hpp"
+#include "registry_options.hpp"
+
+namespace hostkeeper::daemon {
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+using proto::Error;
+using proto::ErrorCode;
+
+namespace {
+
+std::string lowercase(std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(), [](char c) {
+        return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    });
+    return text;
+}
+
+using Fd = proto::UniqueFd;
+
+// The package's hashes, checked against those published; `refusing` starts
+// the message of a mismatch.
+FetchedPackage verify(const std::string& path, const std::vector<std::string>& zh,
+                      const std::vector<std::string>& h1, const std::string& refusing) {
+    FetchedPackage out;
+    try {
+        out.zh = zip_hash(path);
+        out.h1 = h1_hash(path);
+    } catch (const PackageError& e) {
+        throw Error(ErrorCode::verification_failed, refusing + ": " + e.what());
+    }
+    const auto check = [&](const std::string& computed, const std::vector<std::string>& expected,
+                           const char* kind) {
+        if (expected.empty()) return;
+        if (std::find(expected.begin(), expected.end(), computed) == expected.end()) {
+            std::string list;
+            for (const std::string& e : expected) list += (list.empty() ? "" : ", ") + e;
+            throw Error(ErrorCode::verification_failed, refusing + ": its " + kind + " hash is " +
+                                                            computed + ", but the publisher gave " +
+                                                            list);
+        }
+        out.matched.push_back(computed);
+    };
+    check(out.zh, zh, "zh: (SHA-256 of the zip)");
+    check(out.h1, h1, "h1: (of its contents)");
+    return out;
+}
+
+}  // namespace
+
+PackageFetcher::PackageFetcher(HttpClient& http, fs::path dir, std::chrono::seconds timeout)
+    : http_(http), dir_(std::move(dir)), timeout_(timeout) {}
+
+void PackageFetcher::sweep() const {
+    std::error_code ec;
+    const auto now = fs::file_time_type::clock::now();
+    for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+        const auto modified = entry.last_write_time(ec);
+        if (!ec && now - modified > std::chrono::hours(1)) fs::remove(entry.path(), ec);
+    }
+}
+
+asio::awaitable<FetchedPackage> PackageFetcher::fetch(std::string url,
+                                                      std::vector<std::string> published,
+                                                      std::string what) {
+    std::vector<std::string> zh;
+    std::vector<std::string> h1;
+    for (const std::string& hash : published) {
+        if (hash.rfind("zh:", 0) == 0) zh.push_back(lowercase(hash));
+        if (hash.rfind("h1:", 0) == 0) h1.push_back(hash);
+    }
+    if (zh.empty() && h1.empty()) {
+        throw Error(ErrorCode::verification_failed,
+                    what +
+                        ": its publisher gave no zh: or h1: hash to check the package against; not "
+                        "downloading it");
+    }
+    if (::mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST) {
+        throw Error(ErrorCode::internal,
+                    "cannot create " + dir_.string() + ": " + std::strerror(errno));
+    }
+    sweep();
+    std::string path = (dir_ / "package-XXXXXX.zip").string();
+    const Fd fd(::mkstemps(path.data(), 4));
+    if (fd.get() < 0)
+        throw Error(ErrorCode::internal,
+                    "cannot create a file in " + dir_.string() + ": " + std::strerror(errno));
+    bool keep = false;
+    struct Remove {
+        const std::string& path;
+        const bool& keep;
+        ~Remove() {
+            if (!keep) ::unlink(path.c_str());
+        }
+    } remove{path, keep};
+
+    FetchRules rules;
+    rules.max_body = kMaxPackageSize;
+    rules.max_redirects = kMaxRegistryRedirects;
+    rules.timeout = timeout_;
+    rules.body_fd = fd.get();
+    // No credentials: Terraform sends none to archive URLs either.
+    const FetchResult result = co_await fetch_following(http_, url, std::nullopt, "", rules);
+    if (!result.response)
+        throw Error(ErrorCode::registry_failed, "downloading " + what + ": " + result.error);
+    if (result.response->status != 200) {
+        throw Error(ErrorCode::registry_failed, "downloading " + what + ": " +
+                                                    result.response->url + ": HTTP status " +
+                                                    std::to_string(result.response->status));
+    }
+    if (::fsync(fd.get()) != 0) {
+        throw Error(ErrorCode::internal, "writing " + path + ": " + std::strerror(errno));
+    }
+
+    FetchedPackage out = verify(path, zh, h1, "refusing " + what + " from " + url);
+    out.size = result.response->body_size;
+    keep = true;
+    out.path = path;
+    spdlog::info("fetched {} ({} bytes), verified {}", what, out.size,
+                 out.matched.size() == 2 ? "zh: and h1:" : out.matched.front());
+    co_return out;
+}
+
+}  // namespace hostkeeper::daemon

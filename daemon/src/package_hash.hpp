@@ -1,0 +1,25 @@
+#pragma once
+// The two hashes Terraform records for a provider package: "zh:" (SHA-256 of
+// the zip file, hex) and "h1:" (golang.org/x/mod/sumdb/dirhash Hash1 of the
+// files in the zip: the SHA-256 of the sorted lines "HEX  NAME\n", base64).
+// The only file that includes libzip; OpenSSL computes SHA-256.
+
+#include <stdexcept>
+#include <string>
+
+namespace hostkeeper::daemon {
+
+class PackageError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// "zh:<64 lowercase hex digits>" of the file at `path`. Throws PackageError.
+std::string zip_hash(const std::string& path);
+
+// "h1:<base64>" of the zip archive at `path`, as Terraform computes it for a
+// lock file. Throws PackageError when it is no zip archive, or names a file
+// with a newline (dirhash refuses those too).
+std::string h1_hash(const std::string& path);
+
+}  // namespace hostkeeper::daemon
