@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <spdlog/spdlog.h>
 
 namespace hostkeeper::daemon {
@@ -88,9 +89,16 @@ const char* text_or_empty(const char* text) { return text != nullptr ? text : ""
 }  // namespace
 
 void CurlHttpClient::global_init() {
-    if (const CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT); rc != CURLE_OK) {
-        throw std::runtime_error(std::string("curl_global_init: ") + curl_easy_strerror(rc));
-    }
+    static std::once_flag once;
+    std::call_once(once, [] {
+        if (const CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT); rc != CURLE_OK) {
+            throw std::runtime_error(std::string("curl_global_init: ") + curl_easy_strerror(rc));
+        }
+    });
+}
+
+void CurlHttpClient::prepare() {
+    if ((curl_version_info(CURLVERSION_NOW)->features & CURL_VERSION_THREADSAFE) == 0) global_init();
 }
 
 CurlOptions CurlHttpClient::from_environment(std::string user_agent, const std::string& configured_ca_file) {
@@ -106,8 +114,13 @@ CurlOptions CurlHttpClient::from_environment(std::string user_agent, const std::
 }
 
 CurlHttpClient::CurlHttpClient(asio::any_io_executor io, CurlOptions options)
-    : io_(std::move(io)), options_(std::move(options)), multi_(curl_multi_init()), timer_(io_) {
-    if (multi_ == nullptr) throw std::runtime_error("curl_multi_init failed");
+    : io_(std::move(io)), options_(std::move(options)), timer_(io_) {}
+
+void CurlHttpClient::start() {
+    if (multi_ != nullptr) return;
+    global_init();
+    multi_ = curl_multi_init();
+    if (multi_ == nullptr) throw HttpError("curl_multi_init failed");
     curl_multi_setopt(multi_of(multi_), CURLMOPT_SOCKETFUNCTION, &CurlHttpClient::on_socket);
     curl_multi_setopt(multi_of(multi_), CURLMOPT_SOCKETDATA, this);
     curl_multi_setopt(multi_of(multi_), CURLMOPT_TIMERFUNCTION, &CurlHttpClient::on_timer);
@@ -122,10 +135,11 @@ CurlHttpClient::~CurlHttpClient() {
     // Out of the reactor first; curl closes its own sockets in the cleanup.
     for (auto& [fd, w] : watches_) w->descriptor.release();
     watches_.clear();
-    curl_multi_cleanup(multi_of(multi_));
+    if (multi_ != nullptr) curl_multi_cleanup(multi_of(multi_));
 }
 
 asio::awaitable<HttpResponse> CurlHttpClient::fetch(HttpRequest request) {
+    start();
     auto transfer = std::make_shared<Transfer>(io_);
     Transfer& t = *transfer;
     t.easy = curl_easy_init();

@@ -23,8 +23,14 @@ struct CurlOptions {
 
 class CurlHttpClient final : public HttpClient {
 public:
-    // Once per process, before any thread starts and before the first client.
+    // Once per process. With a libcurl whose initialization is thread-safe
+    // (CURL_VERSION_THREADSAFE), the first fetch does it; with another, call
+    // it before any thread starts: prepare() says which.
     static void global_init();
+    // Initializes libcurl now unless its initialization is thread-safe, in
+    // which case it waits for the first fetch: TLS libraries stay unloaded
+    // (unpaged) in a daemon that serves only credentials.
+    static void prepare();
 
     CurlHttpClient(boost::asio::any_io_executor io, CurlOptions options);
     ~CurlHttpClient() override;
@@ -51,10 +57,11 @@ private:
     void on_timeout();
     void collect_finished();
     void finish(Transfer& transfer, int result);
+    void start();  // the multi handle, made on first use
 
     boost::asio::any_io_executor io_;
     CurlOptions options_;
-    void* multi_;  // CURLM*
+    void* multi_ = nullptr;  // CURLM*, once started
     boost::asio::steady_timer timer_;
     std::unordered_map<int, std::shared_ptr<Watch>> watches_;
     std::unordered_map<void*, std::shared_ptr<Transfer>> transfers_;  // by CURL*

@@ -154,7 +154,7 @@ int serve(const Config& config, StartupReport& report) {
 int main(int argc, char** argv) {
     disable_core_dumps();
     std::signal(SIGPIPE, SIG_IGN);
-    CurlHttpClient::global_init();
+    CurlHttpClient::prepare();
 
     ParsedArgs parsed;
     try {
