@@ -53,7 +53,9 @@
 
 set -euo pipefail
 shopt -s inherit_errexit
-# log, number formatting, CPU accounting (phase_begin/phase_end): shared with the other benchmark script.
+# log, number formatting, CPU accounting (phase_begin/phase_end), the load
+# generator, nginx and hostkeeperd (nginx_start, hkd_start, ...): shared with
+# the other benchmark scripts.
 # shellcheck source=tests/bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # The processes of this benchmark besides this shell and what it waited for.
@@ -66,13 +68,9 @@ die() {
 
 # As in run.sh: bash reads the whole function definitions before main runs.
 
-BIN="" OUT="" DIR="" RAW="" SOCK="" CA=""
-NGINX_PID="" NGINX_LOG="" DAEMON_PID="" DAEMON_LOG="" DAEMON_N=0
+BIN="" OUT="" DIR="" RAW="" SOCK="" CA="" CA_DIR=""
+DAEMON_PID="" DAEMON_LOG=""
 PORT_FAST="" PORT_SLOW=""
-
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 # ---------------------------------------------------------------------------
 # nginx
@@ -90,38 +88,12 @@ write_documents() {
     jq -e 'type == "object"' "$DIR/www/slow/.well-known/terraform.json" >/dev/null || die "bad padded document"
 }
 
-start_nginx() {
-    local nginx attempt
-    nginx=$(command -v nginx || echo /usr/sbin/nginx)
-    [[ -x "$nginx" ]] || die "nginx is missing (./packaging/deps.sh bench, or apt-get install nginx)"
-    mkdir -p "$DIR/nginx/tmp"
-    NGINX_LOG=$DIR/nginx/access.log
-    for attempt in 1 2 3 4 5; do
-        PORT_FAST=$(free_port)
-        PORT_SLOW=$(free_port)
-        [[ "$PORT_FAST" != "$PORT_SLOW" ]] || continue
-        local n=$DIR/nginx
-        # Root: master_process off keeps one process, so no worker needs
-        # `user root;` to read the 0700 directory.
-        cat >"$n/nginx.conf" <<CONF
-daemon off;
-master_process off;
-pid $n/nginx.pid;
-error_log $n/error.log warn;
-events { worker_connections 1024; }
-http {
-    log_format bench '\$msec \$server_port \$host \$request_uri \$status \$body_bytes_sent \$request_time';
-    access_log $n/access.log bench;
-    client_body_temp_path $n/tmp/body;
-    proxy_temp_path $n/tmp/proxy;
-    fastcgi_temp_path $n/tmp/fastcgi;
-    uwsgi_temp_path $n/tmp/uwsgi;
-    scgi_temp_path $n/tmp/scgi;
-    ssl_certificate $CA_DIR/server.pem;
-    ssl_certificate_key $CA_DIR/server.key;
-    server_tokens off;
+# nginx_start's server blocks: fast and slow (see the top of this file).
+# shellcheck disable=SC2317  # called by nginx_start
+servers() {
+    cat <<CONF
     server {
-        listen 127.0.0.1:$PORT_FAST ssl;
+        listen 127.0.0.1:$1 ssl;
         root $DIR/www/fast;
         location = /.well-known/terraform.json {
             types { }
@@ -129,7 +101,7 @@ http {
         }
     }
     server {
-        listen 127.0.0.1:$PORT_SLOW ssl;
+        listen 127.0.0.1:$2 ssl;
         root $DIR/www/slow;
         location = /.well-known/terraform.json {
             types { }
@@ -137,133 +109,45 @@ http {
             limit_rate 64k;
         }
     }
-}
 CONF
-        "$nginx" -t -q -p "$n" -c "$n/nginx.conf" -e "$n/error.log" >"$n/test.log" 2>&1 ||
-            { cat "$n/test.log" >&2; die "nginx -t failed"; }
-        "$nginx" -p "$n" -c "$n/nginx.conf" -e "$n/error.log" >"$n/stdout.log" 2>&1 &
-        NGINX_PID=$!
-        local _
-        for _ in $(seq 1 200); do
-            if curl -s -o /dev/null --cacert "$CA" "https://bench.localhost:$PORT_FAST/.well-known/terraform.json" 2>/dev/null; then
-                log "nginx $("$nginx" -v 2>&1 | sed 's/.*nginx\///') pid $NGINX_PID on 127.0.0.1:$PORT_FAST (fast) and :$PORT_SLOW (slow)"
-                return 0
-            fi
-            kill -0 "$NGINX_PID" 2>/dev/null || break
-            sleep 0.02
-        done
-        kill "$NGINX_PID" 2>/dev/null || true
-        wait "$NGINX_PID" 2>/dev/null || true
-        NGINX_PID=
-        log "nginx did not start on ports $PORT_FAST/$PORT_SLOW (attempt $attempt): $(tail -n 2 "$n/error.log" 2>/dev/null)"
-    done
-    die "nginx did not start"
 }
-
-stop_nginx() {
-    [[ -n "$NGINX_PID" ]] || return 0
-    kill "$NGINX_PID" 2>/dev/null || true
-    wait "$NGINX_PID" 2>/dev/null || true
-    NGINX_PID=
-}
-
-log_lines() { wc -l <"$NGINX_LOG"; }
 
 # ---------------------------------------------------------------------------
 # hostkeeperd
 
-hk() { "$BIN/hostkeeper" --socket "$SOCK" "$@"; }
-daemon_status() { hk status --json; }
-upstream() { daemon_status | jq -r .discovery.upstream_requests; }
-
-start_daemon() {
-    DAEMON_N=$(( DAEMON_N + 1 ))
-    DAEMON_LOG=$DIR/hostkeeperd-$DAEMON_N.log
-    "$BIN/hostkeeperd" --socket "$SOCK" --ca-file "$CA" --log-level warn --idle-timeout 0 \
-        --max-connections 512 >"$DAEMON_LOG" 2>&1 &
-    DAEMON_PID=$!
-    local _
-    for _ in $(seq 1 500); do
-        if hk --timeout 1 status >/dev/null 2>&1; then
-            [[ "$(daemon_status | jq -r .daemon.pid)" == "$DAEMON_PID" ]] || die "another hostkeeperd answers on $SOCK"
-            return 0
-        fi
-        kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$DAEMON_LOG" >&2; die "hostkeeperd exited at start-up"; }
-        sleep 0.02
-    done
-    die "hostkeeperd did not answer within 10 s"
-}
-
-stop_daemon() {
-    [[ -n "$DAEMON_PID" ]] || return 0
-    hk stop >/dev/null 2>&1 || kill "$DAEMON_PID" 2>/dev/null || true
-    wait "$DAEMON_PID" 2>/dev/null || true
-    DAEMON_PID=
-}
-
-check_daemon() {
-    kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$DAEMON_LOG" >&2; die "hostkeeperd (pid $DAEMON_PID) died"; }
-    [[ "$(daemon_status | jq -r .daemon.pid)" == "$DAEMON_PID" ]] || die "another hostkeeperd answers on $SOCK"
-}
-
-on_exit() {
-    local rc=$?
-    stop_daemon
-    stop_nginx
-    if [[ $rc -ne 0 && -n "$DAEMON_LOG" && -s "$DAEMON_LOG" ]]; then
-        echo "bench (discovery): last hostkeeperd log ($DAEMON_LOG):" >&2
-        tail -n 20 "$DAEMON_LOG" >&2
-    fi
-    exit "$rc"
-}
-
-# Adds the daemon's CPU time per request (µs; from its utime + stime, in
-# ticks of 10 ms, over the whole run) to a load line. It varies too (with how
-# many requests each wake-up finds waiting), but compares `get` and
-# `discover` run under the same conditions.
-with_cpu() { jq -c --argjson t "$2" '. + {daemon_cpu_us_per_request: (if .requests > 0 then $t * 10000 / .requests else 0 end)}' <<<"$1"; }
-
-load() {  # load LABEL ARGS... (with --op) -> JSON line on stdout, also kept in $RAW
-    local label=$1
-    shift
-    local out
-    out=$("$BIN/hk_bench_socket_load" --socket "$SOCK" --label "$label" "$@") ||
-        { echo "$out" >&2; die "hk_bench_socket_load $label failed"; }
-    echo "$out" >>"$RAW/socket-load.jsonl"
-    echo "$out"
-}
+upstream() { hk_status | jq -r .discovery.upstream_requests; }
 
 # ---------------------------------------------------------------------------
 # One burst: a fresh daemon, one unrelated discover, then 200 lookups of
 # h1..h20.localhost:PORT at once. Sets BURST_OUT to a JSON summary line.
-# Not in a $(...) subshell: the daemon it starts must be the one on_exit stops.
+# Not in a $(...) subshell: the daemon it starts must be the one private_on_exit stops.
 
-CA_DIR="" BURST_OUT=""
+BURST_OUT=""
 burst() {
     local kind=$1 port=$2 i
     local -a hosts=()
     for i in $(seq 1 20); do hosts+=(--host "h$i.localhost:$port"); done
-    start_daemon
+    hkd_start
     hk discover "bench.localhost:$PORT_FAST" modules.v1 >/dev/null || die "warming discover failed"
     local up0 lines0 out up1 lines1
     up0=$(upstream)
-    lines0=$(log_lines)
+    lines0=$(nginx_log_lines)
     phase_begin
     out=$(load "burst-$kind-$DAEMON_N" --op discover --clients 200 --requests 200 "${hosts[@]}")
     phase_end
-    check_daemon
+    hkd_check
     up1=$(upstream)
     # nginx writes a request's log line when it has finished sending it: the
     # answers are all in, so are the lines.
-    lines1=$(log_lines)
+    lines1=$(nginx_log_lines)
     local server server_reqs server_t
-    server=$(tail -n +$(( lines0 + 1 )) "$NGINX_LOG" | head -n $(( lines1 - lines0 )))
+    server=$(nginx_log_since "$lines0" | head -n $(( lines1 - lines0 )))
     echo "$server" >>"$RAW/burst-$kind-server.log"
     server_reqs=$(awk -v p="$port" '$2 == p && $3 ~ /^h[0-9]+\.localhost$/ && $4 == "/.well-known/terraform.json"' <<<"$server" | wc -l)
     server_t=$(awk -v p="$port" '$2 == p { if (min == "" || $7 < min) min = $7; if ($7 > max) max = $7 } END { printf "%s %s", min + 0, max + 0 }' <<<"$server")
     local distinct
     distinct=$(awk -v p="$port" '$2 == p { print $3 }' <<<"$server" | sort -u | wc -l)
-    stop_daemon
+    hkd_stop
     BURST_OUT=$(jq -c --argjson up $(( up1 - up0 )) --argjson srv "$server_reqs" --argjson distinct "$distinct" \
         --arg tmin "${server_t% *}" --arg tmax "${server_t#* }" --argjson others "$PHASE_OTHERS" \
         '{kind: "'"$kind"'", seconds, requests, found, errors, sources, latency_us,
@@ -302,7 +186,7 @@ inner() {
     RAW=$OUT/discovery
     rm -rf "$RAW"
     mkdir -p "$RAW"
-    trap on_exit EXIT
+    trap private_on_exit EXIT
 
     local -a names=(bench.localhost)
     local i
@@ -311,8 +195,10 @@ inner() {
     "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../support/make_ca.sh" "$CA_DIR" "${names[@]}"
     CA=$CA_DIR/ca.pem
     write_documents "$slow_seconds"
-    start_nginx
-    start_daemon
+    nginx_start servers 2
+    PORT_FAST=${NGINX_PORTS[0]} PORT_SLOW=${NGINX_PORTS[1]}
+    log "  fast server on port $PORT_FAST, slow on $PORT_SLOW"
+    hkd_start
     log "hostkeeperd pid $DAEMON_PID on $SOCK (--ca-file $CA)"
 
     # -- 1. latency: hostkeeper discover vs curl ----------------------------
@@ -324,7 +210,7 @@ inner() {
     [[ "$doc" == "$(cat "$DIR/www/fast/.well-known/terraform.json")" ]] || die "curl did not fetch the document"
     local up0 lines0
     up0=$(upstream)
-    lines0=$(log_lines)
+    lines0=$(nginx_log_lines)
     log "discover latency: hostkeeper discover (warm cache) vs curl, hyperfine -N, $runs runs after $warmup warm-ups"
     phase_begin
     hyperfine -N --style basic --warmup "$warmup" --runs "$runs" --export-json "$RAW/latency.json" \
@@ -332,10 +218,10 @@ inner() {
         -n curl "curl -s --cacert $CA https://$host/.well-known/terraform.json" >&2
     phase_end
     local others_latency=$PHASE_OTHERS
-    check_daemon
+    hkd_check
     local up1 lines1 curl_reqs
     up1=$(upstream)
-    lines1=$(log_lines)
+    lines1=$(nginx_log_lines)
     [[ "$up1" == "$up0" ]] || die "the daemon went upstream $(( up1 - up0 )) times during the warm-cache runs"
     curl_reqs=$(( lines1 - lines0 ))
     [[ "$curl_reqs" == $(( runs + warmup )) ]] || die "nginx logged $curl_reqs requests, expected $(( runs + warmup )) from curl"
@@ -350,49 +236,37 @@ inner() {
     # daemon, for a comparison under the same conditions (the machine may be
     # busy, see the CPU share of other processes). The host has a token, so
     # that both answers are the whole thing: credentials, and services.
-    local creds r t0 out runs_json="" get_json="" others_tp=0
+    local creds r out runs_json="" get_json=""
     creds="{\"token\":\"hkbench.atlasv1.$(head -c 70 /dev/zero | tr '\0' x)\"}"
     printf '%s' "$creds" | "$BIN/terraform-credentials-hostkeeper" --socket="$SOCK" store "$host" ||
         die "storing a token for $host failed"
     up0=$(upstream)
+    RUN_OTHERS_MAX=0
     for r in $(seq 1 "$repeats"); do
         log "get throughput (for comparison): 8 clients, ${seconds} s, run $r of $repeats"
-        phase_begin
-        t0=$(proc_ticks "$DAEMON_PID")
-        out=$(load "get-throughput-8-$r" --op get --clients 8 --seconds "$seconds" --host "$host")
-        out=$(with_cpu "$out" $(( $(proc_ticks "$DAEMON_PID") - t0 )))
-        phase_end
-        le "$PHASE_OTHERS" "$others_tp" || others_tp=$PHASE_OTHERS
-        log "  $(thousands "$(jq -r .requests_per_s <<<"$out")")/s, p50 $(jq -r '.latency_us.p50*10|round/10' <<<"$out") us," \
-            "daemon CPU $(jq -r '.daemon_cpu_us_per_request*10|round/10' <<<"$out") us/request; other processes used $PHASE_OTHERS% of the machine"
-        get_json+="$out"$'\n'
+        throughput_run "get-throughput-8-$r" --op get --clients 8 --seconds "$seconds" --host "$host"
+        get_json+="$RUN_OUT"$'\n'
         log "discover throughput: 8 clients, ${seconds} s, run $r of $repeats"
-        phase_begin
-        t0=$(proc_ticks "$DAEMON_PID")
-        out=$(load "discover-throughput-8-$r" --op discover --clients 8 --seconds "$seconds" --host "$host")
-        out=$(with_cpu "$out" $(( $(proc_ticks "$DAEMON_PID") - t0 )))
-        phase_end
-        le "$PHASE_OTHERS" "$others_tp" || others_tp=$PHASE_OTHERS
-        [[ "$(jq -r '.sources.cache == .requests' <<<"$out")" == true ]] ||
-            die "not every answer came from the cache: $(jq -c .sources <<<"$out")"
-        log "  $(thousands "$(jq -r .requests_per_s <<<"$out")")/s, p50 $(jq -r '.latency_us.p50*10|round/10' <<<"$out") us," \
-            "daemon CPU $(jq -r '.daemon_cpu_us_per_request*10|round/10' <<<"$out") us/request; other processes used $PHASE_OTHERS% of the machine"
-        runs_json+="$out"$'\n'
+        throughput_run "discover-throughput-8-$r" --op discover --clients 8 --seconds "$seconds" --host "$host"
+        [[ "$(jq -r '.sources.cache == .requests' <<<"$RUN_OUT")" == true ]] ||
+            die "not every answer came from the cache: $(jq -c .sources <<<"$RUN_OUT")"
+        runs_json+="$RUN_OUT"$'\n'
     done
-    check_daemon
+    local others_tp=$RUN_OTHERS_MAX
+    hkd_check
     [[ "$(upstream)" == "$up0" ]] || die "the daemon went upstream during the throughput runs"
-    out=$(jq -s -c 'sort_by(.requests_per_s) | .[(length - 1) / 2 | floor]' <<<"$runs_json")
-    local rps p50 p99 range
-    rps=$(jq -r .requests_per_s <<<"$out")
-    p50=$(jq -r '.latency_us.p50*10|round/10' <<<"$out")
-    p99=$(jq -r '.latency_us.p99*10|round/10' <<<"$out")
-    range="$(thousands "$(jq -s 'map(.requests_per_s) | min' <<<"$runs_json")")–$(thousands "$(jq -s 'map(.requests_per_s) | max' <<<"$runs_json")")"
-    local get_rps get_range cpu_d cpu_g
-    cpu_d=$(jq -s -r 'map(.daemon_cpu_us_per_request) | sort | .[(length - 1) / 2 | floor] * 10 | round / 10' <<<"$runs_json")
-    cpu_g=$(jq -s -r 'map(.daemon_cpu_us_per_request) | sort | .[(length - 1) / 2 | floor] * 10 | round / 10' <<<"$get_json")
-    get_rps=$(jq -s -r 'sort_by(.requests_per_s) | .[(length - 1) / 2 | floor] | .requests_per_s' <<<"$get_json")
-    get_range="$(thousands "$(jq -s 'map(.requests_per_s) | min' <<<"$get_json")")–$(thousands "$(jq -s 'map(.requests_per_s) | max' <<<"$get_json")")"
-    stop_daemon
+    local tp get_tp rps p50 p99 range get_rps get_range cpu_d cpu_g
+    tp=$(throughput_summary <<<"$runs_json")
+    get_tp=$(throughput_summary <<<"$get_json")
+    rps=$(jq -r .rps <<<"$tp")
+    p50=$(jq -r .p50 <<<"$tp")
+    p99=$(jq -r .p99 <<<"$tp")
+    range=$(throughput_range "$tp")
+    cpu_d=$(jq -r .cpu <<<"$tp")
+    get_rps=$(jq -r .rps <<<"$get_tp")
+    get_range=$(throughput_range "$get_tp")
+    cpu_g=$(jq -r .cpu <<<"$get_tp")
+    hkd_stop
 
     # -- 3. 200 concurrent cold lookups of 20 hosts ---------------------------
     local kind port b all=""
@@ -446,7 +320,7 @@ inner() {
         echo "| same, total wall time (first request sent to last answer), median of $bursts | $(printf %.0f "$(ms "${wall[fast]}")") ms (range ${wall_range[fast]} ms; answers p50 ${p50b[fast]} ms, max ${maxb[fast]} ms; ${net_range[fast]} of 200 answers \`network\`) | — | — | — | — |"
     } >"$OUT/discovery-rows.md"
     {
-        echo "- Discovery: nginx $(nginx -v 2>&1 | sed 's/.*nginx\///') from Debian on 127.0.0.1 (TLS, throw-away CA;" \
+        echo "- Discovery: nginx $(nginx_version) from Debian on 127.0.0.1 (TLS, throw-away CA;" \
              "\`daemon off; master_process off;\`, one process), hostkeeperd on a private socket with \`--ca-file\`." \
              "Names \`*.localhost\`, which libcurl resolves to loopback itself. Both clients make a new process and" \
              "(curl) a new TLS connection per run; hostkeeper's runs sent nothing upstream (daemon counter unchanged)," \
@@ -466,7 +340,7 @@ inner() {
              "varies with how many requests each wake-up of the daemon finds (more when it has a CPU to itself)," \
              "so compare it between the interleaved \`get\` and \`discover\` runs, not across runs."
     } >"$OUT/discovery-notes.md"
-    stop_nginx
+    nginx_stop
     log "discovery rows written to $OUT/discovery-rows.md"
 }
 

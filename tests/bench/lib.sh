@@ -1,7 +1,9 @@
-# tests/bench/lib.sh: sourced by run.sh and discovery.sh. Logging, number
-# formatting, and the CPU accounting that tells whether other processes
-# competed with a phase. The sourcing script defines own_pids: the pids of
-# its long-running processes (daemons), whose CPU counts as its own.
+# tests/bench/lib.sh: sourced by run.sh, discovery.sh and registry.sh.
+# Logging, number formatting, the CPU accounting that tells whether other
+# processes competed with a phase, the load generator, and (discovery.sh,
+# registry.sh) a private nginx and hostkeeperd over TLS on loopback. The
+# sourcing script defines die, and own_pids: the pids of its long-running
+# processes (daemons), whose CPU counts as its own.
 # shellcheck shell=bash
 
 log() { echo "bench: $*" >&2; }
@@ -47,3 +49,194 @@ phase_end() {
     PHASE_OTHERS=$(awk -v t0="$PHASE_T0" -v t="$(date +%s.%N)" -v n="$(nproc)" -v m=$(( machine - PHASE_MACHINE0 )) \
         -v o=$(( OWN_TICKS - PHASE_OWN0 )) 'BEGIN { x = (m - o) / ((t - t0) * 100 * n) * 100; if (x < 0) x = 0; printf "%.0f", x }')
 }
+
+# ---------------------------------------------------------------------------
+# Load generation: hk_bench_socket_load against $SOCK (run.sh, discovery.sh,
+# registry.sh).
+
+load() {  # load LABEL ARGS... -> JSON line on stdout, also kept in $RAW
+    local label=$1
+    shift
+    local out
+    out=$("$BIN/hk_bench_socket_load" --socket "$SOCK" --label "$label" "$@") ||
+        { echo "$out" >&2; die "hk_bench_socket_load $label failed"; }
+    echo "$out" >>"$RAW/socket-load.jsonl"
+    echo "$out"
+}
+
+# ---------------------------------------------------------------------------
+# A private nginx and hostkeeperd over TLS on loopback (discovery.sh,
+# registry.sh). The sourcing script sets BIN (the built binaries), DIR (its
+# 0700 directory in the throw-away world), SOCK (the daemon's socket there),
+# CA_DIR (tests/support/make_ca.sh's output, with bench.localhost among the
+# names) and CA (its ca.pem), RAW (raw results), and calls
+# `trap private_on_exit EXIT`.
+
+NGINX_PID="" NGINX_LOG="" NGINX_PORTS=() DAEMON_N=0
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Debian's nginx is in /usr/sbin, which a user's PATH may lack.
+nginx_bin() {
+    if command -v nginx; then return 0; fi
+    [[ -x /usr/sbin/nginx ]] && echo /usr/sbin/nginx
+}
+nginx_version() { "$(nginx_bin)" -v 2>&1 | sed 's/.*nginx\///'; }
+
+# nginx_start SERVERS COUNT: nginx from Debian in the foreground (daemon off,
+# master_process off: one process, so no worker needs `user root;` to read the
+# 0700 directory), with its own configuration in $DIR/nginx, on COUNT free
+# ports of 127.0.0.1 (NGINX_PORTS). The function SERVERS, called with the
+# ports, prints the server blocks; the first must serve
+# https://bench.localhost:PORT/.well-known/terraform.json, which says when
+# nginx is up. The access log records msec, port, host, URI, status, bytes and
+# $request_time, space-separated.
+nginx_start() {
+    local servers=$1 count=$2 nginx attempt _
+    nginx=$(nginx_bin) || die "nginx is missing (./packaging/deps.sh bench, or apt-get install nginx)"
+    local n=$DIR/nginx
+    mkdir -p "$n/tmp"
+    NGINX_LOG=$n/access.log
+    for attempt in 1 2 3 4 5; do
+        NGINX_PORTS=()
+        for _ in $(seq 1 "$count"); do NGINX_PORTS+=("$(free_port)"); done
+        [[ "$(printf '%s\n' "${NGINX_PORTS[@]}" | sort -u | wc -l)" == "$count" ]] || continue
+        {
+            cat <<CONF
+daemon off;
+master_process off;
+pid $n/nginx.pid;
+error_log $n/error.log warn;
+events { worker_connections 1024; }
+http {
+    log_format bench '\$msec \$server_port \$host \$request_uri \$status \$body_bytes_sent \$request_time';
+    access_log $n/access.log bench;
+    client_body_temp_path $n/tmp/body;
+    proxy_temp_path $n/tmp/proxy;
+    fastcgi_temp_path $n/tmp/fastcgi;
+    uwsgi_temp_path $n/tmp/uwsgi;
+    scgi_temp_path $n/tmp/scgi;
+    ssl_certificate $CA_DIR/server.pem;
+    ssl_certificate_key $CA_DIR/server.key;
+    server_tokens off;
+CONF
+            "$servers" "${NGINX_PORTS[@]}"
+            echo "}"
+        } >"$n/nginx.conf"
+        "$nginx" -t -q -p "$n" -c "$n/nginx.conf" -e "$n/error.log" >"$n/test.log" 2>&1 ||
+            { cat "$n/test.log" >&2; die "nginx -t failed"; }
+        "$nginx" -p "$n" -c "$n/nginx.conf" -e "$n/error.log" >"$n/stdout.log" 2>&1 &
+        NGINX_PID=$!
+        for _ in $(seq 1 200); do
+            if curl -s -o /dev/null --cacert "$CA" "https://bench.localhost:${NGINX_PORTS[0]}/.well-known/terraform.json" 2>/dev/null; then
+                log "nginx $(nginx_version) pid $NGINX_PID on 127.0.0.1, ports ${NGINX_PORTS[*]}"
+                return 0
+            fi
+            kill -0 "$NGINX_PID" 2>/dev/null || break
+            sleep 0.02
+        done
+        kill "$NGINX_PID" 2>/dev/null || true
+        wait "$NGINX_PID" 2>/dev/null || true
+        NGINX_PID=
+        log "nginx did not start on ports ${NGINX_PORTS[*]} (attempt $attempt): $(tail -n 2 "$n/error.log" 2>/dev/null)"
+    done
+    die "nginx did not start"
+}
+
+nginx_stop() {
+    [[ -n "$NGINX_PID" ]] || return 0
+    kill "$NGINX_PID" 2>/dev/null || true
+    wait "$NGINX_PID" 2>/dev/null || true
+    NGINX_PID=
+}
+
+nginx_log_lines() { wc -l <"$NGINX_LOG"; }
+# The access-log lines after the first $1. nginx writes a request's line when
+# it has finished sending the response: once the answers are in, so are the lines.
+nginx_log_since() { tail -n +$(( $1 + 1 )) "$NGINX_LOG"; }
+
+hk() { "$BIN/hostkeeper" --socket "$SOCK" "$@"; }
+hk_status() { hk status --json; }
+
+# hostkeeperd in the foreground on $SOCK, trusting $CA, with
+# --max-connections 512 (the default 128 would refuse part of a 200-connection
+# burst) and ARGS; waits until it answers.
+# shellcheck disable=SC2120  # ARGS are optional
+hkd_start() {
+    DAEMON_N=$(( DAEMON_N + 1 ))
+    DAEMON_LOG=$DIR/hostkeeperd-$DAEMON_N.log
+    "$BIN/hostkeeperd" --socket "$SOCK" --ca-file "$CA" --log-level warn --idle-timeout 0 \
+        --max-connections 512 "$@" >"$DAEMON_LOG" 2>&1 &
+    DAEMON_PID=$!
+    local _
+    for _ in $(seq 1 500); do
+        if hk --timeout 1 status >/dev/null 2>&1; then
+            [[ "$(hk_status | jq -r .daemon.pid)" == "$DAEMON_PID" ]] || die "another hostkeeperd answers on $SOCK"
+            return 0
+        fi
+        kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$DAEMON_LOG" >&2; die "hostkeeperd exited at start-up"; }
+        sleep 0.02
+    done
+    die "hostkeeperd did not answer within 10 s"
+}
+
+hkd_stop() {
+    [[ -n "$DAEMON_PID" ]] || return 0
+    hk stop >/dev/null 2>&1 || kill "$DAEMON_PID" 2>/dev/null || true
+    wait "$DAEMON_PID" 2>/dev/null || true
+    DAEMON_PID=
+}
+
+hkd_check() {
+    kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$DAEMON_LOG" >&2; die "hostkeeperd (pid $DAEMON_PID) died"; }
+    [[ "$(hk_status | jq -r .daemon.pid)" == "$DAEMON_PID" ]] || die "another hostkeeperd answers on $SOCK"
+}
+
+private_on_exit() {
+    local rc=$?
+    hkd_stop
+    nginx_stop
+    if [[ $rc -ne 0 && -n "${DAEMON_LOG:-}" && -s "$DAEMON_LOG" ]]; then
+        log "last hostkeeperd log ($DAEMON_LOG):"
+        tail -n 20 "$DAEMON_LOG" >&2
+    fi
+    exit "$rc"
+}
+
+# Adds the daemon's CPU time per request (µs; from its utime + stime, in
+# ticks of 10 ms, over the whole run) to a load line. It varies too (with how
+# many requests each wake-up finds waiting), but compares requests of
+# different kinds run under the same conditions.
+with_cpu() { jq -c --argjson t "$2" '. + {daemon_cpu_us_per_request: (if .requests > 0 then $t * 10000 / .requests else 0 end)}' <<<"$1"; }
+
+# One throughput run against $DAEMON_PID: load LABEL ARGS..., with the
+# daemon's CPU per request (with_cpu) and the CPU share of other processes
+# (phase_begin/phase_end), logged. Sets RUN_OUT (the JSON line) and raises
+# RUN_OTHERS_MAX to PHASE_OTHERS when above. Not in a $(...) subshell.
+RUN_OUT="" RUN_OTHERS_MAX=0
+throughput_run() {
+    local label=$1 t0
+    shift
+    phase_begin
+    t0=$(proc_ticks "$DAEMON_PID")
+    RUN_OUT=$(load "$label" "$@")
+    RUN_OUT=$(with_cpu "$RUN_OUT" $(( $(proc_ticks "$DAEMON_PID") - t0 )))
+    phase_end
+    le "$PHASE_OTHERS" "$RUN_OTHERS_MAX" || RUN_OTHERS_MAX=$PHASE_OTHERS
+    log "  $(thousands "$(jq -r .requests_per_s <<<"$RUN_OUT")")/s, p50 $(jq -r '.latency_us.p50*10|round/10' <<<"$RUN_OUT") us," \
+        "daemon CPU $(jq -r '.daemon_cpu_us_per_request*10|round/10' <<<"$RUN_OUT") us/request; other processes used $PHASE_OTHERS% of the machine"
+}
+
+# Throughput runs (JSON lines on stdin, from throughput_run) -> one JSON
+# object: the run with the median rate (rps, p50 and p99 in µs), the range of
+# all (min, max), and the median daemon CPU per request (cpu, µs).
+throughput_summary() {
+    jq -s -c 'sort_by(.requests_per_s) as $s | $s[(length - 1) / 2 | floor] as $m
+        | {rps: $m.requests_per_s, p50: ($m.latency_us.p50 * 10 | round / 10), p99: ($m.latency_us.p99 * 10 | round / 10),
+           min: $s[0].requests_per_s, max: $s[-1].requests_per_s,
+           cpu: (map(.daemon_cpu_us_per_request) | sort | .[(length - 1) / 2 | floor] * 10 | round / 10)}'
+}
+# "min–max" of a summary, with thousands separators.
+throughput_range() { echo "$(thousands "$(jq -r .min <<<"$1")")–$(thousands "$(jq -r .max <<<"$1")")"; }

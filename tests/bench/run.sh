@@ -25,6 +25,14 @@
 #        same document from the same nginx; cached `discover` requests/s with
 #        8 clients; bursts of 200 concurrent cold lookups of 20 hosts
 #        (upstream requests counted by the daemon and by nginx, wall time);
+#      - registries (tests/bench/registry.sh, likewise with its own nginx,
+#        CA and hostkeeperd): `hostkeeper module versions` (also with
+#        --constraint) and `hostkeeper provider versions` on a warm cache
+#        against `curl` fetching the same versions document from the same
+#        nginx; cached module_versions and provider_versions requests/s with 8
+#        clients; bursts of 200 cold lookups of 20 modules (upstream requests
+#        counted by the daemon and by nginx); it waits for a 1-minute load
+#        average of at most 1.5 before each measurement (at most 3 minutes);
 #   4. prints a markdown table and writes it to BUILD_DIR/bench-results.md
 #      (raw hyperfine and load-generator JSON in BUILD_DIR/bench-raw/).
 #
@@ -54,7 +62,9 @@
 # HK_BENCH_WARMUP (20), HK_BENCH_STORE_MAX (1000), HK_BENCH_STORE_BUDGET (90),
 # HK_BENCH_FULL_POSITIVE (0), HK_BENCH_CMAKE_ARGS (extra configure arguments);
 # for discovery, HK_BENCH_BURSTS (5) and HK_BENCH_SLOW_SECONDS (1), see
-# discovery.sh.
+# discovery.sh; for registries, also HK_BENCH_BURST_CLIENTS (200),
+# HK_BENCH_BURST_MODULES (20), HK_BENCH_MAX_LOAD (1.5), HK_BENCH_LOAD_WAITS (3)
+# and HK_BENCH_LOAD_WAIT_SECONDS (60), see registry.sh.
 #
 # Needs: cmake, a compiler, the project's build dependencies, hyperfine, jq,
 # secret-tool (libsecret-tools), gnome-keyring, dbus, nginx, curl, openssl,
@@ -66,7 +76,8 @@
 
 set -euo pipefail
 shopt -s inherit_errexit
-# log, number formatting, CPU accounting (phase_begin/phase_end): shared with the other benchmark script.
+# log, number formatting, CPU accounting (phase_begin/phase_end), the load
+# generator (load): shared with the other benchmark scripts.
 # shellcheck source=tests/bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # The processes of this benchmark besides this shell and what it waited for.
@@ -200,16 +211,6 @@ on_exit() {
 
 # A token shaped like a Terraform Cloud API token.
 make_token() { printf '%s.atlasv1.%s' "$1" "$(printf 'x%.0s' $(seq 1 70))"; }
-
-load() {  # load LABEL ARGS... -> JSON line on stdout, also kept in $RAW
-    local label=$1
-    shift
-    local out
-    out=$("$BIN/hk_bench_socket_load" --socket "$SOCK" --label "$label" "$@") ||
-        { echo "$out" >&2; die "hk_bench_socket_load $label failed"; }
-    echo "$out" >>"$RAW/socket-load.jsonl"
-    echo "$out"
-}
 
 # Stores up to $2 tokens (hosts <prefix>0.. ) through the socket in chunks,
 # for at most $3 seconds. Prints "stored seconds" on stdout.
@@ -411,7 +412,20 @@ inner() {
     "$repo/tests/bench/discovery.sh" "$BIN" "$RAW" >&2 || die "the discovery benchmarks failed"
     [[ -s "$RAW/discovery-rows.md" && -s "$RAW/discovery-notes.md" ]] || die "discovery.sh wrote no results"
 
-    # -- f. report ----------------------------------------------------------
+    # -- f. registries ------------------------------------------------------
+    # Likewise: see registry.sh. Exit status 77: skipped (no nginx).
+    log "registries: tests/bench/registry.sh"
+    local registry_rc=0
+    "$repo/tests/bench/registry.sh" "$BIN" "$RAW" >&2 || registry_rc=$?
+    if [[ $registry_rc == 77 ]]; then
+        log "  skipped (registry.sh: no nginx)"
+        rm -f "$RAW/registry-rows.md" "$RAW/registry-notes.md"
+    else
+        [[ $registry_rc == 0 ]] || die "the registry benchmarks failed"
+        [[ -s "$RAW/registry-rows.md" && -s "$RAW/registry-notes.md" ]] || die "registry.sh wrote no results"
+    fi
+
+    # -- g. report ----------------------------------------------------------
     local cpu version gk commit date_ elapsed
     cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
     version=$("$BIN/hostkeeperd" --version | awk '{print $NF}')
@@ -458,6 +472,7 @@ inner() {
         echo "| daemon VmRSS growth while storing $stored new hosts (\`store\` op) | +$(mib $(( rss_store1 - rss_store0 ))) MiB ($(mib "$rss_store0") → $(mib "$rss_store1") MiB) | — | — | — | — |"
         echo "| time to store $stored tokens through hostkeeperd (gnome-keyring login collection) | $store_s s ($(awk -v n="$stored" -v s="$store_s" 'BEGIN { r = 0; if (s > 0) r = n / s; printf "%.0f", r }')/s) | — | — | — | — |"
         cat "$RAW/discovery-rows.md"
+        [[ ! -s "$RAW/registry-rows.md" ]] || cat "$RAW/registry-rows.md"
         echo
         echo "Notes:"
         echo "- Latency: hyperfine -N (no shell), $warmup warm-up runs; the helper is run as Terraform runs it (no" \
@@ -479,7 +494,8 @@ inner() {
             echo "- All-positive memory not measured in this run: HK_BENCH_FULL_POSITIVE=1 does (about 10 minutes more)."
         fi
         cat "$RAW/discovery-notes.md"
-        echo "- Raw data: $RAW/ (discovery: $RAW/discovery/). Run time: $elapsed s (build not included)."
+        [[ ! -s "$RAW/registry-notes.md" ]] || cat "$RAW/registry-notes.md"
+        echo "- Raw data: $RAW/ (discovery: $RAW/discovery/, registries: $RAW/registry/). Run time: $elapsed s (build not included)."
     } >"$report"
     echo
     cat "$report"

@@ -17,6 +17,16 @@
 //
 // (client i asks for host i mod 20 once: 10 concurrent lookups per host).
 //
+// With --request JSON (repeatable, instead of --host and --op), load mode
+// sends those requests as given ("v":1 added when absent), round robin like
+// the hosts: any op, e.g. the registry requests,
+//
+//   hk_bench_socket_load --socket PATH --clients 8 --seconds 5
+//       --request '{"op":"module_versions","module":"registry.localhost:8443/acme/net/aws"}'
+//
+// An answer counts as found when it is ok, as not found when it is the
+// error not_found, and by its `source` when it has one (as for discover).
+//
 // Warm mode: one request per host <prefix><i>.example.com for i in
 // [start, start+K), to fill the daemon's cache: `get` (caches what the keyring
 // holds, or "no credentials") or, with --store, `store` of a token (written to
@@ -27,7 +37,8 @@
 //
 // Exit status: 0 when every request got an ok response (and, in load mode,
 // every `get` found credentials, every `discover` answer listed services,
-// unless --allow-missing), 1 otherwise, 2 usage.
+// no --request answer was not_found, unless --allow-missing), 1 otherwise,
+// 2 usage.
 
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -50,6 +61,7 @@
 
 #include "hostkeeper/proto/framing.hpp"
 #include "hostkeeper/proto/messages.hpp"
+#include "hostkeeper/proto/version.hpp"
 
 namespace {
 namespace proto = hostkeeper::proto;
@@ -140,16 +152,45 @@ std::string store_frame(const std::string& host, std::size_t index, std::size_t 
     return proto::encode_frame(proto::serialize(request));
 }
 
+// --request: a JSON object with a string "op"; "v":1 first when absent.
+std::string request_frame(const std::string& text) {
+    const Json given = proto::parse_payload(text);
+    const auto op = given.find("op");
+    if (op == given.end() || !op->is_string()) throw std::invalid_argument("--request needs a string \"op\": " + text);
+    Json request = Json::object();
+    if (!given.contains("v")) request["v"] = proto::kProtocolVersion;
+    for (const auto& [key, value] : given.items()) request[key] = value;
+    return proto::encode_frame(proto::serialize(request));
+}
+
 bool contains(const std::string& haystack, std::string_view needle) {
     return haystack.find(needle) != std::string::npos;
 }
+
+// What load mode sends: `get`, `discover`, or the --request messages.
+enum class Kind { get, discover, request };
 
 // The first response of each connection is parsed in full and checked; the
 // rest by their fixed prefix, so that the client spends its CPU (shared with
 // the daemon on a small machine) on sending requests rather than on JSON.
 enum class Outcome { found, not_found, error };
-Outcome classify(const std::string& response, bool full, bool discover) {
-    if (discover) {
+Outcome classify(const std::string& response, bool full, Kind kind) {
+    if (kind == Kind::request) {
+        // found: ok; not_found: the error not_found (no such module, provider, ...).
+        if (full) {
+            const Json parsed = proto::parse_payload(response);
+            if (parsed.value("ok", false) == true) return Outcome::found;
+            const auto error = parsed.find("error");
+            if (error != parsed.end() && error->is_object() && error->value("code", "") == "not_found") {
+                return Outcome::not_found;
+            }
+            return Outcome::error;
+        }
+        if (contains(response, R"("ok":true)")) return Outcome::found;
+        if (contains(response, R"("code":"not_found")")) return Outcome::not_found;
+        return Outcome::error;
+    }
+    if (kind == Kind::discover) {
         // found: a document with services; not_found: none (404, or nothing usable).
         if (full) {
             const Json parsed = proto::parse_payload(response);
@@ -178,7 +219,7 @@ struct ThreadResult {
     std::uint64_t found = 0;
     std::uint64_t not_found = 0;
     std::uint64_t errors = 0;
-    std::uint64_t source_network = 0;  // discover: answers by "source"
+    std::uint64_t source_network = 0;  // discover, --request: answers by "source"
     std::uint64_t source_cache = 0;
     std::uint64_t source_other = 0;
     std::vector<std::uint32_t> latency_ns;  // load mode, capped at ~4.29 s
@@ -196,9 +237,11 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double>(b - a).count();
 }
 
-void record(ThreadResult& r, Outcome outcome, const std::string& response, bool discover) {
+// Answers by `source` are counted for discover and --request (where an answer
+// without one, e.g. of `get`, counts as other).
+void record(ThreadResult& r, Outcome outcome, const std::string& response, bool sources) {
     ++r.requests;
-    if (discover && outcome != Outcome::error) {
+    if (sources && outcome != Outcome::error) {
         if (contains(response, R"("source":"cache")")) {
             ++r.source_cache;
         } else if (contains(response, R"("source":"network")")) {
@@ -237,6 +280,7 @@ int main(int argc, char** argv) {
     std::size_t token_length = 90;
     std::string label;
     std::string op = "get";
+    std::vector<std::string> request_texts;
     app.add_option("--socket", socket, "hostkeeperd's socket")->required();
     app.add_option("--clients", clients, "concurrent connections, one thread each")->check(CLI::Range(1, 4096))->capture_default_str();
     app.add_option("--seconds", seconds, "load mode: run this long")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
@@ -245,7 +289,10 @@ int main(int argc, char** argv) {
     app.add_option("--op", op, "load mode: the request sent, get or discover")
         ->check(CLI::IsMember({"get", "discover"}))
         ->capture_default_str();
-    app.add_flag("--allow-missing", allow_missing, "load mode: a `found: false` answer is not an error");
+    app.add_option("--request", request_texts,
+                   "load mode: send this request (a JSON object with \"op\"; \"v\":1 added when absent) instead of "
+                   "--op's, round robin (repeat the option; not with --host)");
+    app.add_flag("--allow-missing", allow_missing, "load mode: a `found: false` or not_found answer is not an error");
     app.add_option("--warm-hosts", warm_hosts, "warm mode: one request for each of this many hosts");
     app.add_option("--start", start, "warm mode: first index")->capture_default_str();
     app.add_option("--prefix", prefix, "warm mode: hosts are <prefix><i><suffix>")->capture_default_str();
@@ -257,15 +304,20 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
 
     const bool warm = warm_hosts > 0;
-    if (!warm && hosts.empty()) {
-        std::fprintf(stderr, "hk_bench_socket_load: give --host (load mode) or --warm-hosts (warm mode)\n");
+    if (!request_texts.empty() && (warm || !hosts.empty() || app.count("--op") > 0)) {
+        std::fprintf(stderr, "hk_bench_socket_load: --request is for load mode, without --host or --op\n");
         return 2;
     }
-    const bool discover = op == "discover";
-    if (warm && discover) {
+    if (!warm && hosts.empty() && request_texts.empty()) {
+        std::fprintf(stderr, "hk_bench_socket_load: give --host or --request (load mode) or --warm-hosts (warm mode)\n");
+        return 2;
+    }
+    const Kind kind = !request_texts.empty() ? Kind::request : op == "discover" ? Kind::discover : Kind::get;
+    if (warm && kind == Kind::discover) {
         std::fprintf(stderr, "hk_bench_socket_load: --op discover is for load mode (--host)\n");
         return 2;
     }
+    const bool sources = kind != Kind::get;
 
     std::vector<ThreadResult> results(clients);
     std::atomic<std::size_t> next_index{0};
@@ -275,8 +327,21 @@ int main(int argc, char** argv) {
     Clock::time_point t0;
     Clock::time_point end;
     std::vector<std::string> frames;
-    frames.reserve(hosts.size());
-    for (const auto& h : hosts) frames.push_back(discover ? discover_frame(h) : get_frame(h));
+    frames.reserve(hosts.size() + request_texts.size());
+    for (const auto& h : hosts) frames.push_back(kind == Kind::discover ? discover_frame(h) : get_frame(h));
+    std::string request_ops;  // the output's "op" for --request: theirs, "a,b" when they differ
+    for (const auto& text : request_texts) {
+        try {
+            frames.push_back(request_frame(text));
+            const std::string request_op = proto::parse_payload(text).at("op").get<std::string>();
+            if (!contains("," + request_ops + ",", "," + request_op + ",")) {
+                request_ops += (request_ops.empty() ? "" : ",") + request_op;
+            }
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "hk_bench_socket_load: bad --request: %s\n", e.what());
+            return 2;
+        }
+    }
     const std::uint64_t per_client = requests > 0 ? (requests + clients - 1) / clients : 0;
 
     auto worker = [&](std::size_t id) {
@@ -297,7 +362,7 @@ int main(int argc, char** argv) {
                     host.append(std::to_string(index)).append(suffix);
                     const std::string frame = store ? store_frame(host, index, token_length) : get_frame(host);
                     const std::string& response = client.round_trip(frame);
-                    record(r, classify(response, first, false), response, false);
+                    record(r, classify(response, first, Kind::get), response, false);
                     first = false;
                     if (max_seconds > 0 && seconds_between(t0, Clock::now()) >= max_seconds) {
                         stop_claiming.store(true);
@@ -313,7 +378,7 @@ int main(int argc, char** argv) {
                 const std::string& response = client.round_trip(frames[k]);
                 const Clock::time_point received = Clock::now();
                 if (per_client == 0 && received > end) break;  // count only what finished in the window
-                record(r, classify(response, first, discover), response, discover);
+                record(r, classify(response, first, kind), response, sources);
                 first = false;
                 const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(received - sent).count();
                 r.latency_ns.push_back(static_cast<std::uint32_t>(std::min<long long>(ns, UINT32_MAX)));
@@ -356,7 +421,7 @@ int main(int argc, char** argv) {
     Json out;
     if (!label.empty()) out["label"] = label;
     out["mode"] = warm ? "warm" : "load";
-    out["op"] = warm && store ? "store" : op;
+    out["op"] = warm && store ? "store" : kind == Kind::request ? request_ops : op;
     out["clients"] = clients;
     out["seconds"] = elapsed;
     out["requests"] = total.requests;
@@ -364,7 +429,7 @@ int main(int argc, char** argv) {
     out["found"] = total.found;
     out["not_found"] = total.not_found;
     out["errors"] = total.errors;
-    if (discover) {
+    if (sources) {
         out["sources"] = {{"network", total.source_network}, {"cache", total.source_cache}, {"other", total.source_other}};
     }
     if (warm) {

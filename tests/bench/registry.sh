@@ -1,0 +1,484 @@
+#!/usr/bin/env bash
+# tests/bench/registry.sh BIN_DIR OUT_DIR
+#
+# The registry benchmarks: `hostkeeper module versions` and `hostkeeper
+# provider versions`. run.sh runs this inside its keyring world after
+# discovery.sh and puts the rows it writes into its own table; run by hand, it
+# re-runs itself inside tests/support/keyring-env.sh (BIN_DIR must hold built
+# binaries: hostkeeperd, hostkeeper, terraform-credentials-hostkeeper,
+# hk_bench_socket_load). Without nginx it says so and exits 77 (skipped).
+#
+# It starts, all in a private 0700 directory of the throw-away world, as
+# discovery.sh does (the shared parts are in lib.sh):
+#   - a throw-away CA and a server certificate for bench.localhost and
+#     other.localhost (tests/support/make_ca.sh); libcurl resolves every
+#     *.localhost name to loopback itself;
+#   - nginx from Debian, in the foreground, on a free port of 127.0.0.1,
+#     serving a static registry as application/json files:
+#       /.well-known/terraform.json  {"modules.v1":"/v1/modules/","providers.v1":"/v1/providers/"}
+#       /v1/modules/acme/net/aws/versions  100 versions (0.0.0 .. 4.4.3), each
+#           with a root module's provider requirements, as the public
+#           registry lists them; and the same for acme/m1/aws .. acme/mM/aws
+#       /v1/providers/acme/big/versions  300 versions (3.0.0 .. 5.19.4) × 10
+#           platforms, with protocols: the shape of a large real provider
+#     its access log records port, host, URI, status, bytes and $request_time;
+#   - hostkeeperd in the foreground on OUT_DIR's private socket (--ca-file the
+#     throw-away CA), with a token stored for bench.localhost:PORT, as for a
+#     private registry.
+# and measures
+#   1. process start to exit, one hyperfine -N run, medians:
+#        hostkeeper module versions bench.localhost:PORT/acme/net/aws
+#        the same with --constraint "~> 1.2" (12 of the 100 versions)
+#        hostkeeper provider versions bench.localhost:PORT/acme/big
+#      against a warm cache, beside `curl -s --cacert CA URL` fetching each
+#      versions document from the same nginx (a new process and a new TLS
+#      connection per run, as for hostkeeper a new process and connection to
+#      the socket);
+#   2. cached `module_versions` and `provider_versions` requests/s over the
+#      socket, 8 clients (hk_bench_socket_load --request), HK_BENCH_REPEATS
+#      runs, median; each repeat runs cached `get`s of the registry's host,
+#      then module_versions, then provider_versions on the same daemon, for a
+#      comparison under the same conditions;
+#   3. HK_BENCH_BURSTS bursts of HK_BENCH_BURST_CLIENTS (200) cold
+#      module_versions lookups of HK_BENCH_BURST_MODULES (M, 20) different
+#      modules acme/m1/aws .. acme/mM/aws, every one on its own socket
+#      connection, all sent at once, each burst against a freshly started
+#      daemon that has answered one discover of other.localhost (keyring and
+#      libcurl set up; nothing cached for bench.localhost, neither its
+#      discovery document nor a versions list). Upstream requests are counted
+#      by the daemon (`status --json` .registry.upstream_requests and
+#      .discovery.upstream_requests) and by nginx (its log): M versions
+#      documents and 1 discovery document expected.
+#
+# A busy machine: before each of the three measurements, when the 1-minute
+# load average is above HK_BENCH_MAX_LOAD (1.5), it waits
+# HK_BENCH_LOAD_WAIT_SECONDS (60) and looks again, at most HK_BENCH_LOAD_WAITS
+# (3) times, then measures anyway. The load averages before and after each
+# measurement, and the share of the CPU other processes used meanwhile, are
+# in the notes (note that the benchmark's own load raises the load average
+# too: 8 clients and the daemon make about 9 runnable threads).
+#
+# Writes OUT_DIR/registry-rows.md (rows of run.sh's table),
+# OUT_DIR/registry-notes.md (notes), and the raw data in OUT_DIR/registry/.
+# Exit status: 0 when every measurement ran, whether or not a target was met;
+# 77 without nginx; otherwise non-zero when something broke.
+#
+# Environment: HK_BENCH_RUNS (300), HK_BENCH_WARMUP (20), HK_BENCH_SECONDS (5),
+# HK_BENCH_REPEATS (3), HK_BENCH_BURSTS (5), HK_BENCH_BURST_CLIENTS (200),
+# HK_BENCH_BURST_MODULES (20), HK_BENCH_MAX_LOAD (1.5), HK_BENCH_LOAD_WAITS (3),
+# HK_BENCH_LOAD_WAIT_SECONDS (60).
+#
+# Needs: nginx, curl, hyperfine, jq, openssl, python3 (a free port).
+
+set -euo pipefail
+shopt -s inherit_errexit
+# log, number formatting, CPU accounting (phase_begin/phase_end), the load
+# generator, nginx and hostkeeperd (nginx_start, hkd_start, ...): shared with
+# the other benchmark scripts.
+# shellcheck source=tests/bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# The processes of this benchmark besides this shell and what it waited for.
+own_pids() { echo "${DAEMON_PID:-0}" "${NGINX_PID:-0}" "${HK_KEYRING_PID:-0}" "${HK_BUS_PID:-0}"; }
+
+die() {
+    echo "bench (registry): $*" >&2
+    exit 1
+}
+
+# As in run.sh: bash reads the whole function definitions before main runs.
+
+BIN="" OUT="" DIR="" RAW="" SOCK="" CA="" CA_DIR=""
+DAEMON_PID="" DAEMON_LOG=""
+PORT=""
+
+# ---------------------------------------------------------------------------
+# The registry's documents and nginx
+
+PLATFORMS='[["linux","amd64"],["linux","arm64"],["linux","386"],["linux","arm"],["darwin","amd64"],["darwin","arm64"],["windows","amd64"],["windows","386"],["freebsd","amd64"],["freebsd","386"]]'
+
+# module_document SOURCE: 100 versions, 0.0.0 .. 4.4.3, not sorted (the
+# public registry's are not either): 2.2.2 .. 4.4.3, then 0.0.0 .. 2.2.1.
+module_document() {
+    jq -n -c --arg source "$1" '{modules: [{source: $source, versions: ([
+        range(0; 5) as $major | range(0; 5) as $minor | range(0; 4) as $patch
+        | {version: "\($major).\($minor).\($patch)",
+           root: {providers: [{name: "aws", namespace: "", source: "hashicorp/aws", version: ">= 4.0"}],
+                  dependencies: []},
+           submodules: []}] | .[50:] + .[0:50])}]}'
+}
+
+# provider_document ID: 300 versions (3.0.0 .. 5.19.4) × 10 platforms.
+provider_document() {
+    jq -n -c --arg id "$1" --argjson platforms "$PLATFORMS" '{id: $id, versions: [
+        range(3; 6) as $major | range(0; 20) as $minor | range(0; 5) as $patch
+        | {version: "\($major).\($minor).\($patch)",
+           protocols: (if $major < 4 then ["4.0", "5.0"] else ["5.0"] end),
+           platforms: ($platforms | map({os: .[0], arch: .[1]}))}], warnings: null}'
+}
+
+write_documents() {
+    local modules=$1 www=$DIR/www i
+    mkdir -p "$www/.well-known" "$www/v1/modules/acme/net/aws" "$www/v1/providers/acme/big"
+    printf '%s\n' '{"modules.v1":"/v1/modules/","providers.v1":"/v1/providers/"}' >"$www/.well-known/terraform.json"
+    module_document acme/net/aws >"$www/v1/modules/acme/net/aws/versions"
+    for i in $(seq 1 "$modules"); do
+        mkdir -p "$www/v1/modules/acme/m$i/aws"
+        module_document "acme/m$i/aws" >"$www/v1/modules/acme/m$i/aws/versions"
+    done
+    provider_document acme/big >"$www/v1/providers/acme/big/versions"
+    [[ "$(jq '.modules[0].versions | length' "$www/v1/modules/acme/net/aws/versions")" == 100 ]] || die "bad module document"
+    [[ "$(jq '.versions | length' "$www/v1/providers/acme/big/versions")" == 300 ]] || die "bad provider document"
+}
+
+# nginx_start's server block: the registry, every document application/json.
+# shellcheck disable=SC2317  # called by nginx_start
+servers() {
+    cat <<CONF
+    server {
+        listen 127.0.0.1:$1 ssl;
+        root $DIR/www;
+        location = /.well-known/terraform.json {
+            types { }
+            default_type application/json;
+        }
+        location /v1/ {
+            types { }
+            default_type application/json;
+        }
+    }
+CONF
+}
+
+# ---------------------------------------------------------------------------
+# The machine's load
+
+MAX_LOAD="" LOAD_WAITS="" LOAD_WAIT_SECONDS="" LOAD_BEFORE="" LOAD_WAITED=0 LOADS=""
+loadavg() { cut -d" " -f1-3 /proc/loadavg; }
+
+# Before a measurement: waits while the 1-minute load average is above
+# MAX_LOAD, LOAD_WAIT_SECONDS at a time, at most LOAD_WAITS times. Sets
+# LOAD_BEFORE and LOAD_WAITED.
+quiet_before() {
+    local what=$1
+    LOAD_WAITED=0
+    LOAD_BEFORE=$(loadavg)
+    while ! le "${LOAD_BEFORE%% *}" "$MAX_LOAD" && [[ $LOAD_WAITED -lt $LOAD_WAITS ]]; do
+        LOAD_WAITED=$(( LOAD_WAITED + 1 ))
+        log "$what: load average $LOAD_BEFORE, above $MAX_LOAD: waiting ${LOAD_WAIT_SECONDS} s ($LOAD_WAITED of $LOAD_WAITS)"
+        sleep "$LOAD_WAIT_SECONDS"
+        LOAD_BEFORE=$(loadavg)
+    done
+    log "$what: load average before $LOAD_BEFORE"
+}
+
+# After it: records the load averages and the CPU share of other processes ($2).
+loads_after() {
+    local what=$1 others=$2 line
+    line="$what: load average (1, 5, 15 min) before $LOAD_BEFORE"
+    [[ $LOAD_WAITED -eq 0 ]] || line+=" (after waiting $(( LOAD_WAITED * LOAD_WAIT_SECONDS )) s$(le "${LOAD_BEFORE%% *}" "$MAX_LOAD" || echo ", still above $MAX_LOAD"))"
+    line+=", after $(loadavg); other processes used $others% of the CPU"
+    log "$line"
+    echo "$line" >>"$RAW/loads.txt"
+    LOADS+="$line; "
+}
+
+# ---------------------------------------------------------------------------
+# hostkeeperd's counters
+
+counter() { hk_status | jq -r ".$1.upstream_requests"; }
+
+# ---------------------------------------------------------------------------
+# One burst: a fresh daemon, one discover of another host, then CLIENTS
+# module_versions lookups of acme/m1..mM/aws at once. Sets BURST_OUT to a JSON
+# summary line. Not in a $(...) subshell: the daemon it starts must be the one
+# private_on_exit stops.
+
+BURST_OUT=""
+burst() {
+    local clients=$1 modules=$2 i
+    local -a requests=()
+    for i in $(seq 1 "$modules"); do
+        requests+=(--request "{\"op\":\"module_versions\",\"module\":\"bench.localhost:$PORT/acme/m$i/aws\"}")
+    done
+    hkd_start
+    hk discover "other.localhost:$PORT" modules.v1 >/dev/null || die "warming discover failed"
+    local reg0 disc0 lines0 out reg1 disc1 lines1
+    reg0=$(counter registry)
+    disc0=$(counter discovery)
+    lines0=$(nginx_log_lines)
+    phase_begin
+    out=$(load "burst-$DAEMON_N" --clients "$clients" --requests "$clients" "${requests[@]}")
+    phase_end
+    hkd_check
+    reg1=$(counter registry)
+    disc1=$(counter discovery)
+    lines1=$(nginx_log_lines)
+    local server versions_reqs versions_distinct discovery_reqs
+    server=$(nginx_log_since "$lines0" | head -n $(( lines1 - lines0 )))
+    echo "$server" >>"$RAW/burst-server.log"
+    versions_reqs=$(awk '$3 == "bench.localhost" && $4 ~ /^\/v1\/modules\/acme\/m[0-9]+\/aws\/versions$/' <<<"$server" | wc -l)
+    versions_distinct=$(awk '$3 == "bench.localhost" && $4 ~ /^\/v1\/modules\/acme\/m[0-9]+\/aws\/versions$/ { print $4 }' <<<"$server" | sort -u | wc -l)
+    discovery_reqs=$(awk '$3 == "bench.localhost" && $4 == "/.well-known/terraform.json"' <<<"$server" | wc -l)
+    hkd_stop
+    BURST_OUT=$(jq -c --argjson reg $(( reg1 - reg0 )) --argjson disc $(( disc1 - disc0 )) \
+        --argjson srv "$versions_reqs" --argjson distinct "$versions_distinct" --argjson srv_disc "$discovery_reqs" \
+        --argjson others "$PHASE_OTHERS" \
+        '{seconds, requests, found, not_found, errors, sources, latency_us,
+          upstream_registry_daemon: $reg, upstream_registry_server: $srv, server_modules: $distinct,
+          upstream_discovery_daemon: $disc, upstream_discovery_server: $srv_disc, others_pct: $others}' <<<"$out")
+}
+
+# ---------------------------------------------------------------------------
+
+inner() {
+    BIN=$1
+    OUT=$2
+    local runs=${HK_BENCH_RUNS:-300} warmup=${HK_BENCH_WARMUP:-20} seconds=${HK_BENCH_SECONDS:-5}
+    local repeats=${HK_BENCH_REPEATS:-3} bursts=${HK_BENCH_BURSTS:-5}
+    local burst_clients=${HK_BENCH_BURST_CLIENTS:-200} burst_modules=${HK_BENCH_BURST_MODULES:-20}
+    MAX_LOAD=${HK_BENCH_MAX_LOAD:-1.5} LOAD_WAITS=${HK_BENCH_LOAD_WAITS:-3} LOAD_WAIT_SECONDS=${HK_BENCH_LOAD_WAIT_SECONDS:-60}
+    [[ "$burst_modules" =~ ^[1-9][0-9]*$ && "$burst_clients" =~ ^[1-9][0-9]*$ && $burst_clients -le 500 ]] ||
+        die "HK_BENCH_BURST_MODULES must be a positive number and HK_BENCH_BURST_CLIENTS one of at most 500"
+    local tool
+    for tool in curl hyperfine jq openssl python3; do
+        command -v "$tool" >/dev/null || die "missing: $tool (./packaging/deps.sh bench)"
+    done
+    for tool in hostkeeperd hostkeeper terraform-credentials-hostkeeper hk_bench_socket_load; do
+        [[ -x "$BIN/$tool" ]] || die "$BIN/$tool was not built"
+    done
+    [[ -n "${HK_TEST_ROOT:-}" && -d "$HK_TEST_ROOT" ]] || die "not inside keyring-env.sh"
+    export LC_NUMERIC=C
+    # Loopback only: no proxy for curl or for the daemon's libcurl.
+    unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY SSL_CERT_FILE SSL_CERT_DIR
+
+    DIR=$HK_TEST_ROOT/registry
+    mkdir -p "$DIR"
+    chmod 700 "$DIR"
+    mkdir -p "$DIR/run"
+    chmod 700 "$DIR/run"
+    SOCK=$DIR/run/socket
+    mkdir -p "$OUT"
+    RAW=$OUT/registry
+    rm -rf "$RAW"
+    mkdir -p "$RAW"
+    trap private_on_exit EXIT
+
+    CA_DIR=$DIR/ca
+    "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../support/make_ca.sh" "$CA_DIR" bench.localhost other.localhost
+    CA=$CA_DIR/ca.pem
+    write_documents "$burst_modules"
+    nginx_start servers 1
+    PORT=${NGINX_PORTS[0]}
+    # The warm daemon keeps what it fetched for 2 h: nothing expires while
+    # the script waits for a quiet machine (the default would be 5 min for
+    # version lists, 15 min for discovery). The answers measured are hits.
+    hkd_start --discovery-ttl 2h --registry-versions-ttl 2h
+    log "hostkeeperd pid $DAEMON_PID on $SOCK (--ca-file $CA)"
+
+    local host=bench.localhost:$PORT
+    local mod=$host/acme/net/aws prov=$host/acme/big
+    local mod_url=https://$host/v1/modules/acme/net/aws/versions prov_url=https://$host/v1/providers/acme/big/versions
+    local mod_file=$DIR/www/v1/modules/acme/net/aws/versions prov_file=$DIR/www/v1/providers/acme/big/versions
+    local creds
+    creds="{\"token\":\"hkbench.atlasv1.$(head -c 70 /dev/zero | tr '\0' x)\"}"
+    printf '%s' "$creds" | "$BIN/terraform-credentials-hostkeeper" --socket="$SOCK" store "$host" ||
+        die "storing a token for $host failed"
+
+    # -- the answers, first from the network, then from the cache -----------
+    local answer
+    answer=$(hk module versions --json "$mod") || die "hostkeeper module versions $mod failed"
+    [[ "$(jq -r '"\(.source) \(.versions | length)"' <<<"$answer")" == "network 100" ]] ||
+        die "the first module versions was not 100 versions from the network: $(head -c 300 <<<"$answer")"
+    answer=$(hk module versions --json "$mod") || die "hostkeeper module versions $mod failed"
+    [[ "$(jq -r '"\(.source) \(.versions | length) \(.versions[0].version) \(.versions[-1].version)"' <<<"$answer")" == "cache 100 4.4.3 0.0.0" ]] ||
+        die "the second module versions was not 100 versions, newest first, from the cache: $(head -c 300 <<<"$answer")"
+    answer=$(hk module versions --json "$mod" --constraint "~> 1.2") || die "hostkeeper module versions --constraint failed"
+    [[ "$(jq -r '"\(.source) \(.versions | length) \(.total) \(.versions[0].version) \(.versions[-1].version)"' <<<"$answer")" == "cache 12 100 1.4.3 1.2.0" ]] ||
+        die "module versions --constraint \"~> 1.2\" did not list 1.4.3 .. 1.2.0 (12 of 100) from the cache: $(head -c 300 <<<"$answer")"
+    answer=$(hk provider versions --json "$prov") || die "hostkeeper provider versions $prov failed"
+    [[ "$(jq -r '"\(.source) \(.versions | length)"' <<<"$answer")" == "network 300" ]] ||
+        die "the first provider versions was not 300 versions from the network: $(head -c 300 <<<"$answer")"
+    answer=$(hk provider versions --json "$prov") || die "hostkeeper provider versions $prov failed"
+    [[ "$(jq -r '"\(.source) \(.versions | length) \([.versions[].platforms | length] | unique)"' <<<"$answer")" == "cache 300 [10]" ]] ||
+        die "the second provider versions was not 300 versions of 10 platforms from the cache: $(head -c 300 <<<"$answer")"
+    local lines
+    lines=$(hk module versions "$mod" | wc -l)
+    [[ "$lines" == 101 ]] || die "hostkeeper module versions printed $lines lines, expected a heading and 100 versions"
+    lines=$(hk provider versions "$prov" | wc -l)
+    [[ "$lines" -ge 301 ]] || die "hostkeeper provider versions printed $lines lines, expected at least 301"
+    cmp -s <(curl -s --cacert "$CA" "$mod_url") "$mod_file" || die "curl did not fetch the module document"
+    cmp -s <(curl -s --cacert "$CA" "$prov_url") "$prov_file" || die "curl did not fetch the provider document"
+    local mod_bytes prov_bytes mod_answer_bytes prov_answer_bytes
+    mod_bytes=$(stat -c %s "$mod_file")
+    prov_bytes=$(stat -c %s "$prov_file")
+    mod_answer_bytes=$(hk module versions --json "$mod" | jq -c . | wc -c)
+    prov_answer_bytes=$(hk provider versions --json "$prov" | jq -c . | wc -c)
+    log "documents: module $mod_bytes bytes (the daemon's answer $mod_answer_bytes), provider $prov_bytes bytes (answer $prov_answer_bytes)"
+
+    # -- 1. latency: hostkeeper vs curl ---------------------------------------
+    local reg0 disc0 lines0
+    quiet_before latency
+    reg0=$(counter registry)
+    disc0=$(counter discovery)
+    lines0=$(nginx_log_lines)
+    log "latency: hostkeeper module/provider versions (warm cache) vs curl, hyperfine -N, $runs runs after $warmup warm-ups"
+    phase_begin
+    hyperfine -N --style basic --warmup "$warmup" --runs "$runs" --export-json "$RAW/latency.json" \
+        -n hostkeeper-module "$BIN/hostkeeper --socket $SOCK module versions $mod" \
+        -n curl-module "curl -s --cacert $CA $mod_url" \
+        -n hostkeeper-module-constraint "$BIN/hostkeeper --socket $SOCK module versions $mod --constraint '~> 1.2'" \
+        -n hostkeeper-provider "$BIN/hostkeeper --socket $SOCK provider versions $prov" \
+        -n curl-provider "curl -s --cacert $CA $prov_url" >&2
+    phase_end
+    local others_latency=$PHASE_OTHERS
+    loads_after latency "$others_latency"
+    hkd_check
+    [[ "$(counter registry)" == "$reg0" && "$(counter discovery)" == "$disc0" ]] ||
+        die "the daemon went upstream during the warm-cache runs"
+    local curl_reqs
+    curl_reqs=$(( $(nginx_log_lines) - lines0 ))
+    [[ "$curl_reqs" == $(( 2 * (runs + warmup) )) ]] ||
+        die "nginx logged $curl_reqs requests, expected $(( 2 * (runs + warmup) )) from curl"
+    local -A med
+    local name
+    for name in hostkeeper-module curl-module hostkeeper-module-constraint hostkeeper-provider curl-provider; do
+        med[$name]=$(jq -r --arg n "$name" '.results[] | select(.command == $n) | .median' "$RAW/latency.json")
+    done
+    log "  module: hostkeeper $(ms "${med[hostkeeper-module]}") ms, with --constraint $(ms "${med[hostkeeper-module-constraint]}") ms," \
+        "curl $(ms "${med[curl-module]}") ms; provider: hostkeeper $(ms "${med[hostkeeper-provider]}") ms, curl $(ms "${med[curl-provider]}") ms"
+
+    # -- 2. cached throughput, 8 clients ------------------------------------
+    # Each repeat: `get` of the registry's host, then module_versions, then
+    # provider_versions, on the same daemon (the machine may be busy, see the
+    # CPU share of other processes).
+    local mod_req prov_req r get_json="" mod_json="" prov_json=""
+    mod_req="{\"op\":\"module_versions\",\"module\":\"$mod\"}"
+    prov_req="{\"op\":\"provider_versions\",\"provider\":\"$prov\"}"
+    quiet_before throughput
+    reg0=$(counter registry)
+    disc0=$(counter discovery)
+    RUN_OTHERS_MAX=0
+    for r in $(seq 1 "$repeats"); do
+        log "get throughput (for comparison): 8 clients, ${seconds} s, run $r of $repeats"
+        throughput_run "get-throughput-8-$r" --op get --clients 8 --seconds "$seconds" --host "$host"
+        get_json+="$RUN_OUT"$'\n'
+        log "module_versions throughput: 8 clients, ${seconds} s, run $r of $repeats"
+        throughput_run "module-throughput-8-$r" --clients 8 --seconds "$seconds" --request "$mod_req"
+        [[ "$(jq -r '.sources.cache == .requests' <<<"$RUN_OUT")" == true ]] ||
+            die "not every module_versions answer came from the cache: $(jq -c .sources <<<"$RUN_OUT")"
+        mod_json+="$RUN_OUT"$'\n'
+        log "provider_versions throughput: 8 clients, ${seconds} s, run $r of $repeats"
+        throughput_run "provider-throughput-8-$r" --clients 8 --seconds "$seconds" --request "$prov_req"
+        [[ "$(jq -r '.sources.cache == .requests' <<<"$RUN_OUT")" == true ]] ||
+            die "not every provider_versions answer came from the cache: $(jq -c .sources <<<"$RUN_OUT")"
+        prov_json+="$RUN_OUT"$'\n'
+    done
+    local others_tp=$RUN_OTHERS_MAX
+    loads_after throughput "$others_tp"
+    hkd_check
+    [[ "$(counter registry)" == "$reg0" && "$(counter discovery)" == "$disc0" ]] ||
+        die "the daemon went upstream during the throughput runs"
+    local get_tp mod_tp prov_tp
+    get_tp=$(throughput_summary <<<"$get_json")
+    mod_tp=$(throughput_summary <<<"$mod_json")
+    prov_tp=$(throughput_summary <<<"$prov_json")
+    hkd_stop
+
+    # -- 3. cold lookups of M modules at once -------------------------------
+    local b out all=""
+    quiet_before bursts
+    local others_b=0
+    for b in $(seq 1 "$bursts"); do
+        burst "$burst_clients" "$burst_modules"
+        out=$BURST_OUT
+        echo "$out" >>"$RAW/bursts.jsonl"
+        log "burst $b of $bursts: $(jq -r '"\(.seconds*1000|round) ms, upstream registry \(.upstream_registry_daemon) (daemon) / \(.upstream_registry_server) (nginx), discovery \(.upstream_discovery_daemon) / \(.upstream_discovery_server), sources \(.sources|tojson), errors \(.errors)"' <<<"$out")"
+        [[ "$(jq -r --argjson n "$burst_clients" '.errors == 0 and .found == $n' <<<"$out")" == true ]] ||
+            die "burst: not every lookup succeeded: $out"
+        le "$(jq -r .others_pct <<<"$out")" "$others_b" || others_b=$(jq -r .others_pct <<<"$out")
+        all+="$out"$'\n'
+    done
+    loads_after bursts "$others_b"
+    local wall wall_range up_reg up_disc net_range p50b maxb met
+    out=$(jq -s -c 'sort_by(.seconds) | .[(length - 1) / 2 | floor]' <<<"$all")
+    wall=$(jq -r .seconds <<<"$out")
+    wall_range=$(jq -s -r 'map(.seconds * 1000 | round) | "\(min)–\(max)"' <<<"$all")
+    up_reg=$(jq -s -r '"\(map(.upstream_registry_daemon) | unique | map(tostring) | join("/")) / \(map(.upstream_registry_server) | unique | map(tostring) | join("/"))"' <<<"$all")
+    up_disc=$(jq -s -r '"\(map(.upstream_discovery_daemon) | unique | map(tostring) | join("/")) / \(map(.upstream_discovery_server) | unique | map(tostring) | join("/"))"' <<<"$all")
+    net_range=$(jq -s -r 'map(.sources.network) | if min == max then "\(min)" else "\(min)–\(max)" end' <<<"$all")
+    p50b=$(jq -r '.latency_us.p50/1000|round' <<<"$out")
+    maxb=$(jq -r '.latency_us.max/1000|round' <<<"$out")
+    met=$(jq -s -r --argjson m "$burst_modules" 'if all(.upstream_registry_daemon == $m and .upstream_registry_server == $m
+        and .server_modules == $m and .upstream_discovery_daemon == 1 and .upstream_discovery_server == 1) then "yes" else "no" end' <<<"$all")
+
+    # -- rows for run.sh's table ----------------------------------------------
+    local mod_kib prov_kib
+    mod_kib=$(awk -v b="$mod_bytes" 'BEGIN { printf "%.0f", b / 1024 }')
+    prov_kib=$(awk -v b="$prov_bytes" 'BEGIN { printf "%.0f", b / 1024 }')
+    row_latency() {  # LABEL HK CURL CURL_TEXT
+        echo "| $1, process start to exit, warm cache, median of $runs | $(ms "$2") ms | $4 $(ms "$3") ms | $(speedup "$3" "$2") | ≥ 3× | $(yesno ge "$(ratio "$3" "$2")" 3) |"
+    }
+    row_throughput() {  # OP SUMMARY
+        echo "| cached \`$1\` throughput, 8 clients | $(thousands "$(jq -r .rps <<<"$2")")/s (median of $repeats, range $(throughput_range "$2")/s; p50 $(jq -r .p50 <<<"$2") µs, p99 $(jq -r .p99 <<<"$2") µs; daemon CPU $(jq -r .cpu <<<"$2") µs per request) | cached \`get\` of the registry's host, same daemon, runs interleaved: $(thousands "$(jq -r .rps <<<"$get_tp")")/s (range $(throughput_range "$get_tp")/s; daemon CPU $(jq -r .cpu <<<"$get_tp") µs per request) | $(awk -v a="$(jq -r .rps <<<"$2")" -v b="$(jq -r .rps <<<"$get_tp")" 'BEGIN { printf "%.0f%% of get", 100 * a / b }') | — | — |"
+    }
+    {
+        row_latency "\`hostkeeper module versions HOST/acme/net/aws\` (100 versions)" "${med[hostkeeper-module]}" "${med[curl-module]}" \
+            "\`curl -s --cacert CA https://HOST/v1/modules/acme/net/aws/versions\` (same nginx, $mod_kib KiB)"
+        row_latency "same, \`--constraint \"~> 1.2\"\` (12 of 100)" "${med[hostkeeper-module-constraint]}" "${med[curl-module]}" \
+            "the same curl"
+        row_latency "\`hostkeeper provider versions HOST/acme/big\` (300 versions × 10 platforms)" "${med[hostkeeper-provider]}" "${med[curl-provider]}" \
+            "\`curl -s --cacert CA https://HOST/v1/providers/acme/big/versions\` (same nginx, $prov_kib KiB)"
+        row_throughput module_versions "$mod_tp"
+        row_throughput provider_versions "$prov_tp"
+        echo "| $burst_clients cold \`module_versions\` lookups of $burst_modules modules at once: upstream requests per burst for versions documents, daemon (\`registry.upstream_requests\`) / nginx log; for the discovery document | $up_reg (each of $bursts bursts); discovery $up_disc | $burst_clients without single flight | — | = $burst_modules; discovery = 1 | $met |"
+        echo "| same, total wall time (first request sent to last answer), median of $bursts | $(printf %.0f "$(ms "$wall")") ms (range $wall_range ms; answers p50 $p50b ms, max $maxb ms; $net_range of $burst_clients answers \`network\`) | — | — | — | — |"
+    } >"$OUT/registry-rows.md"
+    {
+        echo "- Registries: nginx $(nginx_version) from Debian on 127.0.0.1 (TLS, throw-away CA; one process)" \
+             "serving static application/json files: a module versions document of 100 versions ($mod_bytes bytes)," \
+             "a provider versions document of 300 versions × 10 platforms ($prov_bytes bytes); hostkeeperd on a" \
+             "private socket with \`--ca-file\`, a token in the keyring for the registry's host. The daemon's answers" \
+             "(\`--json\`, compact): module $mod_answer_bytes bytes, provider $prov_answer_bytes bytes; the CLI prints" \
+             "them as text (a heading and one line per version). Every hostkeeper run a new process and socket" \
+             "connection, every curl run a new process and TLS connection; hostkeeper's runs sent nothing upstream" \
+             "(daemon counters unchanged), nginx logged exactly the $(( 2 * (runs + warmup) )) curl requests. The" \
+             "warm daemon ran with \`--discovery-ttl 2h --registry-versions-ttl 2h\`, so that nothing expired while" \
+             "the script waited for a quiet machine; the bursts' daemons with the defaults."
+        echo "- Registry throughput: hk_bench_socket_load --request, 8 persistent connections, every answer checked" \
+             "(ok, \`source\` cache); daemon CPU per request as for discovery. Registry bursts: $burst_clients threads" \
+             "each with its own connection, client i asks for acme/m(i mod $burst_modules + 1)/aws; each burst against" \
+             "a freshly started hostkeeperd that has answered one discover of another host (other.localhost), so the" \
+             "registry host's discovery document and every versions list are fetched, and its token read from the" \
+             "keyring, during the burst;" \
+             "upstream counts from \`status --json\` (\`registry\` and \`discovery\` \`upstream_requests\`) and the nginx" \
+             "access-log lines for bench.localhost. An answer is \`network\` when its request arrived while the fetch" \
+             "was in flight, \`cache\` after it."
+        echo "- Registry measurements and the machine's load (load averages from /proc/loadavg; a measurement waits" \
+             "up to $LOAD_WAITS × $LOAD_WAIT_SECONDS s for a 1-minute load average ≤ $MAX_LOAD; this benchmark's own" \
+             "clients and daemon raise it too): ${LOADS%; }."
+    } >"$OUT/registry-notes.md"
+    nginx_stop
+    log "registry rows written to $OUT/registry-rows.md"
+}
+
+main() {
+    [[ $# -eq 2 ]] || { echo "usage: $0 BIN_DIR OUT_DIR" >&2; exit 2; }
+    if ! nginx_bin >/dev/null; then
+        echo "bench (registry): nginx is missing (./packaging/deps.sh bench, or apt-get install nginx): skipped" >&2
+        exit 77
+    fi
+    local bin out
+    bin=$(cd "$1" && pwd)
+    mkdir -p "$2"
+    out=$(cd "$2" && pwd)
+    if [[ -z "${HK_TEST_ROOT:-}" ]]; then
+        local self
+        self=$(readlink -f "${BASH_SOURCE[0]}")
+        exec "$(dirname "$self")/../support/keyring-env.sh" bash "$self" "$bin" "$out"
+    fi
+    inner "$bin" "$out"
+    cat "$out/registry-rows.md"
+    cat "$out/registry-notes.md"
+}
+
+main "$@"; exit
