@@ -120,39 +120,46 @@ asio::awaitable<std::string> RegistryService::service_url(std::string host, std:
                 host + " does not support " + service + "; it offers " + list);
 }
 
+// A registry's document: `path` below the URL its discovery document gives
+// for `service`, found when the document is fetched (a cached answer needs no
+// discovery, no URL). The cache key names the document without its URL.
 RegistryService::Job RegistryService::registry_job(Kind kind, const std::string& host,
-                                                   const std::string& url) const {
+                                                   const std::string& service,
+                                                   const std::string& path) const {
     Job job;
     job.kind = kind;
-    job.url = url;
     job.address_host = host;
     job.token_host = host;
     job.token_origin = origin_of(host);
+    job.service = service;
+    job.path = path;
+    job.key = host + " " + host + " " + service + " " + path;
     return job;
 }
 
-RegistryService::Job RegistryService::mirror_job(const Mirror& mirror,
+// A mirror's document: `path` below its base URL.
+RegistryService::Job RegistryService::mirror_job(Kind kind, const Mirror& mirror,
                                                  const std::string& address_host,
-                                                 const std::string& url) const {
+                                                 const std::string& path) const {
     Job job;
-    job.kind = Kind::versions;
-    job.url = url;
+    job.kind = kind;
+    job.url = below(mirror.base, path);
     job.address_host = address_host;
     job.token_host = mirror.host;
     job.token_origin = mirror.base;
+    job.key = address_host + " " + mirror.host + " " + job.url;
     return job;
 }
 
 // Jobs (and their lambdas) are made outside the coroutines: g++ 12 warns
 // falsely about coroutines that make lambdas (-Wmismatched-new-delete, GCC
 // bug 109224).
-RegistryService::Job RegistryService::module_versions_job(const proto::ModuleAddress& module,
-                                                          const std::string& base) {
+RegistryService::Job RegistryService::module_versions_job(const proto::ModuleAddress& module) const {
     const std::string path = module.name_space + "/" + module.name + "/" + module.system;
-    Job job = registry_job(Kind::versions, module.host, below(base, path + "/versions"));
+    Job job = registry_job(Kind::versions, module.host, "modules.v1", path + "/versions");
     job.label = "the versions of module " + module.to_string();
     job.not_found = module.host + " has no module " + path;
-    job.parse = [](const HttpResponse& r) {
+    job.parse = [](const HttpResponse& r, const std::string&) {
         VersionList list = parse_module_versions(r.body);
         return RegistryDocument(r.url, std::move(list.body), std::move(list.versions));
     };
@@ -160,14 +167,13 @@ RegistryService::Job RegistryService::module_versions_job(const proto::ModuleAdd
 }
 
 RegistryService::Job RegistryService::module_download_job(const proto::ModuleAddress& module,
-                                                          const proto::SemVer& version,
-                                                          const std::string& base) {
+                                                          const proto::SemVer& version) const {
     const std::string path = module.name_space + "/" + module.name + "/" + module.system;
-    const std::string endpoint = below(base, path + "/" + version.to_string() + "/download");
-    Job job = registry_job(Kind::module_download, module.host, endpoint);
+    Job job = registry_job(Kind::module_download, module.host, "modules.v1",
+                           path + "/" + version.to_string() + "/download");
     job.label = "the download location of module " + module.to_string() + " " + version.to_string();
     job.not_found = module.host + " has no version " + version.to_string() + " of module " + path;
-    job.parse = [endpoint](const HttpResponse& r) {
+    job.parse = [](const HttpResponse& r, const std::string& endpoint) {
         // As Terraform: a 204 gives X-Terraform-Get; a 200 must have a JSON
         // object body whose "location" comes first, the header second.
         std::string location;
@@ -187,6 +193,7 @@ RegistryService::Job RegistryService::module_download_job(const proto::ModuleAdd
                                      " without an X-Terraform-Get header, which must give the "
                                      "module's download location");
         }
+        // Relative forms resolve against the endpoint's URL, not a redirect's.
         return RegistryDocument(endpoint,
                                 Json{{"location", resolve_module_location(location, endpoint)}});
     };
@@ -194,22 +201,21 @@ RegistryService::Job RegistryService::module_download_job(const proto::ModuleAdd
 }
 
 RegistryService::Job RegistryService::provider_versions_job(const proto::ProviderAddress& provider,
-                                                            const std::optional<Mirror>& mirror,
-                                                            const std::string& base) {
+                                                            const std::optional<Mirror>& mirror) const {
     const std::string path = provider.name_space + "/" + provider.type;
     Job job;
     if (mirror) {
-        job = mirror_job(*mirror, provider.host,
-                         below(mirror->base, provider.host + "/" + path + "/index.json"));
+        job = mirror_job(Kind::versions, *mirror, provider.host,
+                         provider.host + "/" + path + "/index.json");
         job.not_found = "the mirror " + mirror->base + " does not carry " + provider.to_string();
-        job.parse = [](const HttpResponse& r) {
+        job.parse = [](const HttpResponse& r, const std::string&) {
             VersionList list = parse_mirror_index(r.body);
             return RegistryDocument(r.url, std::move(list.body), std::move(list.versions));
         };
     } else {
-        job = registry_job(Kind::versions, provider.host, below(base, path + "/versions"));
+        job = registry_job(Kind::versions, provider.host, "providers.v1", path + "/versions");
         job.not_found = provider.host + " has no provider " + path;
-        job.parse = [](const HttpResponse& r) {
+        job.parse = [](const HttpResponse& r, const std::string&) {
             VersionList list = parse_provider_versions(r.body);
             return RegistryDocument(r.url, std::move(list.body), std::move(list.versions));
         };
@@ -221,29 +227,27 @@ RegistryService::Job RegistryService::provider_versions_job(const proto::Provide
 RegistryService::Job RegistryService::provider_package_job(const proto::ProviderAddress& provider,
                                                            const proto::SemVer& version,
                                                            const std::string& platform,
-                                                           const std::optional<Mirror>& mirror,
-                                                           const std::string& base) {
+                                                           const std::optional<Mirror>& mirror) const {
     const std::string path = provider.name_space + "/" + provider.type;
     const std::string v = version.to_string();
     Job job;
     if (mirror) {
-        job = mirror_job(*mirror, provider.host,
-                         below(mirror->base, provider.host + "/" + path + "/" + v + ".json"));
-        job.kind = Kind::download;
+        job = mirror_job(Kind::download, *mirror, provider.host,
+                         provider.host + "/" + path + "/" + v + ".json");
         job.not_found =
             "the mirror " + mirror->base + " has no version " + v + " of " + provider.to_string();
-        job.parse = [](const HttpResponse& r) {
+        job.parse = [](const HttpResponse& r, const std::string&) {
             return RegistryDocument(r.url, parse_mirror_version(r.body, r.url));
         };
     } else {
         const auto underscore = platform.find('_');
         const std::string os = platform.substr(0, underscore);
         const std::string arch = platform.substr(underscore + 1);
-        job = registry_job(Kind::download, provider.host,
-                           below(base, path + "/" + v + "/download/" + os + "/" + arch));
+        job = registry_job(Kind::download, provider.host, "providers.v1",
+                           path + "/" + v + "/download/" + os + "/" + arch);
         job.not_found =
             provider.host + " has no " + platform + " package of provider " + path + " " + v;
-        job.parse = [](const HttpResponse& r) {
+        job.parse = [](const HttpResponse& r, const std::string&) {
             return RegistryDocument(r.url, parse_provider_package(r.body, r.url));
         };
     }
@@ -253,23 +257,19 @@ RegistryService::Job RegistryService::provider_package_job(const proto::Provider
 
 asio::awaitable<RegistryAnswer> RegistryService::module_versions(proto::ModuleAddress module,
                                                                  bool refresh) {
-    const std::string base = co_await service_url(module.host, "modules.v1");
-    co_return co_await get(module_versions_job(module, base), refresh);
+    co_return co_await get(module_versions_job(module), refresh);
 }
 
 asio::awaitable<RegistryAnswer> RegistryService::module_download(proto::ModuleAddress module,
                                                                  proto::SemVer version,
                                                                  bool refresh) {
-    const std::string base = co_await service_url(module.host, "modules.v1");
-    co_return co_await get(module_download_job(module, version, base), refresh);
+    co_return co_await get(module_download_job(module, version), refresh);
 }
 
 asio::awaitable<RegistryAnswer> RegistryService::provider_versions(proto::ProviderAddress provider,
                                                                    std::optional<Mirror> mirror,
                                                                    bool refresh) {
-    std::string base;
-    if (!mirror) base = co_await service_url(provider.host, "providers.v1");
-    co_return co_await get(provider_versions_job(provider, mirror, base), refresh);
+    co_return co_await get(provider_versions_job(provider, mirror), refresh);
 }
 
 asio::awaitable<RegistryAnswer> RegistryService::provider_package(proto::ProviderAddress provider,
@@ -281,14 +281,11 @@ asio::awaitable<RegistryAnswer> RegistryService::provider_package(proto::Provide
         throw Error(ErrorCode::bad_request,
                     "\"" + platform + "\" is not a platform such as linux_amd64 (OS_ARCH)");
     }
-    std::string base;
-    if (!mirror) base = co_await service_url(provider.host, "providers.v1");
-    co_return co_await get(provider_package_job(provider, version, platform, mirror, base),
-                           refresh);
+    co_return co_await get(provider_package_job(provider, version, platform, mirror), refresh);
 }
 
 asio::awaitable<RegistryAnswer> RegistryService::get(Job job, bool refresh) {
-    const std::string key = job.address_host + " " + job.token_host + " " + job.url;
+    const std::string key = job.key;
     const std::string label = job.label;
     const std::string not_found = job.not_found;
     // Named, not a temporary in the co_await expression: g++ 12 may destroy
@@ -319,14 +316,28 @@ RegistryService::Cache::Fetch RegistryService::fetcher(std::shared_ptr<const Job
 asio::awaitable<RegistryService::Cache::Fetched> RegistryService::fetch(
     std::shared_ptr<const Job> job) {
     Cache::Fetched out;
+    std::string url = job->url;
+    if (url.empty()) {
+        // Discovery failing is this document failing: its last good answer
+        // may stand in (stale-if-error) while the host is down.
+        std::string failed;
+        try {
+            url = below(co_await service_url(job->address_host, job->service), job->path);
+        } catch (const DiscoveryError& e) {
+            failed = std::string("discovery: ") + e.what();
+        }
+        if (!failed.empty()) {
+            fail(out, failed);
+            co_return out;
+        }
+    }
     const std::optional<proto::Secret> token =
         co_await bearer_token(credentials_, job->token_host, job->label);
     FetchRules rules;
     rules.max_body = kMaxRegistryDocument;
     rules.max_redirects = kMaxRegistryRedirects;
     rules.timeout = options_.timeout;
-    const FetchResult fetched =
-        co_await fetch_following(http_, job->url, token, job->token_origin, rules);
+    const FetchResult fetched = co_await fetch_following(http_, url, token, job->token_origin, rules);
     upstream_requests_ += fetched.requests;
     if (!fetched.response) {
         fail(out, fetched.error);
@@ -335,12 +346,12 @@ asio::awaitable<RegistryService::Cache::Fetched> RegistryService::fetch(
                                  : same_origin(fetched.response->url, job->token_origin)
                                      ? Credentials::sent
                                      : Credentials::withheld;
-        judge(*job, *fetched.response, sent, out);
+        judge(*job, url, *fetched.response, sent, out);
     }
     co_return out;
 }
 
-void RegistryService::judge(const Job& job, const HttpResponse& response, Credentials sent,
+void RegistryService::judge(const Job& job, const std::string& url_asked, const HttpResponse& response, Credentials sent,
                             Cache::Fetched& out) {
     const std::string& url = response.url;
     const auto now = clock_();
@@ -384,7 +395,7 @@ void RegistryService::judge(const Job& job, const HttpResponse& response, Creden
         }
     }
     try {
-        auto document = std::make_shared<const RegistryDocument>(job.parse(response));
+        auto document = std::make_shared<const RegistryDocument>(job.parse(response, url_asked));
         // The server may shorten how long its answer stays fresh, never lengthen it.
         const seconds fresh = freshness(directives, response.age, ttl, seconds(0), ttl);
         out.good = Cache::Good{std::move(document), false, now, now + fresh};

@@ -104,32 +104,38 @@ public:
 
 private:
     enum class Kind { versions, download, module_download };
+    // One document to fetch: at `url`, or (a registry's) at `path` below the
+    // URL discovery gives for `service`.
     struct Job {
-        Kind kind;
+        Kind kind = Kind::versions;
+        std::string key;  // the cache key: "ADDRESS_HOST TOKEN_HOST ..." (flush(host) reads it)
         std::string url;
+        std::string service;
+        std::string path;
         std::string address_host;  // the module's or provider's registry host
         std::string token_host;    // whose credentials are sent ...
         std::string token_origin;  // ... to this origin only
         std::string label;         // "versions of module ...", for messages and the log
         std::string not_found;     // the message for a 404
-        std::function<RegistryDocument(const HttpResponse&)> parse;
+        // The response (200, JSON) and the URL asked (before redirects).
+        std::function<RegistryDocument(const HttpResponse&, const std::string&)> parse;
     };
 
-    Job module_versions_job(const proto::ModuleAddress& module, const std::string& base);
-    Job module_download_job(const proto::ModuleAddress& module, const proto::SemVer& version, const std::string& base);
-    Job provider_versions_job(const proto::ProviderAddress& provider, const std::optional<Mirror>& mirror,
-                              const std::string& base);
+    Job registry_job(Kind kind, const std::string& host, const std::string& service, const std::string& path) const;
+    Job mirror_job(Kind kind, const Mirror& mirror, const std::string& address_host, const std::string& path) const;
+    Job module_versions_job(const proto::ModuleAddress& module) const;
+    Job module_download_job(const proto::ModuleAddress& module, const proto::SemVer& version) const;
+    Job provider_versions_job(const proto::ProviderAddress& provider, const std::optional<Mirror>& mirror) const;
     Job provider_package_job(const proto::ProviderAddress& provider, const proto::SemVer& version,
-                             const std::string& platform, const std::optional<Mirror>& mirror, const std::string& base);
+                             const std::string& platform, const std::optional<Mirror>& mirror) const;
     Cache::Fetch fetcher(std::shared_ptr<const Job> job);
     boost::asio::awaitable<std::string> service_url(std::string host, std::string service);
     boost::asio::awaitable<RegistryAnswer> get(Job job, bool refresh);
     boost::asio::awaitable<Cache::Fetched> fetch(std::shared_ptr<const Job> job);
     enum class Credentials { none, sent, withheld };
-    void judge(const Job& job, const HttpResponse& response, Credentials sent, Cache::Fetched& out);
+    void judge(const Job& job, const std::string& url_asked, const HttpResponse& response, Credentials sent,
+               Cache::Fetched& out);
     void fail(Cache::Fetched& out, const std::string& error);
-    Job registry_job(Kind kind, const std::string& host, const std::string& url) const;
-    Job mirror_job(const Mirror& mirror, const std::string& address_host, const std::string& url) const;
 
     HttpClient& http_;
     CredentialService& credentials_;

@@ -416,6 +416,25 @@ TEST_CASE("stale-if-error: the last good registry answer outlives a failing serv
     CHECK(f.registry.stats().stale == 3);
 }
 
+TEST_CASE("a cached answer needs no discovery; a host down altogether still gets its stale answer",
+          "[daemon][registry]") {
+    Fixture f;
+    f.http.routes[kModuleVersions] = [] { return FakeHttpClient::json(kModuleVersionsBody); };
+    const RegistryAnswer good = f.module_versions();
+    // The discovery document is forgotten: a fresh registry answer does not need it.
+    f.discovery.flush();
+    CHECK(f.module_versions().source == AnswerSource::cache);
+    CHECK(f.count(kDiscovery) == 1);
+    // Expired, and now the whole host is unreachable: discovery fails, the
+    // registry's last good answer stands in, saying why.
+    f.now += 100s;
+    f.http.routes.clear();
+    const RegistryAnswer stale = f.module_versions();
+    CHECK(stale.source == AnswerSource::stale);
+    CHECK(stale.document == good.document);
+    CHECK_THAT(stale.error, Catch::Contains("discovery: https://r.example/.well-known/terraform.json"));
+}
+
 TEST_CASE("a refusal (401, 403, 410) is never answered with the last good answer", "[daemon][registry]") {
     for (const long status : {401L, 403L, 410L}) {
         INFO("HTTP " << status);
@@ -720,7 +739,10 @@ TEST_CASE("a host whose discovery lacks modules.v1 is unsupported_service", "[da
     CHECK_THAT(e.what(),
                Catch::Contains("q.example does not support modules.v1; it offers modules.v2"));
     CHECK(f.http.requests.size() == 2);  // discovery only
-    CHECK(f.registry.stats().misses == 0);
+    // Each was a miss (discovery is asked only when the document is not
+    // cached), and nothing was kept: the next request asks discovery again.
+    CHECK(f.registry.stats().misses == 2);
+    CHECK(f.registry.stats().entries == 0);
 }
 
 // ---- flush and stats
