@@ -135,7 +135,9 @@ VersionList parse_provider_versions(std::string_view body) {
                                             .get_ref<const std::string&>();
                 const std::string& arch = member((*list)[k], "arch", Json::value_t::string, at)
                                               .get_ref<const std::string&>();
-                platforms.push_back(os + "_" + arch);
+                std::string platform = os;
+                platform.append("_").append(arch);
+                platforms.push_back(std::move(platform));
             }
         }
         const auto version = proto::try_parse_semver(text);
