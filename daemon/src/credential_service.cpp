@@ -1,18 +1,12 @@
 #include "credential_service.hpp"
 
-#include <boost/asio/async_result.hpp>
-#include <boost/asio/associated_executor.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/prefer.hpp>
-#include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <exception>
-#include <type_traits>
-#include <variant>
 
 #include "hostkeeper/proto/error.hpp"
 #include "hostkeeper/proto/messages.hpp"
+#include "on_worker.hpp"
 
 namespace hostkeeper::daemon {
 namespace asio = boost::asio;
@@ -22,38 +16,6 @@ using proto::Secret;
 using steady = std::chrono::steady_clock;
 
 namespace {
-
-// Runs `f` on `worker` and resumes the awaiting coroutine on its own
-// executor with f's result or exception. (Plain handlers, not a lambda
-// coroutine: g++ 12 destroys the captures of those twice.) A void `f`
-// yields std::monostate.
-template <typename F>
-auto on_worker(const asio::any_io_executor& worker, F f) {
-    using Raw = std::invoke_result_t<F>;
-    using R = std::conditional_t<std::is_void_v<Raw>, std::monostate, Raw>;
-    return asio::async_initiate<decltype(asio::use_awaitable), void(std::exception_ptr, R)>(
-        [worker](auto handler, F fn) {
-            // Tracked: the event loop keeps running while the worker works.
-            auto home = asio::prefer(asio::get_associated_executor(handler), asio::execution::outstanding_work.tracked);
-            asio::post(worker, [handler = std::move(handler), fn = std::move(fn), home]() mutable {
-                std::exception_ptr failure;
-                R result{};
-                try {
-                    if constexpr (std::is_void_v<Raw>) {
-                        fn();
-                    } else {
-                        result = fn();
-                    }
-                } catch (...) {
-                    failure = std::current_exception();
-                }
-                asio::post(home, [handler = std::move(handler), failure, result = std::move(result)]() mutable {
-                    std::move(handler)(failure, std::move(result));
-                });
-            });
-        },
-        asio::use_awaitable, std::move(f));
-}
 
 std::optional<Secret> clone(const std::optional<Secret>& secret) {
     if (!secret) return std::nullopt;

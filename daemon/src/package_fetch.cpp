@@ -14,6 +14,8 @@
 #include "hostkeeper/proto/error.hpp"
 #include "hostkeeper/proto/unique_fd.hpp"
 #include "http_fetch.hpp"
+#include "hostkeeper/proto/socket_path.hpp"
+#include "on_worker.hpp"
 #include "package_hash.hpp"
 #include "registry_options.hpp"
 
@@ -39,12 +41,6 @@ using Fd = proto::UniqueFd;
 FetchedPackage verify(const std::string& path, const std::vector<std::string>& zh,
                       const std::vector<std::string>& h1, const std::string& refusing) {
     FetchedPackage out;
-    try {
-        out.zh = zip_hash(path);
-        out.h1 = h1_hash(path);
-    } catch (const PackageError& e) {
-        throw Error(ErrorCode::verification_failed, refusing + ": " + e.what());
-    }
     const auto check = [&](const std::string& computed, const std::vector<std::string>& expected,
                            const char* kind) {
         if (expected.empty()) return;
@@ -57,8 +53,15 @@ FetchedPackage verify(const std::string& path, const std::vector<std::string>& z
         }
         out.matched.push_back(computed);
     };
-    check(out.zh, zh, "zh: (SHA-256 of the zip)");
-    check(out.h1, h1, "h1: (of its contents)");
+    try {
+        // The cheap hash first: a package that fails it is not unpacked at all.
+        out.zh = zip_hash(path);
+        check(out.zh, zh, "zh: (SHA-256 of the zip)");
+        out.h1 = h1_hash(path);
+        check(out.h1, h1, "h1: (of its contents)");
+    } catch (const PackageError& e) {
+        throw Error(ErrorCode::verification_failed, refusing + ": " + e.what());
+    }
     return out;
 }
 
@@ -67,10 +70,14 @@ FetchedPackage verify(const std::string& path, const std::vector<std::string>& z
 PackageFetcher::PackageFetcher(HttpClient& http, fs::path dir, std::chrono::seconds timeout)
     : http_(http), dir_(std::move(dir)), timeout_(timeout) {}
 
+// Packages nobody collected (a client that died): only our own files.
 void PackageFetcher::sweep() const {
     std::error_code ec;
     const auto now = fs::file_time_type::clock::now();
     for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind("package-", 0) != 0 || entry.path().extension() != ".zip") continue;
+        if (!entry.is_regular_file(ec) || entry.is_symlink(ec)) continue;
         const auto modified = entry.last_write_time(ec);
         if (!ec && now - modified > std::chrono::hours(1)) fs::remove(entry.path(), ec);
     }
@@ -91,10 +98,7 @@ asio::awaitable<FetchedPackage> PackageFetcher::fetch(std::string url,
                         ": its publisher gave no zh: or h1: hash to check the package against; not "
                         "downloading it");
     }
-    if (::mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST) {
-        throw Error(ErrorCode::internal,
-                    "cannot create " + dir_.string() + ": " + std::strerror(errno));
-    }
+    proto::ensure_private_directory(dir_, ::geteuid());  // 0700, ours, or an error that says so
     sweep();
     std::string path = (dir_ / "package-XXXXXX.zip").string();
     const Fd fd(::mkstemps(path.data(), 4));
@@ -116,7 +120,11 @@ asio::awaitable<FetchedPackage> PackageFetcher::fetch(std::string url,
     rules.timeout = timeout_;
     rules.body_fd = fd.get();
     // No credentials: Terraform sends none to archive URLs either.
-    const FetchResult result = co_await fetch_following(http_, url, std::nullopt, "", rules);
+    // (Named, not temporaries in the co_await expression: g++ 12 may destroy
+    // such temporaries twice.)
+    const std::optional<proto::Secret> no_token;
+    const std::string no_origin;
+    const FetchResult result = co_await fetch_following(http_, url, no_token, no_origin, rules);
     if (!result.response)
         throw Error(ErrorCode::registry_failed, "downloading " + what + ": " + result.error);
     if (result.response->status != 200) {
@@ -128,7 +136,10 @@ asio::awaitable<FetchedPackage> PackageFetcher::fetch(std::string url,
         throw Error(ErrorCode::internal, "writing " + path + ": " + std::strerror(errno));
     }
 
-    FetchedPackage out = verify(path, zh, h1, "refusing " + what + " from " + url);
+    // Hashing unpacks the archive: off the event loop, which keeps serving.
+    const std::string refusing = "refusing " + what + " from " + url;
+    auto check = [&path, &zh, &h1, &refusing] { return verify(path, zh, h1, refusing); };
+    FetchedPackage out = co_await on_worker(hashing_.get_executor(), std::move(check));
     out.size = result.response->body_size;
     keep = true;
     out.path = path;

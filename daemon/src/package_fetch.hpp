@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/thread_pool.hpp>
 
 #include "http_client.hpp"
 
@@ -46,6 +47,7 @@ private:
     HttpClient& http_;
     std::filesystem::path dir_;
     std::chrono::seconds timeout_;
+    boost::asio::thread_pool hashing_{1};
 };
 
 }  // namespace hostkeeper::daemon

@@ -81,6 +81,9 @@ std::string h1_hash(const std::string& path) {
         throw PackageError("the package is not a valid zip archive: " + why);
     }
     const zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
+    if (entries < 0 || static_cast<std::uint64_t>(entries) > kMaxPackageEntries) {
+        throw PackageError("the package has more than " + std::to_string(kMaxPackageEntries) + " files");
+    }
     std::vector<std::pair<std::string, zip_uint64_t>> files;
     for (zip_int64_t i = 0; i < entries; ++i) {
         const char* name =
@@ -91,6 +94,7 @@ std::string h1_hash(const std::string& path) {
     std::sort(files.begin(), files.end());
     Sha256 summary;
     std::vector<char> buffer(std::size_t{1} << 16);
+    std::uint64_t unpacked = 0;
     for (const auto& [name, index] : files) {
         if (name.find('\n') != std::string::npos)
             throw PackageError("the package names a file with a newline");
@@ -106,6 +110,11 @@ std::string h1_hash(const std::string& path) {
                 throw PackageError("cannot read " + name +
                                    " in the package: " + zip_file_strerror(file.get()));
             if (n == 0) break;
+            unpacked += static_cast<std::uint64_t>(n);
+            if (unpacked > kMaxPackageUnpacked) {
+                throw PackageError("the package unpacks to more than " +
+                                   std::to_string(kMaxPackageUnpacked >> 30U) + " GiB");
+            }
             sha.update(buffer.data(), static_cast<std::size_t>(n));
         }
         const std::string line = hex(sha.finish()) + "  " + name + "\n";

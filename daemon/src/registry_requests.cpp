@@ -1,7 +1,5 @@
 #include "registry_requests.hpp"
 
-#include <algorithm>
-#include <cctype>
 #include <vector>
 
 #include "hostkeeper/proto/error.hpp"
@@ -95,21 +93,6 @@ std::string respond_versions(Json head, const RegistryAnswer& answer,
     return respond(std::move(head), answer, &body);
 }
 
-// The package's file name, if it is a plain one: the client writes a file by
-// that name into the directory it was given.
-std::string package_filename(const Json& package) {
-    const std::string name = package.value("filename", "");
-    const bool plain = !name.empty() && name.front() != '.' && name.size() <= 255 &&
-                       std::all_of(name.begin(), name.end(), [](char c) {
-                           return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' ||
-                                  c == '_' || c == '-' || c == '+';
-                       });
-    if (!plain)
-        throw Error(ErrorCode::registry_failed,
-                    "the package's filename \"" + name + "\" is not a plain file name");
-    return name;
-}
-
 }  // namespace
 
 asio::awaitable<std::string> answer_registry_request(RegistryService& registry, Op op,
@@ -159,6 +142,11 @@ asio::awaitable<std::string> answer_registry_request(RegistryService& registry, 
             if (mirror) head["mirror"] = mirror->base;
             const std::string what =
                 provider.to_string() + " " + version.to_string() + " for " + platform;
+            // The name a fetched package is written under comes from the
+            // validated request, never from the publisher: Terraform's own
+            // terraform-provider-TYPE_VERSION_OS_ARCH.zip.
+            const std::string local_name = "terraform-provider-" + provider.type + "_" +
+                                           version.to_string() + "_" + platform + ".zip";
             const RegistryAnswer answer = co_await registry.provider_package(
                 std::move(provider), version, platform, mirror, refresh);
             if (op == Op::provider_package && !mirror) co_return respond(std::move(head), answer);
@@ -166,11 +154,16 @@ asio::awaitable<std::string> answer_registry_request(RegistryService& registry, 
                                ? mirror_package(*answer.document, platform, "the mirror's " + what)
                                : answer.document->body;
             if (op == Op::provider_package) co_return respond(std::move(head), answer, &package);
-            const std::string filename = package_filename(package);
-            const FetchedPackage fetched = co_await registry.fetch_package(
-                package.at("download_url").get<std::string>(),
-                package.at("hashes").get<std::vector<std::string>>(), what);
-            package["filename"] = filename;
+            // Named, not temporaries in the co_await expression: g++ 12 may
+            // destroy such temporaries twice.
+            std::string download_url = package.at("download_url").get<std::string>();
+            std::vector<std::string> hashes = package.at("hashes").get<std::vector<std::string>>();
+            auto fetching = registry.fetch_package(std::move(download_url), std::move(hashes), what);
+            const FetchedPackage fetched = co_await std::move(fetching);
+            if (package.value("filename", "") != local_name) {
+                package["published_filename"] = package.value("filename", "");
+            }
+            package["filename"] = local_name;
             package["path"] = fetched.path;
             package["size"] = fetched.size;
             package["computed"] = Json::array({fetched.zh, fetched.h1});

@@ -218,9 +218,10 @@ int main(int argc, char** argv) {
         if (provider_versions_cmd->parsed()) return client::run_provider_versions(with_start(options), query);
         if (provider_package_cmd->parsed()) return client::run_provider_package(with_start(options), query);
         if (provider_fetch_cmd->parsed()) {
-            // A download takes longer than a question: 10 minutes unless --timeout says.
+            // A download takes longer than a question: longer than the daemon's
+            // default fetch_timeout (10 min) plus discovery, unless --timeout says.
             client::ClientOptions fetching = with_start(options);
-            if (app.get_option("--timeout")->count() == 0) fetching.timeout = std::chrono::minutes(10);
+            if (app.get_option("--timeout")->count() == 0) fetching.timeout = std::chrono::minutes(15);
             return client::run_provider_fetch(fetching, query);
         }
         if (setup_cmd->parsed()) return client::run_setup(setup);

@@ -79,8 +79,8 @@ bool write_all(int fd, const char* data, std::size_t size) {
 // writes with `contents` (returning false, errno set, on failure), then
 // `mode`, fsync and a rename over the target.
 void replace_atomically(const fs::path& path, mode_t mode, const std::function<bool(int)>& fill,
-                        const std::string& contents) {
-    const fs::path target = resolve_target(path);
+                        const std::string& contents, bool through_link) {
+    const fs::path target = through_link ? resolve_target(path) : path;
     // Built with append: g++ 12 -O3 warns falsely (-Wrestrict) about "." + std::string.
     std::string name(".");
     name.append(target.filename().string()).append(".hostkeeper-XXXXXX");
@@ -106,7 +106,8 @@ void replace_atomically(const fs::path& path, mode_t mode, const std::function<b
 
 void write_file_atomically(const fs::path& path, const std::string& content, mode_t mode) {
     replace_atomically(
-        path, mode, [&](int fd) { return write_all(fd, content.data(), content.size()); }, "the new contents");
+        path, mode, [&](int fd) { return write_all(fd, content.data(), content.size()); }, "the new contents",
+        true);
 }
 
 void copy_file_atomically(const fs::path& from, const fs::path& to, mode_t mode) {
@@ -124,7 +125,7 @@ void copy_file_atomically(const fs::path& from, const fs::path& to, mode_t mode)
                 if (!write_all(fd, buffer.data(), static_cast<std::size_t>(n))) return false;
             }
         },
-        "a copy of " + from.string());
+        "a copy of " + from.string(), false);
 }
 
 mode_t mode_or(const fs::path& path, mode_t fallback) {

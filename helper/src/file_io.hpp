@@ -29,7 +29,9 @@ std::optional<std::string> read_file_if_exists(const std::filesystem::path& path
 void write_file_atomically(const std::filesystem::path& path, const std::string& content,
                            mode_t mode);
 
-// Replaces `to` with a copy of the file `from`, the same way (streamed: any size).
+// Replaces `to` with a copy of the file `from`, the same way (streamed: any
+// size), except that a symlink at `to` is replaced, not followed: a link
+// planted in a shared directory cannot redirect the write.
 void copy_file_atomically(const std::filesystem::path& from, const std::filesystem::path& to, mode_t mode);
 
 // The permission bits of an existing file, else `fallback`.

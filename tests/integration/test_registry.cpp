@@ -288,11 +288,19 @@ TEST_CASE("malformed documents are errors that name the URL and the problem", "[
          "application/json",
          "modules[0].versions[0].version is a JSON number",
          {"module", "versions", module}},
-        {"registry",
-         kModule + "/versions",
-         R"({"modules":[{"versions":[]}]})",
+        // A mirror must say application/json (Terraform's mirror client
+        // insists); a registry's body is read as JSON whatever it is labelled.
+        {"mirror",
+         world.mirror_path("index.json"),
+         R"({"versions":{"1.0.0":{}}})",
          "text/html",
          "the Content-Type is \"text/html\"",
+         {"provider", "versions", world.provider(), "--mirror", mirror}},
+        {"registry",
+         kModule + "/versions",
+         "<html><body>Sign in</body></html>",
+         "text/html",
+         "not valid JSON",
          {"module", "versions", module}},
         {"registry",
          kModule + "/versions",
@@ -672,7 +680,7 @@ TEST_CASE("provider fetch: downloads, checks zh: and h1:, and sends no credentia
     // From the registry: the archive on another host, checked against the shasum.
     world.server.route("registry.localhost",
                        kProvider + "/3.0.0/download/linux/amd64", json_response(R"({
-        "os":"linux","arch":"amd64","filename":")" + filename + R"(",
+        "os":"linux","arch":"amd64","filename":"main.tf",
         "download_url":")" + world.url("cdn", "/files/" + filename) + R"(",
         "shasum":")" + package.zh.substr(3) + R"("})"));
     world.server.route("cdn.localhost", "/files/" + filename, zip_response(package.bytes));
@@ -697,7 +705,9 @@ TEST_CASE("provider fetch: downloads, checks zh: and h1:, and sends no credentia
     INFO(direct.err);
     REQUIRE(direct.exit_code == 0);
     CHECK_THAT(direct.out, Contains("verified " + package.zh));
+    // Written under Terraform's name for the package, not the publisher's "main.tf".
     CHECK(read_file(out / "registry" / filename) == package.bytes);
+    CHECK(files_in(out / "registry") == Strings{filename});
 
     const Json mirrored =
         world.hk_json({"provider", "fetch", world.provider(), "3.0.0", "--platform", "linux_amd64",
@@ -739,7 +749,8 @@ TEST_CASE("provider fetch refuses a package that does not match, and leaves noth
     publish("3.0.1", "\"" + wrong_h1 + "\",\"" + package.zh + "\"", package.bytes);
     publish("3.0.2", "\"" + package.h1 + "\",\"" + wrong_zh + "\"", package.bytes);
     publish("3.0.3", "", package.bytes);
-    publish("3.0.4", "\"zh:" + std::string(64, 'a') + "\"", "this is not a zip archive");
+    // Only an h1: published: the zip must be unpacked to check it.
+    publish("3.0.4", "\"" + wrong_h1 + "\"", "this is not a zip archive");
     world.start();
     CHECK(other.h1 == package.h1);
 
