@@ -118,7 +118,11 @@ CurlHttpClient::CurlHttpClient(asio::any_io_executor io, CurlOptions options)
 
 void CurlHttpClient::start() {
     if (multi_ != nullptr) return;
-    global_init();
+    try {
+        global_init();
+    } catch (const std::exception& e) {
+        throw HttpError(e.what());  // a failed request, as its callers expect
+    }
     multi_ = curl_multi_init();
     if (multi_ == nullptr) throw HttpError("curl_multi_init failed");
     curl_multi_setopt(multi_of(multi_), CURLMOPT_SOCKETFUNCTION, &CurlHttpClient::on_socket);

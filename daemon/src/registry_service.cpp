@@ -247,8 +247,14 @@ RegistryService::Job RegistryService::provider_package_job(const proto::Provider
                            path + "/" + v + "/download/" + os + "/" + arch);
         job.not_found =
             provider.host + " has no " + platform + " package of provider " + path + " " + v;
-        job.parse = [](const HttpResponse& r, const std::string&) {
-            return RegistryDocument(r.url, parse_provider_package(r.body, r.url));
+        job.parse = [platform](const HttpResponse& r, const std::string&) {
+            Json package = parse_provider_package(r.body, r.url);
+            // As Terraform: a package for another platform is an error.
+            if (package.at("platform") != platform) {
+                throw std::runtime_error("the registry answered with a package for " +
+                                         package.at("platform").get<std::string>() + ", not " + platform);
+            }
+            return RegistryDocument(r.url, std::move(package));
         };
     }
     job.label = "provider " + provider.to_string() + " " + v + (mirror ? "" : " for " + platform);
@@ -257,19 +263,25 @@ RegistryService::Job RegistryService::provider_package_job(const proto::Provider
 
 asio::awaitable<RegistryAnswer> RegistryService::module_versions(proto::ModuleAddress module,
                                                                  bool refresh) {
-    co_return co_await get(module_versions_job(module), refresh);
+    // Named, not a temporary in the co_await expression (g++ 12).
+    auto answering = get(module_versions_job(module), refresh);
+    co_return co_await std::move(answering);
 }
 
 asio::awaitable<RegistryAnswer> RegistryService::module_download(proto::ModuleAddress module,
                                                                  proto::SemVer version,
                                                                  bool refresh) {
-    co_return co_await get(module_download_job(module, version), refresh);
+    // Named, not a temporary in the co_await expression (g++ 12).
+    auto answering = get(module_download_job(module, version), refresh);
+    co_return co_await std::move(answering);
 }
 
 asio::awaitable<RegistryAnswer> RegistryService::provider_versions(proto::ProviderAddress provider,
                                                                    std::optional<Mirror> mirror,
                                                                    bool refresh) {
-    co_return co_await get(provider_versions_job(provider, mirror), refresh);
+    // Named, not a temporary in the co_await expression (g++ 12).
+    auto answering = get(provider_versions_job(provider, mirror), refresh);
+    co_return co_await std::move(answering);
 }
 
 asio::awaitable<RegistryAnswer> RegistryService::provider_package(proto::ProviderAddress provider,
@@ -281,7 +293,9 @@ asio::awaitable<RegistryAnswer> RegistryService::provider_package(proto::Provide
         throw Error(ErrorCode::bad_request,
                     "\"" + platform + "\" is not a platform such as linux_amd64 (OS_ARCH)");
     }
-    co_return co_await get(provider_package_job(provider, version, platform, mirror), refresh);
+    // Named, not a temporary in the co_await expression (g++ 12).
+    auto answering = get(provider_package_job(provider, version, platform, mirror), refresh);
+    co_return co_await std::move(answering);
 }
 
 asio::awaitable<RegistryAnswer> RegistryService::get(Job job, bool refresh) {
@@ -322,7 +336,14 @@ asio::awaitable<RegistryService::Cache::Fetched> RegistryService::fetch(
         // may stand in (stale-if-error) while the host is down.
         std::string failed;
         try {
-            url = below(co_await service_url(job->address_host, job->service), job->path);
+            std::string base = co_await service_url(job->address_host, job->service);
+            // Terraform's module registry client adds the slash a modules.v1
+            // URL lacks (its provider registry client does not).
+            if (job->service == "modules.v1" && base.find_first_of("?#") == std::string::npos &&
+                base.back() != '/') {
+                base += '/';
+            }
+            url = below(base, job->path);
         } catch (const DiscoveryError& e) {
             failed = std::string("discovery: ") + e.what();
         }
@@ -387,7 +408,9 @@ void RegistryService::judge(const Job& job, const std::string& url_asked, const 
         fail(out, why);
         return;
     }
-    if (job.kind != Kind::module_download) {
+    // Terraform's mirror client insists on application/json; its registry
+    // clients read any body as JSON, and so does this.
+    if (job.service.empty()) {
         if (const std::string problem = json_media_type_problem(response.content_type);
             !problem.empty()) {
             fail(out, url + ": " + problem);

@@ -49,6 +49,8 @@ std::string download_url(const std::string& version) {
     return "https://r.example/v1/modules/acme/thing/aws/" + version + "/download";
 }
 
+const std::string kModule2 = "r.example/acme/other/aws";
+const std::string kModuleVersions2 = "https://r.example/v1/modules/acme/other/aws/versions";
 const std::string kModuleVersionsBody =
     R"({"modules":[{"versions":[{"version":"1.0.0"},{"version":"1.1.0"}]}]})";
 const std::string kProviderVersionsBody = R"({"versions":[{"version":"1.0.0","protocols":["5.0"],)"
@@ -364,13 +366,19 @@ TEST_CASE("a server error is registry_failed, remembered for error_ttl or as Ret
 TEST_CASE("a document that is not JSON, or not what it should be, is registry_failed",
           "[daemon][registry]") {
     Fixture f;
-    HttpResponse html = FakeHttpClient::json(kModuleVersionsBody);
+    // A registry's document is read as JSON whatever its Content-Type says,
+    // as Terraform's registry clients read it; HTML is not JSON.
+    HttpResponse labelled = FakeHttpClient::json(kModuleVersionsBody);
+    labelled.content_type = "binary/octet-stream";
+    f.http.routes[kModuleVersions] = [labelled] { return labelled; };
+    CHECK(f.module_versions().document->versions.size() == 2);
+    HttpResponse html = FakeHttpClient::json("<html>login</html>");
     html.content_type = "text/html";
-    f.http.routes[kModuleVersions] = [html] { return html; };
+    f.http.routes[kModuleVersions2] = [html] { return html; };
     CHECK_THAT(f.error_of<RegistryError>(
-                    f.registry.module_versions(proto::parse_module_address(kModule), false))
+                    f.registry.module_versions(proto::parse_module_address(kModule2), false))
                    .what(),
-               Catch::Contains("\"text/html\", not application/json"));
+               Catch::Contains("not valid JSON"));
     f.http.routes[kProviderVersions] = [] { return FakeHttpClient::json(R"({"versions":{}})"); };
     CHECK_THAT(
         f
@@ -414,6 +422,33 @@ TEST_CASE("stale-if-error: the last good registry answer outlives a failing serv
         f.registry.module_versions(proto::parse_module_address(kModule), false));
     CHECK_FALSE(e.cached());
     CHECK(f.registry.stats().stale == 3);
+}
+
+TEST_CASE("a modules.v1 URL without a trailing slash gets one, as in Terraform; providers.v1 does not",
+          "[daemon][registry]") {
+    Fixture f;
+    f.http.routes["https://s.example/.well-known/terraform.json"] = [] {
+        return FakeHttpClient::json(R"({"modules.v1":"/api/modules","providers.v1":"/api/providers"})");
+    };
+    f.http.routes["https://s.example/api/modules/a/b/c/versions"] = [] {
+        return FakeHttpClient::json(kModuleVersionsBody);
+    };
+    f.http.routes["https://s.example/api/a/t/versions"] = [] {
+        return FakeHttpClient::json(kProviderVersionsBody);
+    };
+    CHECK(f.module_versions("s.example/a/b/c").document->url == "https://s.example/api/modules/a/b/c/versions");
+    CHECK(f.run(f.registry.provider_versions(proto::parse_provider_address("s.example/a/t"), std::nullopt, false))
+              .document->url == "https://s.example/api/a/t/versions");
+}
+
+TEST_CASE("a provider package for another platform than the one asked for is an error", "[daemon][registry]") {
+    Fixture f;
+    f.http.routes["https://r.example/v1/providers/acme/thing/1.0.0/download/linux/arm64"] = [] {
+        return FakeHttpClient::json(package_body());  // says linux_amd64
+    };
+    const RegistryError e = f.error_of<RegistryError>(f.registry.provider_package(
+        proto::parse_provider_address(kProvider), proto::parse_semver("1.0.0"), "linux_arm64", std::nullopt, false));
+    CHECK_THAT(e.what(), Catch::Contains("a package for linux_amd64, not linux_arm64"));
 }
 
 TEST_CASE("a cached answer needs no discovery; a host down altogether still gets its stale answer",
