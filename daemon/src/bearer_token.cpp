@@ -10,7 +10,8 @@ namespace hostkeeper::daemon {
 
 boost::asio::awaitable<std::optional<proto::Secret>> bearer_token(CredentialService& credentials,
                                                                   std::string host,
-                                                                  std::string purpose) {
+                                                                  std::string purpose,
+                                                                  std::string* problem) {
     try {
         const std::optional<proto::Secret> stored = co_await credentials.get(host);
         if (!stored) co_return std::nullopt;
@@ -21,6 +22,7 @@ boost::asio::awaitable<std::optional<proto::Secret>> bearer_token(CredentialServ
         co_return proto::Secret(token->get_ref<const std::string&>());
     } catch (const std::exception& e) {
         spdlog::warn("{}: not sending the credentials of {}: {}", purpose, host, e.what());
+        if (problem != nullptr) *problem = e.what();
     }
     co_return std::nullopt;
 }

@@ -16,8 +16,10 @@
 
 namespace hostkeeper::daemon {
 
-// `host` is normalized; `purpose` ("discovery of app.terraform.io") is for the log.
+// `host` is normalized; `purpose` ("discovery of app.terraform.io") is for the
+// log. When the keyring cannot say (locked, absent), the answer is nullopt and
+// `problem`, if given, receives why.
 boost::asio::awaitable<std::optional<proto::Secret>> bearer_token(CredentialService& credentials, std::string host,
-                                                                  std::string purpose);
+                                                                  std::string purpose, std::string* problem = nullptr);
 
 }  // namespace hostkeeper::daemon

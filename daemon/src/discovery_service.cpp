@@ -83,7 +83,9 @@ asio::awaitable<DiscoveryAnswer> DiscoveryService::discover(std::string host, bo
 asio::awaitable<DiscoveryService::Cache::Fetched> DiscoveryService::fetch(std::string host) {
     Cache::Fetched out;
     const std::string origin = discovery_url(host);
-    const std::optional<proto::Secret> token = co_await bearer_token(credentials_, host, "discovery of " + host);
+    // Named, not a temporary in the co_await expression (g++ 12).
+    std::string purpose = "discovery of " + host;
+    const std::optional<proto::Secret> token = co_await bearer_token(credentials_, host, std::move(purpose));
     FetchRules rules;
     rules.max_body = kMaxDiscoveryDocument;
     rules.max_redirects = kMaxDiscoveryRedirects;

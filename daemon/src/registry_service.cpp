@@ -352,8 +352,9 @@ asio::awaitable<RegistryService::Cache::Fetched> RegistryService::fetch(
             co_return out;
         }
     }
+    std::string keyring_problem;
     const std::optional<proto::Secret> token =
-        co_await bearer_token(credentials_, job->token_host, job->label);
+        co_await bearer_token(credentials_, job->token_host, job->label, &keyring_problem);
     FetchRules rules;
     rules.max_body = kMaxRegistryDocument;
     rules.max_redirects = kMaxRegistryRedirects;
@@ -367,14 +368,23 @@ asio::awaitable<RegistryService::Cache::Fetched> RegistryService::fetch(
                                  : same_origin(fetched.response->url, job->token_origin)
                                      ? Credentials::sent
                                      : Credentials::withheld;
-        judge(*job, url, *fetched.response, sent, out);
+        judge(*job, url, *fetched.response, sent, keyring_problem, out);
     }
     co_return out;
 }
 
 void RegistryService::judge(const Job& job, const std::string& url_asked, const HttpResponse& response, Credentials sent,
-                            Cache::Fetched& out) {
+                            const std::string& keyring_problem, Cache::Fetched& out) {
     const std::string& url = response.url;
+    if (!keyring_problem.empty() && (response.status == 401 || response.status == 403 || response.status == 404)) {
+        // Asked without the token the keyring could not give: the answer says
+        // nothing about the registry. Not cached as "no such module" and not
+        // a refusal: the last good answer may stand in.
+        fail(out, url + ": HTTP status " + std::to_string(response.status) +
+                      " to a request without credentials: those for " + job.token_host +
+                      " could not be read from the keyring: " + keyring_problem);
+        return;
+    }
     const auto now = clock_();
     const CacheDirectives directives = parse_cache_control(response.cache_control);
     out.store = !directives.no_store;

@@ -133,8 +133,9 @@ private:
     boost::asio::awaitable<RegistryAnswer> get(Job job, bool refresh);
     boost::asio::awaitable<Cache::Fetched> fetch(std::shared_ptr<const Job> job);
     enum class Credentials { none, sent, withheld };
+    // `keyring_problem`: why the token could not be read ("" when it could, or there is none).
     void judge(const Job& job, const std::string& url_asked, const HttpResponse& response, Credentials sent,
-               Cache::Fetched& out);
+               const std::string& keyring_problem, Cache::Fetched& out);
     void fail(Cache::Fetched& out, const std::string& error);
 
     HttpClient& http_;

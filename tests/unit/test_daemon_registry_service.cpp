@@ -470,6 +470,28 @@ TEST_CASE("a cached answer needs no discovery; a host down altogether still gets
     CHECK_THAT(stale.error, Catch::Contains("discovery: https://r.example/.well-known/terraform.json"));
 }
 
+TEST_CASE("a locked keyring: the request goes without a token, and a 401 or 404 says why, uncached",
+          "[daemon][registry]") {
+    for (const long status : {401L, 404L}) {
+        INFO("HTTP " << status);
+        Fixture f;
+        f.keyring.fail_with(proto::ErrorCode::keyring_locked);
+        f.http.routes[kModuleVersions] = [status] { return FakeHttpClient::json("{}", status); };
+        const RegistryError e =
+            f.error_of<RegistryError>(f.registry.module_versions(proto::parse_module_address(kModule), false));
+        CHECK_THAT(e.what(), Catch::Contains("could not be read from the keyring"));
+        CHECK(f.requests_to(kModuleVersions).at(0).bearer == std::nullopt);
+        // Not remembered as "no such module": once the keyring answers, so does the registry.
+        f.keyring.fail_with(std::nullopt);
+        f.keyring.put("r.example", R"({"token":"T"})");
+        f.credentials.flush();
+        f.now += 11s;  // past error_ttl
+        f.http.routes[kModuleVersions] = [] { return FakeHttpClient::json(kModuleVersionsBody); };
+        CHECK(f.module_versions().source == AnswerSource::network);
+        CHECK(f.requests_to(kModuleVersions).back().bearer == std::optional<std::string>("T"));
+    }
+}
+
 TEST_CASE("a refusal (401, 403, 410) is never answered with the last good answer", "[daemon][registry]") {
     for (const long status : {401L, 403L, 410L}) {
         INFO("HTTP " << status);
