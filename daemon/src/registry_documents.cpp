@@ -247,11 +247,12 @@ std::string resolve_module_location(const std::string& location, const std::stri
     return location;
 }
 
-Json allowed_versions(const VersionList& list, const proto::VersionConstraints& constraints) {
+Json allowed_versions(const Json& body, const std::vector<proto::SemVer>& versions,
+                      const proto::VersionConstraints& constraints) {
     Json out = Json::array();
-    const Json& versions = list.body.at("versions");
-    for (std::size_t i = 0; i < list.versions.size(); ++i) {
-        if (constraints.allows(list.versions[i])) out.push_back(versions[i]);
+    const Json& entries = body.at("versions");
+    for (std::size_t i = 0; i < versions.size(); ++i) {
+        if (constraints.allows(versions[i])) out.push_back(entries[i]);
     }
     return out;
 }

@@ -47,7 +47,9 @@ proto::Json parse_mirror_version(std::string_view body, const std::string& url);
 // URL `endpoint`, anything else (a go-getter address) as given.
 std::string resolve_module_location(const std::string& location, const std::string& endpoint);
 
-// `versions` entries of `list` that `constraints` allow, newest first.
-proto::Json allowed_versions(const VersionList& list, const proto::VersionConstraints& constraints);
+// The entries of body["versions"] (a VersionList's, or a document made from
+// one) whose parsed `versions` the constraints allow, newest first.
+proto::Json allowed_versions(const proto::Json& body, const std::vector<proto::SemVer>& versions,
+                             const proto::VersionConstraints& constraints);
 
 }  // namespace hostkeeper::daemon

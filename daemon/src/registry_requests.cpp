@@ -86,10 +86,7 @@ std::string respond_versions(Json head, const RegistryAnswer& answer,
     head["constraint"] = constraint->text();
     head["total"] = answer.document->versions.size();
     Json body = answer.document->body;
-    VersionList list;
-    list.body = answer.document->body;
-    list.versions = answer.document->versions;
-    body["versions"] = allowed_versions(list, *constraint);
+    body["versions"] = allowed_versions(answer.document->body, answer.document->versions, *constraint);
     return respond(std::move(head), answer, &body);
 }
 

@@ -386,18 +386,18 @@ TEST_CASE("allowed versions: the entries the constraints allow, newest first",
           "[daemon][registry]") {
     const VersionList list = parse_module_versions(module_versions_body(
         R"({"version":"1.0.0"},{"version":"1.1.0"},{"version":"2.0.0"},{"version":"1.2.0-beta"},{"version":"1.2.0"})"));
-    CHECK(body_versions(allowed_versions(list, proto::VersionConstraints::parse("~> 1.0"))) ==
+    CHECK(body_versions(allowed_versions(list.body, list.versions, proto::VersionConstraints::parse("~> 1.0"))) ==
           std::vector<std::string>{"1.2.0", "1.1.0", "1.0.0"});
     CHECK(body_versions(
-              allowed_versions(list, proto::VersionConstraints::parse(">= 1.1, < 2.0.0"))) ==
+              allowed_versions(list.body, list.versions, proto::VersionConstraints::parse(">= 1.1, < 2.0.0"))) ==
           std::vector<std::string>{"1.2.0", "1.1.0"});
-    CHECK(body_versions(allowed_versions(list, proto::VersionConstraints::parse("1.2.0-beta"))) ==
+    CHECK(body_versions(allowed_versions(list.body, list.versions, proto::VersionConstraints::parse("1.2.0-beta"))) ==
           std::vector<std::string>{"1.2.0-beta"});
-    CHECK(allowed_versions(list, proto::VersionConstraints::parse("> 2.0.0")) == Json::array());
+    CHECK(allowed_versions(list.body, list.versions, proto::VersionConstraints::parse("> 2.0.0")) == Json::array());
 
     const VersionList providers = parse_provider_versions(
         R"({"versions":[{"version":"1.0.0","protocols":["5.0"]},{"version":"1.5.0","protocols":["6.0"]}]})");
-    const Json allowed = allowed_versions(providers, proto::VersionConstraints::parse("!= 1.0.0"));
+    const Json allowed = allowed_versions(providers.body, providers.versions, proto::VersionConstraints::parse("!= 1.0.0"));
     REQUIRE(allowed.size() == 1);
     CHECK(allowed[0].at("version") == "1.5.0");
     CHECK(allowed[0].at("protocols") == Json::array({"6.0"}));
