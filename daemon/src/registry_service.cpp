@@ -289,10 +289,7 @@ asio::awaitable<RegistryAnswer> RegistryService::provider_package(proto::Provide
                                                                   std::string platform,
                                                                   std::optional<Mirror> mirror,
                                                                   bool refresh) {
-    if (!proto::is_platform(platform)) {
-        throw Error(ErrorCode::bad_request,
-                    "\"" + platform + "\" is not a platform such as linux_amd64 (OS_ARCH)");
-    }
+    proto::check_platform(platform);
     // Named, not a temporary in the co_await expression (g++ 12).
     auto answering = get(provider_package_job(provider, version, platform, mirror), refresh);
     co_return co_await std::move(answering);

@@ -220,4 +220,12 @@ bool is_platform(std::string_view text) {
     return part_ok(text.substr(0, underscore)) && part_ok(text.substr(underscore + 1));
 }
 
+std::string check_platform(std::string_view text) {
+    if (!is_platform(text)) {
+        throw Error(ErrorCode::bad_request,
+                    "\"" + std::string(text) + "\" is not a platform such as linux_amd64 (OS_ARCH)");
+    }
+    return std::string(text);
+}
+
 }  // namespace hostkeeper::proto

@@ -45,5 +45,7 @@ ProviderAddress parse_provider_address(std::string_view text);
 // OS_ARCH as registries name platforms: "linux_amd64", "darwin_arm64",
 // "windows_386"; each part [a-z0-9]+, one underscore.
 bool is_platform(std::string_view text);
+// `text` when it is a platform; else throws Error{bad_request} saying so.
+std::string check_platform(std::string_view text);
 
 }  // namespace hostkeeper::proto
