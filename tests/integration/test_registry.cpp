@@ -7,6 +7,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -700,6 +701,10 @@ TEST_CASE("provider fetch: downloads, checks zh: and h1:, and sends no credentia
     const fs::path out = test_root() / "fetched";
     fs::create_directories(out / "registry");
     fs::create_directories(out / "mirror");
+    // A symlink planted under the package's name: replaced, not followed.
+    const fs::path victim = out / "victim.txt";
+    std::ofstream(victim) << "keep me\n";
+    fs::create_symlink(victim, out / "registry" / filename);
     const Result direct = world.hk({"provider", "fetch", world.provider(), "3.0.0", "--platform",
                                     "linux_amd64", "-o", (out / "registry").string()});
     INFO(direct.err);
@@ -708,6 +713,8 @@ TEST_CASE("provider fetch: downloads, checks zh: and h1:, and sends no credentia
     // Written under Terraform's name for the package, not the publisher's "main.tf".
     CHECK(read_file(out / "registry" / filename) == package.bytes);
     CHECK(files_in(out / "registry") == Strings{filename});
+    CHECK_FALSE(fs::is_symlink(out / "registry" / filename));
+    CHECK(read_file(victim) == "keep me\n");
 
     const Json mirrored =
         world.hk_json({"provider", "fetch", world.provider(), "3.0.0", "--platform", "linux_amd64",
