@@ -4,6 +4,7 @@
 
 #include <exception>
 
+#include "hostkeeper/proto/json.hpp"
 #include "hostkeeper/proto/messages.hpp"
 
 namespace hostkeeper::daemon {
@@ -15,7 +16,7 @@ boost::asio::awaitable<std::optional<proto::Secret>> bearer_token(CredentialServ
     try {
         const std::optional<proto::Secret> stored = co_await credentials.get(host);
         if (!stored) co_return std::nullopt;
-        proto::Json object = proto::Json::parse(stored->view());
+        proto::Json object = proto::parse_json(stored->view());
         const proto::ScrubGuard guard(object);
         const auto token = object.find("token");
         if (token == object.end() || !token->is_string()) co_return std::nullopt;

@@ -11,6 +11,7 @@
 
 #include "hostkeeper/proto/hostname.hpp"
 #include "hostkeeper/proto/error.hpp"
+#include "hostkeeper/proto/json.hpp"
 #include "hostkeeper/proto/version.hpp"
 #include "mirror.hpp"
 
@@ -105,7 +106,7 @@ public:
             // toml++ writes the table as JSON; nlohmann reads it back.
             std::ostringstream json;
             json << toml::json_formatter{*services};
-            out[host] = proto::Json::parse(json.str());
+            out[host] = proto::parse_json(json.str());
         }
     }
 

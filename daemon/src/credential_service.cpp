@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "hostkeeper/proto/error.hpp"
+#include "hostkeeper/proto/json.hpp"
 #include "hostkeeper/proto/messages.hpp"
 #include "on_worker.hpp"
 
@@ -25,7 +26,16 @@ std::optional<Secret> clone(const std::optional<Secret>& secret) {
 }  // namespace
 
 Secret credentials_from_keyring_text(const std::string& host, const Secret& text) {
-    proto::Json object = proto::Json::parse(text.view(), nullptr, /*allow_exceptions=*/false);
+    proto::Json object;
+    try {
+        object = proto::parse_json(text.view());
+    } catch (const proto::JsonError& e) {
+        // Not JSON at all may still be a bare token (below); nested too deeply is not.
+        if (!text.view().empty() && (text.view().front() == '{' || text.view().front() == '[')) {
+            throw Error(ErrorCode::keyring_error, "the keyring item for " + host + " is " + e.what() +
+                                                      "; store it again (terraform login " + host + ")");
+        }
+    }
     const proto::ScrubGuard guard(object);
     if (object.is_object()) {
         proto::validate_credentials(object);

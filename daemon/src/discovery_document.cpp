@@ -3,6 +3,7 @@
 #include <cctype>
 #include <stdexcept>
 
+#include "hostkeeper/proto/json.hpp"
 #include "hostkeeper/proto/services.hpp"
 #include "http_text.hpp"
 #include "url.hpp"
@@ -59,8 +60,12 @@ Services resolve_services(const Json& document, const std::string& base_url) {
 }
 
 Services parse_discovery_document(std::string_view body, const std::string& base_url) {
-    const Json document = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (document.is_discarded()) throw std::runtime_error("the body is not valid JSON");
+    Json document;
+    try {
+        document = proto::parse_json(body);
+    } catch (const proto::JsonError& e) {
+        throw std::runtime_error(std::string("the body is ") + e.what());
+    }
     if (!document.is_object()) {
         throw std::runtime_error(std::string("the body is a JSON ") + document.type_name() + ", not a JSON object");
     }

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "hostkeeper/proto/json.hpp"
 #include "hostkeeper/proto/registry_address.hpp"
 #include "url.hpp"
 
@@ -17,8 +18,12 @@ using proto::Json;
 }
 
 Json parse_object(std::string_view body) {
-    Json doc = Json::parse(body, nullptr, false);
-    if (doc.is_discarded()) bad("the document is not valid JSON");
+    Json doc;
+    try {
+        doc = proto::parse_json(body);
+    } catch (const proto::JsonError& e) {
+        bad(std::string("the document is ") + e.what());
+    }
     if (!doc.is_object())
         bad("the document is a JSON " + std::string(doc.type_name()) + ", not an object");
     return doc;

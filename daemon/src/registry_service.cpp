@@ -6,6 +6,7 @@
 #include "bearer_token.hpp"
 #include "cache_control.hpp"
 #include "discovery_document.hpp"
+#include "hostkeeper/proto/json.hpp"
 #include "hostkeeper/proto/services.hpp"
 #include "http_fetch.hpp"
 #include "http_text.hpp"
@@ -178,7 +179,12 @@ RegistryService::Job RegistryService::module_download_job(const proto::ModuleAdd
         // object body whose "location" comes first, the header second.
         std::string location;
         if (r.status == 200) {
-            const Json body = Json::parse(r.body, nullptr, false);
+            Json body;
+            try {
+                body = proto::parse_json(r.body);
+            } catch (const proto::JsonError&) {
+                body = nullptr;  // not JSON: refused below, as Terraform refuses it
+            }
             if (!body.is_object()) {
                 throw std::runtime_error(
                     "a 200 response's body must be a JSON object (with the \"location\" of the "

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "file_io.hpp"
+#include "hostkeeper/proto/json.hpp"
 #include "hostkeeper/proto/secret.hpp"
 #include "tool_locations.hpp"
 
@@ -15,11 +16,9 @@ CredentialsFile::CredentialsFile(fs::path path) : path_(std::move(path)) {
     if (!text) throw FileError(path_.string() + " does not exist");
     const proto::ScrubGuard guard(*text);
     try {
-        document_ = Json::parse(*text);
-    } catch (const Json::parse_error& e) {
-        // Not e.what(): it quotes the input it last read, which may be part of a token.
-        throw FileError(path_.string() + " is not valid JSON (at byte " + std::to_string(e.byte) +
-                        "); it was left as it is");
+        document_ = proto::parse_json(*text);
+    } catch (const proto::JsonError& e) {
+        throw FileError(path_.string() + " is " + e.what() + "; it was left as it is");
     }
     if (!document_.is_object() ||
         (document_.contains("credentials") && !document_["credentials"].is_object())) {

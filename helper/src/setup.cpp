@@ -10,6 +10,7 @@
 #include "cli_config.hpp"
 #include "exit_codes.hpp"
 #include "file_io.hpp"
+#include "hostkeeper/proto/json.hpp"
 #include "hostkeeper/proto/messages.hpp"
 #include "tool_locations.hpp"
 #include "user_systemd.hpp"
@@ -37,7 +38,12 @@ Json load_state() {
     const fs::path path = state_path();
     const auto text = read_file_if_exists(path);
     if (!text) return Json{{"version", 1}, {"actions", Json::array()}};
-    Json state = Json::parse(*text, nullptr, false);
+    Json state;
+    try {
+        state = proto::parse_json(*text);
+    } catch (const proto::JsonError&) {
+        state = nullptr;  // refused just below
+    }
     if (!state.is_object() || !state.contains("actions") || !state["actions"].is_array()) {
         throw FileError(path.string() +
                         " is not hostkeeper setup's record; move it away to continue");

@@ -65,8 +65,12 @@ Json make_error(ErrorCode code, std::string_view message) {
 }
 
 Json parse_payload(std::string_view payload) {
-    Json message = Json::parse(payload, nullptr, /*allow_exceptions=*/false);
-    if (message.is_discarded()) throw Error(ErrorCode::bad_request, "message is not valid JSON");
+    Json message;
+    try {
+        message = parse_json(payload);
+    } catch (const JsonError& e) {
+        throw Error(ErrorCode::bad_request, std::string("message is ") + e.what());
+    }
     if (!message.is_object()) {
         scrub(message);
         throw Error(ErrorCode::bad_request, "message is not a JSON object");
@@ -119,9 +123,11 @@ void validate_credentials(const Json& credentials) {
 }
 
 Json parse_credentials(std::string_view text) {
-    Json credentials = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (credentials.is_discarded()) {
-        throw Error(ErrorCode::bad_request, "credentials are not valid JSON");
+    Json credentials;
+    try {
+        credentials = parse_json(text);
+    } catch (const JsonError& e) {
+        throw Error(ErrorCode::bad_request, std::string("credentials are ") + e.what());
     }
     try {
         validate_credentials(credentials);

@@ -2,6 +2,8 @@
 
 #include <string.h>  // explicit_bzero
 
+#include <vector>
+
 namespace hostkeeper::proto {
 
 void scrub(void* data, std::size_t size) noexcept {
@@ -16,10 +18,16 @@ void scrub(std::string& text) noexcept {
 }
 
 void scrub(nlohmann::ordered_json& value) noexcept {
-    if (value.is_string()) {
-        scrub(value.get_ref<std::string&>());
-    } else if (value.is_structured()) {
-        for (auto& element : value) scrub(element);
+    // Iterative: how deep a value nests must not decide how deep we recurse.
+    std::vector<nlohmann::ordered_json*> pending{&value};
+    while (!pending.empty()) {
+        nlohmann::ordered_json* current = pending.back();
+        pending.pop_back();
+        if (current->is_string()) {
+            scrub(current->get_ref<std::string&>());
+        } else if (current->is_structured()) {
+            for (auto& element : *current) pending.push_back(&element);
+        }
     }
 }
 

@@ -6,15 +6,11 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
-
 #include "hostkeeper/proto/error.hpp"
 #include "hostkeeper/proto/framing.hpp"
+#include "hostkeeper/proto/json.hpp"
 
 namespace hostkeeper::proto {
-
-// Insertion-ordered, so a credentials object keeps the order it was given in.
-using Json = nlohmann::ordered_json;
 
 enum class Op {
     hello,
@@ -45,7 +41,8 @@ Json make_ok();
 // {"v":..,"ok":false,"error":{"code":"..","message":".."}}
 Json make_error(ErrorCode code, std::string_view message);
 
-// Parse one frame's payload. Throws Error{bad_request} unless it is a JSON object.
+// Parse one frame's payload. Throws Error{bad_request} unless it is a JSON
+// object nested at most kMaxJsonDepth levels.
 Json parse_payload(std::string_view payload);
 // Serialize for a frame. Throws Error{too_large} past `limit` (requests:
 // kMaxFrameSize; the daemon's responses: kMaxResponseFrameSize).
