@@ -1,6 +1,8 @@
 #include "server.hpp"
 
+#include <linux/sockios.h>
 #include <spdlog/spdlog.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -22,12 +24,14 @@ using boost::system::error_code;
 using proto::ErrorCode;
 using stream = asio::local::stream_protocol;
 
-struct Server::Connection {
+struct Server::Connection : std::enable_shared_from_this<Connection> {
     explicit Connection(Socket s) : socket(std::move(s)), deadline(socket.get_executor()) {}
     Socket socket;
-    asio::steady_timer deadline;
-    bool busy = false;       // a request is being answered: let it finish on stop
-    bool timed_out = false;  // the deadline closed the socket
+    asio::steady_timer deadline;  // for the read of a request, then for the write of its reply
+    bool busy = false;            // a request is being answered: let it finish on stop
+    bool writing = false;         // the deadline runs for a reply, not a request
+    bool timed_out = false;       // the deadline closed the socket
+    std::size_t unread = 0;  // replies written since the client was last seen to have read them all
 };
 
 namespace {
@@ -41,6 +45,13 @@ auto log_failure(const char* what) {
             spdlog::error("{} failed: {}", what, e.what());
         }
     };
+}
+
+// Bytes the peer has not read yet (SIOCOUTQ); 0 when the kernel does not say.
+int unread_bytes(stream::socket& socket) {
+    int queued = 0;
+    if (::ioctl(socket.native_handle(), SIOCOUTQ, &queued) != 0) return 0;
+    return queued;
 }
 
 std::string error_frame(ErrorCode code, const std::string& message) {
@@ -58,7 +69,8 @@ void refuse(stream::socket& socket, ErrorCode code, const std::string& message) 
 
 }  // namespace
 
-Server::Server(asio::io_context& io, int listen_fd, Dispatcher& dispatcher, const ServerOptions& options)
+Server::Server(asio::io_context& io, int listen_fd, Dispatcher& dispatcher,
+               const ServerOptions& options)
     : io_(io),
       acceptor_(io, stream(), listen_fd),
       dispatcher_(dispatcher),
@@ -74,7 +86,8 @@ void Server::start() {
 asio::awaitable<void> Server::accept_loop() {
     while (!stopping_) {
         error_code ec;
-        Socket socket = co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+        Socket socket =
+            co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
         if (ec) {
             if (stopping_ || ec == asio::error::operation_aborted) break;
             spdlog::warn("accept: {}", ec.message());
@@ -86,17 +99,19 @@ asio::awaitable<void> Server::accept_loop() {
         if (connections_.size() >= options_.max_connections) {
             spdlog::warn("refusing a connection: already serving the maximum of {} connections",
                          options_.max_connections);
-            refuse(socket, ErrorCode::busy, "hostkeeperd is serving its maximum of " +
-                                                std::to_string(options_.max_connections) + " connections; try again");
+            refuse(socket, ErrorCode::busy,
+                   "hostkeeperd is serving its maximum of " +
+                       std::to_string(options_.max_connections) + " connections; try again");
             continue;  // closed as `socket` goes out of scope
         }
-        asio::co_spawn(io_, serve(std::make_shared<Connection>(std::move(socket))), log_failure("a connection"));
+        asio::co_spawn(io_, serve(std::make_shared<Connection>(std::move(socket))),
+                       log_failure("a connection"));
     }
 }
 
-void Server::arm_deadline(const std::shared_ptr<Connection>& connection) {
-    connection->deadline.expires_after(options_.read_timeout);
-    connection->deadline.async_wait([weak = std::weak_ptr<Connection>(connection)](const error_code& ec) {
+void Server::arm_deadline(Connection& connection) {
+    connection.deadline.expires_after(options_.read_timeout);
+    connection.deadline.async_wait([weak = connection.weak_from_this()](const error_code& ec) {
         if (ec) return;
         if (const auto c = weak.lock()) {
             c->timed_out = true;
@@ -112,21 +127,23 @@ asio::awaitable<void> Server::serve(std::shared_ptr<Connection> connection) {
 
     ucred peer{};
     socklen_t length = sizeof peer;
-    if (::getsockopt(connection->socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 ||
-        peer.uid != ::geteuid()) {
-        spdlog::warn("refused a connection from uid {} (pid {}): only uid {} may use this daemon", peer.uid,
-                     peer.pid, ::geteuid());
+    if (::getsockopt(connection->socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &peer, &length) !=
+            0 ||
+        length != sizeof peer || peer.uid != ::geteuid()) {
+        spdlog::warn("refused a connection from uid {} (pid {}): only uid {} may use this daemon",
+                     peer.uid, peer.pid, ::geteuid());
         refuse(connection->socket, ErrorCode::forbidden,
                "this hostkeeperd serves uid " + std::to_string(::geteuid()) + " only");
     } else {
         spdlog::trace("connection from pid {}", peer.pid);
         while (!stopping_) {
-            arm_deadline(connection);
+            arm_deadline(*connection);
             const bool more = co_await exchange(*connection);
             if (!more) break;
         }
         if (connection->timed_out) {
-            spdlog::debug("closed a connection from pid {}: no complete request within {} s", peer.pid,
+            spdlog::debug("closed a connection from pid {}: {} within {} s", peer.pid,
+                          connection->writing ? "it did not take its reply" : "no complete request",
                           options_.read_timeout.count());
         }
     }
@@ -148,9 +165,19 @@ asio::awaitable<void> Server::serve(std::shared_ptr<Connection> connection) {
 asio::awaitable<bool> Server::exchange(Connection& connection) {
     error_code ec;
     proto::FrameHeader header{};
-    co_await asio::async_read(connection.socket, asio::buffer(header), asio::redirect_error(asio::use_awaitable, ec));
+    co_await asio::async_read(connection.socket, asio::buffer(header),
+                              asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
-        if (ec != asio::error::eof && !connection.timed_out) spdlog::debug("reading a request: {}", ec.message());
+        if (ec != asio::error::eof && !connection.timed_out)
+            spdlog::debug("reading a request: {}", ec.message());
+        co_return false;
+    }
+    // A client that sends requests without reading the replies would hold
+    // its slot (and our memory) for as long as the socket buffer lasts.
+    if (unread_bytes(connection.socket) == 0) connection.unread = 0;
+    if (connection.unread >= kMaxUnreadReplies) {
+        spdlog::warn("closed a connection: {} replies unread, and it sent another request",
+                     connection.unread);
         co_return false;
     }
     std::size_t size = 0;
@@ -163,12 +190,14 @@ asio::awaitable<bool> Server::exchange(Connection& connection) {
     }
     if (!refusal.empty()) {
         // The stream cannot be resynchronized after a bad length: answer and close.
-        co_await asio::async_write(connection.socket, asio::buffer(refusal), asio::redirect_error(asio::use_awaitable, ec));
+        co_await asio::async_write(connection.socket, asio::buffer(refusal),
+                                   asio::redirect_error(asio::use_awaitable, ec));
         co_return false;
     }
     std::string body(size, '\0');
     const proto::ScrubGuard body_guard(body);
-    co_await asio::async_read(connection.socket, asio::buffer(body), asio::redirect_error(asio::use_awaitable, ec));
+    co_await asio::async_read(connection.socket, asio::buffer(body),
+                              asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
         if (!connection.timed_out) spdlog::debug("incomplete request frame: {}", ec.message());
         co_return false;
@@ -181,9 +210,17 @@ asio::awaitable<bool> Server::exchange(Connection& connection) {
     std::string frame = proto::encode_frame(reply, proto::kMaxResponseFrameSize);
     proto::scrub(reply);
     const proto::ScrubGuard frame_guard(frame);
-    co_await asio::async_write(connection.socket, asio::buffer(frame), asio::redirect_error(asio::use_awaitable, ec));
+    // The reply must be taken within the same timeout as a request.
+    connection.writing = true;
+    arm_deadline(connection);
+    co_await asio::async_write(connection.socket, asio::buffer(frame),
+                               asio::redirect_error(asio::use_awaitable, ec));
+    connection.deadline.cancel();
     connection.busy = false;
-    co_return !ec;
+    if (ec) co_return false;
+    connection.writing = false;
+    ++connection.unread;
+    co_return true;
 }
 
 void Server::arm_idle_timer() {
@@ -208,8 +245,8 @@ void Server::stop(std::function<void()> on_stopped) {
         asio::post(io_, [this] { finish_stop(); });
         return;
     }
-    spdlog::info("waiting up to {} s for {} connection(s) to finish", options_.shutdown_timeout.count(),
-                 connections_.size());
+    spdlog::info("waiting up to {} s for {} connection(s) to finish",
+                 options_.shutdown_timeout.count(), connections_.size());
     shutdown_timer_.expires_after(options_.shutdown_timeout);
     shutdown_timer_.async_wait([this](const error_code& ec) {
         if (ec) return;

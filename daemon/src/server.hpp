@@ -4,33 +4,38 @@
 // of another uid, bounds every read with a deadline and the number of
 // connections with a cap, and stops gracefully.
 
-#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <unordered_set>
-
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/local/stream_protocol.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
 
 #include "dispatcher.hpp"
 
 namespace hostkeeper::daemon {
 
+// A connection whose client has this many replies unread when it sends
+// another request is closed (PROTOCOL.md, "Transport").
+inline constexpr std::size_t kMaxUnreadReplies = 16;
+
 struct ServerOptions {
     std::size_t max_connections = 128;
-    std::chrono::seconds read_timeout{5};
+    std::chrono::seconds read_timeout{
+        5};  // for each request, and for the client to take each reply
     std::chrono::seconds shutdown_timeout{5};
     std::chrono::seconds idle_timeout{0};  // 0: never report idleness
 };
 
 class Server {
-public:
+  public:
     // Takes ownership of `listen_fd`, a listening Unix stream socket.
-    Server(boost::asio::io_context& io, int listen_fd, Dispatcher& dispatcher, const ServerOptions& options);
+    Server(boost::asio::io_context& io, int listen_fd, Dispatcher& dispatcher,
+           const ServerOptions& options);
 
     void start();
     // Stops accepting, closes idle connections, lets requests in flight
@@ -41,14 +46,14 @@ public:
 
     std::size_t connections() const { return connections_.size(); }
 
-private:
+  private:
     struct Connection;
     using Socket = boost::asio::local::stream_protocol::socket;
 
     boost::asio::awaitable<void> accept_loop();
     boost::asio::awaitable<void> serve(std::shared_ptr<Connection> connection);
     boost::asio::awaitable<bool> exchange(Connection& connection);
-    void arm_deadline(const std::shared_ptr<Connection>& connection);
+    void arm_deadline(Connection& connection);
     void arm_idle_timer();
     void finish_stop();
 

@@ -42,7 +42,7 @@ int run_reporting(const std::string& program, const std::function<int()>& body) 
         return fail(e.what(), exit_code_for(e.code()));
     } catch (const NoDaemon& e) {
         return fail(e.what(), kExitNoDaemon);
-    } catch (const proto::UnsafeDirectory& e) {
+    } catch (const proto::UnsafeSocket& e) {
         return fail(e.what(), kExitNoDaemon);
     } catch (const std::exception& e) {
         return fail(e.what(), kExitFailed);

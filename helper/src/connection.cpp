@@ -14,6 +14,7 @@
 #include "hostkeeper/proto/error.hpp"
 #include "hostkeeper/proto/framing.hpp"
 #include "hostkeeper/proto/secret.hpp"
+#include "hostkeeper/proto/socket_path.hpp"
 
 namespace hostkeeper::client {
 namespace {
@@ -23,16 +24,18 @@ using proto::ErrorCode;
 
 [[noreturn]] void throw_timeout(const Deadline& deadline) {
     char seconds[32];
-    std::snprintf(seconds, sizeof seconds, "%g", static_cast<double>(deadline.budget().count()) / 1000.0);
-    throw Error(ErrorCode::timeout, std::string("gave up after ") + seconds +
-                                        " s waiting for hostkeeperd (the keyring may be waiting for an "
-                                        "unlock prompt; raise --timeout to wait longer)");
+    std::snprintf(seconds, sizeof seconds, "%g",
+                  static_cast<double>(deadline.budget().count()) / 1000.0);
+    throw Error(ErrorCode::timeout,
+                std::string("gave up after ") + seconds +
+                    " s waiting for hostkeeperd (the keyring may be waiting for an "
+                    "unlock prompt; raise --timeout to wait longer)");
 }
 
 }  // namespace
 
-std::optional<Connection> Connection::open(const std::filesystem::path& socket, const Deadline& deadline,
-                                           int& error) {
+std::optional<Connection> Connection::open(const std::filesystem::path& socket,
+                                           const Deadline& deadline, int& error) {
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
     const std::string& path = socket.native();
@@ -42,6 +45,16 @@ std::optional<Connection> Connection::open(const std::filesystem::path& socket, 
     }
     std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
 
+    // Never talk to a socket another user could have put there: its directory
+    // must be ours and private (before connecting), and whoever listens must
+    // be us (after). Both throw proto::UnsafeSocket with the fix.
+    const uid_t me = ::geteuid();
+    try {
+        proto::check_private_directory(socket.parent_path(), me);
+    } catch (const std::filesystem::filesystem_error& e) {
+        error = e.code().value();  // ENOENT: no directory, so no daemon yet
+        return std::nullopt;
+    }
     while (true) {
         const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0) {
@@ -49,7 +62,9 @@ std::optional<Connection> Connection::open(const std::filesystem::path& socket, 
             return std::nullopt;
         }
         if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0) {
-            return Connection(fd);
+            Connection connection(fd);
+            proto::check_peer(fd, me, socket);
+            return connection;
         }
         error = errno;
         ::close(fd);
@@ -82,7 +97,8 @@ void Connection::write_all(const std::string& bytes, const Deadline& deadline) {
         } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
             wait_for(POLLOUT, deadline);
         } else {
-            throw ConnectionLost(std::string("hostkeeperd closed the connection: ") + std::strerror(errno));
+            throw ConnectionLost(std::string("hostkeeperd closed the connection: ") +
+                                 std::strerror(errno));
         }
     }
 }
@@ -118,11 +134,20 @@ proto::Json Connection::round_trip(const proto::Json& request, const Deadline& d
     if (!read_exact(reinterpret_cast<char*>(header.data()), header.size(), deadline)) {
         throw ConnectionLost("hostkeeperd closed the connection without answering");
     }
-    const std::size_t size = proto::decode_header(header, proto::kMaxResponseFrameSize);
+    std::size_t size = 0;
+    try {
+        size = proto::decode_header(header, proto::kMaxResponseFrameSize);
+    } catch (const Error& e) {
+        throw ConnectionLost(std::string("hostkeeperd sent a bad response: ") + e.what());
+    }
     std::string body(size, '\0');
     const proto::ScrubGuard body_guard(body);
     read_exact(body.data(), size, deadline);
-    return proto::parse_payload(body);
+    try {
+        return proto::parse_payload(body);
+    } catch (const Error& e) {
+        throw ConnectionLost(std::string("hostkeeperd sent a bad response: ") + e.what());
+    }
 }
 
 }  // namespace hostkeeper::client

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <string>
 #include <thread>
 
 #include "connection.hpp"
@@ -22,10 +24,14 @@ proto::SocketLocation locate(const ClientOptions& options) {
     return {socket, socket.parent_path()};
 }
 
-bool refused_version(const Json& response) {
+bool has_error_code(const Json& response, ErrorCode code) {
     const auto error = response.find("error");
     return response.value("ok", true) == false && error != response.end() && error->is_object() &&
-           error->value("code", "") == proto::to_string(ErrorCode::unsupported_version);
+           error->value("code", "") == proto::to_string(code);
+}
+
+bool refused_version(const Json& response) {
+    return has_error_code(response, ErrorCode::unsupported_version);
 }
 
 }  // namespace
@@ -58,12 +64,13 @@ void DaemonClient::replace_outdated_daemon(const Json& refusal) {
     // replaced by systemd on the next connection, which is as good).
     int error = 0;
     for (int i = 0; i < 400 && Connection::open(location_.socket, deadline_, error); ++i) {
-        if (deadline_.expired()) throw Error(ErrorCode::timeout, "timed out waiting for the old hostkeeperd to stop");
+        if (deadline_.expired())
+            throw Error(ErrorCode::timeout, "timed out waiting for the old hostkeeperd to stop");
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
 }
 
-Json DaemonClient::call(const Json& request) {
+Json DaemonClient::attempt(const Json& request) {
     Json response;
     try {
         response = exchange(request);
@@ -76,8 +83,31 @@ Json DaemonClient::call(const Json& request) {
         replace_outdated_daemon(response);
         response = exchange(request);
     }
-    proto::check_response(response);
     return response;
+}
+
+Json DaemonClient::call(const Json& request) {
+    // A daemon at its connection limit answers `busy` at once and hangs up:
+    // it is alive, so ask again (5 ms, doubling to 200 ms) until the deadline.
+    std::chrono::milliseconds pause{5};
+    int refusals = 0;
+    while (true) {
+        Json response = attempt(request);
+        if (!has_error_code(response, ErrorCode::busy)) {
+            proto::check_response(response);
+            return response;
+        }
+        ++refusals;
+        if (deadline_.remaining_ms() <= pause.count()) {
+            throw Error(ErrorCode::busy,
+                        "hostkeeperd at " + location_.socket.string() +
+                            " stayed busy: it refused this client " + std::to_string(refusals) +
+                            " times for having its maximum number of connections open (other "
+                            "clients, or clients that hang); raise --timeout to wait longer");
+        }
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, std::chrono::milliseconds(200));
+    }
 }
 
 }  // namespace hostkeeper::client

@@ -15,22 +15,27 @@ namespace hostkeeper::client {
 
 struct ClientOptions {
     std::optional<std::filesystem::path> socket;  // else proto::resolve_socket_location()
-    std::chrono::milliseconds timeout{30'000};   // the whole call, start-up included
+    std::chrono::milliseconds timeout{30'000};    // the whole call, start-up included
     bool start_daemon = true;                     // start hostkeeperd when nothing answers
 };
 
 class DaemonClient {
-public:
+  public:
     explicit DaemonClient(const ClientOptions& options);
 
     // The daemon's response with "ok": true. Throws proto::Error with the
-    // daemon's code and message, NoDaemon, or proto::Error{timeout}.
+    // daemon's code and message, NoDaemon, proto::UnsafeSocket, or
+    // proto::Error{timeout}. A daemon that answers `busy` is asked again
+    // until the deadline; then proto::Error{busy}.
     proto::Json call(const proto::Json& request);
 
     const proto::SocketLocation& location() const { return location_; }
 
-private:
+  private:
     proto::Json exchange(const proto::Json& request);
+    // One answer, after a retry for a daemon that died and the replacement of
+    // an outdated one; `busy` answers are returned as they are.
+    proto::Json attempt(const proto::Json& request);
     void replace_outdated_daemon(const proto::Json& refusal);
 
     proto::SocketLocation location_;

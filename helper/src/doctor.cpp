@@ -166,7 +166,7 @@ void check_socket_directory(Report& report, const ClientOptions& client) {
     try {
         proto::check_private_directory(location.directory, ::geteuid());
         report.ok("socket directory " + location.directory.string() + " is yours with mode 0700");
-    } catch (const proto::UnsafeDirectory& e) {
+    } catch (const proto::UnsafeSocket& e) {
         report.fail(e.what(),
                     "chmod 700 " + location.directory.string() +
                         " if it is yours; otherwise remove it, or set HOSTKEEPER_SOCKET elsewhere");

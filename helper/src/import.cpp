@@ -114,7 +114,7 @@ int import_file(const ClientOptions& client, const ImportOptions& options, const
                 }
             } catch (const NoDaemon&) {
                 throw;  // no host can be imported: stop here, the file untouched
-            } catch (const proto::UnsafeDirectory&) {
+            } catch (const proto::UnsafeSocket&) {
                 throw;
             } catch (const std::exception& e) {
                 for (const auto& spelling : spellings) not_imported(spelling, e.what());

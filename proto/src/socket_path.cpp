@@ -1,5 +1,6 @@
 #include "hostkeeper/proto/socket_path.hpp"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,7 +15,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool usable(const char* value) { return value != nullptr && value[0] == '/'; }
+bool usable(const char* value) {
+    return value != nullptr && value[0] == '/';
+}
 
 std::string octal_mode(mode_t mode) {
     char text[8];
@@ -26,7 +29,8 @@ std::string octal_mode(mode_t mode) {
 
 SocketLocation resolve_socket_location(const EnvLookup& env, uid_t uid) {
     fs::path socket;
-    if (const char* explicit_path = env("HOSTKEEPER_SOCKET"); explicit_path != nullptr && explicit_path[0] != '\0') {
+    if (const char* explicit_path = env("HOSTKEEPER_SOCKET");
+        explicit_path != nullptr && explicit_path[0] != '\0') {
         socket = fs::absolute(explicit_path);
     } else if (const char* runtime = env("XDG_RUNTIME_DIR"); usable(runtime)) {
         socket = fs::path(runtime) / "hostkeeper" / "socket";
@@ -54,14 +58,16 @@ void check_private_directory(const fs::path& dir, uid_t uid) {
     if (st.st_uid != uid) {
         throw UnsafeDirectory("socket directory " + dir.string() + " is owned by uid " +
                               std::to_string(st.st_uid) + ", not by you (uid " +
-                              std::to_string(uid) + "); remove it, or set HOSTKEEPER_SOCKET to a "
+                              std::to_string(uid) +
+                              "); remove it, or set HOSTKEEPER_SOCKET to a "
                               "path in a directory of your own");
     }
     if ((st.st_mode & 077U) != 0) {
         throw UnsafeDirectory("socket directory " + dir.string() + " has mode " +
                               octal_mode(st.st_mode) +
                               ", which lets other users reach the socket; it must be 0700: run "
-                              "'chmod 700 " + dir.string() + "'");
+                              "'chmod 700 " +
+                              dir.string() + "'");
     }
 }
 
@@ -71,6 +77,25 @@ void ensure_private_directory(const fs::path& dir, uid_t uid) {
                                    std::error_code(errno, std::generic_category()));
     }
     check_private_directory(dir, uid);
+}
+
+std::optional<uid_t> peer_uid(int fd) {
+    ucred peer{};
+    socklen_t length = sizeof peer;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 || length != sizeof peer)
+        return std::nullopt;
+    return peer.uid;
+}
+
+void check_peer(int fd, uid_t uid, const fs::path& socket) {
+    const std::optional<uid_t> peer = peer_uid(fd);
+    if (peer == uid) return;
+    throw ForeignPeer(
+        "the process listening on " + socket.string() +
+        (peer ? " runs as uid " + std::to_string(*peer) : std::string(" runs as an unknown user")) +
+        ", not as you (uid " + std::to_string(uid) +
+        "): refusing to send it anything. Someone else may be impersonating hostkeeperd; check who "
+        "owns that socket, or set HOSTKEEPER_SOCKET to a path in a directory of your own");
 }
 
 }  // namespace hostkeeper::proto

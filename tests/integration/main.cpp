@@ -10,12 +10,16 @@
 
 int main(int argc, char** argv) {
     if (std::getenv("HK_TEST_ROOT") == nullptr) {
-        std::fprintf(stderr, "run me through tests/support/keyring-env.sh (I need a throw-away HOME and keyring)\n");
+        std::fprintf(
+            stderr,
+            "run me through tests/support/keyring-env.sh (I need a throw-away HOME and keyring)\n");
         return 2;
     }
     for (int i = 1; i < argc; ++i) {
-        if (std::string(argv[i]) == "[foreign-uid]" && ::geteuid() != 0) {
-            std::printf("SKIP: acting as another uid needs root; this test runs as uid %u\n", ::geteuid());
+        const std::string tag = argv[i];
+        if ((tag == "[foreign-uid]" || tag == "[two-uids]") && ::geteuid() != 0) {
+            std::printf("SKIP: acting as another uid needs root; this test runs as uid %u\n",
+                        ::geteuid());
             return 77;
         }
     }

@@ -1,5 +1,4 @@
 // Starting, restarting, refusing and stopping the daemon, with real processes.
-#include <catch2/catch.hpp>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -7,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <fstream>
 #include <thread>
@@ -20,8 +20,9 @@ TEST_CASE("50 helpers started at once against no daemon: all succeed, one daemon
     const fs::path socket = fresh_socket();
     std::vector<Spawned> helpers;
     for (int i = 0; i < 50; ++i) {
-        helpers.push_back(spawn({bin("terraform-credentials-hostkeeper"), "--socket=" + socket.string(),
-                                 "--timeout=60", "get", "host" + std::to_string(i % 5) + ".example.com"}));
+        helpers.push_back(
+            spawn({bin("terraform-credentials-hostkeeper"), "--socket=" + socket.string(),
+                   "--timeout=60", "get", "host" + std::to_string(i % 5) + ".example.com"}));
     }
     int ok = 0;
     for (auto& h : helpers) {
@@ -38,7 +39,8 @@ TEST_CASE("50 helpers started at once against no daemon: all succeed, one daemon
 
 TEST_CASE("a daemon killed with SIGKILL is replaced by the next helper call", "[lifecycle]") {
     const fs::path socket = fresh_socket();
-    REQUIRE(helper(socket, {"store", "kill.example.com"}, R"({"token":"survives"})").exit_code == 0);
+    REQUIRE(helper(socket, {"store", "kill.example.com"}, R"({"token":"survives"})").exit_code ==
+            0);
     const auto before = daemons_matching(socket.string());
     REQUIRE(before.size() == 1);
     ::kill(before[0], SIGKILL);
@@ -120,20 +122,43 @@ TEST_CASE("a client of another uid is refused", "[foreign-uid]") {
     ::chmod(public_dir.c_str(), 0755);
     const fs::path socket = public_dir / "socket";
     Spawned activator = spawn({"/usr/bin/systemd-socket-activate", "-l", socket.string(), "-E",
-                               "DBUS_SESSION_BUS_ADDRESS", "-E", "HOME", "-E", "XDG_RUNTIME_DIR", bin("hostkeeperd"),
-                               "--log-level", "debug"},
-                                    RunOptions{});
+                               "DBUS_SESSION_BUS_ADDRESS", "-E", "HOME", "-E", "XDG_RUNTIME_DIR",
+                               bin("hostkeeperd"), "--log-level", "debug"},
+                              RunOptions{});
     REQUIRE(wait_until([&] { return fs::exists(socket); }, std::chrono::seconds(10)));
     ::chmod(socket.c_str(), 0666);
 
-    const Result stranger = run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                                 bin("terraform-credentials-hostkeeper"), "--socket=" + socket.string(),
-                                 "--timeout=10", "get", "app.example.com"});
+    // Our own helper, run by the stranger, does not even try: the directory is not theirs.
+    const std::vector<std::string> as_stranger{"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+                                               "--clear-groups"};
+    std::vector<std::string> argv = as_stranger;
+    argv.insert(argv.end(), {bin("terraform-credentials-hostkeeper"), "--socket=" + socket.string(),
+                             "--timeout=10", "get", "app.example.com"});
+    const Result stranger = run(argv);
     CHECK(stranger.exit_code == 4);
     CHECK(stranger.out.empty());
-    CHECK_THAT(stranger.err, Catch::Contains("serves uid 0 only"));
+    CHECK_THAT(stranger.err, Catch::Contains("is owned by uid 0, not by you (uid 65534)"));
+    // A client of their own that does not look is refused by the daemon.
+    argv = as_stranger;
+    argv.insert(argv.end(), {"/usr/bin/python3", "-c",
+                             "import socket, struct, sys\n"
+                             "s = socket.socket(socket.AF_UNIX)\n"
+                             "s.connect(sys.argv[1])\n"
+                             "p = b'{\"v\":1,\"op\":\"get\",\"host\":\"app.example.com\"}'\n"
+                             "s.sendall(struct.pack('>I', len(p)) + p)\n"
+                             "n = struct.unpack('>I', s.recv(4, socket.MSG_WAITALL))[0]\n"
+                             "print(s.recv(n, socket.MSG_WAITALL).decode())\n",
+                             socket.string()});
+    const Result raw = run(argv);
+    CHECK(raw.exit_code == 0);
+    CHECK_THAT(raw.out, Catch::Contains("\"forbidden\"") && Catch::Contains("serves uid 0 only"));
 
-    // The owner is served on the same socket.
+    // The owner's helper refuses the public directory too, and says how to fix it...
+    const Result owner_refused = helper(socket, {"get", "app.example.com"});
+    CHECK(owner_refused.exit_code == 4);
+    CHECK_THAT(owner_refused.err, Catch::Contains("has mode 0755") && Catch::Contains("chmod 700"));
+    // ...and once the directory is private, is served on the same socket.
+    ::chmod(public_dir.c_str(), 0700);
     const Result owner = helper(socket, {"get", "app.example.com"});
     CHECK(owner.exit_code == 0);
     CHECK(owner.out == "{}\n");
@@ -170,7 +195,8 @@ TEST_CASE("a daemon speaking another protocol version is stopped and replaced", 
                     got_stop = true;
                     reply = R"({"v":0,"ok":true})";
                 } else {
-                    reply = R"({"v":0,"ok":false,"error":{"code":"unsupported_version","message":"old"},"supported":[0]})";
+                    reply =
+                        R"({"v":0,"ok":false,"error":{"code":"unsupported_version","message":"old"},"supported":[0]})";
                 }
                 const unsigned char out[4] = {0, 0, static_cast<unsigned char>(reply.size() >> 8U),
                                               static_cast<unsigned char>(reply.size() & 0xffU)};

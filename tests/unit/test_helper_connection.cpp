@@ -1,9 +1,9 @@
 // The client side of the wire protocol against misbehaving servers.
-#include <catch2/catch.hpp>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -11,6 +11,7 @@
 
 #include "connection.hpp"
 #include "hostkeeper/proto/error.hpp"
+#include "hostkeeper/proto/socket_path.hpp"
 
 using namespace hostkeeper;
 namespace fs = std::filesystem;
@@ -19,7 +20,7 @@ namespace {
 
 // Accepts one connection, reads the request, then does `behave(fd)`.
 class FakeDaemon {
-public:
+  public:
     explicit FakeDaemon(std::function<void(int)> behave) {
         char pattern[] = "/tmp/hk-unit.XXXXXX";
         root_ = ::mkdtemp(pattern);
@@ -28,7 +29,8 @@ public:
         sockaddr_un address{};
         address.sun_family = AF_UNIX;
         std::strncpy(address.sun_path, socket_.c_str(), sizeof address.sun_path - 1);
-        REQUIRE(::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+        REQUIRE(::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) ==
+                0);
         REQUIRE(::listen(listen_fd_, 4) == 0);
         thread_ = std::thread([this, behave = std::move(behave)] {
             const int fd = ::accept(listen_fd_, nullptr, nullptr);
@@ -47,7 +49,7 @@ public:
     }
     const fs::path& socket() const { return socket_; }
 
-private:
+  private:
     fs::path root_;
     fs::path socket_;
     int listen_fd_ = -1;
@@ -62,7 +64,9 @@ proto::Json call(const fs::path& socket, std::chrono::milliseconds timeout) {
     return connection->round_trip(proto::make_request(proto::Op::hello), deadline);
 }
 
-void send_all(int fd, const std::string& bytes) { (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL); }
+void send_all(int fd, const std::string& bytes) {
+    (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+}
 
 }  // namespace
 
@@ -71,7 +75,8 @@ TEST_CASE("a daemon that hangs up without answering", "[helper][connection]") {
     CHECK_THROWS_AS(call(daemon.socket(), std::chrono::seconds(5)), client::ConnectionLost);
 }
 
-TEST_CASE("a daemon that sends half a response and stalls hits the deadline", "[helper][connection]") {
+TEST_CASE("a daemon that sends half a response and stalls hits the deadline",
+          "[helper][connection]") {
     const FakeDaemon daemon([](int fd) {
         send_all(fd, std::string("\x00\x00\x00\x20{\"v\":1", 10));
         std::this_thread::sleep_for(std::chrono::milliseconds(1500));
@@ -91,8 +96,9 @@ TEST_CASE("a daemon that announces an oversized response", "[helper][connection]
     try {
         call(daemon.socket(), std::chrono::seconds(5));
         FAIL("accepted");
-    } catch (const proto::Error& e) {
-        CHECK(e.code() == proto::ErrorCode::too_large);
+    } catch (const client::ConnectionLost& e) {
+        CHECK_THAT(e.what(), Catch::Contains("bad response") &&
+                                 Catch::Contains("over the limit of 16777216"));
     }
 }
 
@@ -101,14 +107,80 @@ TEST_CASE("a daemon that answers garbage", "[helper][connection]") {
     try {
         call(daemon.socket(), std::chrono::seconds(5));
         FAIL("accepted");
-    } catch (const proto::Error& e) {
-        CHECK(e.code() == proto::ErrorCode::bad_request);
+    } catch (const client::ConnectionLost& e) {
+        CHECK_THAT(e.what(), Catch::Contains("bad response") && Catch::Contains("not valid JSON"));
     }
 }
 
 TEST_CASE("nothing listening: no connection, and the reason", "[helper][connection]") {
     const client::Deadline deadline(std::chrono::seconds(1));
     int error = 0;
-    CHECK_FALSE(client::Connection::open("/nonexistent/hostkeeper/socket", deadline, error).has_value());
+    CHECK_FALSE(
+        client::Connection::open("/nonexistent/hostkeeper/socket", deadline, error).has_value());
     CHECK(error == ENOENT);
+}
+
+namespace {
+
+// A listener nobody serves: what a client would be talking to, and whether it tried.
+struct Listener {
+    explicit Listener(const fs::path& socket_path) {
+        fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::strncpy(address.sun_path, socket_path.c_str(), sizeof address.sun_path - 1);
+        REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+        REQUIRE(::listen(fd, 4) == 0);
+    }
+    Listener(const Listener&) = delete;
+    Listener& operator=(const Listener&) = delete;
+    ~Listener() { ::close(fd); }
+    bool was_contacted() const {
+        const int client = ::accept(fd, nullptr, nullptr);
+        if (client < 0) return false;
+        ::close(client);
+        return true;
+    }
+    int fd = -1;
+};
+
+std::string open_refusal(const fs::path& socket) {
+    const client::Deadline deadline(std::chrono::seconds(1));
+    int error = 0;
+    try {
+        (void)client::Connection::open(socket, deadline, error);
+    } catch (const proto::UnsafeDirectory& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("the client refuses a socket whose directory others can reach, before connecting",
+          "[helper][connection]") {
+    char pattern[] = "/tmp/hk-unit.XXXXXX";
+    const fs::path root = ::mkdtemp(pattern);
+    const fs::path dir = root / "hostkeeper";
+    fs::create_directory(dir);
+    const Listener listener(dir / "socket");
+
+    fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec);
+    CHECK_THAT(open_refusal(dir / "socket"),
+               Catch::Contains("has mode 0755") && Catch::Contains("chmod 700"));
+    CHECK_FALSE(listener.was_contacted());
+
+    // A symbolic link in its place, even to a private directory of our own.
+    fs::permissions(dir, fs::perms::owner_all);
+    fs::create_directory_symlink(dir, root / "link");
+    CHECK_THAT(open_refusal(root / "link" / "socket"), Catch::Contains("symbolic link"));
+    CHECK_FALSE(listener.was_contacted());
+
+    // The same directory, private: connected, and the listener sees it.
+    const client::Deadline deadline(std::chrono::seconds(1));
+    int error = 0;
+    CHECK(client::Connection::open(dir / "socket", deadline, error).has_value());
+    CHECK(listener.was_contacted());
+    fs::remove_all(root);
 }

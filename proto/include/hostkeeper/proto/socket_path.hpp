@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 
 namespace hostkeeper::proto {
@@ -24,10 +25,20 @@ SocketLocation resolve_socket_location(const EnvLookup& env, uid_t uid);
 // With the process's environment and effective uid.
 SocketLocation resolve_socket_location();
 
-// A local safety problem with the socket's directory; the message says how to fix it.
-class UnsafeDirectory : public std::runtime_error {
-public:
+// A local safety problem with the socket; the message says how to fix it.
+class UnsafeSocket : public std::runtime_error {
+  public:
     using std::runtime_error::runtime_error;
+};
+// The socket's directory is not private to the user.
+class UnsafeDirectory : public UnsafeSocket {
+  public:
+    using UnsafeSocket::UnsafeSocket;
+};
+// What listens on the socket runs as another user.
+class ForeignPeer : public UnsafeSocket {
+  public:
+    using UnsafeSocket::UnsafeSocket;
 };
 
 // Throws UnsafeDirectory unless `dir` is a real directory (not a symlink)
@@ -38,5 +49,13 @@ void check_private_directory(const std::filesystem::path& dir, uid_t uid);
 // mode is set by mkdir itself, so there is no window with a looser one), then
 // checks it as check_private_directory does.
 void ensure_private_directory(const std::filesystem::path& dir, uid_t uid);
+
+// The uid of the process at the other end of the connected Unix socket `fd`
+// (SO_PEERCRED: for a listening socket, whoever called listen()); nullopt
+// when the kernel does not say.
+std::optional<uid_t> peer_uid(int fd);
+// Throws ForeignPeer unless the other end of `fd` runs as `uid`; `socket`
+// names it in the message.
+void check_peer(int fd, uid_t uid, const std::filesystem::path& socket);
 
 }  // namespace hostkeeper::proto
