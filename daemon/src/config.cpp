@@ -118,7 +118,11 @@ private:
     const toml::node* find(const std::string& dotted) const {
         return root_.at_path(dotted).node();
     }
-    std::string where(const std::string& key) const { return origin_ + ": \"" + key + "\""; }
+    // FILE:LINE: "KEY", for a key that is there.
+    std::string where(const std::string& key) const {
+        const toml::node* node = find(key);
+        return (node != nullptr ? at(*node) : origin_) + ": \"" + key + "\"";
+    }
 
     void check_table(const toml::table& table, const std::string& prefix, const std::set<std::string>& known) const {
         for (const auto& [k, node] : table) {
@@ -294,6 +298,9 @@ ParsedArgs parse_args(int argc, char** argv) {
     app.add_option("--ca-file", ca_file, "trust these CA certificates for discovery, registries and mirrors (default: $SSL_CERT_FILE / $SSL_CERT_DIR, else the system's)");
     app.add_flag("--on-demand", on_demand, "started by the helper: exit when idle, log to the journal");
     app.add_option("--ready-fd", ready_fd, "write \"ready\" to this file descriptor once listening")->check(CLI::Range(3, 1 << 20));
+    bool check_config = false;
+    app.add_flag("--check-config", check_config,
+                 "check the configuration file and options, say what is wrong, and exit (0: valid)");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -303,65 +310,77 @@ ParsedArgs parse_args(int argc, char** argv) {
     Config config;
     config.on_demand = on_demand;
     config.ready_fd = ready_fd;
-    const fs::path file = config_file ? fs::path(*config_file) : default_config_path();
-    std::error_code ec;
-    if (config_file || fs::exists(file, ec)) {
-        config.config_file = file;
-        apply_toml(config, read_file(file), file.string());
-    }
-    const auto duration = [](const std::optional<std::string>& text, const char* option, std::chrono::seconds& out) {
-        if (!text) return;
-        try {
-            out = parse_duration(*text);
-        } catch (const ConfigError& e) {
-            throw ConfigError(std::string(option) + ": " + e.what());
-        }
-    };
+    config.check_config = check_config;
     if (socket) config.socket = *socket;
-    if (log_level) config.log_level = check_log_level(*log_level, "--log-level");
-    duration(idle, "--idle-timeout", config.idle_timeout);
-    duration(read, "--read-timeout", config.read_timeout);
-    duration(shutdown, "--shutdown-timeout", config.shutdown_timeout);
-    duration(unlock, "--unlock-timeout", config.unlock_timeout);
-    duration(ttl, "--credentials-ttl", config.credentials.ttl);
-    duration(max_lifetime, "--credentials-max-lifetime", config.credentials.max_lifetime);
-    duration(negative_ttl, "--credentials-negative-ttl", config.credentials.negative_ttl);
-    DiscoveryOptions& d = config.discovery;
-    duration(d_timeout, "--discovery-timeout", d.timeout);
-    duration(d_ttl, "--discovery-ttl", d.ttl);
-    duration(d_min_ttl, "--discovery-min-ttl", d.min_ttl);
-    duration(d_max_ttl, "--discovery-max-ttl", d.max_ttl);
-    duration(d_negative_ttl, "--discovery-negative-ttl", d.negative_ttl);
-    duration(d_error_ttl, "--discovery-error-ttl", d.error_ttl);
-    duration(d_max_retry_after, "--discovery-max-retry-after", d.max_retry_after);
-    duration(d_stale, "--discovery-stale-if-error", d.stale_if_error);
-    if (d_max_entries) d.max_entries = *d_max_entries;
-    if (ca_file) d.ca_file = *ca_file;
-    if (d.timeout.count() == 0) throw ConfigError("discovery timeout must be at least 1 second");
-    RegistryOptions& g = config.registry;
-    duration(g_timeout, "--registry-timeout", g.timeout);
-    duration(g_versions_ttl, "--registry-versions-ttl", g.versions_ttl);
-    duration(g_download_ttl, "--registry-download-ttl", g.download_ttl);
-    duration(g_negative_ttl, "--registry-negative-ttl", g.negative_ttl);
-    duration(g_error_ttl, "--registry-error-ttl", g.error_ttl);
-    duration(g_max_retry_after, "--registry-max-retry-after", g.max_retry_after);
-    duration(g_stale, "--registry-stale-if-error", g.stale_if_error);
-    duration(g_fetch_timeout, "--registry-fetch-timeout", g.fetch_timeout);
-    if (g_max_entries) g.max_entries = *g_max_entries;
-    if (mirror_url) g.mirror_url = *mirror_url;
-    if (g.timeout.count() == 0) throw ConfigError("registry timeout must be at least 1 second");
-    if (g.fetch_timeout.count() == 0) throw ConfigError("registry fetch_timeout must be at least 1 second");
-    if (!g.mirror_url.empty()) {
-        try {
-            make_mirror(g.mirror_url);
-        } catch (const proto::Error& e) {
-            throw ConfigError(std::string("mirror_url: ") + e.what());
+    const Config command_line = config;
+    // Everything from here on may be wrong in the file or an option's value:
+    // the daemon still needs the command line's own settings to say so.
+    const auto apply_file_and_options = [&] {
+        const fs::path file = config_file ? fs::path(*config_file) : default_config_path();
+        std::error_code ec;
+        if (config_file || fs::exists(file, ec)) {
+            config.config_file = file;
+            apply_toml(config, read_file(file), file.string());
         }
+        if (socket) config.socket = *socket;  // options win over the file
+        const auto duration = [](const std::optional<std::string>& text, const char* option, std::chrono::seconds& out) {
+            if (!text) return;
+            try {
+                out = parse_duration(*text);
+            } catch (const ConfigError& e) {
+                throw ConfigError(std::string(option) + ": " + e.what());
+            }
+        };
+        if (log_level) config.log_level = check_log_level(*log_level, "--log-level");
+        duration(idle, "--idle-timeout", config.idle_timeout);
+        duration(read, "--read-timeout", config.read_timeout);
+        duration(shutdown, "--shutdown-timeout", config.shutdown_timeout);
+        duration(unlock, "--unlock-timeout", config.unlock_timeout);
+        duration(ttl, "--credentials-ttl", config.credentials.ttl);
+        duration(max_lifetime, "--credentials-max-lifetime", config.credentials.max_lifetime);
+        duration(negative_ttl, "--credentials-negative-ttl", config.credentials.negative_ttl);
+        DiscoveryOptions& d = config.discovery;
+        duration(d_timeout, "--discovery-timeout", d.timeout);
+        duration(d_ttl, "--discovery-ttl", d.ttl);
+        duration(d_min_ttl, "--discovery-min-ttl", d.min_ttl);
+        duration(d_max_ttl, "--discovery-max-ttl", d.max_ttl);
+        duration(d_negative_ttl, "--discovery-negative-ttl", d.negative_ttl);
+        duration(d_error_ttl, "--discovery-error-ttl", d.error_ttl);
+        duration(d_max_retry_after, "--discovery-max-retry-after", d.max_retry_after);
+        duration(d_stale, "--discovery-stale-if-error", d.stale_if_error);
+        if (d_max_entries) d.max_entries = *d_max_entries;
+        if (ca_file) d.ca_file = *ca_file;
+        if (d.timeout.count() == 0) throw ConfigError("discovery timeout must be at least 1 second");
+        RegistryOptions& g = config.registry;
+        duration(g_timeout, "--registry-timeout", g.timeout);
+        duration(g_versions_ttl, "--registry-versions-ttl", g.versions_ttl);
+        duration(g_download_ttl, "--registry-download-ttl", g.download_ttl);
+        duration(g_negative_ttl, "--registry-negative-ttl", g.negative_ttl);
+        duration(g_error_ttl, "--registry-error-ttl", g.error_ttl);
+        duration(g_max_retry_after, "--registry-max-retry-after", g.max_retry_after);
+        duration(g_stale, "--registry-stale-if-error", g.stale_if_error);
+        duration(g_fetch_timeout, "--registry-fetch-timeout", g.fetch_timeout);
+        if (g_max_entries) g.max_entries = *g_max_entries;
+        if (mirror_url) g.mirror_url = *mirror_url;
+        if (g.timeout.count() == 0) throw ConfigError("registry timeout must be at least 1 second");
+        if (g.fetch_timeout.count() == 0) throw ConfigError("registry fetch_timeout must be at least 1 second");
+        if (!g.mirror_url.empty()) {
+            try {
+                make_mirror(g.mirror_url);
+            } catch (const proto::Error& e) {
+                throw ConfigError(std::string("mirror_url: ") + e.what());
+            }
+        }
+        if (max_connections) config.max_connections = *max_connections;
+        if (max_entries) config.credentials.max_entries = *max_entries;
+        if (config.max_connections == 0) throw ConfigError("max_connections must be at least 1");
+        if (config.read_timeout.count() == 0) throw ConfigError("read_timeout must be at least 1 second");
+    };
+    try {
+        apply_file_and_options();
+    } catch (const ConfigError& e) {
+        throw InvalidConfig(e.what(), command_line);
     }
-    if (max_connections) config.max_connections = *max_connections;
-    if (max_entries) config.credentials.max_entries = *max_entries;
-    if (config.max_connections == 0) throw ConfigError("max_connections must be at least 1");
-    if (config.read_timeout.count() == 0) throw ConfigError("read_timeout must be at least 1 second");
     return {config, 0};
 }
 

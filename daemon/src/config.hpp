@@ -32,12 +32,26 @@ struct Config {
     // Command line only.
     bool on_demand = false;  // started by the helper: idle timeout applies, log to the journal
     int ready_fd = -1;       // write "ready" here once listening
+    bool check_config = false;  // only check the configuration, then exit
     std::optional<std::filesystem::path> config_file;
 };
 
 class ConfigError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
+};
+
+// A bad configuration file or option value, found after the command line
+// itself was read: `command_line()` holds what the daemon needs to say so
+// (ready_fd, socket, on_demand, check_config), with defaults elsewhere.
+class InvalidConfig : public ConfigError {
+public:
+    InvalidConfig(const std::string& what, Config command_line)
+        : ConfigError(what), command_line_(std::move(command_line)) {}
+    const Config& command_line() const { return command_line_; }
+
+private:
+    Config command_line_;
 };
 
 // Result of parsing argv: a Config to run with, or an exit code (for --help,
@@ -47,7 +61,7 @@ struct ParsedArgs {
     int exit_code = 0;
 };
 
-// Throws ConfigError for a bad file or value.
+// Throws InvalidConfig for a bad file or value.
 ParsedArgs parse_args(int argc, char** argv);
 
 // Parses "90", "90s", "10m", "2h", "1h30m", "1d" (or a TOML integer, in seconds).

@@ -15,6 +15,7 @@
 #include "discovery_service.hpp"
 #include "hostkeeper/proto/messages.hpp"
 #include "registry_service.hpp"
+#include "request_handler.hpp"
 
 namespace hostkeeper::daemon {
 
@@ -31,15 +32,13 @@ public:
     virtual void request_stop() = 0;
 };
 
-class Dispatcher {
+class Dispatcher final : public RequestHandler {
 public:
     Dispatcher(CredentialService& credentials, DiscoveryService& discovery, RegistryService& registry,
                DaemonControl& control)
         : credentials_(credentials), discovery_(discovery), registry_(registry), control_(control) {}
 
-    // The response payload (JSON text). It may hold a token: the caller
-    // scrubs it once written.
-    boost::asio::awaitable<std::string> handle(std::string_view payload);
+    boost::asio::awaitable<std::string> handle(std::string_view payload) override;
 
 private:
     boost::asio::awaitable<std::string> dispatch(proto::Op op, proto::Json& request);

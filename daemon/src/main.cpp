@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <csignal>
@@ -15,6 +16,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "config.hpp"
+#include "config_error_handler.hpp"
 #include "credential_service.hpp"
 #include "curl_http_client.hpp"
 #include "discovery_service.hpp"
@@ -149,6 +151,48 @@ int serve(const Config& config, StartupReport& report) {
     return 0;
 }
 
+// A daemon that cannot run with its configuration says why to whoever
+// started it: `--check-config` and a terminal on stderr, the helper through
+// --ready-fd, and a client of a socket-activated start in its answer.
+int refuse_to_run(const InvalidConfig& error) {
+    std::fprintf(stderr, "hostkeeperd: %s\n", error.what());
+    const Config& command_line = error.command_line();
+    if (command_line.check_config) return 2;
+    StartupReport report(command_line.ready_fd);
+    report.send(std::string("error ") + error.what());
+    const int listen_fd = systemd_listener();
+    if (listen_fd < 0) return 2;
+
+    // Socket activation: systemd would restart us into the same error until
+    // its start limit, and clients would hear nothing. Answer them instead.
+    setup_logging("info");
+    spdlog::error("cannot run with this configuration: {}; answering every request with the reason",
+                  error.what());
+    asio::io_context io(1);
+    asio::signal_set signals(io, SIGINT, SIGTERM);
+    std::optional<Server> server;
+    const auto stop = [&] {
+        server->stop([&] {
+            boost::system::error_code ignored;
+            signals.cancel(ignored);
+            io.stop();
+        });
+    };
+    ConfigErrorHandler handler(error.what(), [&] { asio::post(io, stop); });
+    // Idle for 10 s: exit, so the next connection starts a daemon that reads the fixed file.
+    server.emplace(io, listen_fd, handler,
+                   ServerOptions{command_line.max_connections, command_line.read_timeout,
+                                 command_line.shutdown_timeout, std::chrono::seconds(10)});
+    server->on_idle(stop);
+    signals.async_wait([&](const boost::system::error_code& ec, int) {
+        if (!ec) stop();
+    });
+    server->start();
+    sd_notifyf(0, "READY=1\nSTATUS=cannot run with its configuration: %s", error.what());
+    io.run();
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -159,12 +203,19 @@ int main(int argc, char** argv) {
     ParsedArgs parsed;
     try {
         parsed = parse_args(argc, argv);
+    } catch (const InvalidConfig& e) {
+        return refuse_to_run(e);
     } catch (const ConfigError& e) {
         std::fprintf(stderr, "hostkeeperd: %s\n", e.what());
         return 2;
     }
     if (!parsed.config) return parsed.exit_code;
     const Config& config = *parsed.config;
+    if (config.check_config) {
+        std::printf("hostkeeperd: the configuration is valid (%s)\n",
+                    config.config_file ? config.config_file->c_str() : "no configuration file; defaults");
+        return 0;
+    }
     StartupReport report(config.ready_fd);
     if (config.on_demand) log_to_journal_if_possible();
     setup_logging(config.log_level);

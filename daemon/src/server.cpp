@@ -69,11 +69,11 @@ void refuse(stream::socket& socket, ErrorCode code, const std::string& message) 
 
 }  // namespace
 
-Server::Server(asio::io_context& io, int listen_fd, Dispatcher& dispatcher,
+Server::Server(asio::io_context& io, int listen_fd, RequestHandler& handler,
                const ServerOptions& options)
     : io_(io),
       acceptor_(io, stream(), listen_fd),
-      dispatcher_(dispatcher),
+      handler_(handler),
       options_(options),
       idle_timer_(io),
       shutdown_timer_(io) {}
@@ -205,7 +205,7 @@ asio::awaitable<bool> Server::exchange(Connection& connection) {
     connection.deadline.cancel();
 
     connection.busy = true;
-    std::string reply = co_await dispatcher_.handle(body);
+    std::string reply = co_await handler_.handle(body);
     proto::scrub(body);
     std::string frame = proto::encode_frame(reply, proto::kMaxResponseFrameSize);
     proto::scrub(reply);

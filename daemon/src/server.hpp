@@ -4,6 +4,9 @@
 // of another uid, bounds every read with a deadline and the number of
 // connections with a cap, and stops gracefully.
 
+// clang-format off
+#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+// clang-format on
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
@@ -13,9 +16,8 @@
 #include <functional>
 #include <memory>
 #include <unordered_set>
-#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
 
-#include "dispatcher.hpp"
+#include "request_handler.hpp"
 
 namespace hostkeeper::daemon {
 
@@ -34,7 +36,7 @@ struct ServerOptions {
 class Server {
   public:
     // Takes ownership of `listen_fd`, a listening Unix stream socket.
-    Server(boost::asio::io_context& io, int listen_fd, Dispatcher& dispatcher,
+    Server(boost::asio::io_context& io, int listen_fd, RequestHandler& handler,
            const ServerOptions& options);
 
     void start();
@@ -59,7 +61,7 @@ class Server {
 
     boost::asio::io_context& io_;
     boost::asio::local::stream_protocol::acceptor acceptor_;
-    Dispatcher& dispatcher_;
+    RequestHandler& handler_;
     ServerOptions options_;
     std::unordered_set<Connection*> connections_;
     boost::asio::steady_timer idle_timer_;

@@ -128,10 +128,18 @@ proto::Json Connection::round_trip(const proto::Json& request, const Deadline& d
     std::string frame = proto::encode_frame(payload);
     proto::scrub(payload);
     const proto::ScrubGuard frame_guard(frame);
-    write_all(frame, deadline);
+    // A daemon that refuses us (busy, forbidden) writes one frame and hangs
+    // up without reading: our write may then fail, but its answer is there.
+    std::optional<ConnectionLost> write_failed;
+    try {
+        write_all(frame, deadline);
+    } catch (const ConnectionLost& e) {
+        write_failed = e;
+    }
 
     proto::FrameHeader header{};
     if (!read_exact(reinterpret_cast<char*>(header.data()), header.size(), deadline)) {
+        if (write_failed) throw ConnectionLost(*write_failed);
         throw ConnectionLost("hostkeeperd closed the connection without answering");
     }
     std::size_t size = 0;

@@ -14,6 +14,7 @@
 #include "launcher.hpp"
 #include "plaintext_credentials.hpp"
 #include "shadowing.hpp"
+#include "subprocess.hpp"
 #include "tool_locations.hpp"
 
 namespace hostkeeper::client {
@@ -192,6 +193,29 @@ std::string keyring_fix(ErrorCode code) {
     }
 }
 
+// hostkeeperd's own configuration, read as the daemon would read it now:
+// a running daemon may have started before the file was broken.
+void check_daemon_config(Report& report) {
+    fs::path daemon;
+    try {
+        daemon = find_daemon_executable();
+    } catch (const NoDaemon& e) {
+        report.fail(e.what(), "install hostkeeper (hostkeeperd belongs next to this program)");
+        return;
+    }
+    const Captured checked = run_captured({daemon.string(), "--check-config"});
+    std::string said = checked.status == 0 ? checked.out : checked.err;
+    while (!said.empty() && said.back() == '\n') said.pop_back();
+    if (said.rfind("hostkeeperd: ", 0) == 0) said.erase(0, 13);
+    if (checked.status == 0) {
+        report.ok("hostkeeperd: " + said);
+    } else {
+        report.fail("hostkeeperd cannot run: " + said,
+                    "fix the file (see hostkeeper.toml(5)), then 'hostkeeper stop' so that the next "
+                    "request starts a daemon that reads it");
+    }
+}
+
 bool check_daemon(Report& report, ClientOptions client) {
     client.start_daemon = true;  // as the helper would
     try {
@@ -264,6 +288,7 @@ int run_doctor(const ClientOptions& client) {
     }
     check_shadowing(report);
     check_socket_directory(report, client);
+    check_daemon_config(report);
     if (check_daemon(report, client)) check_keyring(report, client);
     if (report.failures() > 0) {
         std::printf("%d check(s) failed\n", report.failures());

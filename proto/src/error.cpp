@@ -6,7 +6,7 @@
 namespace hostkeeper::proto {
 namespace {
 
-constexpr std::array<std::pair<ErrorCode, std::string_view>, 18> kNames{{
+constexpr std::array<std::pair<ErrorCode, std::string_view>, 19> kNames{{
     {ErrorCode::bad_request, "bad_request"},
     {ErrorCode::bad_host, "bad_host"},
     {ErrorCode::too_large, "too_large"},
@@ -24,6 +24,7 @@ constexpr std::array<std::pair<ErrorCode, std::string_view>, 18> kNames{{
     {ErrorCode::verification_failed, "verification_failed"},
     {ErrorCode::busy, "busy"},
     {ErrorCode::forbidden, "forbidden"},
+    {ErrorCode::config_error, "config_error"},
     {ErrorCode::internal, "internal"},
 }};
 

@@ -106,12 +106,48 @@ TEST_CASE("a daemon that cannot start is reported by the helper with the reason"
     const fs::path socket = fresh_socket();
     const fs::path config_dir = test_root() / "config" / "hostkeeper";
     fs::create_directories(config_dir);
-    std::ofstream(config_dir / "config.toml") << "[credentials]\nttl_typo = 5\n";
+    std::ofstream(config_dir / "config.toml") << "log_level = \"info\"\nidle_timout = \"10m\"\n";
+    const std::string reason = (config_dir / "config.toml").string() + ":2: unknown key \"idle_timout\"";
+    // The daemon's own one-line reason, through whichever command started it.
     const Result got = helper(socket, {"get", "app.example.com"});
-    fs::remove(config_dir / "config.toml");
     CHECK(got.exit_code == 4);
-    CHECK_THAT(got.err, Catch::Contains("hostkeeperd") && Catch::Contains("did not start"));
+    CHECK_THAT(got.err, Catch::Contains("hostkeeperd could not start: " + reason));
     CHECK(got.out.empty());
+    const Result start = run({bin("hostkeeper"), "--socket", socket.string(), "start"});
+    CHECK(start.exit_code == 4);
+    CHECK_THAT(start.err, Catch::Contains(reason));
+    const Result check = run({bin("hostkeeperd"), "--check-config"});
+    CHECK(check.exit_code == 2);
+    CHECK_THAT(check.err, Catch::Contains(reason));
+    fs::remove(config_dir / "config.toml");
+    const Result fixed = run({bin("hostkeeperd"), "--check-config"});
+    CHECK(fixed.exit_code == 0);
+    CHECK_THAT(fixed.out, Catch::Contains("the configuration is valid"));
+}
+
+TEST_CASE("a socket-activated daemon that cannot run answers every client with the reason", "[lifecycle]") {
+    const fs::path socket = fresh_socket();
+    const fs::path config = socket.parent_path() / "config.toml";
+    std::ofstream(config) << "[credentials]\nttl = \"soon\"\n";
+    Spawned activator = spawn({"/usr/bin/systemd-socket-activate", "-l", socket.string(), "-E",
+                               "DBUS_SESSION_BUS_ADDRESS", "-E", "HOME", "-E", "XDG_RUNTIME_DIR", bin("hostkeeperd"),
+                               "--config", config.string()});
+    REQUIRE(wait_until([&] { return fs::exists(socket); }, std::chrono::seconds(10)));
+    for (int i = 0; i < 3; ++i) {  // the same daemon answers each one: no restart loop
+        const Result got = helper(socket, {"get", "app.example.com"});
+        CHECK(got.exit_code == 4);
+        CHECK_THAT(got.err, Catch::Contains("hostkeeperd cannot run with its configuration: " + config.string() +
+                                            ":2: \"credentials.ttl\": \"soon\" is not a duration") &&
+                                Catch::Contains("hostkeeper stop"));
+        CHECK(got.out.empty());
+    }
+    CHECK(daemons_matching(config.string()).size() == 1);
+    // `hostkeeper stop` ends it; systemd (here: systemd-socket-activate) would start a new one.
+    const Result stop = run({bin("hostkeeper"), "--socket", socket.string(), "stop"});
+    CHECK(stop.exit_code == 0);
+    CHECK(wait_until([&] { return daemons_matching(config.string()).empty(); }, std::chrono::seconds(10)));
+    ::kill(activator.pid, SIGTERM);
+    activator.wait();
 }
 
 TEST_CASE("a client of another uid is refused", "[foreign-uid]") {

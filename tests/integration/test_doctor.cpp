@@ -165,6 +165,26 @@ while True:
     CHECK_THAT(r.out, Catch::Contains("fix: hostkeeper stop"));
 }
 
+TEST_CASE("doctor: a typo in config.toml, while a daemon started before it still runs", "[doctor]") {
+    UserHome u;
+    REQUIRE(u.hostkeeper({"setup", "--terraform"}).exit_code == 0);
+    REQUIRE(u.hostkeeper({"start"}).exit_code == 0);
+    const fs::path file = u.config / "hostkeeper" / "config.toml";
+    fs::create_directories(file.parent_path());
+    u.write(file, "idle_timout = \"10m\"\n");
+    const Result r = u.hostkeeper({"doctor"});
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.out, Catch::Contains("FAIL  hostkeeperd cannot run: " + file.string() +
+                                      ":1: unknown key \"idle_timout\""));
+    CHECK_THAT(r.out, Catch::Contains("fix: fix the file (see hostkeeper.toml(5))"));
+    CHECK_THAT(r.out, Catch::Contains("ok    hostkeeperd "));  // the running one still answers
+    fs::remove(file);
+    const Result healthy = u.hostkeeper({"doctor"});
+    CHECK_THAT(healthy.out, Catch::Contains("ok    hostkeeperd: the configuration is valid"));
+    u.hostkeeper({"stop"});
+}
+
 TEST_CASE("doctor: no Secret Service on the bus", "[no-secret-service]") {
     UserHome u;
     REQUIRE(u.hostkeeper({"setup", "--terraform"}).exit_code == 0);

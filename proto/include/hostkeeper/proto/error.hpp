@@ -27,6 +27,7 @@ enum class ErrorCode {
     verification_failed,    // a downloaded package does not match the hashes its publisher gave
     busy,                   // the daemon is at its connection limit
     forbidden,              // the peer is not the daemon's own user
+    config_error,           // the daemon cannot run with its configuration file or options
     internal,               // a bug: the message says what happened
 };
 

@@ -1,0 +1,28 @@
+#pragma once
+// The answer of a hostkeeperd that cannot run with its configuration but was
+// started by socket activation: systemd would only restart it into the same
+// error until it gave up, and the client would hear nothing. Instead it
+// answers every request with `config_error` and the reason (file, line,
+// key), honours `stop`, and exits when idle, so that the fixed file takes
+// effect on the next connection.
+
+#include <functional>
+#include <string>
+
+#include "request_handler.hpp"
+
+namespace hostkeeper::daemon {
+
+class ConfigErrorHandler final : public RequestHandler {
+  public:
+    // `reason`: the configuration error; `stop`: stop the daemon.
+    ConfigErrorHandler(std::string reason, std::function<void()> stop);
+
+    boost::asio::awaitable<std::string> handle(std::string_view payload) override;
+
+  private:
+    std::string message_;
+    std::function<void()> stop_;
+};
+
+}  // namespace hostkeeper::daemon
