@@ -13,14 +13,9 @@
 #   - a failing service: the helper says why at once, doctor and setup report
 #     it with a fix; after the fix both are content again.
 #
-# Where PID 1 is not systemd (containers, CI) the test does what logind and
-# user@.service would: /run/systemd/system (sd_booted()), /run/systemd/unit-root
-# (the mount point systemd's namespacing needs), a cgroup the user owns
-# under this process's own, in each hierarchy systemd uses. All of that, the
-# user and the manager are removed on exit, pass or fail.
-#
-# Root only (exit 77, skipped, otherwise). ctest runs it RUN_SERIAL: while
-# /run/systemd/system exists other programs believe systemd is PID 1.
+# The world (user, manager, bus, keyring) is user_world.sh's; see there what
+# it takes where PID 1 is not systemd. Root only (exit 77, skipped,
+# otherwise); ctest runs it RUN_SERIAL.
 # Exit status: 0 pass, 1 fail, 2 set-up error, 77 skipped.
 set -euo pipefail
 
@@ -28,162 +23,21 @@ set -euo pipefail
 src=$(cd "$1" && pwd)
 bin=$(cd "$2" && pwd)
 
-skip() { echo "SKIP: $*"; exit 77; }
-setup_error() { echo "$0: $*" >&2; exit 2; }
-[[ $(id -u) -eq 0 ]] || skip "needs root: it creates a throw-away user and runs systemd --user for it"
-manager_binary=/lib/systemd/systemd
-[[ -x $manager_binary ]] || setup_error "$manager_binary is missing (packaging/deps.sh test installs systemd)"
-[[ -f /usr/lib/systemd/user/dbus.socket ]] ||
-    setup_error "dbus-user-session is missing (packaging/deps.sh test installs it)"
-for tool in systemctl systemd-run setpriv unshare useradd userdel gnome-keyring-daemon dbus-send; do
-    command -v "$tool" >/dev/null || setup_error "$tool is missing (packaging/deps.sh test installs it)"
-done
 for program in hostkeeperd hostkeeper terraform-credentials-hostkeeper; do
-    [[ -x $bin/$program ]] || setup_error "$bin/$program is missing"
+    [[ -x $bin/$program ]] || { echo "$0: $bin/$program is missing" >&2; exit 2; }
 done
+# shellcheck source=user_world.sh
+source "$(dirname "$0")/user_world.sh"
 
-pass() { echo "PASS: $*"; }
-fail() {
-    echo "FAIL: $*"
-    if [[ -n ${uid:-} ]] && [[ -S ${runtime:-/nonexistent}/systemd/private ]]; then
-        echo "--- systemctl --user status hostkeeperd.socket hostkeeperd.service"
-        as_user systemctl --user --no-pager status hostkeeperd.socket hostkeeperd.service 2>&1 || true
-    fi
-    exit 1
-}
-
-# --- The world, and its removal ---------------------------------------------------------
-# Not under /tmp: the unit's PrivateTmp= hides /tmp from hostkeeperd.
-world=$(mktemp -d /run/hk-user-manager.XXXXXX)
-chmod 755 "$world"
-user=hk-um-$(basename "$world" | cut -d. -f2 | tr 'A-Z' 'a-z')
-uid= gid= runtime= manager= created_dirs=() cgroups=()
-
-cleanup() {
-    local rc=$?
-    set +e
-    if [[ -n $manager ]]; then
-        kill -TERM "$manager" 2>/dev/null
-        for _ in $(seq 1 100); do kill -0 "$manager" 2>/dev/null || break; sleep 0.05; done
-    fi
-    # Whatever the user still runs (the manager's services, an on-demand daemon).
-    if [[ -n $uid ]]; then
-        for cg in "${cgroups[@]}"; do
-            [[ -f $cg/cgroup.kill ]] && echo 1 >"$cg/cgroup.kill"
-        done
-        pkill -KILL -U "$uid" 2>/dev/null
-        for _ in $(seq 1 100); do pgrep -U "$uid" >/dev/null || break; sleep 0.05; done
-    fi
-    for ((i = ${#cgroups[@]} - 1; i >= 0; i--)); do
-        find "${cgroups[i]}" -depth -type d -exec rmdir {} \; 2>/dev/null
-    done
-    for ((i = ${#created_dirs[@]} - 1; i >= 0; i--)); do rmdir "${created_dirs[i]}" 2>/dev/null; done
-    [[ -n $runtime ]] && rm -rf "$runtime"
-    id "$user" >/dev/null 2>&1 && userdel "$user"
-    rm -rf "$world"
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-useradd --system --user-group --no-create-home --home-dir "$world/home" --shell /usr/sbin/nologin "$user" ||
-    setup_error "useradd $user failed"
-uid=$(id -u "$user")
-gid=$(id -g "$user")
-home=$world/home
-runtime=/run/user/$uid
-mkdir -p "$home" "$world/bin"
-[[ -d /run/user ]] || { mkdir -m 755 /run/user && created_dirs+=(/run/user); }
-mkdir -m 700 "$runtime"
-chown "$user:" "$home" "$runtime"
+# The units as the package installs them, starting BIN_DIR's binaries copied
+# where the user can run them.
+mkdir "$world/bin"
 cp "$bin/hostkeeperd" "$bin/hostkeeper" "$bin/terraform-credentials-hostkeeper" "$world/bin/"
-chmod 755 "$world/bin"/*
-
-as_user() {
-    (cd / && setpriv --reuid="$uid" --regid="$gid" --init-groups /usr/bin/env -i HOME="$home" USER="$user" \
-        LOGNAME="$user" PATH=/usr/local/bin:/usr/bin:/bin XDG_RUNTIME_DIR="$runtime" \
-        DBUS_SESSION_BUS_ADDRESS="unix:path=$runtime/bus" "$@")
-}
-
-# --- The user manager ---------------------------------------------------------------------
-if [[ $(readlink /proc/1/exe 2>/dev/null) == */systemd ]]; then
-    skip "PID 1 is systemd here: this test builds the user's world by hand, which would compete with logind"
-fi
-# What PID 1 would have made.
-for dir in /run/systemd /run/systemd/system /run/systemd/unit-root; do
-    [[ -d $dir ]] || { mkdir -m 755 "$dir" && created_dirs+=("$dir"); }
-done
-# A cgroup the user owns, below this process's own, in each hierarchy
-# systemd uses: cgroup2 alone, or name=systemd (v1) plus cgroup2 at
-# /sys/fs/cgroup/unified where mounted (hybrid).
-own_cgroup() { sed -n "s|^[0-9]*:$1:||p" /proc/self/cgroup | head -1; }
-if [[ $(stat -fc %T /sys/fs/cgroup) == cgroup2fs ]]; then
-    cgroups+=("/sys/fs/cgroup$(own_cgroup '')/hk-user-manager-$uid")
-elif [[ -d /sys/fs/cgroup/systemd ]]; then
-    cgroups+=("/sys/fs/cgroup/systemd$(own_cgroup name=systemd)/hk-user-manager-$uid")
-    [[ $(stat -fc %T /sys/fs/cgroup/unified 2>/dev/null) == cgroup2fs ]] &&
-        cgroups+=("/sys/fs/cgroup/unified$(own_cgroup '')/hk-user-manager-$uid")
-else
-    skip "no cgroup hierarchy systemd could use at /sys/fs/cgroup"
-fi
-for cg in "${cgroups[@]}"; do
-    mkdir "$cg" 2>/dev/null || skip "cannot create the cgroup $cg (read-only cgroup file system?)"
-    chown -R "$user:" "$cg"
-done
-
-# gnome-keyring's own user units would race ours for org.freedesktop.secrets.
-mkdir -p "$home/.config/systemd/user"
-ln -s /dev/null "$home/.config/systemd/user/gnome-keyring-daemon.socket"
-ln -s /dev/null "$home/.config/systemd/user/gnome-keyring-daemon.service"
-# The units as the package installs them, starting the copied hostkeeperd.
+chmod 755 "$world/bin" "$world/bin"/*
 sed "s|@CMAKE_INSTALL_FULL_BINDIR@|$world/bin|" "$src/packaging/systemd/hostkeeperd.service.in" \
     >"$home/.config/systemd/user/hostkeeperd.service"
 cp "$src/packaging/systemd/hostkeeperd.socket" "$home/.config/systemd/user/"
-mkdir -p "$home/.config/hostkeeper"
-chown -R "$user:" "$home"
-
-(
-    for cg in "${cgroups[@]}"; do echo "$BASHPID" >"$cg/cgroup.procs"; done
-    cd /
-    # In a mount namespace of its own where /run is a mount point, as it is
-    # (a tmpfs) wherever systemd is PID 1: the units' ProtectKernelTunables=
-    # implies MountAPIVFS=, which puts an empty tmpfs on /run when /run is
-    # not mounted yet, hiding $XDG_RUNTIME_DIR from hostkeeperd.
-    exec unshare --mount --propagation slave /bin/sh -c 'mount --bind /run /run && exec "$@"' sh \
-        setpriv --reuid="$uid" --regid="$gid" --init-groups /usr/bin/env -i HOME="$home" USER="$user" \
-        LOGNAME="$user" PATH=/usr/local/bin:/usr/bin:/bin XDG_RUNTIME_DIR="$runtime" "$manager_binary" --user
-) </dev/null >"$world/manager.log" 2>&1 &
-manager=$!
-state=
-for _ in $(seq 1 200); do
-    state=$(as_user systemctl --user is-system-running 2>/dev/null) && break
-    [[ $state == degraded ]] && break
-    kill -0 "$manager" 2>/dev/null || break
-    sleep 0.05
-done
-[[ $state == running || $state == degraded ]] || {
-    cat "$world/manager.log"
-    setup_error "systemd --user did not come up (state '$state')"
-}
-pass "systemd --user runs for $user (uid $uid, manager pid $manager, $state)"
-
-# A keyring as a login would leave it: gnome-keyring-daemon unlocked with the
-# user's (throw-away) password, owning org.freedesktop.secrets on the user's bus.
-as_user systemd-run --user --quiet --unit=hk-test-keyring /bin/sh -c \
-    'printf %s throw-away-password | exec gnome-keyring-daemon --foreground --components=secrets --unlock'
-bus_call() { as_user dbus-send --session --print-reply=literal --reply-timeout=2000 "$@" 2>/dev/null; }
-ready=0
-for _ in $(seq 1 200); do
-    alias=$(bus_call --dest=org.freedesktop.secrets /org/freedesktop/secrets \
-        org.freedesktop.Secret.Service.ReadAlias string:default || true)
-    if [[ $alias == *collection* && $alias != *"/org/freedesktop/secrets/collection/"*"/"* ]]; then
-        ready=1
-        break
-    fi
-    sleep 0.05
-done
-[[ $ready == 1 ]] || setup_error "gnome-keyring-daemon did not become ready on the user's bus"
-pass "the user's bus and an unlocked keyring"
+chown "$user:" "$home/.config/systemd/user/hostkeeperd.service" "$home/.config/systemd/user/hostkeeperd.socket"
 
 # --- The units ------------------------------------------------------------------------------
 helper() { as_user "$world/bin/terraform-credentials-hostkeeper" "$@"; }
