@@ -27,9 +27,17 @@ set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # Depends from the binaries' libraries (dpkg-shlibdeps)
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "gnome-keyring")
+# bash-completion loads the completion the package ships.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "gnome-keyring, bash-completion")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "seahorse, libsecret-tools")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+# Maintainer scripts: prerm stops every user's hostkeeperd (socket units
+# through each running user manager, on-demand daemons by SIGTERM) so that
+# none outlives the package holding tokens; postinst and postrm make running
+# user managers reload the units.
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
+    ${CMAKE_CURRENT_LIST_DIR}/debian/prerm ${CMAKE_CURRENT_LIST_DIR}/debian/postinst
+    ${CMAKE_CURRENT_LIST_DIR}/debian/postrm)
 set(CPACK_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS
     OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
 

@@ -2,7 +2,8 @@
 # packaging/deps.sh build|test|bench — installs the Debian 12 packages hostkeeper
 # needs to build and package (dpkg-dev: dpkg-shlibdeps for cpack's Depends), to
 # test (lintian, file, man-db for the package test; systemd for
-# systemd-analyze), and to benchmark. Runs apt-get as root, or
+# systemd-analyze and systemd --user, dbus-user-session and passwd for the
+# user-manager test), and to benchmark. Runs apt-get as root, or
 # through sudo. Quiet when everything is already there.
 set -euo pipefail
 
@@ -10,8 +11,8 @@ build_packages=(build-essential cmake pkg-config libboost-dev nlohmann-json3-dev
     libspdlog-dev libcli11-dev libidn2-dev libsystemd-dev libtomlplusplus-dev libcurl4-openssl-dev libssl-dev
     libzip-dev catch2 dpkg-dev)
 runtime_packages=(gnome-keyring dbus-user-session libsecret-tools)
-test_packages=(dbus gnome-keyring libsecret-tools openssl libssl-dev python3 util-linux systemd procps curl
-    lintian file man-db gzip)
+test_packages=(dbus dbus-user-session gnome-keyring libsecret-tools openssl libssl-dev python3 util-linux systemd
+    procps curl passwd lintian file man-db gzip)
 bench_packages=(hyperfine nginx)
 
 case "${1:-build}" in

@@ -267,7 +267,7 @@ ParsedArgs parse_args(int argc, char** argv) {
     app.add_option("--config", config_file, "configuration file (default: " + default_config_path().string() + ")");
     app.add_option("--socket", socket, "listen here (default: $HOSTKEEPER_SOCKET, else $XDG_RUNTIME_DIR/hostkeeper/socket)");
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off (default: info)");
-    app.add_option("--idle-timeout", idle, "when started on demand, exit after this long without clients; 0: never (default: 30m)");
+    app.add_option("--idle-timeout", idle, "when started on demand or by socket activation, exit after this long without clients; 0: never (default: 30m)");
     app.add_option("--max-connections", max_connections, "concurrent connections served (default: 128)");
     app.add_option("--read-timeout", read, "a client must send a whole request within this (default: 5s)");
     app.add_option("--shutdown-timeout", shutdown, "on SIGTERM, wait this long for requests in flight (default: 5s)");

@@ -36,7 +36,8 @@ namespace asio = boost::asio;
 
 class Control final : public DaemonControl {
 public:
-    Control(const Config& config, std::string socket) : config_(config), socket_(std::move(socket)) {}
+    Control(const Config& config, std::string socket, std::chrono::seconds idle_timeout)
+        : config_(config), socket_(std::move(socket)), idle_timeout_(idle_timeout) {}
     void attach(Server& server, asio::io_context& io, asio::signal_set& signals, CurlHttpClient& http) {
         server_ = &server;
         io_ = &io;
@@ -51,7 +52,7 @@ public:
                 {"pid", ::getpid()},
                 {"uptime_s", std::chrono::duration_cast<std::chrono::seconds>(uptime).count()},
                 {"on_demand", config_.on_demand},
-                {"idle_timeout_s", config_.on_demand ? config_.idle_timeout.count() : 0},
+                {"idle_timeout_s", idle_timeout_.count()},
                 {"connections", server_ != nullptr ? server_->connections() : 0},
                 {"socket", socket_}};
     }
@@ -71,6 +72,7 @@ public:
 private:
     const Config& config_;
     std::string socket_;
+    std::chrono::seconds idle_timeout_;
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
     Server* server_ = nullptr;
     asio::io_context* io_ = nullptr;
@@ -95,6 +97,7 @@ void wait_for_signals(asio::signal_set& signals, Control& control, const std::fu
 int serve(const Config& config, StartupReport& report) {
     std::optional<SocketOwner> owner;
     int listen_fd = systemd_listener();
+    const bool activated = listen_fd >= 0;
     std::string socket_path = "(socket activation)";
     proto::SocketLocation location = proto::resolve_socket_location();
     if (config.socket) {
@@ -119,11 +122,16 @@ int serve(const Config& config, StartupReport& report) {
     // Packages wait for their client in the socket's private (0700) directory.
     registry_options.downloads_dir = location.directory / "downloads";
     RegistryService registry(io.get_executor(), http, credentials, discovery, registry_options);
-    Control control(config, socket_path);
+    // Started on demand or by socket activation, it exits when idle: the next
+    // client starts it again (the helper, or systemd through the socket).
+    // Started by hand, it runs until it is stopped.
+    const std::chrono::seconds idle_timeout =
+        config.on_demand || activated ? config.idle_timeout : std::chrono::seconds(0);
+    Control control(config, socket_path, idle_timeout);
     Dispatcher dispatcher(credentials, discovery, registry, control);
     Server server(io, listen_fd, dispatcher,
                   ServerOptions{config.max_connections, config.read_timeout, config.shutdown_timeout,
-                                config.on_demand ? config.idle_timeout : std::chrono::seconds(0)});
+                                idle_timeout});
     asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
     control.attach(server, io, signals, http);
     const std::function<std::size_t()> flush_all = [&] {
@@ -131,8 +139,8 @@ int serve(const Config& config, StartupReport& report) {
     };
     wait_for_signals(signals, control, flush_all);
     server.on_idle([&] {
-        spdlog::info("no clients for {} s: exiting (the next client starts a new daemon)",
-                     config.idle_timeout.count());
+        spdlog::info("no clients for {} s: exiting (the next client starts it again{})", idle_timeout.count(),
+                     activated ? ", through hostkeeperd.socket" : "");
         control.request_stop();
     });
     server.start();

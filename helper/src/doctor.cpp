@@ -16,6 +16,7 @@
 #include "shadowing.hpp"
 #include "subprocess.hpp"
 #include "tool_locations.hpp"
+#include "unit_state.hpp"
 
 namespace hostkeeper::client {
 namespace fs = std::filesystem;
@@ -266,6 +267,40 @@ void check_keyring(Report& report, const ClientOptions& client) {
     }
 }
 
+// After check_daemon: its request is what makes systemd start the service,
+// so a unit that cannot start has failed by now (the helper then started
+// hostkeeperd on demand, which answered).
+void check_units(Report& report) {
+    if (!user_manager_running()) {
+        report.ok("systemd: no user manager runs; the helper starts hostkeeperd on demand");
+        return;
+    }
+    const auto units = query_units();
+    if (!units) {
+        report.fail("systemd: 'systemctl --user show' did not answer",
+                    "check the user manager: systemctl --user status");
+        return;
+    }
+    if (units->socket.load_state != "loaded") {
+        report.ok(std::string("systemd: ") + kSocketUnit + " is not installed (" +
+                  units->socket.load_state + "); the helper starts hostkeeperd on demand");
+        return;
+    }
+    if (const auto problem = unit_problem(*units)) {
+        report.fail("systemd: " + problem->what, problem->fix);
+        return;
+    }
+    if (units->socket.active_state == "active") {
+        report.ok(std::string("systemd: ") + kSocketUnit + " is " + units->socket.unit_file_state +
+                  " and listening; " + kServiceUnit + " is " + units->service.active_state);
+    } else {
+        report.ok(
+            std::string("systemd: ") + kSocketUnit + " is " + units->socket.unit_file_state +
+            " and " + units->socket.active_state +
+            "; the helper starts hostkeeperd on demand (hostkeeper setup enables the socket)");
+    }
+}
+
 }  // namespace
 
 int run_doctor(const ClientOptions& client) {
@@ -290,6 +325,7 @@ int run_doctor(const ClientOptions& client) {
     check_socket_directory(report, client);
     check_daemon_config(report);
     if (check_daemon(report, client)) check_keyring(report, client);
+    if (!client.socket) check_units(report);  // the units serve only the default socket
     if (report.failures() > 0) {
         std::printf("%d check(s) failed\n", report.failures());
         return kExitFailed;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "hostkeeper/proto/error.hpp"
+#include "unit_state.hpp"
 
 namespace hostkeeper::client {
 namespace fs = std::filesystem;
@@ -178,6 +179,7 @@ Connection connect_or_start(const proto::SocketLocation& location, const Deadlin
     const FileDescriptor lock = lock_spawn(location.directory, deadline);
     // Whoever held the lock before us may have started it.
     if (auto connection = Connection::open(location.socket, deadline, error)) return std::move(*connection);
+    warn_if_units_failed(location.socket);  // a failed hostkeeperd.socket is never replaced silently
     start_daemon(location.socket, deadline);
     if (auto connection = Connection::open(location.socket, deadline, error)) return std::move(*connection);
     throw NoDaemon("hostkeeperd started but " + location.socket.string() +

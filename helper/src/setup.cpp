@@ -1,13 +1,17 @@
 #include "setup.hpp"
 
 #include <cstdio>
+#include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <functional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli_config.hpp"
+#include "daemon_client.hpp"
 #include "exit_codes.hpp"
 #include "file_io.hpp"
 #include "hostkeeper/proto/json.hpp"
@@ -168,6 +172,41 @@ void plan_block(Plan& plan, const ToolPaths& paths) {
                           }});
 }
 
+// A hostkeeperd the helper started on demand at the socket's path (while the
+// socket unit was off or failed) would be left running, unreachable, once
+// systemd binds the path: stop it first. Quiet when none answers.
+void stop_on_demand_daemon() {
+    ClientOptions options;
+    options.start_daemon = false;
+    options.timeout = std::chrono::seconds(5);
+    try {
+        const Json response = DaemonClient(options).call(proto::make_request(proto::Op::stop));
+        const auto pid = static_cast<pid_t>(response.value("pid", 0LL));
+        for (int i = 0; pid > 0 && i < 1000 && (::kill(pid, 0) == 0 || errno != ESRCH); ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+    } catch (const std::exception&) {
+        // Nothing answers: nothing to stop.
+    }
+}
+
+// Starts hostkeeperd.service now, as the first client would, and fails with
+// systemd's reason and the fix when it does not start: an enabled socket
+// whose service cannot start is no set-up.
+void plan_service_check(Plan& plan) {
+    plan.steps.push_back(
+        {std::string("systemd: would check that ") + kServiceUnit + " starts",
+         std::string("systemd: ") + kServiceUnit + " starts", [] {
+             if (systemctl_user({"start", kServiceUnit}, true) == 0) return Json();
+             const auto units = query_units();
+             const auto problem = units ? unit_problem(*units) : std::nullopt;
+             if (problem) throw std::runtime_error(problem->what + "; fix: " + problem->fix);
+             throw std::runtime_error(std::string(kServiceUnit) +
+                                      " does not start; 'systemctl --user status " + kServiceUnit +
+                                      "' says why");
+         }});
+}
+
 void plan_socket(Plan& plan) {
     if (!user_manager_running()) {
         plan.notes.push_back(
@@ -175,11 +214,33 @@ void plan_socket(Plan& plan) {
         return;
     }
     if (systemctl_user({"is-enabled", "--quiet", kSocketUnit}, true) == 0) {
-        plan.notes.push_back(std::string("systemd: ") + kSocketUnit + " is already enabled");
+        const auto units = query_units();
+        const auto problem = units ? unit_problem(*units) : std::nullopt;
+        if (!problem) {
+            plan.notes.push_back(
+                std::string("systemd: ") + kSocketUnit + " is already enabled" +
+                (units && units->socket.active_state == "active" ? " and listening" : ""));
+            return;
+        }
+        // Enabled, but failed (e.g. start-limit-hit): the helper would start
+        // hostkeeperd on demand behind the user's back. Reset and retry it.
+        plan.steps.push_back(
+            {"systemd: " + problem->what + "; would reset it and start " + kSocketUnit + " again",
+             std::string("systemd: reset and started ") + kSocketUnit + " again", [] {
+                 stop_on_demand_daemon();
+                 systemctl_user({"reset-failed", kSocketUnit, kServiceUnit}, true);
+                 if (systemctl_user({"restart", kSocketUnit}) != 0) {
+                     throw std::runtime_error(std::string("systemctl --user restart ") +
+                                              kSocketUnit + " failed");
+                 }
+                 return Json();
+             }});
+        plan_service_check(plan);
         return;
     }
     plan.steps.push_back({std::string("systemd: would enable and start ") + kSocketUnit,
                           std::string("systemd: enabled and started ") + kSocketUnit, [] {
+                              stop_on_demand_daemon();
                               if (systemctl_user({"enable", "--now", kSocketUnit}) != 0) {
                                   throw std::runtime_error(
                                       std::string("systemctl --user enable --now ") + kSocketUnit +
@@ -187,6 +248,7 @@ void plan_socket(Plan& plan) {
                               }
                               return Json{{"action", "enable_socket"}};
                           }});
+    plan_service_check(plan);
 }
 
 std::vector<ToolPaths> selected_tools(const SetupOptions& options, Plan& plan) {

@@ -6,16 +6,8 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <filesystem>
 
 namespace hostkeeper::client {
-
-bool user_manager_running() {
-    const char* runtime = std::getenv("XDG_RUNTIME_DIR");
-    if (runtime == nullptr || runtime[0] != '/') return false;
-    std::error_code ec;
-    return std::filesystem::exists(std::filesystem::path(runtime) / "systemd" / "private", ec);
-}
 
 int systemctl_user(const std::vector<std::string>& args, bool quiet) {
     std::vector<std::string> argv{"systemctl", "--user"};

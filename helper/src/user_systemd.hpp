@@ -5,12 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "unit_state.hpp"  // kSocketUnit, kServiceUnit, user_manager_running()
+
 namespace hostkeeper::client {
-
-inline constexpr const char* kSocketUnit = "hostkeeperd.socket";
-
-// True when $XDG_RUNTIME_DIR/systemd/private exists: a user manager runs.
-bool user_manager_running();
 
 // Runs `systemctl --user ARGS...` with stdout/stderr passed through; its exit status
 // (127 when systemctl cannot be run).

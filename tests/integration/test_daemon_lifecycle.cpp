@@ -150,6 +150,27 @@ TEST_CASE("a socket-activated daemon that cannot run answers every client with t
     activator.wait();
 }
 
+TEST_CASE("a socket-activated daemon exits after its idle timeout", "[lifecycle]") {
+    // systemd starts it again on the next connection, so an idle one need not
+    // stay (holding tokens in memory). systemd-socket-activate execs it with
+    // LISTEN_FDS as the socket unit would.
+    const fs::path socket = fresh_socket();
+    Spawned activated = spawn({"/usr/bin/systemd-socket-activate", "-l", socket.string(), "-E",
+                               "DBUS_SESSION_BUS_ADDRESS", "-E", "HOME", "-E", "XDG_RUNTIME_DIR",
+                               bin("hostkeeperd"), "--idle-timeout", "1"},
+                              RunOptions{});
+    REQUIRE(wait_until([&] { return fs::exists(socket); }, std::chrono::seconds(10)));
+    REQUIRE(helper(socket, {"get", "idle.example.com"}).exit_code == 0);
+    const bool exited =
+        wait_until([&] { return !process_alive(activated.pid); }, std::chrono::seconds(10));
+    if (!exited) ::kill(activated.pid, SIGKILL);
+    const Result daemon = activated.wait();
+    CHECK(exited);
+    CHECK(daemon.exit_code == 0);
+    CHECK_THAT(daemon.err, Catch::Contains("no clients for 1 s: exiting") &&
+                               Catch::Contains("through hostkeeperd.socket"));
+}
+
 TEST_CASE("a client of another uid is refused", "[foreign-uid]") {
     // As socket activation would: a listening socket anyone can reach, handed
     // to the daemon by systemd-socket-activate (LISTEN_FDS).

@@ -50,7 +50,8 @@ field() { dpkg-deb -f "$deb" "$1"; }
 [[ $(field Package) == hostkeeper ]] || fail "Package is '$(field Package)'"
 [[ $(field Version) == "$version-1" ]] || fail "Version is '$(field Version)'"
 [[ $(field Architecture) == "$arch" ]] || fail "Architecture is '$(field Architecture)'"
-[[ $(field Recommends) == *gnome-keyring* ]] || fail "Recommends is '$(field Recommends)'"
+[[ $(field Recommends) == *gnome-keyring* && $(field Recommends) == *bash-completion* ]] ||
+    fail "Recommends is '$(field Recommends)' (gnome-keyring and bash-completion wanted)"
 [[ $(field Section) == utils ]] || fail "Section is '$(field Section)'"
 [[ -n $(field Maintainer) ]] || fail "no Maintainer"
 depends=$(field Depends)
@@ -58,6 +59,18 @@ for lib in libc6 libidn2-0 libsecret-1-0 libglib2.0-0 libsystemd0 libcurl4 libzi
     [[ ", $depends," =~ ", $lib"[\ ,] ]] || fail "Depends lacks $lib: $depends"
 done
 pass "control fields: $(field Package) $(field Version) $(field Architecture); Depends: $depends"
+
+# Maintainer scripts: prerm stops the daemons on removal (removal.sh runs it
+# for real), postinst/postrm reload user managers.
+control=$work/control
+rm -rf "$control"
+dpkg-deb -e "$deb" "$control"
+for script in prerm postinst postrm; do
+    [[ -x $control/$script ]] || fail "the package has no executable $script"
+    sh -n "$control/$script" || fail "$script has syntax errors"
+done
+grep -q 'stop hostkeeperd.socket hostkeeperd.service' "$control/prerm" || fail "prerm does not stop the units"
+pass "maintainer scripts: prerm, postinst, postrm"
 
 # --- File list ----------------------------------------------------------------------
 expected="./usr/bin/hostkeeper

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# removal.sh PACKAGE_BUILD_DIR
+#
+# The built Debian package (hostkeeper_*.deb in PACKAGE_BUILD_DIR, made by
+# package.sh) installed for real with dpkg, and hostkeeperd started the two
+# ways a user starts it: by socket activation in a real systemd user manager
+# (user_world.sh) and on demand by the helper. Asserts:
+#   - an upgrade in place (the same package again: prerm upgrade) stops both
+#     daemons; the socket keeps listening and starts the new hostkeeperd;
+#   - `apt-get remove hostkeeper` leaves no hostkeeperd process (none holds
+#     tokens under a deleted executable), the socket unit stopped and gone.
+#
+# It installs the package for real, so it is skipped (77) where hostkeeper is
+# installed already (a real installation is never touched) and purges the
+# package on exit. Root only; ctest runs it RUN_SERIAL.
+set -euo pipefail
+
+[[ $# -eq 1 ]] || { echo "usage: $0 PACKAGE_BUILD_DIR" >&2; exit 2; }
+debs=("$1"/hostkeeper_*.deb)
+[[ -f ${debs[0]} && ${#debs[@]} -eq 1 ]] || { echo "$0: no single hostkeeper_*.deb in $1 (package.sh makes it)" >&2; exit 2; }
+deb=$(realpath "${debs[0]}")
+[[ $(id -u) -eq 0 ]] || { echo "SKIP: needs root: it installs the package"; exit 77; }
+if dpkg-query -W -f='${db:Status-Status}' hostkeeper 2>/dev/null | grep -qv '^not-installed$'; then
+    echo "SKIP: hostkeeper is installed on this machine ($(dpkg-query -W -f='${Version} ${db:Status-Status}' hostkeeper));" \
+        "this test installs and removes the package and leaves a real installation alone"
+    exit 77
+fi
+
+# shellcheck source=user_world.sh
+source "$(dirname "$0")/user_world.sh"
+on_exit 'dpkg-query -W hostkeeper >/dev/null 2>&1 && dpkg --purge hostkeeper >/dev/null 2>&1'
+
+daemon=/usr/bin/hostkeeperd
+# Every pid whose executable is the package's hostkeeperd, deleted or not.
+daemon_pids() {
+    local exe target
+    for exe in /proc/[0-9]*/exe; do
+        target=$(readlink "$exe" 2>/dev/null) || continue
+        [[ $target == "$daemon" || $target == "$daemon (deleted)" ]] && { exe=${exe#/proc/}; echo "${exe%/exe}"; }
+    done
+    return 0
+}
+unit_show() { as_user systemctl --user show -p "$2" --value "$1"; }
+token=rm-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+on_demand_socket=$runtime/on-demand/socket
+
+# Both kinds of daemon, each having served the token: sets $activated and
+# $on_demand to their pids.
+start_daemons() {
+    as_user systemctl --user start hostkeeperd.socket || fail "systemctl --user start hostkeeperd.socket failed"
+    [[ $(as_user /usr/bin/terraform-credentials-hostkeeper get rm.example.com) == "{\"token\":\"$token\"}" ]] ||
+        fail "the installed helper did not get the token through the socket"
+    activated=$(unit_show hostkeeperd.service MainPID)
+    [[ $(readlink "/proc/$activated/exe") == "$daemon" ]] || fail "hostkeeperd.service runs $(readlink "/proc/$activated/exe")"
+    [[ $(as_user env HOSTKEEPER_SOCKET="$on_demand_socket" /usr/bin/terraform-credentials-hostkeeper get rm.example.com) == \
+        "{\"token\":\"$token\"}" ]] || fail "the installed helper did not get the token from an on-demand daemon"
+    on_demand=$(pgrep -U "$uid" -f -- "--on-demand --socket $on_demand_socket") || fail "no on-demand hostkeeperd"
+}
+
+DEBIAN_FRONTEND=noninteractive dpkg -i "$deb" >"$world/dpkg.log" 2>&1 || { cat "$world/dpkg.log"; fail "dpkg -i failed"; }
+printf '{"token":"%s"}' "$token" | as_user /usr/bin/terraform-credentials-hostkeeper store rm.example.com ||
+    fail "the installed helper could not store (on demand)"
+as_user /usr/bin/hostkeeper stop >/dev/null
+start_daemons
+pass "installed $(basename "$deb"); hostkeeperd runs socket-activated (pid $activated) and on demand (pid $on_demand)"
+
+# Upgrade in place.
+DEBIAN_FRONTEND=noninteractive dpkg -i "$deb" >"$world/dpkg.log" 2>&1 || { cat "$world/dpkg.log"; fail "the upgrade failed"; }
+for pid in $activated $on_demand; do
+    kill -0 "$pid" 2>/dev/null && fail "pid $pid still runs after the upgrade: $(readlink "/proc/$pid/exe")"
+done
+[[ $(unit_show hostkeeperd.socket ActiveState) == active ]] || fail "the upgrade stopped hostkeeperd.socket"
+[[ $(as_user /usr/bin/terraform-credentials-hostkeeper get rm.example.com) == "{\"token\":\"$token\"}" ]] ||
+    fail "get after the upgrade failed"
+new=$(unit_show hostkeeperd.service MainPID)
+[[ $(readlink "/proc/$new/exe") == "$daemon" ]] || fail "after the upgrade hostkeeperd.service runs $(readlink "/proc/$new/exe")"
+pass "upgrade in place: both daemons stopped, the socket listening, the new hostkeeperd (pid $new) answers"
+
+start_daemons
+start=$(date +%s%N)
+DEBIAN_FRONTEND=noninteractive apt-get remove -y -q hostkeeper >"$world/apt.log" 2>&1 ||
+    { cat "$world/apt.log"; fail "apt-get remove hostkeeper failed"; }
+elapsed=$((($(date +%s%N) - start) / 1000000))
+left=$(daemon_pids)
+[[ -z $left ]] || fail "hostkeeperd still runs after apt-get remove: pid(s) $left ($(for p in $left; do readlink "/proc/$p/exe"; done))"
+for pid in $activated $on_demand; do
+    kill -0 "$pid" 2>/dev/null && fail "pid $pid still runs after apt-get remove"
+done
+[[ $(unit_show hostkeeperd.socket ActiveState) == inactive ]] || fail "hostkeeperd.socket is $(unit_show hostkeeperd.socket ActiveState)"
+[[ $(unit_show hostkeeperd.socket LoadState) == not-found ]] ||
+    fail "the user manager still has hostkeeperd.socket loaded ($(unit_show hostkeeperd.socket LoadState))"
+[[ ! -e $runtime/hostkeeper/socket ]] || fail "the socket file is still there"
+pass "apt-get remove ($elapsed ms): no hostkeeperd left (pids $activated and $on_demand gone), the socket unit stopped and unloaded"
+echo "PASS: removing the package stops every hostkeeperd"

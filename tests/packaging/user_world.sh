@@ -1,0 +1,180 @@
+# user_world.sh — sourced by the tests that need a real systemd user manager
+# (user_manager.sh, removal.sh). Sourcing it builds the world and arms its
+# removal (trap on EXIT), or exits 77 (skipped) where it cannot be built:
+#
+# a throw-away user ($user, $uid, $gid) with a home ($home) under $world (in
+# /run, not /tmp: the unit's PrivateTmp= hides /tmp), its /run/user/UID
+# ($runtime), and `systemd --user` for it (pid $manager) with its own D-Bus
+# session bus (dbus-user-session) and a gnome-keyring-daemon unlocked with a
+# throw-away password. gnome-keyring's own user units are masked for the user
+# (they would race ours for org.freedesktop.secrets).
+#
+# Where PID 1 is not systemd (containers, CI) it does what logind and
+# user@.service would: /run/systemd/system (sd_booted()),
+# /run/systemd/unit-root (the mount point systemd's namespacing needs), a
+# cgroup the user owns under this process's own, in each hierarchy systemd
+# uses, and a mount namespace for the manager in which /run is a mount point.
+# All of that, the user, whatever it still runs and the manager are removed
+# on exit, pass or fail; a test adds its own steps with `on_exit COMMAND`.
+#
+# While /run/systemd/system exists, every process believes systemd is PID 1:
+# ctest runs the tests that source this RUN_SERIAL.
+#
+# Provides: as_user CMD... (runs CMD as the user, in its session environment),
+# pass, fail (prints the units' status), skip, setup_error.
+
+skip() { echo "SKIP: $*"; exit 77; }
+setup_error() { echo "$0: $*" >&2; exit 2; }
+[[ $(id -u) -eq 0 ]] || skip "needs root: it creates a throw-away user and runs systemd --user for it"
+manager_binary=/lib/systemd/systemd
+[[ -x $manager_binary ]] || setup_error "$manager_binary is missing (packaging/deps.sh test installs systemd)"
+[[ -f /usr/lib/systemd/user/dbus.socket ]] ||
+    setup_error "dbus-user-session is missing (packaging/deps.sh test installs it)"
+for tool in systemctl systemd-run setpriv unshare useradd userdel gnome-keyring-daemon dbus-send; do
+    command -v "$tool" >/dev/null || setup_error "$tool is missing (packaging/deps.sh test installs it)"
+done
+
+pass() { echo "PASS: $*"; }
+fail() {
+    echo "FAIL: $*"
+    if [[ -n ${uid:-} ]] && [[ -S ${runtime:-/nonexistent}/systemd/private ]]; then
+        echo "--- systemctl --user status hostkeeperd.socket hostkeeperd.service"
+        as_user systemctl --user --no-pager status hostkeeperd.socket hostkeeperd.service 2>&1 || true
+    fi
+    exit 1
+}
+
+# --- The world, and its removal ---------------------------------------------------------
+# Not under /tmp: the unit's PrivateTmp= hides /tmp from hostkeeperd.
+world=$(mktemp -d /run/hk-user-world.XXXXXX)
+chmod 755 "$world"
+user=hk-um-$(basename "$world" | cut -d. -f2 | tr 'A-Z' 'a-z')
+uid= gid= runtime= manager= created_dirs=() cgroups=()
+
+exit_steps=()
+on_exit() { exit_steps+=("$*"); }
+cleanup() {
+    local rc=$?
+    set +e
+    for ((i = ${#exit_steps[@]} - 1; i >= 0; i--)); do eval "${exit_steps[i]}"; done
+    if [[ -n $manager ]]; then
+        kill -TERM "$manager" 2>/dev/null
+        for _ in $(seq 1 100); do kill -0 "$manager" 2>/dev/null || break; sleep 0.05; done
+    fi
+    # Whatever the user still runs (the manager's services, an on-demand daemon).
+    if [[ -n $uid ]]; then
+        for cg in "${cgroups[@]}"; do
+            [[ -f $cg/cgroup.kill ]] && echo 1 >"$cg/cgroup.kill"
+        done
+        pkill -KILL -U "$uid" 2>/dev/null
+        for _ in $(seq 1 100); do pgrep -U "$uid" >/dev/null || break; sleep 0.05; done
+    fi
+    for ((i = ${#cgroups[@]} - 1; i >= 0; i--)); do
+        find "${cgroups[i]}" -depth -type d -exec rmdir {} \; 2>/dev/null
+    done
+    for ((i = ${#created_dirs[@]} - 1; i >= 0; i--)); do rmdir "${created_dirs[i]}" 2>/dev/null; done
+    [[ -n $runtime ]] && rm -rf "$runtime"
+    id "$user" >/dev/null 2>&1 && userdel "$user"
+    rm -rf "$world"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+useradd --system --user-group --no-create-home --home-dir "$world/home" --shell /usr/sbin/nologin "$user" ||
+    setup_error "useradd $user failed"
+uid=$(id -u "$user")
+gid=$(id -g "$user")
+home=$world/home
+runtime=/run/user/$uid
+mkdir -p "$home"
+[[ -d /run/user ]] || { mkdir -m 755 /run/user && created_dirs+=(/run/user); }
+mkdir -m 700 "$runtime"
+chown "$user:" "$home" "$runtime"
+
+as_user() {
+    (cd / && setpriv --reuid="$uid" --regid="$gid" --init-groups /usr/bin/env -i HOME="$home" USER="$user" \
+        LOGNAME="$user" PATH=/usr/local/bin:/usr/bin:/bin XDG_RUNTIME_DIR="$runtime" \
+        DBUS_SESSION_BUS_ADDRESS="unix:path=$runtime/bus" "$@")
+}
+
+# --- The user manager ---------------------------------------------------------------------
+if [[ $(readlink /proc/1/exe 2>/dev/null) == */systemd ]]; then
+    skip "PID 1 is systemd here: this test builds the user's world by hand, which would compete with logind"
+fi
+# What PID 1 would have made.
+for dir in /run/systemd /run/systemd/system /run/systemd/unit-root; do
+    [[ -d $dir ]] || { mkdir -m 755 "$dir" && created_dirs+=("$dir"); }
+done
+# A cgroup the user owns, below this process's own, in each hierarchy
+# systemd uses: cgroup2 alone, or name=systemd (v1) plus cgroup2 at
+# /sys/fs/cgroup/unified where mounted (hybrid).
+own_cgroup() { sed -n "s|^[0-9]*:$1:||p" /proc/self/cgroup | head -1; }
+if [[ $(stat -fc %T /sys/fs/cgroup) == cgroup2fs ]]; then
+    cgroups+=("/sys/fs/cgroup$(own_cgroup '')/hk-user-manager-$uid")
+elif [[ -d /sys/fs/cgroup/systemd ]]; then
+    cgroups+=("/sys/fs/cgroup/systemd$(own_cgroup name=systemd)/hk-user-manager-$uid")
+    [[ $(stat -fc %T /sys/fs/cgroup/unified 2>/dev/null) == cgroup2fs ]] &&
+        cgroups+=("/sys/fs/cgroup/unified$(own_cgroup '')/hk-user-manager-$uid")
+else
+    skip "no cgroup hierarchy systemd could use at /sys/fs/cgroup"
+fi
+for cg in "${cgroups[@]}"; do
+    mkdir "$cg" 2>/dev/null || skip "cannot create the cgroup $cg (read-only cgroup file system?)"
+    chown -R "$user:" "$cg"
+done
+
+# gnome-keyring's own user units would race ours for org.freedesktop.secrets.
+mkdir -p "$home/.config/systemd/user"
+ln -s /dev/null "$home/.config/systemd/user/gnome-keyring-daemon.socket"
+ln -s /dev/null "$home/.config/systemd/user/gnome-keyring-daemon.service"
+mkdir -p "$home/.config/hostkeeper"
+chown -R "$user:" "$home"
+
+(
+    for cg in "${cgroups[@]}"; do echo "$BASHPID" >"$cg/cgroup.procs"; done
+    cd /
+    # In a mount namespace of its own where /run is a mount point, as it is
+    # (a tmpfs) wherever systemd is PID 1: the units' ProtectKernelTunables=
+    # implies MountAPIVFS=, which puts an empty tmpfs on /run when /run is
+    # not mounted yet, hiding $XDG_RUNTIME_DIR from hostkeeperd.
+    exec unshare --mount --propagation slave /bin/sh -c 'mount --bind /run /run && exec "$@"' sh \
+        setpriv --reuid="$uid" --regid="$gid" --init-groups /usr/bin/env -i HOME="$home" USER="$user" \
+        LOGNAME="$user" PATH=/usr/local/bin:/usr/bin:/bin XDG_RUNTIME_DIR="$runtime" "$manager_binary" --user
+) </dev/null >"$world/manager.log" 2>&1 &
+manager=$!
+state=
+for _ in $(seq 1 200); do
+    state=$(as_user systemctl --user is-system-running 2>/dev/null) && break
+    [[ $state == degraded ]] && break
+    kill -0 "$manager" 2>/dev/null || break
+    sleep 0.05
+done
+[[ $state == running || $state == degraded ]] || {
+    cat "$world/manager.log"
+    setup_error "systemd --user did not come up (state '$state')"
+}
+pass "systemd --user runs for $user (uid $uid, manager pid $manager, $state)"
+
+# A keyring as a login would leave it: gnome-keyring-daemon unlocked with the
+# user's (throw-away) password, owning org.freedesktop.secrets on the user's bus.
+as_user systemd-run --user --quiet --unit=hk-test-keyring /bin/sh -c \
+    'printf %s throw-away-password | exec gnome-keyring-daemon --foreground --components=secrets --unlock'
+bus_call() { as_user dbus-send --session --print-reply=literal --reply-timeout=2000 "$@" 2>/dev/null; }
+ready=0
+for _ in $(seq 1 200); do
+    # NameHasOwner first: a call to org.freedesktop.secrets before ours owns
+    # it would have the bus start a second, locked gnome-keyring-daemon.
+    bus_call --dest=org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.NameHasOwner \
+        string:org.freedesktop.secrets | grep -q true || { sleep 0.05; continue; }
+    alias=$(bus_call --dest=org.freedesktop.secrets /org/freedesktop/secrets \
+        org.freedesktop.Secret.Service.ReadAlias string:default || true)
+    if [[ $alias == *collection* && $alias != *"/org/freedesktop/secrets/collection/"*"/"* ]]; then
+        ready=1
+        break
+    fi
+    sleep 0.05
+done
+[[ $ready == 1 ]] || setup_error "gnome-keyring-daemon did not become ready on the user's bus"
+pass "the user's bus and an unlocked keyring"
+
