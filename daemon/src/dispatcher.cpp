@@ -71,6 +71,9 @@ asio::awaitable<std::string> Dispatcher::handle(std::string_view payload) {
     } catch (const Error& e) {
         spdlog::debug("request {}: {} ({})", op_name, proto::to_string(e.code()), e.what());
         Json response = proto::make_error(e.code(), e.what());
+        // Who we are, so that a client can tell whether its own session bus
+        // would have done better (PROTOCOL.md, keyring_unavailable).
+        if (e.code() == ErrorCode::keyring_unavailable) response["daemon"] = control_.describe();
         if (const auto* failed = dynamic_cast<const FetchFailure*>(&e)) {
             response["cached"] = failed->cached();
             response["retry_in_s"] = failed->retry_in().count();

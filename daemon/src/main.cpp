@@ -22,6 +22,7 @@
 #include "discovery_service.hpp"
 #include "registry_service.hpp"
 #include "dispatcher.hpp"
+#include "hostkeeper/proto/session_bus.hpp"
 #include "hostkeeper/proto/socket_path.hpp"
 #include "hostkeeper/proto/version.hpp"
 #include "libsecret_keyring.hpp"
@@ -54,7 +55,8 @@ public:
                 {"on_demand", config_.on_demand},
                 {"idle_timeout_s", idle_timeout_.count()},
                 {"connections", server_ != nullptr ? server_->connections() : 0},
-                {"socket", socket_}};
+                {"socket", socket_},
+                {"session_bus", proto::session_bus_address()}};
     }
 
     void request_stop() override {

@@ -8,6 +8,7 @@
 
 #include "connection.hpp"
 #include "hostkeeper/proto/error.hpp"
+#include "hostkeeper/proto/session_bus.hpp"
 #include "hostkeeper/proto/version.hpp"
 #include "launcher.hpp"
 
@@ -53,6 +54,38 @@ void DaemonClient::replace_outdated_daemon(const Json& refusal) {
         supported->back().is_number_integer()) {
         version = supported->back().get<int>();
     }
+    stop_daemon(version);
+}
+
+std::optional<Json> DaemonClient::retry_on_own_bus(const Json& refusal, const Json& request) {
+    const auto daemon = refusal.find("daemon");
+    if (daemon == refusal.end() || !daemon->is_object()) return std::nullopt;
+    const auto field = daemon->find("session_bus");
+    const std::string theirs = field != daemon->end() && field->is_string() ? field->get<std::string>() : "";
+    const std::string mine = proto::session_bus_address();
+    if (mine.empty() || mine == theirs) return std::nullopt;  // the bus is not what differs
+    const auto on_demand = daemon->find("on_demand");
+    if (on_demand != daemon->end() && on_demand->is_boolean() && on_demand->get<bool>() && start_daemon_) {
+        // Started by some client without this bus (sudo, cron, an SSH login
+        // without dbus-user-session): replace it with one started here.
+        stop_daemon(proto::kProtocolVersion);
+        return exchange(request);
+    }
+    Json explained = refusal;
+    const std::string pid = daemon->contains("pid") ? daemon->at("pid").dump() : "?";
+    const auto said = refusal["error"].find("message");
+    explained["error"]["message"] =
+        (said != refusal["error"].end() && said->is_string() ? said->get<std::string>() : "no Secret Service") +
+        ". hostkeeperd (pid " + pid +
+        ") was started without your session bus (it has " + (theirs.empty() ? "none" : theirs) + ", you have " +
+        mine +
+        "): if your systemd user manager started it, run 'systemctl --user import-environment "
+        "DBUS_SESSION_BUS_ADDRESS' and 'systemctl --user restart hostkeeperd.service'; otherwise run "
+        "'hostkeeper stop' and try again";
+    return explained;
+}
+
+void DaemonClient::stop_daemon(int version) {
     Json stop = proto::make_request(proto::Op::stop);
     stop["v"] = version;
     try {
@@ -91,8 +124,13 @@ Json DaemonClient::call(const Json& request) {
     // it is alive, so ask again (5 ms, doubling to 200 ms) until the deadline.
     std::chrono::milliseconds pause{5};
     int refusals = 0;
+    bool bus_checked = false;
     while (true) {
         Json response = attempt(request);
+        if (!bus_checked && has_error_code(response, ErrorCode::keyring_unavailable)) {
+            bus_checked = true;
+            if (auto other = retry_on_own_bus(response, request)) response = std::move(*other);
+        }
         if (!has_error_code(response, ErrorCode::busy)) {
             proto::check_response(response);
             return response;

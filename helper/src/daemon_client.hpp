@@ -37,6 +37,12 @@ class DaemonClient {
     // an outdated one; `busy` answers are returned as they are.
     proto::Json attempt(const proto::Json& request);
     void replace_outdated_daemon(const proto::Json& refusal);
+    // A keyring_unavailable answer from a daemon whose session bus is not
+    // ours: a daemon started on demand is replaced by one started here and
+    // asked again; otherwise the answer says why and how to fix it.
+    std::optional<proto::Json> retry_on_own_bus(const proto::Json& refusal, const proto::Json& request);
+    // Sends the frozen "stop" and waits until nothing answers any more.
+    void stop_daemon(int version);
 
     proto::SocketLocation location_;
     Deadline deadline_;

@@ -10,6 +10,7 @@
 #include "exit_codes.hpp"
 #include "file_io.hpp"
 #include "hostkeeper/proto/error.hpp"
+#include "hostkeeper/proto/session_bus.hpp"
 #include "hostkeeper/proto/version.hpp"
 #include "launcher.hpp"
 #include "plaintext_credentials.hpp"
@@ -178,14 +179,29 @@ void check_socket_directory(Report& report, const ClientOptions& client) {
     }
 }
 
+bool installed(const char* path) { return ::access(path, F_OK) == 0; }
+
+// What is missing, judged from this machine: never "install" what is there.
+std::string keyring_unavailable_fix() {
+    if (proto::session_bus_address().empty()) {
+        return installed("/usr/lib/systemd/user/dbus.service")
+                   ? "this session has no D-Bus session bus: log in again (a login through pam_systemd starts "
+                     "one), or set DBUS_SESSION_BUS_ADDRESS; then 'hostkeeper stop'"
+                   : "this session has no D-Bus session bus: install dbus-user-session and log in again";
+    }
+    return installed("/usr/bin/gnome-keyring-daemon")
+               ? "nothing provides the Secret Service on your session bus: log in to the desktop (it starts "
+                 "gnome-keyring), or run 'gnome-keyring-daemon --start --components=secrets', or enable "
+                 "KeePassXC's Secret Service integration"
+               : "install gnome-keyring (or enable KeePassXC's Secret Service integration) and log in again";
+}
+
 std::string keyring_fix(ErrorCode code) {
     switch (code) {
         case ErrorCode::keyring_locked:
             return "unlock the keyring (Seahorse, or log in to the desktop session)";
         case ErrorCode::keyring_unavailable:
-            return "install gnome-keyring (or enable KeePassXC's Secret Service integration) and "
-                   "log in again; "
-                   "over SSH, install dbus-user-session";
+            return keyring_unavailable_fix();
         case ErrorCode::no_default_collection:
             return "create a default keyring (Seahorse: a new password keyring, then \"Set as "
                    "default\")";

@@ -273,3 +273,41 @@ TEST_CASE("a daemon speaking another protocol version is stopped and replaced", 
     CHECK(got.out == "{}\n");
     CHECK(daemons_matching(socket.string()).size() == 1);  // the installed one now serves
 }
+
+TEST_CASE("a daemon started without the session bus is replaced for a client that has it", "[lifecycle]") {
+    const fs::path socket = fresh_socket();
+    REQUIRE(helper(socket, {"store", "bus.example.com"}, R"({"token":"on-the-bus"})").exit_code == 0);
+    REQUIRE(run({bin("hostkeeper"), "--socket", socket.string(), "stop"}).exit_code == 0);
+    // As `sudo -u`, cron or an SSH login without dbus-user-session would start it.
+    RunOptions no_bus;
+    no_bus.env = {{"DBUS_SESSION_BUS_ADDRESS", std::nullopt}, {"XDG_RUNTIME_DIR", std::nullopt}};
+    REQUIRE(run({bin("hostkeeper"), "--socket", socket.string(), "start"}, no_bus).exit_code == 0);
+    const std::vector<pid_t> busless = daemons_matching(socket.string());
+    REQUIRE(busless.size() == 1);
+    const Result refused = run({bin("terraform-credentials-hostkeeper"), "--socket=" + socket.string(), "get",
+                                "bus.example.com"},
+                               no_bus);
+    CHECK(refused.exit_code == 1);  // no bus on either side: nothing to do better
+
+    const Result got = helper(socket, {"get", "bus.example.com"});
+    CHECK(got.exit_code == 0);
+    CHECK(got.out == "{\"token\":\"on-the-bus\"}\n");
+    CHECK_FALSE(process_alive(busless.front()));
+    CHECK(daemons_matching(socket.string()).size() == 1);
+    run({bin("hostkeeper"), "--socket", socket.string(), "stop"});
+}
+
+TEST_CASE("a daemon that others started without the session bus is named as the cause", "[lifecycle]") {
+    const fs::path socket = fresh_socket();
+    // Not on demand (as systemd would start it), and with no bus in its environment.
+    Spawned activator = spawn({"/usr/bin/systemd-socket-activate", "-l", socket.string(), "-E", "HOME",
+                               bin("hostkeeperd"), "--log-level", "debug"});
+    REQUIRE(wait_until([&] { return fs::exists(socket); }, std::chrono::seconds(10)));
+    const Result got = helper(socket, {"get", "bus.example.com"});
+    ::kill(activator.pid, SIGTERM);
+    activator.wait();
+    CHECK(got.exit_code == 1);
+    CHECK_THAT(got.err, Catch::Contains("was started without your session bus (it has none, you have unix:path="));
+    CHECK_THAT(got.err, Catch::Contains("systemctl --user import-environment DBUS_SESSION_BUS_ADDRESS"));
+    CHECK(got.out.empty());
+}
