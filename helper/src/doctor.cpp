@@ -220,8 +220,8 @@ void check_daemon_config(Report& report) {
         report.fail(e.what(), "install hostkeeper (hostkeeperd belongs next to this program)");
         return;
     }
-    const Captured checked = run_captured({daemon.string(), "--check-config"});
-    std::string said = checked.status == 0 ? checked.out : checked.err;
+    const Captured checked = run_captured({daemon.string(), "--check-config"}, std::chrono::seconds(10), true);
+    std::string said = checked.out;
     while (!said.empty() && said.back() == '\n') said.pop_back();
     if (said.rfind("hostkeeperd: ", 0) == 0) said.erase(0, 13);
     if (checked.status == 0) {

@@ -1,14 +1,8 @@
 #include "unit_state.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +10,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "subprocess.hpp"
 
 namespace hostkeeper::client {
 namespace fs = std::filesystem;
@@ -81,61 +77,13 @@ int to_int(const std::string& text) {
 // Runs `systemctl --user show -p ... hostkeeperd.socket hostkeeperd.service`
 // and returns its stdout; nullopt when it fails or takes longer than `limit`.
 std::optional<std::string> systemctl_show(std::chrono::milliseconds limit) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-    std::vector<std::string> argv{
-        "systemctl",
-        "--user",
-        "--no-pager",
-        "show",
-        "-p",
-        "Id,LoadState,ActiveState,SubState,Result,UnitFileState,ExecMainCode,"
-        "ExecMainStatus",
-        kSocketUnit,
-        kServiceUnit};
-    std::vector<char*> pointers;
-    for (auto& a : argv) pointers.push_back(a.data());
-    pointers.push_back(nullptr);
-    pid_t pid = -1;
-    const int rc = ::posix_spawnp(&pid, "systemctl", &actions, nullptr, pointers.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(fds[1]);
-    if (rc != 0) {
-        ::close(fds[0]);
-        return std::nullopt;
-    }
-    std::string out;
-    bool complete = false;
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (true) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) break;
-        pollfd pfd{fds[0], POLLIN, 0};
-        const int ready = ::poll(&pfd, 1, static_cast<int>(left.count()));
-        if (ready < 0 && errno == EINTR) continue;
-        if (ready <= 0) break;
-        char buffer[1024];
-        const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            complete = n == 0;
-            break;
-        }
-        out.append(buffer, static_cast<std::size_t>(n));
-    }
-    ::close(fds[0]);
-    if (!complete) ::kill(pid, SIGKILL);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!complete || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
-    return out;
+    const Captured shown = run_captured({"systemctl", "--user", "--no-pager", "show", "-p",
+                                         "Id,LoadState,ActiveState,SubState,Result,UnitFileState,ExecMainCode,"
+                                         "ExecMainStatus",
+                                         kSocketUnit, kServiceUnit},
+                                        limit);
+    if (shown.timed_out || shown.status != 0) return std::nullopt;
+    return shown.out;
 }
 
 std::string problem_fix(const UnitsState& units) {
