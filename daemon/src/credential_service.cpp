@@ -108,6 +108,11 @@ asio::awaitable<void> CredentialService::forget(std::string host) {
 }
 
 void CredentialService::remember(const std::string& host, std::optional<Secret> credentials) {
+    if (!watched_) {
+        // A lock or an edit would go unseen: ask the keyring every time.
+        cache_.erase(host);
+        return;
+    }
     const bool positive = credentials.has_value();
     const Cache::Lifetime lifetime =
         positive ? Cache::Lifetime{options_.ttl, options_.max_lifetime}
@@ -137,7 +142,21 @@ CredentialStats CredentialService::stats() const {
     s.misses = misses_;
     s.keyring_lookups = keyring_lookups_;
     s.evictions = cache_.evictions();
+    s.keyring_watched = watched_;
+    s.invalidations = invalidations_;
     return s;
+}
+
+void CredentialService::keyring_changed() {
+    ++generation_;
+    ++invalidations_;
+    cache_.clear();
+}
+
+void CredentialService::keyring_watched(bool watched) {
+    ++generation_;
+    watched_ = watched;
+    cache_.clear();
 }
 
 void CredentialService::stop() { purge_timer_.stop(); }
