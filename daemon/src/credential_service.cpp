@@ -94,17 +94,30 @@ asio::awaitable<std::optional<Secret>> CredentialService::load(std::string host)
 }
 
 asio::awaitable<void> CredentialService::store(std::string host, Secret credentials) {
+    const std::uint64_t generation = generation_;
     auto write = [this, host, copy = credentials.clone()]() { keyring_.store(host, copy); };
     co_await on_worker(worker_, std::move(write));
+    // A keyring event (a lock) during the write: keep nothing.
+    const bool undisturbed = generation == generation_;
     ++generation_;
-    remember(host, std::move(credentials));
+    if (undisturbed) {
+        remember(host, std::move(credentials));
+    } else {
+        cache_.erase(host);
+    }
 }
 
 asio::awaitable<void> CredentialService::forget(std::string host) {
     auto remove = [this, host]() { (void)keyring_.remove(host); };
+    const std::uint64_t generation = generation_;
     co_await on_worker(worker_, std::move(remove));
+    const bool undisturbed = generation == generation_;
     ++generation_;
-    remember(host, std::nullopt);
+    if (undisturbed) {
+        remember(host, std::nullopt);
+    } else {
+        cache_.erase(host);
+    }
 }
 
 void CredentialService::remember(const std::string& host, std::optional<Secret> credentials) {

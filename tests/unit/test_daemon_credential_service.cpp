@@ -301,3 +301,31 @@ TEST_CASE("while the keyring is not watched, nothing is cached", "[daemon][crede
     CHECK(f.get("h") == R"({"token":"t"})");
     CHECK(f.keyring.lookups == 5);
 }
+
+TEST_CASE("a keyring event during a store: the stored token is not kept in the cache",
+          "[daemon][credentials][watch]") {
+    Fixture f;
+    f.keyring.close_gate();
+    bool stored = false;
+    asio::co_spawn(
+        f.io,
+        [&]() -> asio::awaitable<void> {
+            co_await f.service.store("h", proto::Secret(R"({"token":"t"})"));
+            stored = true;
+        },
+        [](const std::exception_ptr& e) {
+            if (e) std::rethrow_exception(e);
+        });
+    f.io.restart();
+    f.io.poll();                  // the write is on the worker, waiting at the gate
+    f.service.keyring_changed();  // say, the keyring is locked meanwhile
+    f.keyring.open_gate();
+    while (!stored) {
+        f.io.restart();
+        f.io.run_for(std::chrono::milliseconds(10));
+    }
+    CHECK(f.keyring.text("h") == R"({"token":"t"})");
+    CHECK(f.service.stats().entries == 0);
+    f.keyring.fail_with(proto::ErrorCode::keyring_locked);
+    CHECK_THROWS_AS(f.get("h"), proto::Error);  // asks the keyring, serves nothing it kept
+}
