@@ -167,6 +167,9 @@ void CredentialService::keyring_changed() {
 }
 
 void CredentialService::keyring_watched(bool watched) {
+    // Only a change matters: a repeated report must not drop what was cached
+    // while the watch stood.
+    if (watched == watched_) return;
     ++generation_;
     watched_ = watched;
     cache_.clear();

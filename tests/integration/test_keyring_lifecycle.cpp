@@ -89,9 +89,9 @@ TEST_CASE("a locked keyring serves no token, cached or not; unlocked, it serves 
     // "None" stays "none" while locked (attributes are searchable).
     CHECK(helper(socket, {"get", "nothing.example.com"}).out == "{}\n");
 
-    const long long locked = invalidations(socket);
+    // (gnome-keyring 42 sends no signal for an unlock through its control
+    // socket; none is needed: the lock emptied the cache.)
     REQUIRE(unlock_login_collection());
-    await_invalidation(socket, locked);
     const Result served = helper(socket, {"get", "locked.example.com"});
     CHECK(served.exit_code == 0);
     CHECK(served.out == creds("tok-locked") + "\n");

@@ -300,6 +300,10 @@ TEST_CASE("while the keyring is not watched, nothing is cached", "[daemon][crede
     CHECK(f.get("h") == R"({"token":"t"})");
     CHECK(f.get("h") == R"({"token":"t"})");
     CHECK(f.keyring.lookups == 5);
+    // The watch reports again that it stands (as its thread does after start-up): nothing is dropped.
+    f.service.keyring_watched(true);
+    CHECK(f.get("h") == R"({"token":"t"})");
+    CHECK(f.keyring.lookups == 5);
 }
 
 TEST_CASE("a keyring event during a store: the stored token is not kept in the cache",
