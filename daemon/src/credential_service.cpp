@@ -97,7 +97,8 @@ asio::awaitable<void> CredentialService::store(std::string host, Secret credenti
     const std::uint64_t generation = generation_;
     auto write = [this, host, copy = credentials.clone()]() { keyring_.store(host, copy); };
     co_await on_worker(worker_, std::move(write));
-    // A keyring event (a lock) during the write: keep nothing.
+    // A keyring event (a lock) or another write meanwhile: keep nothing; the
+    // next get reads the keyring.
     const bool undisturbed = generation == generation_;
     ++generation_;
     if (undisturbed) {
