@@ -104,20 +104,39 @@ asio::awaitable<std::optional<Secret>> CredentialService::load(std::string host)
 }
 
 asio::awaitable<void> CredentialService::store(std::string host, Secret credentials) {
+    const std::uint64_t generation = generation_;
     auto write = [this, host, copy = credentials.clone()]() { keyring_.store(host, copy); };
     co_await on_worker(worker_, std::move(write));
+    // A keyring event (a lock) or another write meanwhile: keep nothing; the
+    // next get reads the keyring.
+    const bool undisturbed = generation == generation_;
     ++generation_;
-    remember(host, std::move(credentials));
+    if (undisturbed) {
+        remember(host, std::move(credentials));
+    } else {
+        cache_.erase(host);
+    }
 }
 
 asio::awaitable<void> CredentialService::forget(std::string host) {
     auto remove = [this, host]() { (void)keyring_.remove(host); };
+    const std::uint64_t generation = generation_;
     co_await on_worker(worker_, std::move(remove));
+    const bool undisturbed = generation == generation_;
     ++generation_;
-    remember(host, std::nullopt);
+    if (undisturbed) {
+        remember(host, std::nullopt);
+    } else {
+        cache_.erase(host);
+    }
 }
 
 void CredentialService::remember(const std::string& host, std::optional<Secret> credentials) {
+    if (!watched_) {
+        // A lock or an edit would go unseen: ask the keyring every time.
+        cache_.erase(host);
+        return;
+    }
     const bool positive = credentials.has_value();
     const Cache::Lifetime lifetime =
         positive ? Cache::Lifetime{options_.ttl, options_.max_lifetime}
@@ -147,7 +166,24 @@ CredentialStats CredentialService::stats() const {
     s.misses = misses_;
     s.keyring_lookups = keyring_lookups_;
     s.evictions = cache_.evictions();
+    s.keyring_watched = watched_;
+    s.invalidations = invalidations_;
     return s;
+}
+
+void CredentialService::keyring_changed() {
+    ++generation_;
+    ++invalidations_;
+    cache_.clear();
+}
+
+void CredentialService::keyring_watched(bool watched) {
+    // Only a change matters: a repeated report must not drop what was cached
+    // while the watch stood.
+    if (watched == watched_) return;
+    ++generation_;
+    watched_ = watched;
+    cache_.clear();
 }
 
 void CredentialService::stop() { purge_timer_.stop(); }

@@ -3,6 +3,8 @@
 // Keyring calls run on a worker executor, so the event loop never blocks on
 // D-Bus; concurrent misses for one host share one keyring lookup; store and
 // forget write through to the keyring first and only then touch the cache.
+// The cache follows the keyring: a keyring event (lock, edit, restart) drops
+// it at once, and while the keyring is not watched nothing is cached.
 
 #include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
 #include <chrono>
@@ -20,6 +22,7 @@
 #include "credential_cache_options.hpp"
 #include "hostkeeper/proto/secret.hpp"
 #include "keyring.hpp"
+#include "keyring_events.hpp"
 #include "purge_timer.hpp"
 #include "single_flight.hpp"
 #include "ttl_cache.hpp"
@@ -34,9 +37,11 @@ struct CredentialStats {
     std::uint64_t misses = 0;
     std::uint64_t keyring_lookups = 0;
     std::uint64_t evictions = 0;
+    bool keyring_watched = true;      // false: keyring changes cannot be seen, so nothing is cached
+    std::uint64_t invalidations = 0;  // caches dropped because the keyring changed
 };
 
-class CredentialService {
+class CredentialService final : public KeyringEvents {
 public:
     using Clock = std::function<std::chrono::steady_clock::time_point()>;
 
@@ -54,6 +59,11 @@ public:
     CredentialStats stats() const;
     void stop();
 
+    // KeyringEvents: drop everything read before, so that a locked keyring
+    // serves no token and an edited item is what the next get returns.
+    void keyring_changed() override;
+    void keyring_watched(bool watched) override;
+
 private:
     struct Cached {
         std::optional<proto::Secret> credentials;  // nullopt: "none for this host"
@@ -70,7 +80,9 @@ private:
     Clock clock_;
     Cache cache_;
     SingleFlight<std::optional<proto::Secret>> flights_;
-    std::uint64_t generation_ = 0;  // bumped by every write, so a slow lookup cannot cache an old answer
+    std::uint64_t generation_ = 0;  // bumped by every write and keyring event, so a slow lookup cannot cache an old answer
+    bool watched_ = true;
+    std::uint64_t invalidations_ = 0;
     std::uint64_t hits_ = 0;
     std::uint64_t misses_ = 0;
     std::uint64_t keyring_lookups_ = 0;

@@ -177,7 +177,8 @@ Json Dispatcher::status() const {
     response["credentials"] = {{"entries", c.entries}, {"positive", c.positive},
                                {"negative", c.negative}, {"hits", c.hits},
                                {"misses", c.misses}, {"keyring_lookups", c.keyring_lookups},
-                               {"evictions", c.evictions}};
+                               {"evictions", c.evictions}, {"keyring_watched", c.keyring_watched},
+                               {"invalidations", c.invalidations}};
     response["discovery"] = {{"entries", d.entries},
                              {"positive", d.positive},
                              {"empty", d.empty},

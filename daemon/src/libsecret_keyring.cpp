@@ -2,6 +2,7 @@
 
 #include <libsecret/secret.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -77,33 +78,82 @@ HashTablePtr attributes_for(const std::string& host) {
     return attributes;
 }
 
-[[noreturn]] void fail(GError* raw, const std::string& context) {
+// A failure of the connection rather than of the call: the service was
+// restarted (its old unique name, objects and session are gone) or went away.
+// Worth one more try on a new connection.
+class StaleConnection : public Error {
+public:
+    using Error::Error;
+};
+
+bool connection_went_stale(const GError* e) {
+    if (e->domain == G_DBUS_ERROR) {
+        return e->code == G_DBUS_ERROR_SERVICE_UNKNOWN ||
+               e->code == G_DBUS_ERROR_NAME_HAS_NO_OWNER || e->code == G_DBUS_ERROR_NO_REPLY ||
+               e->code == G_DBUS_ERROR_DISCONNECTED || e->code == G_DBUS_ERROR_UNKNOWN_OBJECT ||
+               e->code == G_DBUS_ERROR_UNKNOWN_METHOD;
+    }
+    if (e->domain == G_IO_ERROR) return e->code == G_IO_ERROR_CLOSED;
+    if (e->domain == SECRET_ERROR) return e->code == SECRET_ERROR_NO_SUCH_OBJECT;
+    return false;
+}
+
+// What a cancelled call means: an unlock prompt nobody answered in time, or
+// a Secret Service that did not answer a plain call in time.
+struct Bound {
+    std::chrono::milliseconds timeout;
+    bool prompt = false;
+};
+
+std::string seconds_text(std::chrono::milliseconds timeout) {
+    const auto ms = timeout.count();
+    return ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";
+}
+
+[[noreturn]] void fail(GError* raw, const std::string& context, Bound bound) {
     const ErrorPtr error(raw);
     // A dropped service connection must not be reused for the next call.
     secret_service_disconnect();
-    const std::string message = raw != nullptr && raw->message != nullptr ? raw->message : "unknown error";
-    if (raw != nullptr && raw->domain == G_DBUS_ERROR &&
-        (raw->code == G_DBUS_ERROR_SERVICE_UNKNOWN || raw->code == G_DBUS_ERROR_NAME_HAS_NO_OWNER)) {
-        throw Error(ErrorCode::keyring_unavailable,
-                    "no Secret Service on the session bus (nothing provides org.freedesktop.secrets): "
-                    "start gnome-keyring-daemon, or another Secret Service such as KeePassXC");
-    }
+    const std::string message =
+        raw != nullptr && raw->message != nullptr ? raw->message : "unknown error";
     if (raw != nullptr && raw->domain == G_IO_ERROR && raw->code == G_IO_ERROR_CANCELLED) {
-        throw Error(ErrorCode::keyring_locked, context + ": the keyring is locked and was not unlocked in time");
+        if (bound.prompt) {
+            throw Error(ErrorCode::keyring_locked,
+                        context + ": the keyring is locked and was not unlocked in time");
+        }
+        throw Error(
+            ErrorCode::keyring_unavailable,
+            context + ": the Secret Service did not answer within " + seconds_text(bound.timeout) +
+                " (is gnome-keyring-daemon, or the Secret Service you use, stopped or hung?)");
+    }
+    const bool stale = raw != nullptr && connection_went_stale(raw);
+    if (raw != nullptr && raw->domain == G_DBUS_ERROR &&
+        (raw->code == G_DBUS_ERROR_SERVICE_UNKNOWN ||
+         raw->code == G_DBUS_ERROR_NAME_HAS_NO_OWNER)) {
+        throw StaleConnection(
+            ErrorCode::keyring_unavailable,
+            "no Secret Service on the session bus (nothing provides org.freedesktop.secrets): "
+            "start gnome-keyring-daemon, or another Secret Service such as KeePassXC");
     }
     if (raw != nullptr && raw->domain == SECRET_ERROR && raw->code == SECRET_ERROR_IS_LOCKED) {
-        throw Error(ErrorCode::keyring_locked,
-                    context + ": the keyring is locked; unlock it (for example in Seahorse, or by logging "
-                              "in to your desktop session) and try again");
+        throw Error(
+            ErrorCode::keyring_locked,
+            context +
+                ": the keyring is locked; unlock it (for example in Seahorse, or by logging "
+                "in to your desktop session) and try again");
     }
     if (raw != nullptr && (raw->domain == G_IO_ERROR || raw->domain == G_DBUS_ERROR) &&
         (message.find("bus") != std::string::npos || message.find("D-Bus") != std::string::npos ||
          message.find("DBUS") != std::string::npos)) {
-        throw Error(ErrorCode::keyring_unavailable,
-                    "cannot reach the D-Bus session bus (" + message +
-                        "); hostkeeperd needs DBUS_SESSION_BUS_ADDRESS to point at your session bus");
+        const std::string text =
+            "cannot reach the D-Bus session bus (" + message +
+            "); hostkeeperd needs DBUS_SESSION_BUS_ADDRESS to point at your session bus";
+        if (stale) throw StaleConnection(ErrorCode::keyring_unavailable, text);
+        throw Error(ErrorCode::keyring_unavailable, text);
     }
-    throw Error(ErrorCode::keyring_error, context + ": Secret Service error: " + message);
+    const std::string text = context + ": Secret Service error: " + message;
+    if (stale) throw StaleConnection(ErrorCode::keyring_error, text);
+    throw Error(ErrorCode::keyring_error, text);
 }
 
 // libsecret's D-Bus proxies deliver signals (an item created, the
@@ -122,74 +172,144 @@ public:
     }
 };
 
-ServicePtr connect() {
-    GError* error = nullptr;
-    ServicePtr service(secret_service_get_sync(SECRET_SERVICE_NONE, nullptr, &error));
-    if (!service) fail(error, "connecting to the Secret Service");
-    return service;
-}
+}  // namespace
 
-// Cancels `cancellable` if the guarded scope takes longer than `timeout`:
-// libsecret's prompts otherwise wait for a person indefinitely.
-class CancelAfter {
+// Cancels the armed call when its time is up: D-Bus calls to a stopped
+// service, and prompts nobody answers, otherwise wait indefinitely (or for
+// GDBus's 25 s). One thread for the adapter's one worker thread's calls.
+class CallWatchdog {
 public:
-    CancelAfter(GCancellable* cancellable, std::chrono::milliseconds timeout)
-        : thread_([this, cancellable, timeout] {
-              std::unique_lock lock(mutex_);
-              if (!done_cv_.wait_for(lock, timeout, [this] { return done_; })) g_cancellable_cancel(cancellable);
-          }) {}
-    CancelAfter(const CancelAfter&) = delete;
-    CancelAfter& operator=(const CancelAfter&) = delete;
-    ~CancelAfter() {
+    CallWatchdog() : thread_([this] { watch(); }) {}
+    CallWatchdog(const CallWatchdog&) = delete;
+    CallWatchdog& operator=(const CallWatchdog&) = delete;
+    ~CallWatchdog() {
         {
             const std::lock_guard lock(mutex_);
-            done_ = true;
+            quit_ = true;
         }
-        done_cv_.notify_one();
+        cv_.notify_one();
         thread_.join();
     }
 
+    void arm(GCancellable* cancellable, std::chrono::milliseconds timeout) {
+        {
+            const std::lock_guard lock(mutex_);
+            armed_ = cancellable;
+            deadline_ = std::chrono::steady_clock::now() + timeout;
+        }
+        cv_.notify_one();
+    }
+    void disarm() {
+        const std::lock_guard lock(mutex_);
+        armed_ = nullptr;
+    }
+
 private:
+    void watch() {
+        std::unique_lock lock(mutex_);
+        while (!quit_) {
+            if (armed_ == nullptr) {
+                cv_.wait(lock);
+            } else if (std::chrono::steady_clock::now() >= deadline_) {
+                // Still armed: the call's owner disarms (under the lock) before it unrefs.
+                g_cancellable_cancel(armed_);
+                armed_ = nullptr;
+            } else {
+                cv_.wait_until(lock, deadline_);
+            }
+        }
+    }
+
     std::mutex mutex_;
-    std::condition_variable done_cv_;
-    bool done_ = false;
+    std::condition_variable cv_;
+    GCancellable* armed_ = nullptr;
+    std::chrono::steady_clock::time_point deadline_;
+    bool quit_ = false;
     std::thread thread_;
 };
 
+namespace {
+
+// One bounded D-Bus call: a cancellable the watchdog cancels after `bound`.
+class Call {
+public:
+    Call(CallWatchdog& watchdog, Bound bound)
+        : watchdog_(watchdog), bound_(bound), cancellable_(g_cancellable_new()) {
+        watchdog_.arm(cancellable_.get(), bound.timeout);
+    }
+    Call(const Call&) = delete;
+    Call& operator=(const Call&) = delete;
+    ~Call() { watchdog_.disarm(); }
+    GCancellable* cancellable() const { return cancellable_.get(); }
+    [[noreturn]] void fail(GError* error, const std::string& context) const {
+        watchdog_.disarm();
+        ::hostkeeper::daemon::fail(error, context, bound_);
+    }
+
+private:
+    CallWatchdog& watchdog_;
+    Bound bound_;
+    CancellablePtr cancellable_;
+};
+
+// What every operation needs: where to bound its calls.
+struct Calls {
+    CallWatchdog& watchdog;
+    std::chrono::milliseconds call_timeout;
+    std::chrono::milliseconds unlock_timeout;
+    Bound plain() const { return Bound{call_timeout, false}; }
+    Bound prompt() const { return Bound{unlock_timeout, true}; }
+};
+
+ServicePtr connect(const Calls& calls) {
+    const Call call(calls.watchdog, calls.plain());
+    GError* error = nullptr;
+    ServicePtr service(secret_service_get_sync(SECRET_SERVICE_NONE, call.cancellable(), &error));
+    if (!service) call.fail(error, "connecting to the Secret Service");
+    return service;
+}
+
 // Asks the Secret Service to unlock `objects` (items or collections), which
-// may show a prompt; bounded by `timeout`.
-void unlock(SecretService* service, GList* objects, std::chrono::milliseconds timeout, const std::string& context) {
-    const CancellablePtr cancellable(g_cancellable_new());
+// may show a prompt; bounded by the unlock timeout.
+void unlock(const Calls& calls, SecretService* service, GList* objects,
+            const std::string& context) {
     GList* unlocked = nullptr;
     GError* error = nullptr;
     gint count = 0;
     {
-        const CancelAfter watchdog(cancellable.get(), timeout);
-        count = secret_service_unlock_sync(service, objects, cancellable.get(), &unlocked, &error);
+        const Call call(calls.watchdog, calls.prompt());
+        count = secret_service_unlock_sync(service, objects, call.cancellable(), &unlocked, &error);
+        g_list_free_full(unlocked, g_object_unref);
+        if (error != nullptr) call.fail(error, context);
     }
-    g_list_free_full(unlocked, g_object_unref);
-    if (error != nullptr) fail(error, context);
     if (count == 0) {
-        throw Error(ErrorCode::keyring_locked,
-                    context + ": the keyring is locked and was not unlocked (the unlock prompt was dismissed, "
-                              "could not be shown, or took longer than " +
-                        std::to_string(timeout.count() / 1000) +
-                        " s); unlock it, for example in Seahorse or by logging in to your desktop session, "
-                        "and try again");
+        throw Error(
+            ErrorCode::keyring_locked,
+            context +
+                ": the keyring is locked and was not unlocked (the unlock prompt was dismissed, "
+                "could not be shown, or took longer than " +
+                std::to_string(calls.unlock_timeout.count() / 1000) +
+                " s); unlock it, for example in Seahorse or by logging in to your desktop session, "
+                "and try again");
     }
 }
 
-ItemList search(SecretService* service, const std::string& host) {
+ItemList search(const Calls& calls, SecretService* service, const std::string& host) {
     const HashTablePtr attributes = attributes_for(host);
+    const Call call(calls.watchdog, calls.plain());
     GError* error = nullptr;
     // No UNLOCK and no LOAD_SECRETS flag: attributes are searchable while
     // locked, so a locked item is found (and never mistaken for "none").
-    GList* found = secret_service_search_sync(service, schema(), attributes.get(), SECRET_SEARCH_ALL, nullptr, &error);
-    if (error != nullptr) fail(error, "searching the keyring for " + host);
+    GList* found = secret_service_search_sync(service, schema(), attributes.get(),
+                                              SECRET_SEARCH_ALL, call.cancellable(), &error);
+    if (error != nullptr) {
+        g_list_free_full(found, g_object_unref);
+        call.fail(error, "searching the keyring for " + host);
+    }
     return ItemList(found);
 }
 
-void unlock_locked(SecretService* service, const ItemList& items, std::chrono::milliseconds timeout,
+void unlock_locked(const Calls& calls, SecretService* service, const ItemList& items,
                    const std::string& context) {
     GList* locked = nullptr;
     for (SecretItem* item : items.items()) {
@@ -197,7 +317,7 @@ void unlock_locked(SecretService* service, const ItemList& items, std::chrono::m
     }
     if (locked == nullptr) return;
     try {
-        unlock(service, locked, timeout, context);
+        unlock(calls, service, locked, context);
     } catch (...) {
         g_list_free(locked);
         throw;
@@ -207,36 +327,86 @@ void unlock_locked(SecretService* service, const ItemList& items, std::chrono::m
 
 }  // namespace
 
-LibsecretKeyring::LibsecretKeyring(std::chrono::milliseconds unlock_timeout) : unlock_timeout_(unlock_timeout) {}
+LibsecretKeyring::LibsecretKeyring(std::chrono::milliseconds unlock_timeout)
+    : unlock_timeout_(unlock_timeout),
+      call_timeout_(std::min<std::chrono::milliseconds>(unlock_timeout, std::chrono::seconds(10))),
+      watchdog_(std::make_unique<CallWatchdog>()) {}
 
-LibsecretKeyring::~LibsecretKeyring() { secret_service_disconnect(); }
+LibsecretKeyring::~LibsecretKeyring() {
+    secret_service_disconnect();
+}
+
+void LibsecretKeyring::service_replaced() {
+    replaced_ = true;
+}
+
+// Runs one operation; on a stale connection (the service restarted under
+// us: libsecret's cached proxy still speaks to the old process's unique
+// name, objects and session), once more on a new one.
+template <typename F>
+auto LibsecretKeyring::attempt(F f) {
+    const DrainMainContext drain;
+    // Signals queued for the cached proxies (NameOwnerChanged, ...) first.
+    while (g_main_context_iteration(nullptr, FALSE) != FALSE) {
+    }
+    if (replaced_.exchange(false)) secret_service_disconnect();
+    try {
+        return f();
+    } catch (const StaleConnection&) {
+        // fail() dropped the connection; the next connect() makes a new one.
+    }
+    return f();
+}
 
 std::optional<Secret> LibsecretKeyring::lookup(const std::string& host) {
-    const DrainMainContext drain;
+    return attempt([&] { return lookup_once(host); });
+}
+
+void LibsecretKeyring::store(const std::string& host, const Secret& credentials) {
+    attempt([&] { store_once(host, credentials); });
+}
+
+bool LibsecretKeyring::remove(const std::string& host) {
+    return attempt([&] { return remove_once(host); });
+}
+
+std::optional<Secret> LibsecretKeyring::lookup_once(const std::string& host) {
+    const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
     const std::string context = "reading the credentials for " + host;
-    const ServicePtr service = connect();
-    const ItemList items = search(service.get(), host);
+    const ServicePtr service = connect(calls);
+    const ItemList items = search(calls, service.get(), host);
     if (items.get() == nullptr) return std::nullopt;
-    unlock_locked(service.get(), items, unlock_timeout_, context);
+    unlock_locked(calls, service.get(), items, context);
 
     SecretItem* item = items.items().front();
-    GError* error = nullptr;
-    if (secret_item_load_secret_sync(item, nullptr, &error) == FALSE) fail(error, context);
+    {
+        const Call call(calls.watchdog, calls.plain());
+        GError* error = nullptr;
+        if (secret_item_load_secret_sync(item, call.cancellable(), &error) == FALSE)
+            call.fail(error, context);
+    }
     const ValuePtr value(secret_item_get_secret(item));
-    if (!value) throw Error(ErrorCode::keyring_locked, context + ": the Secret Service returned no secret (locked?)");
+    if (!value)
+        throw Error(ErrorCode::keyring_locked,
+                    context + ": the Secret Service returned no secret (locked?)");
     gsize length = 0;
     const gchar* data = secret_value_get(value.get(), &length);
     return Secret(std::string_view(data, length));
 }
 
-void LibsecretKeyring::store(const std::string& host, const Secret& credentials) {
-    const DrainMainContext drain;
+void LibsecretKeyring::store_once(const std::string& host, const Secret& credentials) {
+    const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
     const std::string context = "storing the credentials for " + host;
-    const ServicePtr service = connect();
-    GError* error = nullptr;
-    const CollectionPtr collection(secret_collection_for_alias_sync(service.get(), SECRET_COLLECTION_DEFAULT,
-                                                                     SECRET_COLLECTION_NONE, nullptr, &error));
-    if (error != nullptr) fail(error, context);
+    const ServicePtr service = connect(calls);
+    CollectionPtr collection;
+    {
+        const Call call(calls.watchdog, calls.plain());
+        GError* error = nullptr;
+        collection.reset(secret_collection_for_alias_sync(service.get(), SECRET_COLLECTION_DEFAULT,
+                                                          SECRET_COLLECTION_NONE,
+                                                          call.cancellable(), &error));
+        if (error != nullptr) call.fail(error, context);
+    }
     if (!collection) {
         throw Error(ErrorCode::no_default_collection,
                     "the Secret Service has no default collection to store " + host +
@@ -245,7 +415,7 @@ void LibsecretKeyring::store(const std::string& host, const Secret& credentials)
     if (secret_collection_get_locked(collection.get()) != FALSE) {
         GList* objects = g_list_append(nullptr, collection.get());
         try {
-            unlock(service.get(), objects, unlock_timeout_, context);
+            unlock(calls, service.get(), objects, context);
         } catch (...) {
             g_list_free(objects);
             throw;
@@ -255,22 +425,28 @@ void LibsecretKeyring::store(const std::string& host, const Secret& credentials)
     const HashTablePtr attributes = attributes_for(host);
     const std::string label = "hostkeeper: " + host;
     const std::string_view text = credentials.view();
-    const ValuePtr value(secret_value_new(text.data(), static_cast<gssize>(text.size()), "text/plain"));
-    const ItemPtr item(secret_item_create_sync(collection.get(), schema(), attributes.get(), label.c_str(),
-                                               value.get(), SECRET_ITEM_CREATE_REPLACE, nullptr, &error));
-    if (!item) fail(error, context);
+    const ValuePtr value(
+        secret_value_new(text.data(), static_cast<gssize>(text.size()), "text/plain"));
+    const Call call(calls.watchdog, calls.plain());
+    GError* error = nullptr;
+    const ItemPtr item(secret_item_create_sync(
+        collection.get(), schema(), attributes.get(), label.c_str(), value.get(),
+        SECRET_ITEM_CREATE_REPLACE, call.cancellable(), &error));
+    if (!item) call.fail(error, context);
 }
 
-bool LibsecretKeyring::remove(const std::string& host) {
-    const DrainMainContext drain;
+bool LibsecretKeyring::remove_once(const std::string& host) {
+    const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
     const std::string context = "removing the credentials for " + host;
-    const ServicePtr service = connect();
-    const ItemList items = search(service.get(), host);
+    const ServicePtr service = connect(calls);
+    const ItemList items = search(calls, service.get(), host);
     if (items.get() == nullptr) return false;
-    unlock_locked(service.get(), items, unlock_timeout_, context);
+    unlock_locked(calls, service.get(), items, context);
     for (SecretItem* item : items.items()) {
+        const Call call(calls.watchdog, calls.plain());
         GError* error = nullptr;
-        if (secret_item_delete_sync(item, nullptr, &error) == FALSE) fail(error, context);
+        if (secret_item_delete_sync(item, call.cancellable(), &error) == FALSE)
+            call.fail(error, context);
     }
     return true;
 }

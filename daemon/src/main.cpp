@@ -21,6 +21,7 @@
 #include "curl_http_client.hpp"
 #include "discovery_service.hpp"
 #include "registry_service.hpp"
+#include "secret_service_watch.hpp"
 #include "dispatcher.hpp"
 #include "hostkeeper/proto/session_bus.hpp"
 #include "hostkeeper/proto/socket_path.hpp"
@@ -116,6 +117,8 @@ int serve(const Config& config, StartupReport& report) {
     asio::thread_pool keyring_thread(1);
     LibsecretKeyring keyring(config.unlock_timeout);
     CredentialService credentials(io.get_executor(), keyring_thread.get_executor(), keyring, config.credentials);
+    // The cache follows the keyring: a lock, an edit or a restart drops it.
+    SecretServiceWatch keyring_watch(io.get_executor(), credentials, [&keyring] { keyring.service_replaced(); });
     CurlHttpClient http(io.get_executor(),
                         CurlHttpClient::from_environment(std::string("hostkeeper/") + proto::product_version(),
                                                          config.discovery.ca_file));

@@ -47,6 +47,14 @@ int status(const client::ClientOptions& options, bool json) {
                 "%lld keyring lookups\n",
                 c.value("entries", 0LL), c.value("positive", 0LL), c.value("negative", 0LL), c.value("hits", 0LL),
                 c.value("misses", 0LL), c.value("keyring_lookups", 0LL));
+    if (c.contains("keyring_watched")) {
+        if (c.value("keyring_watched", false)) {
+            std::printf("keyring watch: on (%lld invalidations after a lock, an edit or a restart)\n",
+                        c.value("invalidations", 0LL));
+        } else {
+            std::printf("keyring watch: OFF, the Secret Service cannot be watched; credentials are not cached\n");
+        }
+    }
     if (const auto disc = response.find("discovery"); disc != response.end()) {
         std::printf("discovery cache: %lld entries (%lld with services, %lld without, %lld failures), %lld hits, "
                     "%lld misses, %lld stale answers, %lld forced, %lld upstream requests (%lld failed)\n",

@@ -18,7 +18,8 @@ std::optional<proto::Secret> MemoryKeyring::lookup(const std::string& host) {
 
 void MemoryKeyring::store(const std::string& host, const proto::Secret& credentials) {
     ++stores;
-    const std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
+    gate_cv_.wait(lock, [this] { return !gate_closed_; });
     check_failure();
     items_[host] = std::string(credentials.view());
 }

@@ -27,7 +27,7 @@ public:
 
     // Every call throws this error until cleared.
     void fail_with(std::optional<proto::ErrorCode> code);
-    // Lookups block until open_gate() while the gate is closed.
+    // Lookups and stores block until open_gate() while the gate is closed.
     void close_gate();
     void open_gate();
 

@@ -234,3 +234,102 @@ TEST_CASE("keyring text: JSON objects pass, bare tokens are wrapped, junk is ref
     CHECK_THROWS_AS(daemon::credentials_from_keyring_text("h", proto::Secret(R"({"token":1})")), proto::Error);
     CHECK_THROWS_AS(daemon::credentials_from_keyring_text("h", proto::Secret("")), proto::Error);
 }
+
+// The cache follows the keyring: what a watch on it reports.
+
+TEST_CASE("a keyring change drops every cached answer, tokens and 'none' alike",
+          "[daemon][credentials][watch]") {
+    Fixture f;
+    f.keyring.put("a", R"({"token":"a1"})");
+    CHECK(f.get("a") == R"({"token":"a1"})");
+    CHECK_FALSE(f.get("b").has_value());
+    // Edited behind the daemon's back (Seahorse, secret-tool), then announced.
+    f.keyring.put("a", R"({"token":"a2"})");
+    f.keyring.put("b", R"({"token":"b1"})");
+    f.service.keyring_changed();
+    CHECK(f.service.stats().entries == 0);
+    CHECK(f.get("a") == R"({"token":"a2"})");
+    CHECK(f.get("b") == R"({"token":"b1"})");
+    CHECK(f.keyring.lookups == 4);
+    CHECK(f.service.stats().invalidations == 1);
+}
+
+TEST_CASE("a locked keyring announced mid-lookup: the answer read before is not cached",
+          "[daemon][credentials][watch]") {
+    Fixture f;
+    f.keyring.put("h", R"({"token":"t"})");
+    f.keyring.close_gate();
+    std::optional<std::string> answer;
+    asio::co_spawn(
+        f.io,
+        [&]() -> asio::awaitable<void> {
+            auto secret = co_await f.service.get("h");
+            if (secret) answer = std::string(secret->view());
+        },
+        [](const std::exception_ptr& e) {
+            if (e) std::rethrow_exception(e);
+        });
+    f.io.restart();
+    f.io.poll();                  // the lookup is on the worker, waiting at the gate
+    f.service.keyring_changed();  // the lock arrives while it reads
+    f.keyring.open_gate();
+    while (!answer) {
+        f.io.restart();
+        f.io.run_for(std::chrono::milliseconds(10));
+    }
+    CHECK(answer == R"({"token":"t"})");        // the request in flight gets what it read
+    CHECK(f.service.stats().entries == 0);      // but it is not kept
+    f.keyring.fail_with(proto::ErrorCode::keyring_locked);
+    CHECK_THROWS_AS(f.get("h"), proto::Error);  // the next get asks the (now locked) keyring
+}
+
+TEST_CASE("while the keyring is not watched, nothing is cached", "[daemon][credentials][watch]") {
+    Fixture f;
+    f.keyring.put("h", R"({"token":"t"})");
+    CHECK(f.get("h") == R"({"token":"t"})");
+    f.service.keyring_watched(false);
+    CHECK(f.service.stats().entries == 0);
+    CHECK_FALSE(f.service.stats().keyring_watched);
+    CHECK(f.get("h") == R"({"token":"t"})");
+    CHECK(f.get("h") == R"({"token":"t"})");
+    CHECK_FALSE(f.get("none.example").has_value());
+    f.run(f.service.store("s", proto::Secret(R"({"token":"s"})")));
+    CHECK(f.service.stats().entries == 0);
+    CHECK(f.keyring.lookups == 4);  // one while watched, then every get
+    f.service.keyring_watched(true);
+    CHECK(f.get("h") == R"({"token":"t"})");
+    CHECK(f.get("h") == R"({"token":"t"})");
+    CHECK(f.keyring.lookups == 5);
+    // The watch reports again that it stands (as its thread does after start-up): nothing is dropped.
+    f.service.keyring_watched(true);
+    CHECK(f.get("h") == R"({"token":"t"})");
+    CHECK(f.keyring.lookups == 5);
+}
+
+TEST_CASE("a keyring event during a store: the stored token is not kept in the cache",
+          "[daemon][credentials][watch]") {
+    Fixture f;
+    f.keyring.close_gate();
+    bool stored = false;
+    asio::co_spawn(
+        f.io,
+        [&]() -> asio::awaitable<void> {
+            co_await f.service.store("h", proto::Secret(R"({"token":"t"})"));
+            stored = true;
+        },
+        [](const std::exception_ptr& e) {
+            if (e) std::rethrow_exception(e);
+        });
+    f.io.restart();
+    f.io.poll();                  // the write is on the worker, waiting at the gate
+    f.service.keyring_changed();  // say, the keyring is locked meanwhile
+    f.keyring.open_gate();
+    while (!stored) {
+        f.io.restart();
+        f.io.run_for(std::chrono::milliseconds(10));
+    }
+    CHECK(f.keyring.text("h") == R"({"token":"t"})");
+    CHECK(f.service.stats().entries == 0);
+    f.keyring.fail_with(proto::ErrorCode::keyring_locked);
+    CHECK_THROWS_AS(f.get("h"), proto::Error);  // asks the keyring, serves nothing it kept
+}

@@ -1,0 +1,38 @@
+#pragma once
+// The throw-away gnome-keyring-daemon of tests/support/keyring-env.sh, driven
+// the way a person (Seahorse, secret-tool) or the session would: lock and
+// unlock its "login" collection, edit items behind hostkeeperd's back, stop,
+// kill and restart the daemon itself.
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "harness.hpp"
+
+namespace hostkeeper::it {
+
+// The Secret Service's Lock method on the login collection, as Seahorse's lock button.
+Result lock_login_collection();
+// Unlocks the login collection with its throw-away password through the
+// daemon's control socket, as PAM does at login (no prompt can be shown here).
+bool unlock_login_collection();
+
+// secret-tool store/clear with hostkeeperd's schema (xdg:schema
+// io.hostkeeper.Credentials, attribute host), the secret on standard input.
+Result secret_tool_store(const std::string& host, const std::string& secret);
+Result secret_tool_clear(const std::string& host);
+
+// The running keyring daemon: HK_KEYRING_PID at first, then whichever
+// restart_keyring() started (stopped when the tests end).
+pid_t keyring_pid();
+// SIGTERM (or `signal`) to the keyring daemon, waits until it left the bus.
+void kill_keyring(int signal);
+// Starts a new keyring daemon as keyring-env.sh does (same data directory,
+// password and login collection) and waits until it serves the default collection.
+void start_keyring();
+
+// The daemon's resident memory in KiB (VmRSS), 0 if unknown.
+long resident_kib(pid_t pid);
+
+}  // namespace hostkeeper::it
