@@ -87,6 +87,15 @@ std::string read_file(const fs::path& path) {
 
 bool is_root() { return ::geteuid() == 0; }
 
+long resident_kib(pid_t pid) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+        if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+    }
+    return 0;
+}
+
 Spawned spawn(const std::vector<std::string>& argv, const RunOptions& options) {
     Spawned spawned;
     spawned.out_fd = ::memfd_create("hk-test-out", MFD_CLOEXEC);

@@ -68,6 +68,8 @@ Result helper(const std::filesystem::path& socket, const std::vector<std::string
 // Processes whose command line mentions hostkeeperd and `needle`.
 std::vector<pid_t> daemons_matching(const std::string& needle);
 bool process_alive(pid_t pid);
+// The resident memory of `pid` in KiB (VmRSS), 0 when unknown.
+long resident_kib(pid_t pid);
 bool wait_until(const std::function<bool()>& condition, std::chrono::milliseconds limit);
 
 std::string read_file(const std::filesystem::path& path);

@@ -150,13 +150,4 @@ void start_keyring() {
     if (!ready) throw std::runtime_error("the restarted keyring daemon did not become ready");
 }
 
-long resident_kib(pid_t pid) {
-    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-    std::string line;
-    while (std::getline(status, line)) {
-        if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
-    }
-    return 0;
-}
-
 }  // namespace hostkeeper::it

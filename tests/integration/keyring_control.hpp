@@ -32,7 +32,4 @@ void kill_keyring(int signal);
 // password and login collection) and waits until it serves the default collection.
 void start_keyring();
 
-// The daemon's resident memory in KiB (VmRSS), 0 if unknown.
-long resident_kib(pid_t pid);
-
 }  // namespace hostkeeper::it

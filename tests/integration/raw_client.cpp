@@ -7,7 +7,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
 
 namespace hostkeeper::it {
@@ -91,15 +90,6 @@ bool RawClient::closed_within(std::chrono::milliseconds limit) {
 
 std::string request(const std::string& op, const std::string& extra) {
     return R"({"v":1,"op":")" + op + "\"" + extra + "}";
-}
-
-long resident_kib(int pid) {
-    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-    std::string line;
-    while (std::getline(status, line)) {
-        if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-    }
-    return 0;
 }
 
 }  // namespace hostkeeper::it

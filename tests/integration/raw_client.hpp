@@ -36,7 +36,4 @@ class RawClient {
 // A request payload: {"v":1,"op":OP} plus `extra` (",\"host\":\"...\"").
 std::string request(const std::string& op, const std::string& extra = "");
 
-// The resident memory of `pid` in KiB (VmRSS), 0 when unknown.
-long resident_kib(int pid);
-
 }  // namespace hostkeeper::it
