@@ -2,7 +2,7 @@
 # packaging/deps.sh build|test|bench — installs the Debian 12 packages hostkeeper
 # needs to build and package (dpkg-dev: dpkg-shlibdeps for cpack's Depends), to
 # test (lintian, file, man-db for the package test; systemd for
-# systemd-analyze), and to benchmark. Runs apt-get as root, or
+# systemd-analyze; clang for the fuzz targets), and to benchmark. Runs apt-get as root, or
 # through sudo. Quiet when everything is already there.
 set -euo pipefail
 
@@ -12,11 +12,14 @@ build_packages=(build-essential cmake pkg-config libboost-dev nlohmann-json3-dev
 runtime_packages=(gnome-keyring dbus-user-session libsecret-tools)
 test_packages=(dbus gnome-keyring libsecret-tools openssl libssl-dev python3 util-linux systemd procps curl
     lintian file man-db gzip)
+# The fuzz targets (tests/fuzz): clang with libFuzzer's runtime, and
+# llvm-symbolizer for readable stacks.
+fuzz_packages=(clang libclang-rt-14-dev llvm)
 bench_packages=(hyperfine nginx)
 
 case "${1:-build}" in
     build) wanted=("${build_packages[@]}" "${runtime_packages[@]}") ;;
-    test) wanted=("${build_packages[@]}" "${test_packages[@]}") ;;
+    test) wanted=("${build_packages[@]}" "${test_packages[@]}" "${fuzz_packages[@]}") ;;
     bench) wanted=("${build_packages[@]}" "${test_packages[@]}" "${bench_packages[@]}") ;;
     *) echo "usage: $0 build|test|bench" >&2; exit 2 ;;
 esac

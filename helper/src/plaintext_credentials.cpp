@@ -10,25 +10,42 @@ namespace hostkeeper::client {
 namespace fs = std::filesystem;
 using proto::Json;
 
+namespace {
+
+Json parse_document(std::string_view text, const fs::path& path) {
+    Json document;
+    try {
+        document = Json::parse(text);
+    } catch (const Json::parse_error& e) {
+        // Not e.what(): it quotes the input it last read, which may be part of a token.
+        throw FileError(path.string() + " is not valid JSON (at byte " + std::to_string(e.byte) +
+                        "); it was left as it is");
+    } catch (const Json::exception&) {
+        // A number past a double's range (1e999) is out_of_range, not a parse_error.
+        throw FileError(path.string() +
+                        " is not valid JSON (a number is out of range); it was left as it is");
+    }
+    if (!document.is_object() ||
+        (document.contains("credentials") && !document["credentials"].is_object())) {
+        proto::scrub(document);
+        throw FileError(path.string() +
+                        " is not a credentials file ({\"credentials\": {\"HOST\": {...}}}); it was "
+                        "left as it is");
+    }
+    return document;
+}
+
+}  // namespace
+
 CredentialsFile::CredentialsFile(fs::path path) : path_(std::move(path)) {
     auto text = read_file_if_exists(path_, 4 << 20);
     if (!text) throw FileError(path_.string() + " does not exist");
     const proto::ScrubGuard guard(*text);
-    try {
-        document_ = Json::parse(*text);
-    } catch (const Json::parse_error& e) {
-        // Not e.what(): it quotes the input it last read, which may be part of a token.
-        throw FileError(path_.string() + " is not valid JSON (at byte " + std::to_string(e.byte) +
-                        "); it was left as it is");
-    }
-    if (!document_.is_object() ||
-        (document_.contains("credentials") && !document_["credentials"].is_object())) {
-        proto::scrub(document_);
-        throw FileError(path_.string() +
-                        " is not a credentials file ({\"credentials\": {\"HOST\": {...}}}); it was "
-                        "left as it is");
-    }
+    document_ = parse_document(*text, path_);
 }
+
+CredentialsFile::CredentialsFile(fs::path path, std::string_view text)
+    : path_(std::move(path)), document_(parse_document(text, path_)) {}
 
 CredentialsFile::~CredentialsFile() {
     proto::scrub(document_);
