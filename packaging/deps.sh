@@ -3,7 +3,7 @@
 # needs to build and package (dpkg-dev: dpkg-shlibdeps for cpack's Depends), to
 # test (lintian, file, man-db for the package test; systemd for
 # systemd-analyze and systemd --user, dbus-user-session and passwd for the
-# user-manager test), and to benchmark. Runs apt-get as root, or
+# user-manager test; clang for the fuzz targets), and to benchmark. Runs apt-get as root, or
 # through sudo. Quiet when everything is already there.
 set -euo pipefail
 
@@ -13,11 +13,14 @@ build_packages=(build-essential cmake pkg-config libboost-dev nlohmann-json3-dev
 runtime_packages=(gnome-keyring dbus-user-session libsecret-tools)
 test_packages=(dbus dbus-user-session gnome-keyring libsecret-tools openssl libssl-dev python3 util-linux systemd
     procps curl passwd lintian file man-db gzip)
+# The fuzz targets (tests/fuzz): clang with libFuzzer's runtime, and
+# llvm-symbolizer for readable stacks.
+fuzz_packages=(clang libclang-rt-14-dev llvm)
 bench_packages=(hyperfine nginx)
 
 case "${1:-build}" in
     build) wanted=("${build_packages[@]}" "${runtime_packages[@]}") ;;
-    test) wanted=("${build_packages[@]}" "${test_packages[@]}") ;;
+    test) wanted=("${build_packages[@]}" "${test_packages[@]}" "${fuzz_packages[@]}") ;;
     bench) wanted=("${build_packages[@]}" "${test_packages[@]}" "${bench_packages[@]}") ;;
     *) echo "usage: $0 build|test|bench" >&2; exit 2 ;;
 esac

@@ -1,19 +1,90 @@
 #!/usr/bin/env bash
-# tests/run.sh — installs what the tests need, builds with warnings as errors,
-# and runs every test (unit, integration against a real gnome-keyring on a
-# private D-Bus bus, conformance, and end to end with terraform when it is
-# installed). Usage: tests/run.sh [BUILD_DIR]   (default: build-tests)
-#   HOSTKEEPER_SANITIZE=1 tests/run.sh build-asan   also builds with ASan+UBSan.
+# tests/run.sh — installs what the tests need, then runs every check CI runs:
+#   1. suite: builds with warnings as errors and runs every test (unit,
+#      integration against a real gnome-keyring on a private D-Bus bus,
+#      conformance, packaging, and end to end with terraform when it is
+#      installed), in build-tests;
+#   2. asan:  the same suite built with AddressSanitizer and
+#      UndefinedBehaviorSanitizer (leaks included), in build-asan; a report
+#      from any process (daemons started on demand too) fails it;
+#   3. fuzz:  each libFuzzer target for HOSTKEEPER_FUZZ_SECONDS (default 45)
+#      from its seed corpus, in build-fuzz (tests/fuzz/run.sh).
+# All three run even when one fails; the last lines say which passed.
+#
+# Usage: tests/run.sh                       all three
+#        tests/run.sh suite|asan [BUILD_DIR] one of them
+#        tests/run.sh fuzz [BUILD_DIR [SECONDS [TARGET...]]]
+#        tests/run.sh BUILD_DIR              the suite in BUILD_DIR
+#          (HOSTKEEPER_SANITIZE=1: the asan stage in BUILD_DIR)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${1:-build-tests}
 
 ./packaging/deps.sh test
 
-sanitize=OFF
-[[ "${HOSTKEEPER_SANITIZE:-0}" == 1 ]] && sanitize=ON
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOSTKEEPER_WERROR=ON \
-    -DHOSTKEEPER_SANITIZE="$sanitize" >/dev/null
-cmake --build "$build" -j"$(nproc)"
-cd "$build"
-ctest --output-on-failure -j2
+# Stages run in subshells and return on the first failing step explicitly:
+# `set -e` does not hold inside a function called from `||` or `&&`.
+suite() {
+    local build=$1 sanitize=$2
+    cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOSTKEEPER_WERROR=ON \
+        -DHOSTKEEPER_SANITIZE="$sanitize" >/dev/null || return
+    cmake --build "$build" -j"$(nproc)" || return
+    (cd "$build" && ctest --output-on-failure -j2 "${@:3}")
+}
+
+asan() {
+    local build=$1
+    local reports
+    reports=$(mkdir -p "$build" && cd "$build" && pwd)/sanitizer-reports
+    rm -rf "$reports" && mkdir -p "$reports" || return
+    # Reports go to files, not stderr: a daemon the helper starts on demand
+    # writes its stderr to /dev/null or the journal, where they would be lost.
+    # Every instrumented process of the run writes REPORTS/asan.PID or ubsan.PID
+    # (UBSan's through tests/support/ubsan_log_path.c, linked into each).
+    export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:log_path=$reports/asan"
+    export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$reports/ubsan"
+    local rc=0
+    # Not under ASan: the package test builds its own Release tree of the
+    # .deb (no sanitizers); the suite stage runs it.
+    suite "$build" ON -E '^packaging: Debian package$' || rc=$?
+    if compgen -G "$reports/*" >/dev/null; then
+        echo "asan: sanitizer reports were written:" >&2
+        for report in "$reports"/*; do
+            echo "----- $report" >&2
+            cat "$report" >&2
+        done
+        rc=1
+    fi
+    return "$rc"
+}
+
+fuzz() {
+    ./tests/fuzz/run.sh "${1:-build-fuzz}" "${2:-${HOSTKEEPER_FUZZ_SECONDS:-45}}" "${@:3}"
+}
+
+case "${1:-all}" in
+    suite) suite "${2:-build-tests}" OFF ;;
+    asan) (asan "${2:-build-asan}") ;;
+    fuzz) shift; fuzz "$@" ;;
+    all)
+        declare -A result
+        for stage in suite asan fuzz; do
+            echo "=== tests/run.sh: $stage"
+            case $stage in
+                suite) (suite build-tests OFF) && result[$stage]=passed || result[$stage]=FAILED ;;
+                asan) (asan build-asan) && result[$stage]=passed || result[$stage]=FAILED ;;
+                fuzz) (HOSTKEEPER_FUZZ_JOBS=${HOSTKEEPER_FUZZ_JOBS:-2} fuzz) && result[$stage]=passed ||
+                    result[$stage]=FAILED ;;
+            esac
+        done
+        failed=0
+        for stage in suite asan fuzz; do
+            echo "tests/run.sh: $stage ${result[$stage]}"
+            [[ ${result[$stage]} == passed ]] || failed=$((failed + 1))
+        done
+        echo "tests/run.sh: $((3 - failed)) of 3 stages passed, $failed failed"
+        [[ $failed -eq 0 ]]
+        ;;
+    *)
+        if [[ "${HOSTKEEPER_SANITIZE:-0}" == 1 ]]; then (asan "$1"); else suite "$1" OFF; fi
+        ;;
+esac

@@ -20,6 +20,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The longest duration a setting may have, ten years: the daemon arms timers
+// and computes deadlines (now + ttl + stale_if_error) in the steady clock's
+// nanoseconds, which overflow (undefined behaviour) past about 292 years.
+constexpr long long kMaxDurationSeconds = 10LL * 365 * 86400;
+constexpr const char* kMaxDurationText = "10 years (315360000 seconds)";
+static_assert(kMaxDurationSeconds == 315360000);
+
 const std::set<std::string>& log_levels() {
     static const std::set<std::string> levels{"trace", "debug", "info", "warn", "error", "off"};
     return levels;
@@ -55,6 +62,8 @@ public:
             // Strict types: toml++'s value<T>() would turn true into 1.
             if (const auto* seconds = node->as_integer()) {
                 if (seconds->get() < 0) throw ConfigError(where(key) + " must not be negative");
+                if (seconds->get() > kMaxDurationSeconds)
+                    throw ConfigError(where(key) + " must be at most " + kMaxDurationText);
                 out = std::chrono::seconds(seconds->get());
             } else if (const auto* text = node->as_string()) {
                 try {
@@ -172,7 +181,10 @@ std::chrono::seconds parse_duration(const std::string& text) {
         } else if (i != 0) {
             throw ConfigError("\"" + text + "\" needs a unit after its last number");
         }
-        total += n * unit;
+        total += n * unit;  // at most 999999999d past the limit: no overflow
+        if (total > kMaxDurationSeconds) {
+            throw ConfigError("\"" + text + "\" is longer than " + std::string(kMaxDurationText));
+        }
         i = j;
     }
     return std::chrono::seconds(total);

@@ -8,7 +8,9 @@ namespace hostkeeper::daemon {
 using proto::Error;
 using proto::ErrorCode;
 
-Mirror make_mirror(const std::string& url) {
+namespace {
+
+Mirror normalize_once(const std::string& url) {
     const std::string what = "the mirror URL \"" + url + "\" ";
     UrlParts parts;
     std::string normalized;
@@ -35,6 +37,16 @@ Mirror make_mirror(const std::string& url) {
     if (path.back() != '/') path += '/';
     mirror.base = "https://" + mirror.host + path;
     return mirror;
+}
+
+}  // namespace
+
+Mirror make_mirror(const std::string& url) {
+    // Twice: IDNA can turn a host into one libcurl then reads as an IPv4
+    // address in short form ("\uff11\uff12\uff17.\uff11" -> "127.1", which
+    // curl connects to as 127.0.0.1): the mirror is named as curl reaches it.
+    // Found by tests/fuzz/fuzz_mirror.
+    return normalize_once(normalize_once(url).base);
 }
 
 }  // namespace hostkeeper::daemon

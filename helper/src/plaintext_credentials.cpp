@@ -11,23 +11,36 @@ namespace hostkeeper::client {
 namespace fs = std::filesystem;
 using proto::Json;
 
+namespace {
+
+Json parse_document(std::string_view text, const fs::path& path) {
+    Json document;
+    try {
+        document = proto::parse_json(text);
+    } catch (const proto::JsonError& e) {
+        throw FileError(path.string() + " is " + e.what() + "; it was left as it is");
+    }
+    if (!document.is_object() ||
+        (document.contains("credentials") && !document["credentials"].is_object())) {
+        proto::scrub(document);
+        throw FileError(path.string() +
+                        " is not a credentials file ({\"credentials\": {\"HOST\": {...}}}); it was "
+                        "left as it is");
+    }
+    return document;
+}
+
+}  // namespace
+
 CredentialsFile::CredentialsFile(fs::path path) : path_(std::move(path)) {
     auto text = read_file_if_exists(path_, 4 << 20);
     if (!text) throw FileError(path_.string() + " does not exist");
     const proto::ScrubGuard guard(*text);
-    try {
-        document_ = proto::parse_json(*text);
-    } catch (const proto::JsonError& e) {
-        throw FileError(path_.string() + " is " + e.what() + "; it was left as it is");
-    }
-    if (!document_.is_object() ||
-        (document_.contains("credentials") && !document_["credentials"].is_object())) {
-        proto::scrub(document_);
-        throw FileError(path_.string() +
-                        " is not a credentials file ({\"credentials\": {\"HOST\": {...}}}); it was "
-                        "left as it is");
-    }
+    document_ = parse_document(*text, path_);
 }
+
+CredentialsFile::CredentialsFile(fs::path path, std::string_view text)
+    : path_(std::move(path)), document_(parse_document(text, path_)) {}
 
 CredentialsFile::~CredentialsFile() {
     proto::scrub(document_);

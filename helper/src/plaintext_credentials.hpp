@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hostkeeper/proto/messages.hpp"
@@ -19,6 +20,9 @@ class CredentialsFile {
     // Throws FileError when the file cannot be read or is not a JSON object
     // whose "credentials" (when present) is an object; the file is untouched.
     explicit CredentialsFile(std::filesystem::path path);
+    // The same from `text`, already read from `path` (which only names the file
+    // in errors). The caller scrubs `text`. Tests and fuzzing use it.
+    CredentialsFile(std::filesystem::path path, std::string_view text);
     CredentialsFile(CredentialsFile&&) = default;
     CredentialsFile(const CredentialsFile&) = delete;
     CredentialsFile& operator=(const CredentialsFile&) = delete;
@@ -30,10 +34,10 @@ class CredentialsFile {
     const proto::Json& credentials(const std::string& host) const;
 
     struct Rewritten {
-        bool removed_file = false;          // nothing was left: the file is gone
-        std::size_t removed_hosts = 0;      // hosts taken out of the file
-        std::size_t left_hosts = 0;         // hosts still in it
-        std::vector<std::string> changed;   // in `imported`, but now with another value (kept)
+        bool removed_file = false;         // nothing was left: the file is gone
+        std::size_t removed_hosts = 0;     // hosts taken out of the file
+        std::size_t left_hosts = 0;        // hosts still in it
+        std::vector<std::string> changed;  // in `imported`, but now with another value (kept)
     };
     // Rewrites the file without each host of `imported` (host as spelled in
     // the file -> the value that was stored and verified) whose value in THIS

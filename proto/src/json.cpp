@@ -27,6 +27,9 @@ Json parse_json(std::string_view text, std::size_t max_depth) {
     } catch (const Json::parse_error& e) {
         // nlohmann's own message quotes the last token read: a token, maybe.
         throw JsonError("not valid JSON (syntax error at byte " + std::to_string(e.byte) + ")");
+    } catch (const Json::exception&) {
+        // A number past a double's range (1e999) is out_of_range, not a parse_error.
+        throw JsonError("not valid JSON (a number is out of range)");
     }
     if (too_deep) {
         scrub(value);

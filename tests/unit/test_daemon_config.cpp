@@ -60,6 +60,24 @@ TEST_CASE("durations: seconds or with units", "[daemon][config]") {
     CHECK_THROWS_AS(parse_duration("m"), ConfigError);
 }
 
+// The daemon arms timers in the steady clock's nanoseconds: "999999999d"
+// (or 9999999999 seconds) overflowed them: signed overflow, undefined
+// behaviour. tests/fuzz/corpus/fuzz_config/regression-duration-overflow keeps it.
+TEST_CASE("durations are at most ten years", "[daemon][config]") {
+    CHECK(parse_duration("3650d") == 315360000s);
+    CHECK_THROWS_WITH(parse_duration("3650d1s"),
+                      "\"3650d1s\" is longer than 10 years (315360000 seconds)");
+    CHECK_THROWS_AS(parse_duration("999999999d"), ConfigError);
+    CHECK(error_of("idle_timeout = 315360000\n") == "(accepted)");
+    CHECK_THAT(error_of("idle_timeout = 9999999999\n"),
+               Catch::Contains("\"idle_timeout\" must be at most 10 years (315360000 seconds)"));
+    CHECK_THAT(error_of("[credentials]\nttl = \"999999999d\"\n"),
+               Catch::Contains("\"999999999d\" is longer than 10 years"));
+    const ConfigFile none("");
+    CHECK_THROWS_AS(parse({"--config", none.path.string(), "--idle-timeout", "999999999d"}),
+                    ConfigError);
+}
+
 TEST_CASE("defaults", "[daemon][config]") {
     const ConfigFile none("");
     const auto parsed = parse({"--config", none.path.string()});

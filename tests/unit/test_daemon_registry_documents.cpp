@@ -424,6 +424,23 @@ TEST_CASE("mirror URL: normalized, with a trailing slash; its host gets the port
     CHECK(m.host == "m.example");
 }
 
+// Found by tests/fuzz/fuzz_mirror (corpus: regression-idna-numeric-host): a
+// host that IDNA maps to a short-form IPv4 address named another host than
+// the one libcurl connects to, and was no fixed point of make_mirror.
+TEST_CASE("mirror URL: a host IDNA makes numeric is named as libcurl reads it",
+          "[daemon][registry]") {
+    for (const std::string url : {"https://\xef\xbc\x91\xef\xbc\x92\xef\xbc\x97.\xef\xbc\x91/p",
+                                  "https:/\xcb\x9a" "1"}) {
+        const daemon::Mirror m = make_mirror(url);
+        const daemon::Mirror again = make_mirror(m.base);
+        CHECK(again.base == m.base);
+        CHECK(again.host == m.host);
+    }
+    CHECK(make_mirror("https://\xef\xbc\x91\xef\xbc\x92\xef\xbc\x97.\xef\xbc\x91/p").base ==
+          "https://127.0.0.1/p/");
+    CHECK(make_mirror("https:/\xcb\x9a" "1").host == "0.0.0.1");
+}
+
 TEST_CASE("mirror URL: https only, no credentials, no query", "[daemon][registry]") {
     CHECK(mirror_error("http://m.example/p/") == proto::ErrorCode::bad_request);
     CHECK_THROWS_WITH(make_mirror("http://m.example/p/"), Catch::Contains("must use https"));

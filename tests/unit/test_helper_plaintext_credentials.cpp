@@ -108,3 +108,28 @@ TEST_CASE("the rewrite never removes a symlink: its target is rewritten",
     CHECK(CredentialsFile(plain).rewrite_without(stored).removed_file);
     CHECK_FALSE(fs::exists(plain));
 }
+
+// Found by tests/fuzz/fuzz_credentials_file (its corpus keeps the input): a
+// number past a double's range made nlohmann/json throw out_of_range, not
+// parse_error, which escaped as an unexplained exception (doctor's report
+// stopped there) and quoted the file's text.
+TEST_CASE("a credentials file with a number out of range is refused as not valid JSON",
+          "[helper][plaintext_credentials]") {
+    World w;
+    const fs::path path = w.root / "credentials.tfrc.json";
+    for (const std::string text :
+         {"9E990", R"({"credentials":{"a.example.com":{"token":"tok-a","expires":-1e999}}})"}) {
+        put(path, text);
+        try {
+            CredentialsFile file(path);
+            FAIL("accepted " << text);
+        } catch (const FileError& e) {
+            const std::string what = e.what();
+            CHECK(what == path.string() +
+                              " is not valid JSON (a number is out of range); it was left as it is");
+            CHECK(what.find("tok-a") == std::string::npos);
+        }
+        CHECK_THROWS_AS(CredentialsFile("credentials.tfrc.json", text), FileError);
+        CHECK(slurp(path) == text);
+    }
+}

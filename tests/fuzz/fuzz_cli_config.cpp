@@ -1,0 +1,31 @@
+// Terraform's and OpenTofu's CLI configuration (HCL), as the scanner behind
+// setup, import and doctor reads it. Blocks found are the two kinds asked for,
+// on lines the text has.
+#include <algorithm>
+
+#include "cli_config.hpp"
+#include "fuzz_support.hpp"
+
+using namespace hostkeeper;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string_view text = fuzz::text_of(data, size);
+    const auto lines = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
+    try {
+        const client::CliConfigScan scan = client::scan_cli_config(text);
+        for (const auto& block : scan.helpers) {
+            fuzz::require(block.type == "credentials_helper", "a helper block of another type");
+            fuzz::require(block.line >= 1 && block.line <= lines,
+                          "a helper block on a line the text lacks");
+        }
+        for (const auto& block : scan.credentials) {
+            fuzz::require(block.type == "credentials", "a credentials block of another type");
+            fuzz::require(block.line >= 1 && block.line <= lines,
+                          "a credentials block on a line the text lacks");
+        }
+    } catch (const client::CliConfigError& e) {
+        fuzz::require(std::string_view(e.what()).find("line ") != std::string_view::npos,
+                      "a scan error does not name its line");
+    }
+    return 0;
+}

@@ -1,0 +1,69 @@
+// hostkeeperd's config.toml, applied on top of the defaults, and the
+// durations it (and the command line) holds. Anything wrong must be a
+// ConfigError that names it: nothing else may come out.
+#include <chrono>
+#include <initializer_list>
+
+#include "config.hpp"
+#include "fuzz_support.hpp"
+
+using namespace hostkeeper;
+using std::chrono::seconds;
+
+namespace {
+
+// The daemon arms steady_clock timers and computes deadlines (now + ttl +
+// stale_if_error) from these: each must convert to the clock's nanoseconds,
+// with room to spare for such sums, without overflowing.
+void check_duration(seconds d) {
+    constexpr auto limit =
+        std::chrono::duration_cast<seconds>(std::chrono::steady_clock::duration::max()) / 4;
+    fuzz::require(d.count() >= 0 && d <= limit, "a configured duration would overflow the clock");
+}
+
+void check_durations(const daemon::Config& c) {
+    for (const seconds d : {c.idle_timeout,
+                            c.read_timeout,
+                            c.shutdown_timeout,
+                            c.unlock_timeout,
+                            c.credentials.ttl,
+                            c.credentials.max_lifetime,
+                            c.credentials.negative_ttl,
+                            c.discovery.timeout,
+                            c.discovery.ttl,
+                            c.discovery.min_ttl,
+                            c.discovery.max_ttl,
+                            c.discovery.negative_ttl,
+                            c.discovery.error_ttl,
+                            c.discovery.max_retry_after,
+                            c.discovery.stale_if_error,
+                            c.registry.timeout,
+                            c.registry.versions_ttl,
+                            c.registry.download_ttl,
+                            c.registry.negative_ttl,
+                            c.registry.error_ttl,
+                            c.registry.max_retry_after,
+                            c.registry.stale_if_error,
+                            c.registry.fetch_timeout}) {
+        check_duration(d);
+    }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string text(fuzz::text_of(data, size));
+    try {
+        daemon::Config config;
+        daemon::apply_toml(config, text, "config.toml");
+        check_durations(config);
+    } catch (const daemon::ConfigError& e) {
+        fuzz::require(std::string_view(e.what()).rfind("config.toml", 0) == 0,
+                      "a config error does not name the file");
+    }
+    try {
+        check_duration(daemon::parse_duration(text));
+    } catch (const daemon::ConfigError&) {
+    }
+    return 0;
+}

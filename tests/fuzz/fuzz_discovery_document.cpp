@@ -1,0 +1,52 @@
+// A host's /.well-known/terraform.json as the daemon reads it: the body, then
+// (after the first NUL, when there is one) the final URL it came from. Every
+// service kept is an absolute http(s) URL without user:password.
+#include <stdexcept>
+
+#include "discovery_document.hpp"
+#include "fuzz_support.hpp"
+#include "url.hpp"
+
+using namespace hostkeeper;
+using proto::Json;
+
+namespace {
+
+void check_url(const Json& value) {
+    fuzz::require(value.is_string(), "a resolved service is not a string");
+    const daemon::UrlParts parts = daemon::parse_url(value.get<std::string>());
+    fuzz::require(parts.scheme == "http" || parts.scheme == "https",
+                  "a resolved service is not http(s)");
+    fuzz::require(!parts.has_credentials, "a resolved service holds user:password");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const auto [body, url] = fuzz::split_at_nul(fuzz::text_of(data, size));
+    const std::string base = url.empty() ? daemon::discovery_url("example.com") : std::string(url);
+    daemon::Services services;
+    try {
+        services = daemon::parse_discovery_document(body, base);
+    } catch (const std::runtime_error&) {
+        return 0;
+    }
+    for (const auto& [id, value] : services.services.items()) {
+        fuzz::require(!services.invalid.contains(id), "a service is both valid and invalid");
+        if (id == "login.v1") {
+            fuzz::require(value.is_object(), "login.v1 is not an object");
+            for (const char* key : {"authz", "token"}) {
+                if (value.contains(key)) check_url(value.at(key));
+            }
+        } else {
+            check_url(value);
+        }
+    }
+    for (const auto& [id, why] : services.invalid.items()) {
+        fuzz::require(why.is_string() && !why.get<std::string>().empty(),
+                      "an invalid service has no reason");
+    }
+    // The daemon sends the answer over the socket.
+    (void)proto::serialize(services.services, proto::kMaxResponseFrameSize);
+    return 0;
+}
