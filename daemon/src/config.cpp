@@ -115,7 +115,11 @@ public:
             // toml++ writes the table as JSON; nlohmann reads it back.
             std::ostringstream json;
             json << toml::json_formatter{*services};
-            out[host] = proto::parse_json(json.str());
+            try {
+                out[host] = proto::parse_json(json.str());
+            } catch (const proto::JsonError& e) {
+                throw ConfigError(where_host + ": services " + e.what());
+            }
         }
     }
 

@@ -83,7 +83,10 @@ asio::awaitable<std::optional<Secret>> CredentialService::get(std::string host) 
     ++misses_;
     // Named, not temporaries in the co_await expression (g++ 12, see load()).
     auto work = [this, host] { return load(host); };
-    auto shared = flights_.run(host, std::move(work), clone);
+    // A lookup started before a keyring event (a lock, an edit) is not shared
+    // with a get that comes after it: that one asks the keyring itself.
+    const std::string flight = host + '\0' + std::to_string(generation_);
+    auto shared = flights_.run(flight, std::move(work), clone);
     co_return co_await std::move(shared);
 }
 

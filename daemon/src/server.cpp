@@ -114,6 +114,9 @@ void Server::arm_deadline(Connection& connection) {
     connection.deadline.async_wait([weak = connection.weak_from_this()](const error_code& ec) {
         if (ec) return;
         if (const auto c = weak.lock()) {
+            // A wait that expired as its read or write completed, then was
+            // re-armed: its handler was already queued. Not this deadline.
+            if (c->deadline.expiry() > asio::steady_timer::clock_type::now()) return;
             c->timed_out = true;
             error_code ignored;
             c->socket.close(ignored);

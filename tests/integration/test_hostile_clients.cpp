@@ -70,6 +70,17 @@ class FakeDaemon {
     std::thread thread_;
 };
 
+// Connections the daemon has taken (its trace log says so for each).
+int accepted(const Daemon& daemon) {
+    const std::string log = daemon.log();
+    int count = 0;
+    for (auto at = log.find("connection from pid"); at != std::string::npos;
+         at = log.find("connection from pid", at + 1)) {
+        ++count;
+    }
+    return count;
+}
+
 std::string framed(const std::string& payload) {
     const auto n = static_cast<std::uint32_t>(payload.size());
     return std::string{static_cast<char>(n >> 24U), static_cast<char>((n >> 16U) & 0xffU),
@@ -154,14 +165,15 @@ TEST_CASE("a client that does not take a large reply is cut off by the write dea
 TEST_CASE("silent clients holding every slot make the helper wait, then it is served",
           "[hostile]") {
     const fs::path socket = fresh_socket();
-    Daemon daemon(socket, {"--max-connections", "8", "--read-timeout", "2"});
+    Daemon daemon(socket, {"--max-connections", "8", "--read-timeout", "8"});
     std::vector<std::unique_ptr<RawClient>> silent;
     for (int i = 0; i < 8; ++i) silent.push_back(std::make_unique<RawClient>(socket));
-    REQUIRE(wait_until(
-        [&] { return daemon.log().find("connection from pid") != std::string::npos; }, 5s));
-    // The read deadline frees the slots after 2 s; the helper asks again meanwhile.
+    // The read deadline frees the slots 8 s after they were taken: the helper
+    // is refused until then (a loaded machine has 8 s to start it), and asks
+    // again meanwhile.
+    REQUIRE(wait_until([&] { return accepted(daemon) == 8; }, 5s));
     const Result got = run({bin("terraform-credentials-hostkeeper"), "--socket=" + socket.string(),
-                            "--timeout=15", "get", "busy.example.com"});
+                            "--timeout=30", "get", "busy.example.com"});
     CHECK(got.exit_code == 0);
     CHECK(got.out == "{}\n");
     CHECK_THAT(daemon.log(), Catch::Contains("refusing a connection"));
@@ -174,8 +186,7 @@ TEST_CASE("a daemon busy until the helper's deadline is reported busy, with its 
     Daemon daemon(socket, {"--max-connections", "8", "--read-timeout", "60"});
     std::vector<std::unique_ptr<RawClient>> silent;
     for (int i = 0; i < 8; ++i) silent.push_back(std::make_unique<RawClient>(socket));
-    REQUIRE(wait_until(
-        [&] { return daemon.log().find("connection from pid") != std::string::npos; }, 5s));
+    REQUIRE(wait_until([&] { return accepted(daemon) == 8; }, 5s));
     const Result got = run({bin("terraform-credentials-hostkeeper"), "--socket=" + socket.string(),
                             "--timeout=1", "get", "busy.example.com"});
     CHECK(got.exit_code == 6);
@@ -207,7 +218,12 @@ TEST_CASE("a flood of garbage connections leaves the daemon serving, its memory 
         20s));
     const long after = resident_kib(daemon.pid());
     CAPTURE(before, after);
+#if defined(__SANITIZE_ADDRESS__)
+    // ASan's quarantine holds freed memory back: RSS says nothing here (LeakSanitizer checks leaks).
+    WARN("RSS growth not checked under AddressSanitizer: " << after - before << " KiB");
+#else
     CHECK(after < before + 16 * 1024);
+#endif
     CHECK(process_alive(daemon.pid()));
     CHECK(helper(socket, {"get", "flood.example.com"}).out == "{\"token\":\"survives\"}\n");
 }

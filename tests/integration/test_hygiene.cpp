@@ -72,16 +72,6 @@ TEST_CASE("the daemon disables core dumps for itself", "[hygiene]") {
     CHECK_THAT(core_line, Catch::Matches("Max core file size\\s+0\\s+0\\s+bytes\\s*"));
 }
 
-namespace {
-long rss_kib(pid_t pid) {
-    std::istringstream status(read_file("/proc/" + std::to_string(pid) + "/status"));
-    for (std::string line; std::getline(status, line);) {
-        if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-    }
-    return -1;
-}
-}  // namespace
-
 TEST_CASE("storing many items does not make the daemon grow", "[hygiene]") {
     // libsecret queues D-Bus signals on the worker's main context; undrained,
     // they grew the daemon by about 30 kB per store (6 MB over these 200).
@@ -90,11 +80,11 @@ TEST_CASE("storing many items does not make the daemon grow", "[hygiene]") {
     for (int i = 0; i < 20; ++i) {
         REQUIRE(helper(socket, {"store", "warm" + std::to_string(i) + ".example.com"}, R"({"token":"t"})").exit_code == 0);
     }
-    const long before = rss_kib(daemon.pid());
+    const long before = resident_kib(daemon.pid());
     for (int i = 0; i < 200; ++i) {
         REQUIRE(helper(socket, {"store", "many" + std::to_string(i) + ".example.com"}, R"({"token":"t"})").exit_code == 0);
     }
-    const long after = rss_kib(daemon.pid());
+    const long after = resident_kib(daemon.pid());
     CAPTURE(before, after);
     REQUIRE(before > 0);
 #if defined(__SANITIZE_ADDRESS__)

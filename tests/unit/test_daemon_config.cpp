@@ -213,3 +213,10 @@ TEST_CASE("bad forced services are errors that say where", "[daemon][config]") {
     CHECK_THAT(error_of("[discovery]\ntimeout = 0"), Catch::Contains("at least 1 second"));
     CHECK_THAT(error_of("[discovery]\nttls = 0"), Catch::Contains("unknown key \"discovery.ttls\""));
 }
+
+TEST_CASE("forced services nested deeper than JSON may be are a configuration error", "[daemon][config]") {
+    std::string nested = "\"/m/\"";
+    for (int i = 0; i < 70; ++i) nested = "{ a = " + nested + " }";
+    CHECK_THAT(error_of("[hosts.\"a.example\".services]\n\"modules.v1\" = " + nested),
+               Catch::Contains("hosts.\"a.example\": services JSON nested deeper than 64 levels"));
+}

@@ -283,6 +283,34 @@ TEST_CASE("a locked keyring announced mid-lookup: the answer read before is not 
     CHECK_THROWS_AS(f.get("h"), proto::Error);  // the next get asks the (now locked) keyring
 }
 
+TEST_CASE("a get after a keyring event does not join a lookup started before it",
+          "[daemon][credentials][watch]") {
+    Fixture f;
+    f.keyring.put("h", R"({"token":"t"})");
+    f.keyring.close_gate();
+    int answers = 0;
+    const auto get = [&]() -> asio::awaitable<void> {
+        (void)co_await f.service.get("h");
+        ++answers;
+    };
+    const auto rethrow = [](const std::exception_ptr& e) {
+        if (e) std::rethrow_exception(e);
+    };
+    asio::co_spawn(f.io, get(), rethrow);
+    f.io.restart();
+    f.io.poll();                  // the first lookup waits at the gate
+    f.service.keyring_changed();  // a lock, say
+    asio::co_spawn(f.io, get(), rethrow);
+    f.io.restart();
+    f.io.poll();
+    f.keyring.open_gate();
+    while (answers < 2) {
+        f.io.restart();
+        f.io.run_for(std::chrono::milliseconds(10));
+    }
+    CHECK(f.service.stats().keyring_lookups == 2);  // the second asked the keyring itself
+}
+
 TEST_CASE("while the keyring is not watched, nothing is cached", "[daemon][credentials][watch]") {
     Fixture f;
     f.keyring.put("h", R"({"token":"t"})");
