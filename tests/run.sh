@@ -43,9 +43,14 @@ asan() {
     export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:log_path=$reports/asan"
     export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$reports/ubsan"
     local rc=0
-    # Not under ASan: the package test builds its own Release tree of the
-    # .deb (no sanitizers); the suite stage runs it.
-    suite "$build" ON -E '^packaging: Debian package$' || rc=$?
+    # Not under ASan, each run by the suite stage instead:
+    # - the package test builds its own Release tree of the .deb (no
+    #   sanitizers), and the removal test installs that .deb;
+    # - the real user manager runs hostkeeperd in the unit's sandbox, which
+    #   forbids what the sanitizers need at exit (LeakSanitizer's ptrace, a
+    #   writable place for reports), so an instrumented daemon fails there.
+    suite "$build" ON -E '^packaging: (Debian package|removing the package|units under a real user manager)' ||
+        rc=$?
     if compgen -G "$reports/*" >/dev/null; then
         echo "asan: sanitizer reports were written:" >&2
         for report in "$reports"/*; do
