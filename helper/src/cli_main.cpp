@@ -1,13 +1,8 @@
 // hostkeeper: the command line for people and scripts.
 
-#include <signal.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <string>
-#include <thread>
 
 #include <CLI/CLI.hpp>
 
@@ -89,32 +84,11 @@ int start(client::ClientOptions options) {
     return client::kExitOk;
 }
 
-bool process_gone(long long pid) {
-    if (::kill(static_cast<pid_t>(pid), 0) != 0) return errno == ESRCH;
-    // A zombie has exited; its parent just has not reaped it yet.
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const auto close = text.rfind(')');
-    return close != std::string::npos && text.size() > close + 2 && text[close + 2] == 'Z';
-}
-
 int stop(const client::ClientOptions& options) {
-    client::DaemonClient daemon(options);
-    Json response;
-    try {
-        response = daemon.call(proto::make_request(proto::Op::stop));
-    } catch (const client::NoDaemon&) {
+    // Returns once that process has exited, so that scripts can rely on it.
+    if (!client::DaemonClient(options).stop()) {
         std::printf("hostkeeperd is not running\n");
         return client::kExitOk;
-    }
-    // Return once that process has exited, so that scripts can rely on it.
-    // (Not "once the socket stops answering": under socket activation systemd
-    // keeps answering and would start a new daemon.)
-    const long long pid = response.value("pid", 0LL);
-    const client::Deadline deadline(options.timeout);
-    while (pid > 0 && !process_gone(pid)) {
-        if (deadline.expired()) throw proto::Error(proto::ErrorCode::timeout, "hostkeeperd did not stop in time");
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     std::printf("hostkeeperd stopped\n");
     return client::kExitOk;

@@ -1,8 +1,12 @@
 #include "daemon_client.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 
@@ -29,6 +33,15 @@ bool has_error_code(const Json& response, ErrorCode code) {
     const auto error = response.find("error");
     return response.value("ok", true) == false && error != response.end() && error->is_object() &&
            error->value("code", "") == proto::to_string(code);
+}
+
+bool process_gone(long long pid) {
+    if (::kill(static_cast<pid_t>(pid), 0) != 0) return errno == ESRCH;
+    // A zombie has exited; its parent just has not reaped it yet.
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const auto close = text.rfind(')');
+    return close != std::string::npos && text.size() > close + 2 && text[close + 2] == 'Z';
 }
 
 bool refused_version(const Json& response) {
@@ -88,13 +101,40 @@ std::optional<Json> DaemonClient::retry_on_own_bus(const Json& refusal, const Js
 void DaemonClient::stop_daemon(int version) {
     Json stop = proto::make_request(proto::Op::stop);
     stop["v"] = version;
+    Json answer;
     try {
-        (void)exchange(stop);
+        answer = exchange(stop);
     } catch (const ConnectionLost&) {
         // It went away before answering: that is what we asked for.
     }
-    // Wait until the old one no longer answers (a socket-activated one is
-    // replaced by systemd on the next connection, which is as good).
+    wait_until_stopped(answer);
+}
+
+bool DaemonClient::stop() {
+    Json answer;
+    try {
+        answer = call(proto::make_request(proto::Op::stop));
+    } catch (const NoDaemon&) {
+        return false;
+    }
+    wait_until_stopped(answer);
+    return true;
+}
+
+void DaemonClient::wait_until_stopped(const Json& answer) {
+    // By its pid, when it said it: not "once the socket stops answering",
+    // since under socket activation systemd keeps answering.
+    const auto pid = answer.is_object() ? answer.find("pid") : answer.end();
+    if (pid != answer.end() && pid->is_number_integer() && pid->get<long long>() > 0) {
+        while (!process_gone(pid->get<long long>())) {
+            if (deadline_.expired()) throw Error(ErrorCode::timeout, "hostkeeperd did not stop in time");
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        return;
+    }
+    // A daemon that did not say (an older protocol's): until it no longer
+    // answers (a socket-activated one is replaced by systemd on the next
+    // connection, which is as good).
     int error = 0;
     for (int i = 0; i < 400 && Connection::open(location_.socket, deadline_, error); ++i) {
         if (deadline_.expired())

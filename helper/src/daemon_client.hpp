@@ -29,6 +29,11 @@ class DaemonClient {
     // until the deadline; then proto::Error{busy}.
     proto::Json call(const proto::Json& request);
 
+    // Asks the daemon to stop and waits until that process has exited (by
+    // the pid it answers with). False when none was running (start_daemon
+    // off). Throws proto::Error{timeout} past the deadline.
+    bool stop();
+
     const proto::SocketLocation& location() const { return location_; }
 
   private:
@@ -41,8 +46,11 @@ class DaemonClient {
     // ours: a daemon started on demand is replaced by one started here and
     // asked again; otherwise the answer says why and how to fix it.
     std::optional<proto::Json> retry_on_own_bus(const proto::Json& refusal, const proto::Json& request);
-    // Sends the frozen "stop" and waits until nothing answers any more.
+    // Sends the frozen "stop" in protocol `version`, then wait_until_stopped.
     void stop_daemon(int version);
+    // Until the process that gave `answer` (its "pid") has exited; without a
+    // pid, until nothing answers on the socket.
+    void wait_until_stopped(const proto::Json& answer);
 
     proto::SocketLocation location_;
     Deadline deadline_;

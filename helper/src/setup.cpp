@@ -1,13 +1,10 @@
 #include "setup.hpp"
 
 #include <cstdio>
-#include <cerrno>
-#include <csignal>
 #include <cstdlib>
 #include <functional>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cli_config.hpp"
@@ -180,11 +177,7 @@ void stop_on_demand_daemon() {
     options.start_daemon = false;
     options.timeout = std::chrono::seconds(5);
     try {
-        const Json response = DaemonClient(options).call(proto::make_request(proto::Op::stop));
-        const auto pid = static_cast<pid_t>(response.value("pid", 0LL));
-        for (int i = 0; pid > 0 && i < 1000 && (::kill(pid, 0) == 0 || errno != ESRCH); ++i) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        }
+        DaemonClient(options).stop();
     } catch (const std::exception&) {
         // Nothing answers: nothing to stop.
     }
