@@ -57,6 +57,14 @@ start_daemons() {
     on_demand=$(pgrep -U "$uid" -f -- "--on-demand --socket $on_demand_socket") || fail "no on-demand hostkeeperd"
 }
 
+# True while PID runs. A zombie does not: it has exited (no memory, no
+# tokens) and only waits for its parent to reap it, which may come later.
+running() {
+    local state
+    state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
+    [[ -n $state && ${state%% *} != Z ]]
+}
+
 DEBIAN_FRONTEND=noninteractive dpkg -i "$deb" >"$world/dpkg.log" 2>&1 || { cat "$world/dpkg.log"; fail "dpkg -i failed"; }
 printf '{"token":"%s"}' "$token" | as_user /usr/bin/terraform-credentials-hostkeeper store rm.example.com ||
     fail "the installed helper could not store (on demand)"
@@ -67,7 +75,7 @@ pass "installed $(basename "$deb"); hostkeeperd runs socket-activated (pid $acti
 # Upgrade in place.
 DEBIAN_FRONTEND=noninteractive dpkg -i "$deb" >"$world/dpkg.log" 2>&1 || { cat "$world/dpkg.log"; fail "the upgrade failed"; }
 for pid in $activated $on_demand; do
-    kill -0 "$pid" 2>/dev/null && fail "pid $pid still runs after the upgrade: $(readlink "/proc/$pid/exe")"
+    running "$pid" && fail "pid $pid still runs after the upgrade: $(readlink "/proc/$pid/exe")"
 done
 [[ $(unit_show hostkeeperd.socket ActiveState) == active ]] || fail "the upgrade stopped hostkeeperd.socket"
 [[ $(as_user /usr/bin/terraform-credentials-hostkeeper get rm.example.com) == "{\"token\":\"$token\"}" ]] ||
@@ -84,7 +92,7 @@ elapsed=$((($(date +%s%N) - start) / 1000000))
 left=$(daemon_pids)
 [[ -z $left ]] || fail "hostkeeperd still runs after apt-get remove: pid(s) $left ($(for p in $left; do readlink "/proc/$p/exe"; done))"
 for pid in $activated $on_demand; do
-    kill -0 "$pid" 2>/dev/null && fail "pid $pid still runs after apt-get remove"
+    running "$pid" && fail "pid $pid still runs after apt-get remove"
 done
 [[ $(unit_show hostkeeperd.socket ActiveState) == inactive ]] || fail "hostkeeperd.socket is $(unit_show hostkeeperd.socket ActiveState)"
 [[ $(unit_show hostkeeperd.socket LoadState) == not-found ]] ||
