@@ -17,6 +17,7 @@
 #include "hostkeeper/proto/framing.hpp"
 #include "hostkeeper/proto/messages.hpp"
 #include "hostkeeper/proto/secret.hpp"
+#include "hostkeeper/proto/socket_path.hpp"
 
 namespace hostkeeper::daemon {
 namespace asio = boost::asio;
@@ -128,11 +129,11 @@ asio::awaitable<void> Server::serve(std::shared_ptr<Connection> connection) {
     connections_.insert(connection.get());
     idle_timer_.cancel();
 
-    ucred peer{};
-    socklen_t length = sizeof peer;
-    if (::getsockopt(connection->socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &peer, &length) !=
-            0 ||
-        length != sizeof peer || peer.uid != ::geteuid()) {
+    const std::optional<proto::PeerCredentials> found =
+        proto::peer_credentials(connection->socket.native_handle());
+    // Unknown: logged as uid -1, never mistaken for root.
+    const proto::PeerCredentials peer = found.value_or(proto::PeerCredentials{0, static_cast<uid_t>(-1)});
+    if (!found || peer.uid != ::geteuid()) {
         spdlog::warn("refused a connection from uid {} (pid {}): only uid {} may use this daemon",
                      peer.uid, peer.pid, ::geteuid());
         refuse(connection->socket, ErrorCode::forbidden,

@@ -79,20 +79,20 @@ void ensure_private_directory(const fs::path& dir, uid_t uid) {
     check_private_directory(dir, uid);
 }
 
-std::optional<uid_t> peer_uid(int fd) {
+std::optional<PeerCredentials> peer_credentials(int fd) {
     ucred peer{};
     socklen_t length = sizeof peer;
     if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 || length != sizeof peer)
         return std::nullopt;
-    return peer.uid;
+    return PeerCredentials{peer.pid, peer.uid};
 }
 
 void check_peer(int fd, uid_t uid, const fs::path& socket) {
-    const std::optional<uid_t> peer = peer_uid(fd);
-    if (peer == uid) return;
+    const std::optional<PeerCredentials> peer = peer_credentials(fd);
+    if (peer && peer->uid == uid) return;
     throw ForeignPeer(
         "the process listening on " + socket.string() +
-        (peer ? " runs as uid " + std::to_string(*peer) : std::string(" runs as an unknown user")) +
+        (peer ? " runs as uid " + std::to_string(peer->uid) : std::string(" runs as an unknown user")) +
         ", not as you (uid " + std::to_string(uid) +
         "): refusing to send it anything. Someone else may be impersonating hostkeeperd; check who "
         "owns that socket, or set HOSTKEEPER_SOCKET to a path in a directory of your own");

@@ -50,10 +50,14 @@ void check_private_directory(const std::filesystem::path& dir, uid_t uid);
 // checks it as check_private_directory does.
 void ensure_private_directory(const std::filesystem::path& dir, uid_t uid);
 
-// The uid of the process at the other end of the connected Unix socket `fd`
+// The process at the other end of the connected Unix socket `fd`
 // (SO_PEERCRED: for a listening socket, whoever called listen()); nullopt
-// when the kernel does not say.
-std::optional<uid_t> peer_uid(int fd);
+// when the kernel does not say. Both ends check it.
+struct PeerCredentials {
+    pid_t pid = 0;
+    uid_t uid = 0;
+};
+std::optional<PeerCredentials> peer_credentials(int fd);
 // Throws ForeignPeer unless the other end of `fd` runs as `uid`; `socket`
 // names it in the message.
 void check_peer(int fd, uid_t uid, const std::filesystem::path& socket);
