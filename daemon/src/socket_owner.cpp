@@ -71,11 +71,27 @@ SocketOwner::SocketOwner(const proto::SocketLocation& location) : location_(loca
 
     listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (listen_fd_ < 0) throw_errno("socket");
+    // Bound under a private name, listening, then renamed into place: the
+    // socket path never names a socket that refuses connections (a client
+    // between bind and listen would get ECONNREFUSED and think us dead).
+    // Where the longer name does not fit in sun_path, bind in place.
+    const std::filesystem::path staging = location.socket.string() + ".new";
+    const bool staged = staging.native().size() < sizeof(sockaddr_un::sun_path);
+    const sockaddr_un bind_address = staged ? address_of(staging) : address;
+    if (staged && ::unlink(staging.c_str()) != 0 && errno != ENOENT) {
+        throw_errno("cannot remove " + staging.string());
+    }
     const mode_t old_mask = ::umask(077);
-    const int bound = ::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address);
+    const int bound = ::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&bind_address), sizeof bind_address);
     ::umask(old_mask);
-    if (bound != 0) throw_errno("cannot bind " + location.socket.string());
+    if (bound != 0) throw_errno("cannot bind " + std::string(bind_address.sun_path));
     if (::listen(listen_fd_, SOMAXCONN) != 0) throw_errno("listen");
+    if (staged && ::rename(staging.c_str(), location.socket.c_str()) != 0) {
+        const int saved = errno;
+        ::unlink(staging.c_str());
+        errno = saved;
+        throw_errno("cannot move the socket into place at " + location.socket.string());
+    }
     if (::lstat(location.socket.c_str(), &st) == 0) inode_ = st.st_ino;
 }
 

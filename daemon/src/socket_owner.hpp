@@ -21,7 +21,8 @@ public:
 
 class SocketOwner {
 public:
-    // Binds and listens at `location.socket`. Throws AlreadyRunning,
+    // Binds and listens at `location.socket`; the path appears only once it
+    // accepts connections (bound elsewhere, renamed). Throws AlreadyRunning,
     // proto::UnsafeDirectory, or std::system_error.
     explicit SocketOwner(const proto::SocketLocation& location);
     SocketOwner(const SocketOwner&) = delete;

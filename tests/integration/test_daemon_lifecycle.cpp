@@ -79,6 +79,47 @@ TEST_CASE("a socket directory with mode 0777 is refused by daemon and helper", "
     CHECK(client.out.empty());
 }
 
+namespace {
+
+// Connects to `socket` as soon as it exists; the errno of the first attempt
+// that found something there (0: connected).
+int first_connect_errno(const fs::path& socket, std::chrono::seconds limit) {
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, socket.c_str(), sizeof address.sun_path - 1);
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < until) {
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) return errno;
+        const int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address);
+        const int error = rc == 0 ? 0 : errno;
+        ::close(fd);
+        if (error != ENOENT) return error;
+    }
+    return ETIMEDOUT;
+}
+
+}  // namespace
+
+TEST_CASE("the socket path appears only once the daemon accepts connections", "[lifecycle]") {
+    // A client that finds the path between bind() and listen() is refused
+    // (ECONNREFUSED) and would take the daemon for dead. Probe in a tight
+    // loop while daemons start, many times over.
+    for (int round = 0; round < 40; ++round) {
+        const fs::path socket = fresh_socket();
+        Spawned daemon = spawn({bin("hostkeeperd"), "--socket", socket.string()});
+        const int error = first_connect_errno(socket, std::chrono::seconds(10));
+        const Result served = helper(socket, {"get", "start.example.com"});
+        ::kill(daemon.pid, SIGTERM);
+        const Result stopped = daemon.wait();
+        INFO("round " << round << ": " << std::strerror(error) << "; daemon: " << stopped.err);
+        REQUIRE(error == 0);
+        CHECK(served.exit_code == 0);
+        CHECK(stopped.exit_code == 0);
+        CHECK_FALSE(fs::exists(socket.string() + ".new"));
+    }
+}
+
 TEST_CASE("SIGTERM: the daemon exits 0 and removes its socket", "[lifecycle]") {
     const fs::path socket = fresh_socket();
     Daemon daemon(socket);
