@@ -1,6 +1,6 @@
 // terraform-credentials-hostkeeper: the credentials helper Terraform and
 // OpenTofu run as `[OPTIONS...] get|store|forget HOSTNAME`
-// (shared/specs/credentials-helper-protocol.md). One request to hostkeeperd,
+// (docs/specs/credentials-helper-protocol.md). One request to hostkeeperd,
 // the exact stdout/stderr/exit rules out.
 
 #include <unistd.h>

@@ -1,7 +1,7 @@
 #pragma once
 // Where Terraform and OpenTofu look for things on Linux: the CLI configuration
 // file each one reads, the plugin directories searched for credentials
-// helpers, and credentials.tfrc.json. Sources: shared/specs
+// helpers, and credentials.tfrc.json. Sources: docs/specs
 // credentials-helper-protocol.md, and OpenTofu's cliconfig (config_unix.go).
 
 #include <filesystem>

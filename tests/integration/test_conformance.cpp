@@ -1,5 +1,5 @@
 // The helper run exactly as Terraform and OpenTofu run it
-// (shared/specs/credentials-helper-protocol.md): absolute argv[0], the
+// (docs/specs/credentials-helper-protocol.md): absolute argv[0], the
 // configured args first, verb and hostname last, stdin /dev/null for get.
 #include <catch2/catch.hpp>
 #include <sys/socket.h>

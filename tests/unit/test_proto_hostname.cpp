@@ -1,4 +1,4 @@
-// Hostname normalization vectors: shared/specs/client-behaviour.md and
+// Hostname normalization vectors: docs/specs/client-behaviour.md and
 // credentials-helper-protocol.md, plus the rejection list.
 #include <catch2/catch.hpp>
 

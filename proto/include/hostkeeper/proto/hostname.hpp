@@ -2,7 +2,7 @@
 // Registry hostname normalization, shared by daemon, helper and command line,
 // so that every spelling of one host names one keyring item and one cache
 // entry. Follows what Terraform's svchost package does (see
-// shared/specs/client-behaviour.md): IDNA (UTS #46, non-transitional) through
+// docs/specs/client-behaviour.md): IDNA (UTS #46, non-transitional) through
 // libidn2, lowercase, ":443" dropped, other ports kept.
 
 #include <string>
