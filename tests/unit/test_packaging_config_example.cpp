@@ -90,7 +90,7 @@ TEST_CASE("the example configuration parses and holds exactly the defaults",
     CHECK(d.max_retry_after == defaults.discovery.max_retry_after);
     CHECK(d.stale_if_error == defaults.discovery.stale_if_error);
     CHECK(d.max_entries == defaults.discovery.max_entries);
-    CHECK(d.ca_file.empty());
+    CHECK(config.http.ca_file.empty());
     CHECK(d.forced.empty());
 }
 
@@ -99,7 +99,7 @@ TEST_CASE("the example configuration shows every key the daemon knows", "[packag
     Config config;
     REQUIRE_NOTHROW(apply_toml(config, all, "config.toml.example, uncommented"));
     CHECK(config.socket.has_value());
-    CHECK_FALSE(config.discovery.ca_file.empty());
+    CHECK_FALSE(config.http.ca_file.empty());
     CHECK(config.discovery.forced.size() == 1);
     CHECK(keys_in(all) == config_file_keys());
 }
