@@ -1,19 +1,24 @@
 #include "config.hpp"
 
+#include <toml++/toml.h>
+
 #include <CLI/CLI.hpp>
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
+#include <span>
 #include <sstream>
-#include <toml++/toml.h>
+#include <variant>
+#include <vector>
 
-#include "hostkeeper/proto/hostname.hpp"
 #include "hostkeeper/proto/error.hpp"
+#include "hostkeeper/proto/hostname.hpp"
 #include "hostkeeper/proto/json.hpp"
 #include "hostkeeper/proto/version.hpp"
 #include "mirror.hpp"
+#include "settings.hpp"
 
 namespace hostkeeper::daemon {
 namespace fs = std::filesystem;
@@ -195,18 +200,16 @@ std::chrono::seconds parse_duration(const std::string& text) {
 }
 
 const std::set<std::string>& config_file_keys() {
-    static const std::set<std::string> keys{"socket", "log_level", "idle_timeout", "max_connections", "read_timeout",
-                                            "shutdown_timeout", "credentials.", "credentials.ttl",
-                                            "credentials.max_lifetime", "credentials.negative_ttl",
-                                            "credentials.max_entries", "keyring.", "keyring.unlock_timeout",
-                                            "discovery.", "discovery.timeout", "discovery.ttl", "discovery.min_ttl",
-                                            "discovery.max_ttl", "discovery.negative_ttl", "discovery.error_ttl",
-                                            "discovery.max_retry_after", "discovery.stale_if_error",
-                                            "discovery.max_entries", "discovery.ca_file", "hosts", "registry.",
-                                            "registry.timeout", "registry.versions_ttl", "registry.download_ttl",
-                                            "registry.negative_ttl", "registry.error_ttl", "registry.max_retry_after",
-                                            "registry.stale_if_error", "registry.max_entries", "registry.mirror_url",
-                                            "registry.fetch_timeout"};
+    static const std::set<std::string> keys = [] {
+        std::set<std::string> all{"hosts"};  // [hosts."NAME".services]: TomlReader::forced_services
+        for (const Setting& setting : settings()) {
+            const std::string key(setting.key);
+            all.insert(key);
+            if (const auto dot = key.find('.'); dot != std::string::npos)
+                all.insert(key.substr(0, dot + 1));
+        }
+        return all;
+    }();
     return keys;
 }
 
@@ -227,40 +230,26 @@ void apply_toml(Config& config, const std::string& text, const std::string& orig
     }
     const TomlReader r(root, origin);
     r.check_known(config_file_keys());
-    r.string("socket", [&](const std::string& v) { config.socket = v; });
-    r.string("log_level", [&](const std::string& v) { config.log_level = check_log_level(v, origin); });
-    r.duration("idle_timeout", config.idle_timeout);
-    r.count("max_connections", config.max_connections);
-    r.duration("read_timeout", config.read_timeout);
-    r.duration("shutdown_timeout", config.shutdown_timeout);
-    r.duration("credentials.ttl", config.credentials.ttl);
-    r.duration("credentials.max_lifetime", config.credentials.max_lifetime);
-    r.duration("credentials.negative_ttl", config.credentials.negative_ttl);
-    r.count("credentials.max_entries", config.credentials.max_entries);
-    r.duration("keyring.unlock_timeout", config.unlock_timeout);
-    DiscoveryOptions& d = config.discovery;
-    r.duration("discovery.timeout", d.timeout);
-    r.duration("discovery.ttl", d.ttl);
-    r.duration("discovery.min_ttl", d.min_ttl);
-    r.duration("discovery.max_ttl", d.max_ttl);
-    r.duration("discovery.negative_ttl", d.negative_ttl);
-    r.duration("discovery.error_ttl", d.error_ttl);
-    r.duration("discovery.max_retry_after", d.max_retry_after);
-    r.duration("discovery.stale_if_error", d.stale_if_error);
-    r.count("discovery.max_entries", d.max_entries);
-    r.string("discovery.ca_file", [&](const std::string& v) { d.ca_file = v; });
-    r.forced_services(d.forced);
-    RegistryOptions& g = config.registry;
-    r.duration("registry.timeout", g.timeout);
-    r.duration("registry.versions_ttl", g.versions_ttl);
-    r.duration("registry.download_ttl", g.download_ttl);
-    r.duration("registry.negative_ttl", g.negative_ttl);
-    r.duration("registry.error_ttl", g.error_ttl);
-    r.duration("registry.max_retry_after", g.max_retry_after);
-    r.duration("registry.stale_if_error", g.stale_if_error);
-    r.count("registry.max_entries", g.max_entries);
-    r.string("registry.mirror_url", [&](const std::string& v) { g.mirror_url = v; });
-    r.duration("registry.fetch_timeout", g.fetch_timeout);
+    for (const Setting& setting : settings()) {
+        const std::string key(setting.key);
+        std::visit(Overloaded{
+                       [&](const PathField& f) {
+                           r.string(key, [&](const std::string& v) { f.get(config) = v; });
+                       },
+                       [&](const TextField& f) {
+                           r.string(key, [&](const std::string& v) { f.get(config) = v; });
+                       },
+                       [&](const LogLevelField& f) {
+                           r.string(key, [&](const std::string& v) {
+                               f.get(config) = check_log_level(v, origin);
+                           });
+                       },
+                       [&](const DurationField& f) { r.duration(key, f.get(config)); },
+                       [&](const CountField& f) { r.count(key, f.get(config)); },
+                   },
+                   setting.field);
+    }
+    r.forced_services(config.discovery.forced);
 }
 
 ParsedArgs parse_args(int argc, char** argv) {
@@ -271,47 +260,28 @@ ParsedArgs parse_args(int argc, char** argv) {
     app.footer("Every option can also be set in " + default_config_path().string() +
                " (see hostkeeper.toml(5)); options win over the file. Durations: seconds, or 90s, 10m, 2h, 1d.");
 
-    std::optional<std::string> config_file, socket, log_level, idle, read, shutdown, unlock, ttl, max_lifetime,
-        negative_ttl;
-    std::optional<std::string> d_timeout, d_ttl, d_min_ttl, d_max_ttl, d_negative_ttl, d_error_ttl, d_max_retry_after,
-        d_stale, ca_file;
-    std::optional<std::string> g_timeout, g_versions_ttl, g_download_ttl, g_negative_ttl, g_error_ttl,
-        g_max_retry_after, g_stale, mirror_url, g_fetch_timeout;
-    std::optional<std::size_t> max_connections, max_entries, d_max_entries, g_max_entries;
+    std::optional<std::string> config_file;
+    app.add_option("--config", config_file,
+                   "configuration file (default: " + default_config_path().string() + ")");
+    // One value per setting: CLI11 reads counts itself (a bad one is a usage
+    // error), the rest are read below, after the file.
+    struct OptionValue {
+        std::optional<std::string> text;
+        std::optional<std::size_t> count;
+    };
+    const std::span<const Setting> table = settings();
+    std::vector<OptionValue> values(table.size());
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        const Setting& s = table[i];
+        const std::string help = std::string(s.help) + " (default: " + default_text(s) + ")";
+        if (std::holds_alternative<CountField>(s.field)) {
+            app.add_option(std::string(s.option), values[i].count, help);
+        } else {
+            app.add_option(std::string(s.option), values[i].text, help);
+        }
+    }
     bool on_demand = false;
     int ready_fd = -1;
-    app.add_option("--config", config_file, "configuration file (default: " + default_config_path().string() + ")");
-    app.add_option("--socket", socket, "listen here (default: $HOSTKEEPER_SOCKET, else $XDG_RUNTIME_DIR/hostkeeper/socket)");
-    app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off (default: info)");
-    app.add_option("--idle-timeout", idle, "when started on demand or by socket activation, exit after this long without clients; 0: never (default: 30m)");
-    app.add_option("--max-connections", max_connections, "concurrent connections served (default: 128)");
-    app.add_option("--read-timeout", read, "a client must send a whole request within this (default: 5s)");
-    app.add_option("--shutdown-timeout", shutdown, "on SIGTERM, wait this long for requests in flight (default: 5s)");
-    app.add_option("--unlock-timeout", unlock, "wait this long for a keyring unlock prompt (default: 20s)");
-    app.add_option("--credentials-ttl", ttl, "keep credentials cached this long after last use; 0 disables caching (default: 10m)");
-    app.add_option("--credentials-max-lifetime", max_lifetime, "and never longer than this after loading (default: 2h)");
-    app.add_option("--credentials-negative-ttl", negative_ttl, "remember \"no credentials for this host\" this long; 0 disables (default: 1m)");
-    app.add_option("--credentials-max-entries", max_entries, "cached hosts at most (default: 10000)");
-    app.add_option("--discovery-timeout", d_timeout, "give up on a discovery document after this long, redirects included (default: 11s)");
-    app.add_option("--discovery-ttl", d_ttl, "keep a discovery document this long unless Cache-Control says otherwise (default: 15m)");
-    app.add_option("--discovery-min-ttl", d_min_ttl, "Cache-Control max-age is raised to at least this (default: 1m)");
-    app.add_option("--discovery-max-ttl", d_max_ttl, "and lowered to at most this (default: 24h)");
-    app.add_option("--discovery-negative-ttl", d_negative_ttl, "remember \"no services\" (404) this long (default: 5m)");
-    app.add_option("--discovery-error-ttl", d_error_ttl, "remember a failed discovery this long before asking again (default: 10s)");
-    app.add_option("--discovery-max-retry-after", d_max_retry_after, "honour a server's Retry-After up to this long (default: 10m)");
-    app.add_option("--discovery-stale-if-error", d_stale, "serve the last good document this long past its expiry when refreshing fails (default: 24h)");
-    app.add_option("--discovery-max-entries", d_max_entries, "cached discovery answers at most (default: 10000)");
-    app.add_option("--registry-timeout", g_timeout, "give up on a registry or mirror request after this long, redirects included (default: 10s)");
-    app.add_option("--registry-versions-ttl", g_versions_ttl, "keep version lists this long; Cache-Control may shorten it (default: 5m)");
-    app.add_option("--registry-download-ttl", g_download_ttl, "keep download locations and provider packages this long (default: 1h)");
-    app.add_option("--registry-negative-ttl", g_negative_ttl, "remember \"no such module, provider or version\" (404) this long (default: 1m)");
-    app.add_option("--registry-error-ttl", g_error_ttl, "remember a failed registry request this long before asking again (default: 10s)");
-    app.add_option("--registry-max-retry-after", g_max_retry_after, "honour a registry's Retry-After up to this long (default: 10m)");
-    app.add_option("--registry-stale-if-error", g_stale, "serve the last good answer this long past its expiry when refreshing fails (default: 24h)");
-    app.add_option("--registry-max-entries", g_max_entries, "cached registry and mirror documents at most (default: 4096)");
-    app.add_option("--registry-fetch-timeout", g_fetch_timeout, "give up downloading a provider package after this long (default: 10m)");
-    app.add_option("--mirror-url", mirror_url, "take providers from this network mirror (https) unless a request names another (default: none)");
-    app.add_option("--ca-file", ca_file, "trust these CA certificates for discovery, registries and mirrors (default: $SSL_CERT_FILE / $SSL_CERT_DIR, else the system's)");
     app.add_flag("--on-demand", on_demand, "started by the helper: exit when idle, log to the journal");
     app.add_option("--ready-fd", ready_fd, "write \"ready\" to this file descriptor once listening")->check(CLI::Range(3, 1 << 20));
     bool check_config = false;
@@ -323,11 +293,39 @@ ParsedArgs parse_args(int argc, char** argv) {
         return {std::nullopt, app.exit(e) == 0 ? 0 : 2};
     }
 
+    // The options, on top of what `config` holds.
+    const auto apply_options = [&](Config& config) {
+        for (std::size_t i = 0; i < table.size(); ++i) {
+            const Setting& s = table[i];
+            const OptionValue& value = values[i];
+            if (!value.text && !value.count) continue;
+            const std::string option(s.option);
+            std::visit(Overloaded{
+                           [&](const PathField& f) { f.get(config) = *value.text; },
+                           [&](const TextField& f) { f.get(config) = *value.text; },
+                           [&](const LogLevelField& f) {
+                               f.get(config) = check_log_level(*value.text, option);
+                           },
+                           [&](const DurationField& f) {
+                               try {
+                                   f.get(config) = parse_duration(*value.text);
+                               } catch (const ConfigError& e) {
+                                   throw ConfigError(option + ": " + e.what());
+                               }
+                           },
+                           [&](const CountField& f) { f.get(config) = *value.count; },
+                       },
+                       s.field);
+        }
+    };
+
     Config config;
     config.on_demand = on_demand;
     config.ready_fd = ready_fd;
     config.check_config = check_config;
-    if (socket) config.socket = *socket;
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        if (table[i].key == "socket" && values[i].text) config.socket = *values[i].text;
+    }
     const Config command_line = config;
     // Everything from here on may be wrong in the file or an option's value:
     // the daemon still needs the command line's own settings to say so.
@@ -338,59 +336,18 @@ ParsedArgs parse_args(int argc, char** argv) {
             config.config_file = file;
             apply_toml(config, read_file(file), file.string());
         }
-        if (socket) config.socket = *socket;  // options win over the file
-        const auto duration = [](const std::optional<std::string>& text, const char* option, std::chrono::seconds& out) {
-            if (!text) return;
+        apply_options(config);  // options win over the file
+        for (const Setting& s : table) {
+            if (!s.zero_error.empty() && is_zero(s, config))
+                throw ConfigError(std::string(s.zero_error));
+        }
+        if (!config.registry.mirror_url.empty()) {
             try {
-                out = parse_duration(*text);
-            } catch (const ConfigError& e) {
-                throw ConfigError(std::string(option) + ": " + e.what());
-            }
-        };
-        if (log_level) config.log_level = check_log_level(*log_level, "--log-level");
-        duration(idle, "--idle-timeout", config.idle_timeout);
-        duration(read, "--read-timeout", config.read_timeout);
-        duration(shutdown, "--shutdown-timeout", config.shutdown_timeout);
-        duration(unlock, "--unlock-timeout", config.unlock_timeout);
-        duration(ttl, "--credentials-ttl", config.credentials.ttl);
-        duration(max_lifetime, "--credentials-max-lifetime", config.credentials.max_lifetime);
-        duration(negative_ttl, "--credentials-negative-ttl", config.credentials.negative_ttl);
-        DiscoveryOptions& d = config.discovery;
-        duration(d_timeout, "--discovery-timeout", d.timeout);
-        duration(d_ttl, "--discovery-ttl", d.ttl);
-        duration(d_min_ttl, "--discovery-min-ttl", d.min_ttl);
-        duration(d_max_ttl, "--discovery-max-ttl", d.max_ttl);
-        duration(d_negative_ttl, "--discovery-negative-ttl", d.negative_ttl);
-        duration(d_error_ttl, "--discovery-error-ttl", d.error_ttl);
-        duration(d_max_retry_after, "--discovery-max-retry-after", d.max_retry_after);
-        duration(d_stale, "--discovery-stale-if-error", d.stale_if_error);
-        if (d_max_entries) d.max_entries = *d_max_entries;
-        if (ca_file) d.ca_file = *ca_file;
-        if (d.timeout.count() == 0) throw ConfigError("discovery timeout must be at least 1 second");
-        RegistryOptions& g = config.registry;
-        duration(g_timeout, "--registry-timeout", g.timeout);
-        duration(g_versions_ttl, "--registry-versions-ttl", g.versions_ttl);
-        duration(g_download_ttl, "--registry-download-ttl", g.download_ttl);
-        duration(g_negative_ttl, "--registry-negative-ttl", g.negative_ttl);
-        duration(g_error_ttl, "--registry-error-ttl", g.error_ttl);
-        duration(g_max_retry_after, "--registry-max-retry-after", g.max_retry_after);
-        duration(g_stale, "--registry-stale-if-error", g.stale_if_error);
-        duration(g_fetch_timeout, "--registry-fetch-timeout", g.fetch_timeout);
-        if (g_max_entries) g.max_entries = *g_max_entries;
-        if (mirror_url) g.mirror_url = *mirror_url;
-        if (g.timeout.count() == 0) throw ConfigError("registry timeout must be at least 1 second");
-        if (g.fetch_timeout.count() == 0) throw ConfigError("registry fetch_timeout must be at least 1 second");
-        if (!g.mirror_url.empty()) {
-            try {
-                make_mirror(g.mirror_url);
+                make_mirror(config.registry.mirror_url);
             } catch (const proto::Error& e) {
                 throw ConfigError(std::string("mirror_url: ") + e.what());
             }
         }
-        if (max_connections) config.max_connections = *max_connections;
-        if (max_entries) config.credentials.max_entries = *max_entries;
-        if (config.max_connections == 0) throw ConfigError("max_connections must be at least 1");
-        if (config.read_timeout.count() == 0) throw ConfigError("read_timeout must be at least 1 second");
     };
     try {
         apply_file_and_options();

@@ -13,6 +13,7 @@
 
 #include "credential_cache_options.hpp"
 #include "discovery_options.hpp"
+#include "http_options.hpp"
 #include "registry_options.hpp"
 
 namespace hostkeeper::daemon {
@@ -28,6 +29,7 @@ struct Config {
     CredentialCacheOptions credentials;
     DiscoveryOptions discovery;
     RegistryOptions registry;
+    HttpOptions http;
 
     // Command line only.
     bool on_demand = false;  // started by the helper: idle timeout applies, log to the journal

@@ -21,7 +21,6 @@ struct DiscoveryOptions {
     std::chrono::seconds max_retry_after{600};  // ... or as Retry-After asks, at most this
     std::chrono::seconds stale_if_error{86400}; // last good answer served this long past its freshness
     std::size_t max_entries = 10'000;
-    std::string ca_file;                        // "" : SSL_CERT_FILE / SSL_CERT_DIR, else the system's
     // Normalized host -> its services as configured (values not yet resolved).
     std::map<std::string, proto::Json> forced;
 };

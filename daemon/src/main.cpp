@@ -121,7 +121,7 @@ int serve(const Config& config, StartupReport& report) {
     SecretServiceWatch keyring_watch(io.get_executor(), credentials, [&keyring] { keyring.service_replaced(); });
     CurlHttpClient http(io.get_executor(),
                         CurlHttpClient::from_environment(std::string("hostkeeper/") + proto::product_version(),
-                                                         config.discovery.ca_file));
+                                                         config.http.ca_file));
     DiscoveryService discovery(io.get_executor(), http, credentials, config.discovery);
     RegistryOptions registry_options = config.registry;
     // Packages wait for their client in the socket's private (0700) directory.

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "answer_source.hpp"
 #include "common_cli.hpp"
 #include "exit_codes.hpp"
 #include "hostkeeper/proto/error.hpp"
@@ -13,18 +14,6 @@
 namespace hostkeeper::client {
 namespace {
 using proto::Json;
-
-std::string source_text(const Json& response) {
-    const std::string source = response.value("source", "?");
-    if (source == "forced") return "forced by configuration (no network)";
-    std::string text = source == "network" ? "fetched now" : source == "cache" ? "from cache" : "STALE, from cache";
-    if (response.contains("age_s") && source != "network") text += ", fetched " + duration_text(response.value("age_s", 0LL)) + " ago";
-    if (response.contains("expires_in_s")) {
-        const long long expires = response.value("expires_in_s", 0LL);
-        text += expires > 0 ? ", fresh for " + duration_text(expires) : ", expired";
-    }
-    return text;
-}
 
 int print_all(const Json& response) {
     std::printf("%s: %s\n", response.value("host", "?").c_str(), source_text(response).c_str());

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "answer_source.hpp"
 #include "common_cli.hpp"
 #include "exit_codes.hpp"
 #include "file_io.hpp"
@@ -24,19 +25,6 @@ std::string joined(const Json& array, const char* separator) {
         out += item.is_string() ? item.get<std::string>() : item.dump();
     }
     return out;
-}
-
-// "fetched now, fresh for 5m0s" / "from cache, fetched 2m ago, fresh for 3m0s" / "STALE ...".
-std::string source_text(const Json& response) {
-    const std::string source = response.value("source", "?");
-    std::string text = source == "network" ? "fetched now"
-                       : source == "cache" ? "from cache"
-                                           : "STALE, from cache";
-    if (source != "network")
-        text += ", fetched " + duration_text(response.value("age_s", 0LL)) + " ago";
-    const long long expires = response.value("expires_in_s", 0LL);
-    text += expires > 0 ? ", fresh for " + duration_text(expires) : ", expired";
-    return text;
 }
 
 void warn_if_stale(const Json& response) {

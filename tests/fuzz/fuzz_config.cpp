@@ -2,10 +2,11 @@
 // durations it (and the command line) holds. Anything wrong must be a
 // ConfigError that names it: nothing else may come out.
 #include <chrono>
-#include <initializer_list>
+#include <variant>
 
 #include "config.hpp"
 #include "fuzz_support.hpp"
+#include "settings.hpp"
 
 using namespace hostkeeper;
 using std::chrono::seconds;
@@ -21,31 +22,10 @@ void check_duration(seconds d) {
     fuzz::require(d.count() >= 0 && d <= limit, "a configured duration would overflow the clock");
 }
 
-void check_durations(const daemon::Config& c) {
-    for (const seconds d : {c.idle_timeout,
-                            c.read_timeout,
-                            c.shutdown_timeout,
-                            c.unlock_timeout,
-                            c.credentials.ttl,
-                            c.credentials.max_lifetime,
-                            c.credentials.negative_ttl,
-                            c.discovery.timeout,
-                            c.discovery.ttl,
-                            c.discovery.min_ttl,
-                            c.discovery.max_ttl,
-                            c.discovery.negative_ttl,
-                            c.discovery.error_ttl,
-                            c.discovery.max_retry_after,
-                            c.discovery.stale_if_error,
-                            c.registry.timeout,
-                            c.registry.versions_ttl,
-                            c.registry.download_ttl,
-                            c.registry.negative_ttl,
-                            c.registry.error_ttl,
-                            c.registry.max_retry_after,
-                            c.registry.stale_if_error,
-                            c.registry.fetch_timeout}) {
-        check_duration(d);
+void check_durations(daemon::Config& c) {
+    for (const daemon::Setting& setting : daemon::settings()) {
+        if (const auto* d = std::get_if<daemon::DurationField>(&setting.field))
+            check_duration(d->get(c));
     }
 }
 

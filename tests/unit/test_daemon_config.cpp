@@ -198,7 +198,7 @@ ca_file = "/etc/hk/ca.pem"
     CHECK(d.max_retry_after == 300s);
     CHECK(d.stale_if_error == 3600s);
     CHECK(d.max_entries == 12);
-    CHECK(d.ca_file == "/x.pem");
+    CHECK(parsed.config->http.ca_file == "/x.pem");
     REQUIRE(d.forced.size() == 1);
     const auto& services = d.forced.at("xn--bcher-kva.example.com");  // normalized
     CHECK(services.at("modules.v1") == "/modules/");
