@@ -20,6 +20,7 @@
 #include "discovery_document.hpp"
 #include "discovery_options.hpp"
 #include "http_client.hpp"
+#include "upstream.hpp"
 #include "hostkeeper/proto/error.hpp"
 
 namespace hostkeeper::daemon {
@@ -52,10 +53,8 @@ public:
         : FetchFailure(proto::ErrorCode::discovery_failed, message, cached, retry_in) {}
 };
 
-struct DiscoveryStats : AnswerCacheStats {
+struct DiscoveryStats : UpstreamStats {
     std::uint64_t forced = 0;
-    std::uint64_t upstream_requests = 0;
-    std::uint64_t upstream_failures = 0;
 };
 
 class DiscoveryService {
@@ -78,17 +77,14 @@ private:
     using Cache = AnswerCache<DiscoveryDocument>;
 
     boost::asio::awaitable<Cache::Fetched> fetch(std::string host);
-    // What the final response means.
-    void judge(const HttpResponse& response, Cache::Fetched& out);
-    void fail(Cache::Fetched& out, const std::string& error);
+    Cache::Fetched settle(Verdict verdict);
 
-    HttpClient& http_;
-    CredentialService& credentials_;
     DiscoveryOptions options_;
     Cache::Clock clock_;
     std::map<std::string, std::shared_ptr<const DiscoveryDocument>> forced_;
     Cache cache_;
-    std::uint64_t forced_hits_ = 0, upstream_requests_ = 0, upstream_failures_ = 0;
+    Upstream upstream_;
+    std::uint64_t forced_hits_ = 0;
 };
 
 }  // namespace hostkeeper::daemon
