@@ -17,14 +17,6 @@ std::string_view to_string(DiscoverySource source) noexcept {
     return "network";
 }
 
-DiscoveryDocument::DiscoveryDocument(std::string url_, Services services_)
-    : url(std::move(url_)), services(std::move(services_)) {
-    proto::Json object = {{"url", url}, {"services", services.services}};
-    if (!services.invalid.empty()) object["invalid"] = services.invalid;
-    json = object.dump();
-    json = json.substr(1, json.size() - 2);  // without the braces
-}
-
 DiscoveryService::DiscoveryService(asio::any_io_executor io, HttpClient& http,
                                    CredentialService& credentials, DiscoveryOptions options,
                                    Clock clock)

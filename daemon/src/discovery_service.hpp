@@ -29,12 +29,14 @@ enum class DiscoverySource { network, cache, stale, forced };
 std::string_view to_string(DiscoverySource source) noexcept;
 
 // A host's services as fetched (or forced): immutable, shared by the cache
-// entry and every answer made from it, with its JSON made once.
+// entry and every answer made from it.
 struct DiscoveryDocument {
-    DiscoveryDocument(std::string url_, Services services_);
+    DiscoveryDocument(std::string url_, Services services_)
+        : url(std::move(url_)), services(std::move(services_)) {}
     std::string url;  // the final URL after redirects
     Services services;
-    std::string json;  // "url":...,"services":{...}[,"invalid":{...}], for answers to splice in
+    // Made by the reply module at the first reply, spliced into every later one (event loop only).
+    mutable std::string reply_fields;
 };
 
 struct DiscoveryAnswer {

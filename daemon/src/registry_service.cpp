@@ -43,12 +43,7 @@ std::string last_segment(const std::string& url) {
 
 RegistryDocument::RegistryDocument(std::string url_, Json body_,
                                    std::vector<proto::SemVer> versions_)
-    : url(std::move(url_)), body(std::move(body_)), versions(std::move(versions_)) {
-    Json object = {{"url", url}};
-    for (const auto& [key, value] : body.items()) object[key] = value;
-    json = object.dump();
-    json = json.substr(1, json.size() - 2);  // without the braces
-}
+    : url(std::move(url_)), body(std::move(body_)), versions(std::move(versions_)) {}
 
 Json mirror_package(const RegistryDocument& document, const std::string& platform,
                     const std::string& what) {

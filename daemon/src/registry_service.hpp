@@ -40,7 +40,8 @@ struct RegistryDocument {
     std::string url;                       // the URL that answered (the endpoint, for a module download)
     proto::Json body;                      // the normalized answer's own fields
     std::vector<proto::SemVer> versions;   // a version list's versions, parallel to body["versions"]
-    std::string json;                      // "url":..,<body's fields>, made once for answers to splice in
+    // Made by the reply module at the first reply, spliced into every later one (event loop only).
+    mutable std::string reply_fields;
 };
 
 struct RegistryAnswer {
