@@ -99,12 +99,14 @@ TEST_CASE("a locked keyring serves no token, cached or not; unlocked, it serves 
     check_log_clean(daemon, {"tok-locked"});
 }
 
-TEST_CASE("a locked keyring: discovery goes without the token; its 401 names the keyring and is not kept",
-          "[keyring-lifecycle]") {
+TEST_CASE(
+    "a locked keyring: discovery goes without the token; its 401 names the keyring and is not kept",
+    "[keyring-lifecycle]") {
     World world;
     const std::string token = "tok-discovery-locked";
     world.server.route("registry.localhost", kDoc, [&](const hostkeeper::test::Request& r) {
-        if (r.authorization == "Bearer " + token) return hostkeeper::test::json_response(R"({"modules.v1":"/m/"})");
+        if (r.authorization == "Bearer " + token)
+            return hostkeeper::test::json_response(R"({"modules.v1":"/m/"})");
         return hostkeeper::test::json_response(R"({"errors":["unauthorized"]})", 401);
     });
     world.start({{"error_ttl", quoted("1s")}});
