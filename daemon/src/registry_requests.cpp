@@ -32,7 +32,8 @@ std::string versions_reply(Json fields, const RegistryAnswer& answer,
     fields["constraint"] = constraint->text();
     fields["total"] = answer.document->versions.size();
     Json body = answer.document->body;
-    body["versions"] = allowed_versions(answer.document->body, answer.document->versions, *constraint);
+    body["versions"] =
+        allowed_versions(answer.document->body, answer.document->versions, *constraint);
     return reply::registry(fields, answer, &body);
 }
 
