@@ -3,30 +3,29 @@
 #include "hostkeeper/proto/error.hpp"
 #include "hostkeeper/proto/messages.hpp"
 #include "hostkeeper/proto/secret.hpp"
+#include "replies.hpp"
 
 namespace hostkeeper::daemon {
 using proto::ErrorCode;
 using proto::Json;
 
-ConfigErrorHandler::ConfigErrorHandler(std::string reason, std::function<void()> stop)
+ConfigErrorHandler::ConfigErrorHandler(std::string reason)
     : message_("hostkeeperd cannot run with its configuration: " + std::move(reason) +
-               "; fix it (see hostkeeper.toml(5)), then run 'hostkeeper stop' or wait 10 s"),
-      stop_(std::move(stop)) {}
+               "; fix it (see hostkeeper.toml(5)), then run 'hostkeeper stop' or wait 10 s") {}
 
-boost::asio::awaitable<std::string> ConfigErrorHandler::handle(std::string_view payload) {
+boost::asio::awaitable<Reply> ConfigErrorHandler::handle(std::string_view payload, ServerState) {
     Json request;
     try {
         request = proto::parse_payload(payload);
     } catch (const proto::Error& e) {
-        co_return proto::serialize(proto::make_error(e.code(), e.what()));
+        co_return Reply{reply::failure(e.code(), e.what())};
     }
     const proto::ScrubGuard guard(request);
     const auto op = request.find("op");
     if (op != request.end() && op->is_string() && op->get_ref<const std::string&>() == "stop") {
-        stop_();
-        co_return proto::serialize(proto::make_ok());
+        co_return Reply{reply::ok(), true};  // the server stops once it is written
     }
-    co_return proto::serialize(proto::make_error(ErrorCode::config_error, message_));
+    co_return Reply{reply::failure(ErrorCode::config_error, message_)};
 }
 
 }  // namespace hostkeeper::daemon

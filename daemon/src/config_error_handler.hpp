@@ -6,7 +6,6 @@
 // key), honours `stop`, and exits when idle, so that the fixed file takes
 // effect on the next connection.
 
-#include <functional>
 #include <string>
 
 #include "request_handler.hpp"
@@ -15,14 +14,13 @@ namespace hostkeeper::daemon {
 
 class ConfigErrorHandler final : public RequestHandler {
   public:
-    // `reason`: the configuration error; `stop`: stop the daemon.
-    ConfigErrorHandler(std::string reason, std::function<void()> stop);
+    // `reason`: the configuration error.
+    explicit ConfigErrorHandler(std::string reason);
 
-    boost::asio::awaitable<std::string> handle(std::string_view payload) override;
+    boost::asio::awaitable<Reply> handle(std::string_view payload, ServerState server) override;
 
   private:
     std::string message_;
-    std::function<void()> stop_;
 };
 
 }  // namespace hostkeeper::daemon

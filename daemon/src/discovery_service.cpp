@@ -3,11 +3,6 @@
 #include <exception>
 #include <variant>
 
-#include "bearer_token.hpp"
-#include "cache_control.hpp"
-#include "http_fetch.hpp"
-#include "http_text.hpp"
-
 namespace hostkeeper::daemon {
 namespace asio = boost::asio;
 using std::chrono::seconds;
@@ -22,29 +17,13 @@ std::string_view to_string(DiscoverySource source) noexcept {
     return "network";
 }
 
-DiscoveryDocument::DiscoveryDocument(std::string url_, Services services_)
-    : url(std::move(url_)), services(std::move(services_)) {
-    proto::Json object = {{"url", url}, {"services", services.services}};
-    if (!services.invalid.empty()) object["invalid"] = services.invalid;
-    json = object.dump();
-    json = json.substr(1, json.size() - 2);  // without the braces
-}
-
-namespace {
-
-AnswerCacheOptions cache_options(const DiscoveryOptions& options) {
-    return {options.error_ttl, options.max_retry_after, options.stale_if_error, options.max_entries};
-}
-
-}  // namespace
-
-DiscoveryService::DiscoveryService(asio::any_io_executor io, HttpClient& http, CredentialService& credentials,
-                                   DiscoveryOptions options, Clock clock)
-    : http_(http),
-      credentials_(credentials),
-      options_(std::move(options)),
+DiscoveryService::DiscoveryService(asio::any_io_executor io, HttpClient& http,
+                                   CredentialService& credentials, DiscoveryOptions options,
+                                   Clock clock)
+    : options_(std::move(options)),
       clock_(std::move(clock)),
-      cache_(std::move(io), clock_, cache_options(options_), "discovery of") {
+      cache_(std::move(io), clock_, answer_cache_options(options_), "discovery of"),
+      upstream_(http, credentials) {
     // Forced services answer as a document served at https://NAME/ would.
     for (const auto& [host, services] : options_.forced) {
         const std::string url = discovery_url(host);
@@ -81,54 +60,31 @@ asio::awaitable<DiscoveryAnswer> DiscoveryService::discover(std::string host, bo
 }
 
 asio::awaitable<DiscoveryService::Cache::Fetched> DiscoveryService::fetch(std::string host) {
-    Cache::Fetched out;
-    const std::string origin = discovery_url(host);
+    UpstreamRequest request;
+    request.url = discovery_url(host);
+    request.token_host = host;
+    request.token_origin = request.url;
+    request.purpose = "discovery of " + host;
+    request.rules.max_body = kMaxDiscoveryDocument;
+    request.rules.max_redirects = kMaxDiscoveryRedirects;
+    request.rules.timeout = options_.timeout;
     // Named, not a temporary in the co_await expression (g++ 12).
-    std::string purpose = "discovery of " + host;
-    const std::optional<proto::Secret> token = co_await bearer_token(credentials_, host, std::move(purpose));
-    FetchRules rules;
-    rules.max_body = kMaxDiscoveryDocument;
-    rules.max_redirects = kMaxDiscoveryRedirects;
-    rules.timeout = options_.timeout;
-    const FetchResult fetched = co_await fetch_following(http_, origin, token, origin, rules);
-    upstream_requests_ += fetched.requests;
-    if (!fetched.response) {
-        fail(out, fetched.error);
-    } else {
-        judge(*fetched.response, out);
-    }
-    co_return out;
+    auto fetching = upstream_.fetch(std::move(request));
+    Verdict verdict = co_await std::move(fetching);
+    co_return settle(std::move(verdict));
 }
 
-void DiscoveryService::judge(const HttpResponse& response, Cache::Fetched& out) {
-    const std::string& url = response.url;
-    const auto now = clock_();
-    const CacheDirectives directives = parse_cache_control(response.cache_control);
-    out.store = !directives.no_store;
-    if (response.status == 404) {
-        auto empty = std::make_shared<const DiscoveryDocument>(url, Services{});
-        out.good = Cache::Good{std::move(empty), true, now, now + options_.negative_ttl};
-    } else if (response.status != 200) {
-        out.retry_after = response.retry_after;
-        out.stale_ok = !is_refusal(response.status);
-        fail(out, url + ": HTTP status " + std::to_string(response.status));
-    } else if (const std::string problem = json_media_type_problem(response.content_type); !problem.empty()) {
-        fail(out, url + ": " + problem);
-    } else {
-        try {
-            Services services = parse_discovery_document(response.body, url);
-            const seconds ttl = freshness(directives, response.age, options_.ttl, options_.min_ttl, options_.max_ttl);
-            auto document = std::make_shared<const DiscoveryDocument>(url, std::move(services));
-            out.good = Cache::Good{std::move(document), false, now, now + ttl};
-        } catch (const std::exception& e) {
-            fail(out, url + ": " + e.what());
-        }
-    }
-}
-
-void DiscoveryService::fail(Cache::Fetched& out, const std::string& error) {
-    ++upstream_failures_;
-    out.error = error;
+// Out of the coroutine: g++ 12 warns falsely about coroutines that make
+// lambdas (-Wmismatched-new-delete, GCC bug 109224).
+DiscoveryService::Cache::Fetched DiscoveryService::settle(Verdict verdict) {
+    const Freshness fresh{options_.ttl, options_.min_ttl, options_.max_ttl, options_.negative_ttl};
+    return upstream_.settle<DiscoveryDocument>(
+        std::move(verdict), fresh, clock_(),
+        [](const HttpResponse& response, const std::string&) {
+            return DiscoveryDocument(response.url,
+                                     parse_discovery_document(response.body, response.url));
+        },
+        [](const std::string& url) { return DiscoveryDocument(url, Services{}); });
 }
 
 std::size_t DiscoveryService::flush() { return cache_.flush(); }
@@ -139,10 +95,8 @@ std::size_t DiscoveryService::flush(const std::string& host) {
 
 DiscoveryStats DiscoveryService::stats() const {
     DiscoveryStats s;
-    static_cast<AnswerCacheStats&>(s) = cache_.stats();
+    static_cast<UpstreamStats&>(s) = upstream_.stats(cache_.stats());
     s.forced = forced_hits_;
-    s.upstream_requests = upstream_requests_;
-    s.upstream_failures = upstream_failures_;
     return s;
 }
 

@@ -20,6 +20,7 @@
 #include "discovery_document.hpp"
 #include "discovery_options.hpp"
 #include "http_client.hpp"
+#include "upstream.hpp"
 #include "hostkeeper/proto/error.hpp"
 
 namespace hostkeeper::daemon {
@@ -28,12 +29,14 @@ enum class DiscoverySource { network, cache, stale, forced };
 std::string_view to_string(DiscoverySource source) noexcept;
 
 // A host's services as fetched (or forced): immutable, shared by the cache
-// entry and every answer made from it, with its JSON made once.
+// entry and every answer made from it.
 struct DiscoveryDocument {
-    DiscoveryDocument(std::string url_, Services services_);
+    DiscoveryDocument(std::string url_, Services services_)
+        : url(std::move(url_)), services(std::move(services_)) {}
     std::string url;  // the final URL after redirects
     Services services;
-    std::string json;  // "url":...,"services":{...}[,"invalid":{...}], for answers to splice in
+    // Made by the reply module at the first reply, spliced into every later one (event loop only).
+    mutable std::string reply_fields;
 };
 
 struct DiscoveryAnswer {
@@ -52,10 +55,8 @@ public:
         : FetchFailure(proto::ErrorCode::discovery_failed, message, cached, retry_in) {}
 };
 
-struct DiscoveryStats : AnswerCacheStats {
+struct DiscoveryStats : UpstreamStats {
     std::uint64_t forced = 0;
-    std::uint64_t upstream_requests = 0;
-    std::uint64_t upstream_failures = 0;
 };
 
 class DiscoveryService {
@@ -78,17 +79,14 @@ private:
     using Cache = AnswerCache<DiscoveryDocument>;
 
     boost::asio::awaitable<Cache::Fetched> fetch(std::string host);
-    // What the final response means.
-    void judge(const HttpResponse& response, Cache::Fetched& out);
-    void fail(Cache::Fetched& out, const std::string& error);
+    Cache::Fetched settle(Verdict verdict);
 
-    HttpClient& http_;
-    CredentialService& credentials_;
     DiscoveryOptions options_;
     Cache::Clock clock_;
     std::map<std::string, std::shared_ptr<const DiscoveryDocument>> forced_;
     Cache cache_;
-    std::uint64_t forced_hits_ = 0, upstream_requests_ = 0, upstream_failures_ = 0;
+    Upstream upstream_;
+    std::uint64_t forced_hits_ = 0;
 };
 
 }  // namespace hostkeeper::daemon

@@ -1,54 +1,45 @@
 #pragma once
-// Turns one request payload into one response payload: version and shape
-// checks, then a call on a service. No I/O of its own; never throws for bad
-// input (every problem becomes an error response).
+// Turns one request payload into one reply: the payload parsed, its version
+// and op checked, then routed to the handler of its family (credentials,
+// discovery, registry, control). No I/O of its own; never throws for bad
+// input (every problem becomes an error reply).
 
+// clang-format off
 #include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
-#include <cstddef>
-#include <optional>
-#include <string>
+// clang-format on
+#include <boost/asio/awaitable.hpp>
 #include <string_view>
 
-#include <boost/asio/awaitable.hpp>
-
-#include "credential_service.hpp"
-#include "discovery_service.hpp"
-#include "hostkeeper/proto/messages.hpp"
-#include "registry_service.hpp"
+#include "control_requests.hpp"
+#include "credential_requests.hpp"
+#include "discovery_requests.hpp"
+#include "registry_requests.hpp"
+#include "replies.hpp"
 #include "request_handler.hpp"
 
 namespace hostkeeper::daemon {
 
-// What the dispatcher needs from the daemon around it.
-class DaemonControl {
-public:
-    DaemonControl() = default;
-    DaemonControl(const DaemonControl&) = delete;
-    DaemonControl& operator=(const DaemonControl&) = delete;
-    virtual ~DaemonControl() = default;
-    // The "daemon" object of a status response.
-    virtual proto::Json describe() const = 0;
-    // Stop after the current responses are written.
-    virtual void request_stop() = 0;
-};
-
 class Dispatcher final : public RequestHandler {
-public:
-    Dispatcher(CredentialService& credentials, DiscoveryService& discovery, RegistryService& registry,
-               DaemonControl& control)
-        : credentials_(credentials), discovery_(discovery), registry_(registry), control_(control) {}
+  public:
+    // `daemon` is described in status and keyring_unavailable replies.
+    Dispatcher(CredentialService& credentials, DiscoveryService& discovery,
+               RegistryService& registry, DaemonInfo daemon)
+        : daemon_(std::move(daemon)),
+          credentials_(credentials),
+          discovery_(discovery),
+          registry_(registry),
+          control_(credentials, discovery, registry, daemon_) {}
 
-    boost::asio::awaitable<std::string> handle(std::string_view payload) override;
+    boost::asio::awaitable<Reply> handle(std::string_view payload, ServerState server) override;
 
-private:
-    boost::asio::awaitable<std::string> dispatch(proto::Op op, proto::Json& request);
-    boost::asio::awaitable<std::string> discover(const proto::Json& request);
-    proto::Json status() const;
+  private:
+    boost::asio::awaitable<Reply> route(const Request& request);
 
-    CredentialService& credentials_;
-    DiscoveryService& discovery_;
-    RegistryService& registry_;
-    DaemonControl& control_;
+    DaemonInfo daemon_;
+    CredentialRequests credentials_;
+    DiscoveryRequests discovery_;
+    RegistryRequests registry_;
+    ControlRequests control_;
 };
 
 }  // namespace hostkeeper::daemon

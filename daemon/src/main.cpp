@@ -1,11 +1,10 @@
 // hostkeeperd: the composition root. Wires configuration, the socket, the
-// keyring adapter, the credential service, the dispatcher and the server onto
-// one io_context, and handles signals.
+// keyring adapter, the services, the dispatcher and the server onto one
+// io_context, each given what it needs as it is made; signals stop the server.
 
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <csignal>
@@ -23,7 +22,6 @@
 #include "registry_service.hpp"
 #include "secret_service_watch.hpp"
 #include "dispatcher.hpp"
-#include "hostkeeper/proto/session_bus.hpp"
 #include "hostkeeper/proto/socket_path.hpp"
 #include "hostkeeper/proto/version.hpp"
 #include "libsecret_keyring.hpp"
@@ -36,64 +34,19 @@ using namespace hostkeeper;
 using namespace hostkeeper::daemon;
 namespace asio = boost::asio;
 
-class Control final : public DaemonControl {
-public:
-    Control(const Config& config, std::string socket, std::chrono::seconds idle_timeout)
-        : config_(config), socket_(std::move(socket)), idle_timeout_(idle_timeout) {}
-    void attach(Server& server, asio::io_context& io, asio::signal_set& signals, CurlHttpClient& http) {
-        server_ = &server;
-        io_ = &io;
-        signals_ = &signals;
-        http_ = &http;
-    }
-
-    proto::Json describe() const override {
-        const auto uptime = std::chrono::steady_clock::now() - started_;
-        return {{"version", proto::product_version()},
-                {"protocol", proto::kProtocolVersion},
-                {"pid", ::getpid()},
-                {"uptime_s", std::chrono::duration_cast<std::chrono::seconds>(uptime).count()},
-                {"on_demand", config_.on_demand},
-                {"idle_timeout_s", idle_timeout_.count()},
-                {"connections", server_ != nullptr ? server_->connections() : 0},
-                {"socket", socket_},
-                {"session_bus", proto::session_bus_address()}};
-    }
-
-    void request_stop() override {
-        sd_notify(0, "STOPPING=1");
-        // Fetches in flight fail now ("hostkeeperd is stopping"), so that their
-        // clients get an answer instead of waiting out the shutdown timeout.
-        http_->stop();
-        server_->stop([this] {
-            boost::system::error_code ignored;
-            signals_->cancel(ignored);
-            io_->stop();
-        });
-    }
-
-private:
-    const Config& config_;
-    std::string socket_;
-    std::chrono::seconds idle_timeout_;
-    std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-    Server* server_ = nullptr;
-    asio::io_context* io_ = nullptr;
-    asio::signal_set* signals_ = nullptr;
-    CurlHttpClient* http_ = nullptr;
-};
-
-// `flush_all` empties every cache and says how many entries it dropped.
-void wait_for_signals(asio::signal_set& signals, Control& control, const std::function<std::size_t()>& flush_all) {
+// SIGHUP flushes every cache (`flush_all` says how many entries it dropped);
+// SIGINT and SIGTERM stop the server.
+void wait_for_signals(asio::signal_set& signals, Server& server,
+                      const std::function<std::size_t()>& flush_all) {
     signals.async_wait([&](const boost::system::error_code& ec, int signal) {
         if (ec) return;
         if (signal == SIGHUP) {
             spdlog::info("SIGHUP: flushed {} cached entries", flush_all());
-            wait_for_signals(signals, control, flush_all);
+            wait_for_signals(signals, server, flush_all);
             return;
         }
         spdlog::info("{}: stopping", signal == SIGINT ? "SIGINT" : "SIGTERM");
-        control.request_stop();
+        server.stop();
     });
 }
 
@@ -132,21 +85,33 @@ int serve(const Config& config, StartupReport& report) {
     // Started by hand, it runs until it is stopped.
     const std::chrono::seconds idle_timeout =
         config.on_demand || activated ? config.idle_timeout : std::chrono::seconds(0);
-    Control control(config, socket_path, idle_timeout);
-    Dispatcher dispatcher(credentials, discovery, registry, control);
-    Server server(io, listen_fd, dispatcher,
-                  ServerOptions{config.max_connections, config.read_timeout, config.shutdown_timeout,
-                                idle_timeout});
+    Dispatcher dispatcher(credentials, discovery, registry,
+                          DaemonInfo{socket_path, config.on_demand, idle_timeout});
     asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
-    control.attach(server, io, signals, http);
+    const StopHooks hooks{[&http] {
+                              sd_notify(0, "STOPPING=1");
+                              // Fetches in flight fail now ("hostkeeperd is stopping"), so that
+                              // their clients get an answer instead of waiting out the shutdown
+                              // timeout.
+                              http.stop();
+                          },
+                          [&] {
+                              boost::system::error_code ignored;
+                              signals.cancel(ignored);
+                              io.stop();
+                          }};
+    Server server(io, listen_fd, dispatcher,
+                  ServerOptions{config.max_connections, config.read_timeout,
+                                config.shutdown_timeout, idle_timeout},
+                  hooks);
     const std::function<std::size_t()> flush_all = [&] {
         return credentials.flush() + discovery.flush() + registry.flush();
     };
-    wait_for_signals(signals, control, flush_all);
+    wait_for_signals(signals, server, flush_all);
     server.on_idle([&] {
         spdlog::info("no clients for {} s: exiting (the next client starts it again{})", idle_timeout.count(),
                      activated ? ", through hostkeeperd.socket" : "");
-        control.request_stop();
+        server.stop();
     });
     server.start();
 
@@ -183,24 +148,21 @@ int refuse_to_run(const InvalidConfig& error) {
                   error.what());
     asio::io_context io(1);
     asio::signal_set signals(io, SIGINT, SIGTERM);
-    std::optional<Server> server;
-    const auto stop = [&] {
-        server->stop([&] {
-            boost::system::error_code ignored;
-            signals.cancel(ignored);
-            io.stop();
-        });
-    };
-    ConfigErrorHandler handler(error.what(), [&] { asio::post(io, stop); });
+    ConfigErrorHandler handler(error.what());
     // Idle for 10 s: exit, so the next connection starts a daemon that reads the fixed file.
-    server.emplace(io, listen_fd, handler,
-                   ServerOptions{command_line.max_connections, command_line.read_timeout,
-                                 command_line.shutdown_timeout, std::chrono::seconds(10)});
-    server->on_idle(stop);
+    Server server(io, listen_fd, handler,
+                  ServerOptions{command_line.max_connections, command_line.read_timeout,
+                                command_line.shutdown_timeout, std::chrono::seconds(10)},
+                  StopHooks{nullptr, [&] {
+                                boost::system::error_code ignored;
+                                signals.cancel(ignored);
+                                io.stop();
+                            }});
+    server.on_idle([&] { server.stop(); });
     signals.async_wait([&](const boost::system::error_code& ec, int) {
-        if (!ec) stop();
+        if (!ec) server.stop();
     });
-    server->start();
+    server.start();
     sd_notifyf(0, "READY=1\nSTATUS=cannot run with its configuration: %s", error.what());
     io.run();
     return 0;

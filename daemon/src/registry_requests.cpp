@@ -3,11 +3,10 @@
 #include <vector>
 
 #include "hostkeeper/proto/error.hpp"
-#include "hostkeeper/proto/framing.hpp"
 #include "hostkeeper/proto/registry_address.hpp"
 #include "hostkeeper/proto/semver.hpp"
-#include "hostkeeper/proto/version.hpp"
 #include "registry_documents.hpp"
+#include "replies.hpp"
 
 namespace hostkeeper::daemon {
 namespace asio = boost::asio;
@@ -18,26 +17,6 @@ using proto::Op;
 
 namespace {
 
-const std::string* text_field(const Json& request, const char* name, bool required) {
-    const auto it = request.find(name);
-    if (it == request.end()) {
-        if (required)
-            throw Error(ErrorCode::bad_request,
-                        std::string("request needs a \"") + name + "\" string");
-        return nullptr;
-    }
-    if (!it->is_string())
-        throw Error(ErrorCode::bad_request, std::string("\"") + name + "\" must be a string");
-    return &it->get_ref<const std::string&>();
-}
-
-bool refresh_of(const Json& request) {
-    const auto it = request.find("refresh");
-    if (it == request.end()) return false;
-    if (!it->is_boolean()) throw Error(ErrorCode::bad_request, "\"refresh\" must be true or false");
-    return it->get<bool>();
-}
-
 // "mirror": a URL, "" for the provider's own registry; absent: the configured mirror, if any.
 std::optional<Mirror> mirror_of(const RegistryService& registry, const Json& request) {
     const std::string* url = text_field(request, "mirror", false);
@@ -46,65 +25,35 @@ std::optional<Mirror> mirror_of(const RegistryService& registry, const Json& req
     return make_mirror(*url);
 }
 
-std::optional<proto::VersionConstraints> constraint_of(const Json& request) {
-    const std::string* text = text_field(request, "constraint", false);
-    if (text == nullptr) return std::nullopt;
-    return proto::VersionConstraints::parse(*text);
-}
-
-// `head` (v, ok and the request's own fields), then the answer: its document
-// spliced in as made when fetched, or `body` when the request reshaped it.
-std::string respond(Json head, const RegistryAnswer& answer, const Json* body = nullptr) {
-    head["source"] = to_string(answer.source);
-    std::string payload = head.dump();
-    payload.pop_back();  // the closing brace
-    payload += ',';
-    if (body == nullptr) {
-        payload += answer.document->json;
-    } else {
-        Json object = {{"url", answer.document->url}};
-        for (const auto& [key, value] : body->items()) object[key] = value;
-        const std::string text = object.dump();
-        payload.append(text, 1, text.size() - 2);
-    }
-    payload += R"(,"age_s":)" + std::to_string(answer.age.count());
-    payload += R"(,"expires_in_s":)" + std::to_string(answer.expires_in.count());
-    if (!answer.error.empty()) payload += R"(,"error":)" + Json(answer.error).dump();
-    payload += '}';
-    if (payload.size() > proto::kMaxResponseFrameSize) {
-        throw Error(ErrorCode::too_large, "the answer is over " +
-                                              std::to_string(proto::kMaxResponseFrameSize) +
-                                              " bytes; narrow it with a constraint");
-    }
-    return payload;
-}
-
 // The versions answer, filtered by the request's constraint when it has one.
-std::string respond_versions(Json head, const RegistryAnswer& answer,
-                             const std::optional<proto::VersionConstraints>& constraint) {
-    if (!constraint) return respond(std::move(head), answer);
-    head["constraint"] = constraint->text();
-    head["total"] = answer.document->versions.size();
+std::string versions_reply(Json fields, const RegistryAnswer& answer,
+                           const std::optional<proto::VersionConstraints>& constraint) {
+    if (!constraint) return reply::registry(fields, answer);
+    fields["constraint"] = constraint->text();
+    fields["total"] = answer.document->versions.size();
     Json body = answer.document->body;
-    body["versions"] = allowed_versions(answer.document->body, answer.document->versions, *constraint);
-    return respond(std::move(head), answer, &body);
+    body["versions"] =
+        allowed_versions(answer.document->body, answer.document->versions, *constraint);
+    return reply::registry(fields, answer, &body);
 }
 
 }  // namespace
 
-asio::awaitable<std::string> answer_registry_request(RegistryService& registry, Op op,
-                                                     const Json& request) {
-    Json head = {{"v", proto::kProtocolVersion}, {"ok", true}};
-    const bool refresh = refresh_of(request);
+asio::awaitable<Reply> RegistryRequests::handle(const Request& r) {
+    const Op op = r.op;
+    const Json& request = r.fields;
+    RegistryService& registry = registry_;
+    Json head = Json::object();  // the request's own fields, as the reply repeats them
+    const bool refresh = refresh_field(request);
     switch (op) {
         case Op::module_versions: {
             proto::ModuleAddress module =
                 proto::parse_module_address(*text_field(request, "module", true));
-            const auto constraint = constraint_of(request);
+            const auto constraint = constraint_field(request);
             head["module"] = module.to_string();
             const RegistryAnswer answer =
                 co_await registry.module_versions(std::move(module), refresh);
-            co_return respond_versions(std::move(head), answer, constraint);
+            co_return Reply{versions_reply(std::move(head), answer, constraint)};
         }
         case Op::module_download: {
             proto::ModuleAddress module =
@@ -114,18 +63,18 @@ asio::awaitable<std::string> answer_registry_request(RegistryService& registry, 
             head["version"] = version.to_string();
             const RegistryAnswer answer =
                 co_await registry.module_download(std::move(module), version, refresh);
-            co_return respond(std::move(head), answer);
+            co_return Reply{reply::registry(head, answer)};
         }
         case Op::provider_versions: {
             proto::ProviderAddress provider =
                 proto::parse_provider_address(*text_field(request, "provider", true));
-            const auto constraint = constraint_of(request);
+            const auto constraint = constraint_field(request);
             std::optional<Mirror> mirror = mirror_of(registry, request);
             head["provider"] = provider.to_string();
             if (mirror) head["mirror"] = mirror->base;
             const RegistryAnswer answer =
                 co_await registry.provider_versions(std::move(provider), mirror, refresh);
-            co_return respond_versions(std::move(head), answer, constraint);
+            co_return Reply{versions_reply(std::move(head), answer, constraint)};
         }
         case Op::provider_package:
         case Op::provider_fetch: {
@@ -146,11 +95,13 @@ asio::awaitable<std::string> answer_registry_request(RegistryService& registry, 
                                            version.to_string() + "_" + platform + ".zip";
             const RegistryAnswer answer = co_await registry.provider_package(
                 std::move(provider), version, platform, mirror, refresh);
-            if (op == Op::provider_package && !mirror) co_return respond(std::move(head), answer);
+            if (op == Op::provider_package && !mirror)
+                co_return Reply{reply::registry(head, answer)};
             Json package = mirror
                                ? mirror_package(*answer.document, platform, "the mirror's " + what)
                                : answer.document->body;
-            if (op == Op::provider_package) co_return respond(std::move(head), answer, &package);
+            if (op == Op::provider_package)
+                co_return Reply{reply::registry(head, answer, &package)};
             // Named, not temporaries in the co_await expression: g++ 12 may
             // destroy such temporaries twice.
             std::string download_url = package.at("download_url").get<std::string>();
@@ -165,7 +116,7 @@ asio::awaitable<std::string> answer_registry_request(RegistryService& registry, 
             package["size"] = fetched.size;
             package["computed"] = Json::array({fetched.zh, fetched.h1});
             package["verified"] = fetched.matched;
-            co_return respond(std::move(head), answer, &package);
+            co_return Reply{reply::registry(head, answer, &package)};
         }
         default:
             break;

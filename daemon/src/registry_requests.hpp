@@ -1,21 +1,29 @@
 #pragma once
 // The socket requests of the registry clients (module_versions,
-// module_download, provider_versions, provider_package): fields checked,
-// RegistryService asked, the answer made (see proto/PROTOCOL.md).
+// module_download, provider_versions, provider_package, provider_fetch):
+// fields read, RegistryService asked, the answer reshaped where the request
+// asks it (a constraint, a mirror's package, a fetched package; see
+// proto/PROTOCOL.md).
 
+// clang-format off
 #include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
-#include <string>
-
+// clang-format on
 #include <boost/asio/awaitable.hpp>
 
-#include "hostkeeper/proto/messages.hpp"
 #include "registry_service.hpp"
+#include "request_fields.hpp"
+#include "request_handler.hpp"
 
 namespace hostkeeper::daemon {
 
-// The response payload for `request`, whose op is one of the four above.
-// Throws proto::Error (and its RegistryError, DiscoveryError kinds).
-boost::asio::awaitable<std::string> answer_registry_request(RegistryService& registry, proto::Op op,
-                                                            const proto::Json& request);
+class RegistryRequests {
+  public:
+    explicit RegistryRequests(RegistryService& registry) : registry_(registry) {}
+    // Throws proto::Error (and its RegistryError, DiscoveryError kinds).
+    boost::asio::awaitable<Reply> handle(const Request& request);
+
+  private:
+    RegistryService& registry_;
+};
 
 }  // namespace hostkeeper::daemon

@@ -3,13 +3,9 @@
 #include <exception>
 #include <variant>
 
-#include "bearer_token.hpp"
-#include "cache_control.hpp"
 #include "discovery_document.hpp"
 #include "hostkeeper/proto/json.hpp"
 #include "hostkeeper/proto/services.hpp"
-#include "http_fetch.hpp"
-#include "http_text.hpp"
 #include "registry_documents.hpp"
 #include "url.hpp"
 
@@ -22,11 +18,6 @@ using std::chrono::seconds;
 
 namespace {
 
-AnswerCacheOptions cache_options(const RegistryOptions& options) {
-    return {options.error_ttl, options.max_retry_after, options.stale_if_error,
-            options.max_entries};
-}
-
 std::string origin_of(const std::string& host) {
     return "https://" + host + "/";
 }
@@ -34,6 +25,11 @@ std::string origin_of(const std::string& host) {
 // A path below a base URL; "./" so that a "host:port" segment is never read as a scheme.
 std::string below(const std::string& base, const std::string& path) {
     return resolve_url(base, "./" + path);
+}
+
+// What a 404 leaves: no document at `url`.
+RegistryDocument no_document(const std::string& url) {
+    return RegistryDocument(url, Json::object());
 }
 
 std::string last_segment(const std::string& url) {
@@ -47,12 +43,7 @@ std::string last_segment(const std::string& url) {
 
 RegistryDocument::RegistryDocument(std::string url_, Json body_,
                                    std::vector<proto::SemVer> versions_)
-    : url(std::move(url_)), body(std::move(body_)), versions(std::move(versions_)) {
-    Json object = {{"url", url}};
-    for (const auto& [key, value] : body.items()) object[key] = value;
-    json = object.dump();
-    json = json.substr(1, json.size() - 2);  // without the braces
-}
+    : url(std::move(url_)), body(std::move(body_)), versions(std::move(versions_)) {}
 
 Json mirror_package(const RegistryDocument& document, const std::string& platform,
                     const std::string& what) {
@@ -76,12 +67,11 @@ Json mirror_package(const RegistryDocument& document, const std::string& platfor
 RegistryService::RegistryService(asio::any_io_executor io, HttpClient& http,
                                  CredentialService& credentials, DiscoveryService& discovery,
                                  RegistryOptions options, Cache::Clock clock)
-    : http_(http),
-      credentials_(credentials),
-      discovery_(discovery),
+    : discovery_(discovery),
       options_(std::move(options)),
       clock_(std::move(clock)),
-      cache_(std::move(io), clock_, cache_options(options_), "fetching"),
+      cache_(std::move(io), clock_, answer_cache_options(options_), "fetching"),
+      upstream_(http, credentials),
       fetcher_(http, options_.downloads_dir, options_.fetch_timeout) {
     if (!options_.mirror_url.empty()) default_mirror_ = make_mirror(options_.mirror_url);
 }
@@ -332,12 +322,11 @@ RegistryService::Cache::Fetch RegistryService::fetcher(std::shared_ptr<const Job
 
 asio::awaitable<RegistryService::Cache::Fetched> RegistryService::fetch(
     std::shared_ptr<const Job> job) {
-    Cache::Fetched out;
     std::string url = job->url;
+    std::string failed;
     if (url.empty()) {
         // Discovery failing is this document failing: its last good answer
         // may stand in (stale-if-error) while the host is down.
-        std::string failed;
         try {
             std::string base = co_await service_url(job->address_host, job->service);
             // Terraform's module registry client adds the slash a modules.v1
@@ -350,99 +339,48 @@ asio::awaitable<RegistryService::Cache::Fetched> RegistryService::fetch(
         } catch (const DiscoveryError& e) {
             failed = std::string("discovery: ") + e.what();
         }
-        if (!failed.empty()) {
-            fail(out, failed);
-            co_return out;
-        }
     }
-    std::string keyring_problem;
-    const std::optional<proto::Secret> token =
-        co_await bearer_token(credentials_, job->token_host, job->label, &keyring_problem);
-    FetchRules rules;
-    rules.max_body = kMaxRegistryDocument;
-    rules.max_redirects = kMaxRegistryRedirects;
-    rules.timeout = options_.timeout;
-    const FetchResult fetched = co_await fetch_following(http_, url, token, job->token_origin, rules);
-    upstream_requests_ += fetched.requests;
-    if (!fetched.response) {
-        fail(out, fetched.error);
-    } else {
-        const Credentials sent = !token ? Credentials::none
-                                 : same_origin(fetched.response->url, job->token_origin)
-                                     ? Credentials::sent
-                                     : Credentials::withheld;
-        judge(*job, url, *fetched.response, sent, keyring_problem, out);
+    if (!failed.empty()) {
+        Verdict verdict = upstream_.failed(std::move(failed));
+        co_return settle(*job, std::move(verdict));
     }
-    co_return out;
+    // In a coroutine of its own: awaited here, after the try block above,
+    // g++ 12 warns falsely (-Wmismatched-new-delete, GCC bug 109224).
+    auto fetching = fetch_from(std::move(job), std::move(url));
+    co_return co_await std::move(fetching);
 }
 
-void RegistryService::judge(const Job& job, const std::string& url_asked, const HttpResponse& response, Credentials sent,
-                            const std::string& keyring_problem, Cache::Fetched& out) {
-    const std::string& url = response.url;
-    if (!keyring_problem.empty() && (response.status == 401 || response.status == 403 || response.status == 404)) {
-        // Asked without the token the keyring could not give: the answer says
-        // nothing about the registry. Not cached as "no such module" and not
-        // a refusal: the last good answer may stand in.
-        fail(out, url + ": HTTP status " + std::to_string(response.status) +
-                      " to a request without credentials: those for " + job.token_host +
-                      " could not be read from the keyring: " + keyring_problem);
-        return;
-    }
-    const auto now = clock_();
-    const CacheDirectives directives = parse_cache_control(response.cache_control);
-    out.store = !directives.no_store;
-    const seconds ttl = job.kind == Kind::versions ? options_.versions_ttl : options_.download_ttl;
-    const bool ok =
-        response.status == 200 || (job.kind == Kind::module_download && response.status == 204);
-    if (response.status == 404) {
-        auto empty = std::make_shared<const RegistryDocument>(url, Json::object());
-        out.good = Cache::Good{std::move(empty), true, now, now + options_.negative_ttl};
-        return;
-    }
-    if (!ok) {
-        out.retry_after = response.retry_after;
-        out.stale_ok = !is_refusal(response.status);
-        std::string why = url + ": HTTP status " + std::to_string(response.status);
-        if (response.status == 401 || response.status == 403) {
-            switch (sent) {
-                case Credentials::sent:
-                    why += " with the credentials stored for " + job.token_host;
-                    break;
-                case Credentials::withheld:
-                    why += "; the credentials stored for " + job.token_host + " go to " +
-                           job.token_origin + " only, never to another host";
-                    break;
-                case Credentials::none:
-                    why += "; no credentials are stored for " + job.token_host +
-                           " (store them with 'terraform login " + job.token_host + "')";
-                    break;
-            }
-        }
-        fail(out, why);
-        return;
-    }
+asio::awaitable<RegistryService::Cache::Fetched> RegistryService::fetch_from(
+    std::shared_ptr<const Job> job, std::string url) {
+    // Named, not a temporary in the co_await expression (g++ 12).
+    auto fetching = upstream_.fetch(request_of(*job, url));
+    Verdict verdict = co_await std::move(fetching);
+    co_return settle(*job, std::move(verdict));
+}
+
+UpstreamRequest RegistryService::request_of(const Job& job, const std::string& url) const {
+    UpstreamRequest request;
+    request.url = url;
+    request.token_host = job.token_host;
+    request.token_origin = job.token_origin;
+    request.purpose = job.label;
+    request.rules.max_body = kMaxRegistryDocument;
+    request.rules.max_redirects = kMaxRegistryRedirects;
+    request.rules.timeout = options_.timeout;
     // Terraform's mirror client insists on application/json; its registry
     // clients read any body as JSON, and so does this.
-    if (job.service.empty()) {
-        if (const std::string problem = json_media_type_problem(response.content_type);
-            !problem.empty()) {
-            fail(out, url + ": " + problem);
-            return;
-        }
-    }
-    try {
-        auto document = std::make_shared<const RegistryDocument>(job.parse(response, url_asked));
-        // The server may shorten how long its answer stays fresh, never lengthen it.
-        const seconds fresh = freshness(directives, response.age, ttl, seconds(0), ttl);
-        out.good = Cache::Good{std::move(document), false, now, now + fresh};
-    } catch (const std::exception& e) {
-        fail(out, url + ": " + e.what());
-    }
+    request.json_media_type = job.service.empty();
+    request.accept_204 = job.kind == Kind::module_download;
+    request.explain_refusal = true;
+    return request;
 }
 
-void RegistryService::fail(Cache::Fetched& out, const std::string& error) {
-    ++upstream_failures_;
-    out.error = error;
+RegistryService::Cache::Fetched RegistryService::settle(const Job& job, Verdict verdict) {
+    // The server may shorten how long its answer stays fresh, never lengthen it.
+    const seconds ttl = job.kind == Kind::versions ? options_.versions_ttl : options_.download_ttl;
+    const Freshness fresh{ttl, seconds(0), ttl, options_.negative_ttl};
+    return upstream_.settle<RegistryDocument>(std::move(verdict), fresh, clock_(), job.parse,
+                                              no_document);
 }
 
 std::size_t RegistryService::flush() {
@@ -458,11 +396,7 @@ std::size_t RegistryService::flush(const std::string& host) {
 }
 
 RegistryStats RegistryService::stats() const {
-    RegistryStats s;
-    static_cast<AnswerCacheStats&>(s) = cache_.stats();
-    s.upstream_requests = upstream_requests_;
-    s.upstream_failures = upstream_failures_;
-    return s;
+    return upstream_.stats(cache_.stats());
 }
 
 void RegistryService::stop() {

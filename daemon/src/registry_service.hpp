@@ -29,6 +29,7 @@
 #include "hostkeeper/proto/registry_address.hpp"
 #include "hostkeeper/proto/semver.hpp"
 #include "registry_options.hpp"
+#include "upstream.hpp"
 
 namespace hostkeeper::daemon {
 
@@ -39,7 +40,8 @@ struct RegistryDocument {
     std::string url;                       // the URL that answered (the endpoint, for a module download)
     proto::Json body;                      // the normalized answer's own fields
     std::vector<proto::SemVer> versions;   // a version list's versions, parallel to body["versions"]
-    std::string json;                      // "url":..,<body's fields>, made once for answers to splice in
+    // Made by the reply module at the first reply, spliced into every later one (event loop only).
+    mutable std::string reply_fields;
 };
 
 struct RegistryAnswer {
@@ -61,10 +63,7 @@ public:
 // the platforms the mirror has.
 proto::Json mirror_package(const RegistryDocument& document, const std::string& platform, const std::string& what);
 
-struct RegistryStats : AnswerCacheStats {
-    std::uint64_t upstream_requests = 0;
-    std::uint64_t upstream_failures = 0;
-};
+using RegistryStats = UpstreamStats;
 
 class RegistryService {
 public:
@@ -132,21 +131,19 @@ private:
     boost::asio::awaitable<std::string> service_url(std::string host, std::string service);
     boost::asio::awaitable<RegistryAnswer> get(Job job, bool refresh);
     boost::asio::awaitable<Cache::Fetched> fetch(std::shared_ptr<const Job> job);
-    enum class Credentials { none, sent, withheld };
-    // `keyring_problem`: why the token could not be read ("" when it could, or there is none).
-    void judge(const Job& job, const std::string& url_asked, const HttpResponse& response, Credentials sent,
-               const std::string& keyring_problem, Cache::Fetched& out);
-    void fail(Cache::Fetched& out, const std::string& error);
+    // The document at `url`, once known.
+    boost::asio::awaitable<Cache::Fetched> fetch_from(std::shared_ptr<const Job> job,
+                                                      std::string url);
+    UpstreamRequest request_of(const Job& job, const std::string& url) const;
+    Cache::Fetched settle(const Job& job, Verdict verdict);
 
-    HttpClient& http_;
-    CredentialService& credentials_;
     DiscoveryService& discovery_;
     RegistryOptions options_;
     Cache::Clock clock_;
     std::optional<Mirror> default_mirror_;
     Cache cache_;
+    Upstream upstream_;
     PackageFetcher fetcher_;
-    std::uint64_t upstream_requests_ = 0, upstream_failures_ = 0;
 };
 
 }  // namespace hostkeeper::daemon

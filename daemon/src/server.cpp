@@ -71,13 +71,14 @@ void refuse(stream::socket& socket, ErrorCode code, const std::string& message) 
 }  // namespace
 
 Server::Server(asio::io_context& io, int listen_fd, RequestHandler& handler,
-               const ServerOptions& options)
+               const ServerOptions& options, StopHooks hooks)
     : io_(io),
       acceptor_(io, stream(), listen_fd),
       handler_(handler),
       options_(options),
       idle_timer_(io),
-      shutdown_timer_(io) {}
+      shutdown_timer_(io),
+      hooks_(std::move(hooks)) {}
 
 void Server::start() {
     asio::co_spawn(io_, accept_loop(), log_failure("accepting connections"));
@@ -209,10 +210,13 @@ asio::awaitable<bool> Server::exchange(Connection& connection) {
     connection.deadline.cancel();
 
     connection.busy = true;
-    std::string reply = co_await handler_.handle(body);
+    Reply reply = co_await handler_.handle(body, ServerState{connections_.size()});
     proto::scrub(body);
-    std::string frame = proto::encode_frame(reply, proto::kMaxResponseFrameSize);
-    proto::scrub(reply);
+    // Asked to stop: no new connections, idle ones closed; this reply is
+    // still written (the connection is busy).
+    if (reply.stop) stop();
+    std::string frame = proto::encode_frame(reply.payload, proto::kMaxResponseFrameSize);
+    proto::scrub(reply.payload);
     const proto::ScrubGuard frame_guard(frame);
     // The reply must be taken within the same timeout as a request.
     connection.writing = true;
@@ -235,10 +239,10 @@ void Server::arm_idle_timer() {
     });
 }
 
-void Server::stop(std::function<void()> on_stopped) {
+void Server::stop() {
     if (stopping_) return;
     stopping_ = true;
-    on_stopped_ = std::move(on_stopped);
+    if (hooks_.stopping) hooks_.stopping();
     error_code ignored;
     acceptor_.close(ignored);
     idle_timer_.cancel();
@@ -262,8 +266,8 @@ void Server::stop(std::function<void()> on_stopped) {
 
 void Server::finish_stop() {
     shutdown_timer_.cancel();
-    if (auto callback = std::move(on_stopped_)) {
-        on_stopped_ = nullptr;
+    if (auto callback = std::move(hooks_.stopped)) {
+        hooks_.stopped = nullptr;
         callback();
     }
 }

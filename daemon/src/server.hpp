@@ -33,16 +33,27 @@ struct ServerOptions {
     std::chrono::seconds idle_timeout{0};  // 0: never report idleness
 };
 
+// What stopping means around the server: `stopping` runs as the stop
+// begins (the daemon fails its fetches in flight, so that their clients get
+// an answer now), `stopped` once every connection is done (the daemon ends
+// its event loop).
+struct StopHooks {
+    std::function<void()> stopping;
+    std::function<void()> stopped;
+};
+
 class Server {
   public:
     // Takes ownership of `listen_fd`, a listening Unix stream socket.
     Server(boost::asio::io_context& io, int listen_fd, RequestHandler& handler,
-           const ServerOptions& options);
+           const ServerOptions& options, StopHooks hooks = {});
 
     void start();
     // Stops accepting, closes idle connections, lets requests in flight
-    // finish (at most shutdown_timeout), then calls `on_stopped` once.
-    void stop(std::function<void()> on_stopped);
+    // finish (at most shutdown_timeout), then runs the `stopped` hook once.
+    // A reply that asks for it (Reply::stop) stops the server too, once it
+    // is written. Idempotent.
+    void stop();
     // Called when no client has been connected for idle_timeout.
     void on_idle(std::function<void()> callback) { on_idle_ = std::move(callback); }
 
@@ -67,7 +78,7 @@ class Server {
     boost::asio::steady_timer idle_timer_;
     boost::asio::steady_timer shutdown_timer_;
     std::function<void()> on_idle_;
-    std::function<void()> on_stopped_;
+    StopHooks hooks_;
     bool stopping_ = false;
 };
 

@@ -11,6 +11,7 @@
 
 #include "daemon_client.hpp"
 #include "harness.hpp"
+#include "https_world.hpp"
 #include "keyring_control.hpp"
 
 using namespace hostkeeper::it;
@@ -96,6 +97,52 @@ TEST_CASE("a locked keyring serves no token, cached or not; unlocked, it serves 
     CHECK(served.exit_code == 0);
     CHECK(served.out == creds("tok-locked") + "\n");
     check_log_clean(daemon, {"tok-locked"});
+}
+
+TEST_CASE(
+    "a locked keyring: discovery goes without the token; a 401 or 404 names the keyring, not kept",
+    "[keyring-lifecycle]") {
+    for (const unsigned status : {401U, 404U}) {
+        INFO("HTTP " << status);
+        World world;
+        const std::string token = "tok-discovery-locked";
+        world.server.route("registry.localhost", kDoc, [&](const hostkeeper::test::Request& r) {
+            if (r.authorization == "Bearer " + token)
+                return hostkeeper::test::json_response(R"({"modules.v1":"/m/"})");
+            return hostkeeper::test::json_response(R"({"errors":["not for you"]})", status);
+        });
+        world.start({{"error_ttl", quoted("1s")}});
+        const std::string host = world.host();
+        store_token(world, host, token);
+
+        const long long before = invalidations(world.socket());
+        REQUIRE(lock_login_collection().exit_code == 0);
+        struct Unlock {
+            ~Unlock() { (void)unlock_login_collection(); }  // the next tests need it unlocked
+        } unlock;
+        await_invalidation(world.socket(), before);
+
+        const Json refused = world.ask_discover(host);
+        INFO(refused.dump());
+        CHECK(refused.at("ok") == false);
+        CHECK(refused.value("/error/code"_json_pointer, "") == "discovery_failed");
+        const std::string message = refused.value("/error/message"_json_pointer, "");
+        CHECK_THAT(message, Catch::Contains("HTTP status " + std::to_string(status) +
+                                            " to a request without credentials"));
+        CHECK_THAT(message, Catch::Contains("could not be read from the keyring"));
+        CHECK(world.server.requests().back().authorization == std::nullopt);
+
+        // Not kept as "no services": unlocked, the host answers as soon as the
+        // failure's error_ttl is over.
+        REQUIRE(unlock_login_collection());
+        std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+        const Json served = world.ask_discover(host);
+        INFO(served.dump());
+        CHECK(served.at("ok") == true);
+        CHECK(served.value("source", "") == "network");
+        CHECK(served.value("/services/modules.v1"_json_pointer, "") ==
+              world.url("registry", "/m/"));
+    }
 }
 
 TEST_CASE("an item added, changed or removed with secret-tool is what the next get returns",

@@ -189,6 +189,47 @@ TEST_CASE("stale-if-error: the last good answer outlives a failing server, up to
     CHECK(f.discovery.stats().stale == 2);
 }
 
+TEST_CASE(
+    "a locked keyring: discovery goes without a token, and a 401, 403 or 404 says why, uncached",
+    "[daemon][discovery]") {
+    for (const long status : {401L, 403L, 404L}) {
+        INFO("HTTP " << status);
+        Fixture f;
+        f.keyring.fail_with(proto::ErrorCode::keyring_locked);
+        f.http.routes[kUrl] = [status] { return FakeHttpClient::json("{}", status); };
+        const DiscoveryError e = f.discover_error();
+        CHECK_THAT(e.what(), Catch::Contains(kUrl + ": HTTP status " + std::to_string(status) +
+                                             " to a request without credentials"));
+        CHECK_THAT(e.what(), Catch::Contains("could not be read from the keyring"));
+        CHECK(f.http.requests.at(0).bearer == std::nullopt);
+        CHECK(f.discovery.stats().empty == 0);  // not "the host offers no services"
+        // Once the keyring answers, so does the host.
+        f.keyring.fail_with(std::nullopt);
+        f.keyring.put("h.example", R"({"token":"T"})");
+        f.credentials.flush();
+        f.now += 11s;  // past error_ttl
+        f.http.routes[kUrl] = [] { return FakeHttpClient::json(R"({"modules.v1":"/m/"})"); };
+        const DiscoveryAnswer a = f.discover();
+        CHECK(a.source == DiscoverySource::network);
+        CHECK(a.services().services.at("modules.v1") == "https://h.example/m/");
+        CHECK(f.http.requests.back().bearer == std::optional<std::string>("T"));
+    }
+}
+
+TEST_CASE("a locked keyring's 401 is not a refusal: the last good answer stands in",
+          "[daemon][discovery]") {
+    Fixture f;
+    f.http.routes[kUrl] = [] { return FakeHttpClient::json(R"({"modules.v1":"/m/"})"); };
+    f.discover();
+    f.now += 100s;
+    f.keyring.fail_with(proto::ErrorCode::keyring_locked);
+    f.http.routes[kUrl] = [] { return FakeHttpClient::json("{}", 401); };
+    const DiscoveryAnswer a = f.discover();
+    CHECK(a.source == DiscoverySource::stale);
+    CHECK(a.services().services.at("modules.v1") == "https://h.example/m/");
+    CHECK_THAT(a.error, Catch::Contains("could not be read from the keyring"));
+}
+
 TEST_CASE("concurrent lookups of a cold host share one request", "[daemon][discovery]") {
     Fixture f;
     f.http.routes[kUrl] = [] { return FakeHttpClient::json(R"({"modules.v1":"/m/"})"); };

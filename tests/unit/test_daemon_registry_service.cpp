@@ -22,6 +22,7 @@
 #include "memory_keyring.hpp"
 #include "mirror.hpp"
 #include "registry_service.hpp"
+#include "replies.hpp"
 
 using namespace hostkeeper;
 using namespace std::chrono_literals;
@@ -200,7 +201,8 @@ TEST_CASE("version lists are served from the cache for versions_ttl", "[daemon][
           Json::array({{{"version", "1.1.0"}}, {{"version", "1.0.0"}}}));
     REQUIRE(a.document->versions.size() == 2);
     CHECK(a.document->versions[0].to_string() == "1.1.0");
-    CHECK(a.document->json.rfind("\"url\":\"" + kModuleVersions + "\",", 0) == 0);
+    CHECK(daemon::reply::fields_of(*a.document).rfind("\"url\":\"" + kModuleVersions + "\",", 0) ==
+          0);
 
     f.now += 99s;
     a = f.module_versions();

@@ -1,27 +1,27 @@
-// The server and dispatcher on a real Unix socket, with an in-memory keyring:
-// the wire protocol, garbage and abuse. (The real keyring and the real
-// binaries are covered by the integration tests.)
-#include <catch2/catch.hpp>
+// The server on a real Unix socket, answering through a trivial request
+// handler: framing, garbage and abuse, deadlines, the connection cap, the
+// socket's ownership, and stopping. (The daemon's own handler is
+// test_daemon_dispatcher; the real binaries are in the integration tests.)
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-#include <atomic>
-#include <future>
 #include <memory>
 #include <thread>
 
-#include "credential_service.hpp"
-#include "dispatcher.hpp"
 #include "hostkeeper/proto/socket_path.hpp"
-#include "memory_keyring.hpp"
+#include "request_handler.hpp"
 #include "server.hpp"
-#include "fake_http_client.hpp"
+#include "server_fixture.hpp"
 #include "socket_fixture.hpp"
 #include "socket_owner.hpp"
 
@@ -33,55 +33,53 @@ using test::RawClient;
 
 namespace {
 
-class StubControl final : public daemon::DaemonControl {
-public:
-    proto::Json describe() const override { return {{"version", "test"}}; }
-    void request_stop() override { ++stops; }
-    int stops = 0;
+// Answers {"v":1,"ok":true,"op":OP,"connections":N} (the op as asked), and
+// {"ok":true,...} with Reply::stop for "stop". A request whose "host" is
+// "slow.example" waits until open_gate().
+class FakeHandler final : public daemon::RequestHandler {
+  public:
+    explicit FakeHandler(asio::io_context& io)
+        : io_(io), gate_(io, asio::steady_timer::time_point::max()) {}
+
+    asio::awaitable<daemon::Reply> handle(std::string_view payload,
+                                          daemon::ServerState server) override {
+        ++calls;
+        const proto::Json request = proto::parse_payload(payload);
+        if (request.value("host", "") == "slow.example") {
+            ++held;
+            while (gate_closed_) {
+                boost::system::error_code ec;
+                co_await gate_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+            }
+        }
+        proto::Json response = proto::make_ok();
+        response["op"] = request.value("op", "");
+        response["connections"] = server.connections;
+        co_return daemon::Reply{response.dump(), request.value("op", "") == "stop"};
+    }
+
+    void open_gate() {
+        asio::post(io_, [this] {
+            gate_closed_ = false;
+            gate_.cancel();
+        });
+    }
+
+    std::atomic<int> calls{0};
+    std::atomic<int> held{0};
+
+  private:
+    asio::io_context& io_;
+    asio::steady_timer gate_;
+    bool gate_closed_ = true;
 };
 
-struct ServerFixture {
+struct ServerFixture : test::SocketServer {
     explicit ServerFixture(daemon::ServerOptions options = {1, 1s, 1s, 0s}) {
-        char pattern[] = "/tmp/hk-unit.XXXXXX";
-        root = ::mkdtemp(pattern);
-        location = {root / "d" / "socket", root / "d"};
-        owner.emplace(location);
-        options.max_connections = options.max_connections == 1 ? 16 : options.max_connections;
-        server.emplace(io, owner->release_listener(), dispatcher, options);
-        server->start();
-        thread = std::thread([this] { io.run(); });
+        serve(handler, options);
     }
-    ~ServerFixture() {
-        std::promise<void> stopped;
-        asio::post(io, [&] { server->stop([&] { io.stop(); }); });
-        thread.join();
-        server.reset();
-        owner.reset();
-        pool.join();
-        fs::remove_all(root);
-    }
-    proto::Json request(const proto::Json& message) {
-        const RawClient client(location.socket);
-        client.send_json(message);
-        auto response = client.read_json();
-        REQUIRE(response.has_value());
-        return *response;
-    }
-
-    fs::path root;
-    proto::SocketLocation location;
-    asio::io_context io;
-    asio::thread_pool pool{1};
-    test::MemoryKeyring keyring;
-    daemon::CredentialService credentials{io.get_executor(), pool.get_executor(), keyring, {}};
-    StubControl control;
-    test::FakeHttpClient http{io.get_executor()};
-    daemon::DiscoveryService discovery{io.get_executor(), http, credentials, {}};
-    daemon::RegistryService registry{io.get_executor(), http, credentials, discovery, {}};
-    daemon::Dispatcher dispatcher{credentials, discovery, registry, control};
-    std::optional<daemon::SocketOwner> owner;
-    std::optional<daemon::Server> server;
-    std::thread thread;
+    ~ServerFixture() { shutdown(); }
+    FakeHandler handler{io};
 };
 
 proto::Json get_request(const std::string& host) {
@@ -92,88 +90,27 @@ proto::Json get_request(const std::string& host) {
 
 }  // namespace
 
-TEST_CASE("get, store and forget over the socket", "[daemon][server]") {
+TEST_CASE("each request is answered on its connection, many on one", "[daemon][server]") {
     ServerFixture f;
-    CHECK(f.request(get_request("h.example")).dump() == R"({"v":1,"ok":true,"found":false})");
-    proto::Json store = proto::make_request(proto::Op::store);
-    store["host"] = "H.Example:443";  // the daemon normalizes whatever the client sent
-    store["credentials"] = {{"token", "secret-1"}, {"extra", {1, 2}}};
-    CHECK(f.request(store).at("ok") == true);
-    CHECK(f.keyring.text("h.example") == R"({"token":"secret-1","extra":[1,2]})");
-    CHECK(f.request(get_request("h.example")).dump() ==
-          R"({"v":1,"ok":true,"found":true,"credentials":{"token":"secret-1","extra":[1,2]}})");
-    proto::Json forget = proto::make_request(proto::Op::forget);
-    forget["host"] = "h.example";
-    CHECK(f.request(forget).at("ok") == true);
-    CHECK(f.request(get_request("h.example")).at("found") == false);
-}
-
-TEST_CASE("many requests on one connection", "[daemon][server]") {
-    ServerFixture f;
-    f.keyring.put("h", R"({"token":"t"})");
     const RawClient client(f.location.socket);
     for (int i = 0; i < 100; ++i) {
         client.send_json(get_request("h"));
         const auto response = client.read_json();
         REQUIRE(response);
-        REQUIRE(response->at("found") == true);
+        REQUIRE(response->at("op") == "get");
+        REQUIRE(response->at("connections") == 1);
     }
-    CHECK(f.keyring.lookups == 1);
+    CHECK(f.handler.calls == 100);
 }
 
-TEST_CASE("malformed requests get a clear error and change nothing", "[daemon][server]") {
+TEST_CASE("a reply that asks for it stops the server once it is written", "[daemon][server]") {
     ServerFixture f;
-    f.keyring.put("h", R"({"token":"keep"})");
-    const RawClient client(f.location.socket);
-    const auto expect_error = [&](const std::string& payload, const std::string& code) {
-        CAPTURE(payload);
-        client.send_bytes(proto::encode_frame(payload));
-        const auto response = client.read_json();
-        REQUIRE(response);
-        CHECK(response->at("ok") == false);
-        CHECK(test::error_code_of(*response) == code);
-    };
-    expect_error("this is not json", "bad_request");
-    expect_error(std::string("\xff\xfe\x00garbage", 10), "bad_request");
-    expect_error("[1,2,3]", "bad_request");
-    expect_error(R"({"op":"get","host":"h"})", "bad_request");          // no version
-    expect_error(R"({"v":"1","op":"get","host":"h"})", "bad_request");  // version not an integer
-    expect_error(R"({"v":1,"host":"h"})", "bad_request");               // no op
-    expect_error(R"({"v":1,"op":"get"})", "bad_request");               // no host
-    expect_error(R"({"v":1,"op":"get","host":7})", "bad_request");
-    expect_error(R"({"v":1,"op":"get","host":"ex_ample.com"})", "bad_host");
-    expect_error(R"({"v":1,"op":"get","host":"https://h"})", "bad_host");
-    expect_error(R"({"v":1,"op":"explode","host":"h"})", "unknown_op");
-    expect_error(R"({"v":1,"op":"store","host":"h"})", "bad_request");
-    expect_error(R"({"v":1,"op":"store","host":"h","credentials":"tok"})", "bad_request");
-    expect_error(R"({"v":1,"op":"store","host":"h","credentials":{"token":5}})", "bad_request");
-    // The connection survived all of that, and the stored item is untouched.
-    client.send_json(get_request("h"));
-    const auto response = client.read_json();
-    REQUIRE(response);
-    CHECK(response->at("credentials").at("token") == "keep");
-    CHECK(f.keyring.stores == 0);
-}
-
-TEST_CASE("another protocol version is refused with the supported list; stop and hello are frozen",
-          "[daemon][server]") {
-    ServerFixture f;
-    proto::Json request = get_request("h");
-    request["v"] = 2;
-    const proto::Json refusal = f.request(request);
-    CHECK(test::error_code_of(refusal) == "unsupported_version");
-    CHECK(refusal.at("supported") == proto::Json::array({1}));
-
-    proto::Json hello = proto::make_request(proto::Op::hello);
-    hello["v"] = 99;
-    const proto::Json answer = f.request(hello);
+    const RawClient idle(f.location.socket);
+    const proto::Json answer = f.request(proto::make_request(proto::Op::stop));
     CHECK(answer.at("ok") == true);
-    CHECK(answer.at("supported") == proto::Json::array({1}));
-
-    proto::Json stop = proto::make_request(proto::Op::stop);
-    stop["v"] = 99;
-    CHECK(f.request(stop).at("ok") == true);
-    CHECK(f.control.stops == 1);
+    CHECK(test::wait_for([&] { return f.stopped.load(); }));
+    CHECK(f.stopping == 1);
+    CHECK(idle.closed_within(2000));  // idle connections are closed
 }
 
 TEST_CASE("an oversized or empty frame is answered with an error and the connection closed", "[daemon][server]") {
@@ -272,19 +209,13 @@ TEST_CASE("a loose socket directory is refused with advice", "[daemon][server]")
 
 TEST_CASE("stop lets a request in flight finish, then the server stops", "[daemon][server]") {
     auto f = std::make_unique<ServerFixture>();
-    f->keyring.put("slow.example", R"({"token":"t"})");
-    f->keyring.close_gate();  // the keyring lookup will block until opened
     const RawClient client(f->location.socket);
-    client.send_json(get_request("slow.example"));
-    REQUIRE(test::wait_for([&] { return f->keyring.lookups == 1; }));
+    client.send_json(get_request("slow.example"));  // the handler holds it until the gate opens
+    REQUIRE(test::wait_for([&] { return f->handler.held == 1; }));
 
-    std::atomic<bool> stopped{false};
-    asio::post(f->io, [&] {
-        f->server->stop([&] {
-            stopped = true;
-            f->io.stop();  // what the daemon's main does; the fixture's own stop is then a no-op
-        });
-    });
+    std::atomic<bool>& stopped =
+        f->stopped;  // the fixture's stopped hook ends the event loop, as main does
+    asio::post(f->io, [&] { f->server->stop(); });
     // New connections are no longer accepted...
     REQUIRE(test::wait_for([&] {
         try {
@@ -296,9 +227,9 @@ TEST_CASE("stop lets a request in flight finish, then the server stops", "[daemo
     }));
     CHECK_FALSE(stopped);
     // ...but the request in flight is answered.
-    f->keyring.open_gate();
+    f->handler.open_gate();
     const auto response = client.read_json();
     REQUIRE(response);
-    CHECK(response->at("credentials").at("token") == "t");
+    CHECK(response->at("op") == "get");
     CHECK(test::wait_for([&] { return stopped.load(); }));
 }
