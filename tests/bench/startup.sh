@@ -15,6 +15,8 @@
 #                 own cache-daemon client, the same shape of work
 #   secret-tool   `secret-tool lookup` of the same item in gnome-keyring
 # Targets (issue 11): the helper at most 1.3 × true, and faster than git.
+# HK_BENCH_STARTUP_BASELINE=PATH adds another build's helper to the same runs
+# ("baseline", e.g. the helper of an older commit), for a before/after.
 #
 # run.sh runs this inside its keyring world and puts the rows it writes into
 # its own table; run by hand, it re-runs itself inside
@@ -180,8 +182,14 @@ inner() {
     hits0=$(hk status --json | jq -r .credentials.hits)
     local true_bin
     true_bin=$(type -P true)
-    local r load_before load_after rows="" others_max=0 loads=""
-    local -a m_true=() m_raw=() m_helper=() m_git=() m_st=()
+    local baseline=${HK_BENCH_STARTUP_BASELINE:-}
+    local -a extra=()
+    if [[ -n "$baseline" ]]; then
+        [[ "$("$baseline" get "$host")" == "$creds" ]] || die "the baseline helper $baseline does not get the token"
+        extra=(-n baseline "$baseline get $host")
+    fi
+    local r load_before load_after others_max=0 loads=""
+    local -a m_true=() m_raw=() m_helper=() m_git=() m_st=() m_base=()
     for r in $(seq 1 "$rounds"); do
         load_before=$(quiet "$max_load" "$load_waits" "$load_wait_seconds")
         log "start-up: round $r of $rounds, hyperfine -N --warmup $warmup --runs $runs (load average $load_before)"
@@ -191,7 +199,7 @@ inner() {
             -n raw-get "$BIN/hk_bench_raw_get $SOCK $host" \
             -n helper "$BIN/terraform-credentials-hostkeeper get $host" \
             -n git "git credential-cache --socket $GIT_SOCK get" \
-            -n secret-tool "secret-tool lookup xdg:schema io.hostkeeper.Credentials host $host" >&2
+            -n secret-tool "secret-tool lookup xdg:schema io.hostkeeper.Credentials host $host" "${extra[@]}" >&2
         phase_end
         load_after=$(loadavg)
         le "$PHASE_OTHERS" "$others_max" || others_max=$PHASE_OTHERS
@@ -201,25 +209,34 @@ inner() {
         m_helper+=("$(median helper "$raw/round-$r.json")")
         m_git+=("$(median git "$raw/round-$r.json")")
         m_st+=("$(median secret-tool "$raw/round-$r.json")")
+        [[ -z "$baseline" ]] || m_base+=("$(median baseline "$raw/round-$r.json")")
     done
     kill -0 "$DAEMON_PID" 2>/dev/null || die "hostkeeperd died"
     local lookups1 hits1
     lookups1=$(hk status --json | jq -r .credentials.keyring_lookups)
     hits1=$(hk status --json | jq -r .credentials.hits)
     [[ "$lookups1" == "$lookups0" ]] || die "the helper's gets reached the keyring ($lookups0 -> $lookups1 lookups): not warm"
-    (( hits1 - hits0 >= 2 * rounds * (runs + warmup) )) ||
-        die "hostkeeperd answered $(( hits1 - hits0 )) gets from its cache, expected at least $(( 2 * rounds * (runs + warmup) ))"
+    local getters=2
+    [[ -z "$baseline" ]] || getters=3
+    (( hits1 - hits0 >= getters * rounds * (runs + warmup) )) ||
+        die "hostkeeperd answered $(( hits1 - hits0 )) gets from its cache, expected at least $(( getters * rounds * (runs + warmup) ))"
 
     # One row per round, and the targets judged on each.
     local i per_true per_git met_true=0 met_git=0 table
-    table="| round | \`/bin/true\` | raw-get (C floor) | helper \`get\` | \`git credential-cache get\` | \`secret-tool lookup\` | helper / true | helper / git |"$'\n'
-    table+="|---|---|---|---|---|---|---|---|"$'\n'
+    table="| round | \`/bin/true\` | raw-get (C floor) | helper \`get\` | \`git credential-cache get\` | \`secret-tool lookup\` | helper / true | helper / git |"
+    [[ -z "$baseline" ]] || table+=" baseline helper | baseline / true |"
+    table+=$'\n'"|---|---|---|---|---|---|---|---|"
+    [[ -z "$baseline" ]] || table+="---|---|"
+    table+=$'\n'
     for i in "${!m_helper[@]}"; do
         per_true=$(awk -v a="${m_helper[$i]}" -v b="${m_true[$i]}" 'BEGIN { printf "%.2f", a / b }')
         per_git=$(awk -v a="${m_helper[$i]}" -v b="${m_git[$i]}" 'BEGIN { printf "%.2f", a / b }')
         le "$per_true" 1.3 && met_true=$(( met_true + 1 ))
         lt "$per_git" 1 && met_git=$(( met_git + 1 ))
-        table+="| $(( i + 1 )) | $(ms "${m_true[$i]}") ms | $(ms "${m_raw[$i]}") ms | $(ms "${m_helper[$i]}") ms | $(ms "${m_git[$i]}") ms | $(ms "${m_st[$i]}") ms | $per_true | $per_git |"$'\n'
+        table+="| $(( i + 1 )) | $(ms "${m_true[$i]}") ms | $(ms "${m_raw[$i]}") ms | $(ms "${m_helper[$i]}") ms | $(ms "${m_git[$i]}") ms | $(ms "${m_st[$i]}") ms | $per_true | $per_git |"
+        [[ -z "$baseline" ]] ||
+            table+=" $(ms "${m_base[$i]}") ms | $(awk -v a="${m_base[$i]}" -v b="${m_true[$i]}" 'BEGIN { printf "%.2f", a / b }') |"
+        table+=$'\n'
     done
     # The round with the median helper/true ratio stands for the run.
     local ratios_true ratios_git mid_true mid_git
@@ -259,6 +276,7 @@ inner() {
         echo
         printf '%s' "$table"
         echo
+        [[ -z "$baseline" ]] || echo "Baseline helper: $baseline."
         echo "Targets: helper/true ≤ 1.3 in $met_true of $rounds rounds (middle $mid_true); helper/git < 1 in $met_git of $rounds rounds (middle $mid_git)."
         echo "Other processes used at most $others_max% of the machine during a round; ${loads%; }."
     } >"$out/startup.md"
