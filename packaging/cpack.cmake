@@ -27,6 +27,8 @@ set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # Depends from the binaries' libraries (dpkg-shlibdeps)
+# ... and libidn2, which proto loads with dlopen (proto/CMakeLists.txt).
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libidn2-0")
 # bash-completion loads the completion the package ships.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "gnome-keyring, bash-completion")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "seahorse, libsecret-tools")

@@ -16,7 +16,8 @@ test_packages=(dbus dbus-user-session gnome-keyring libsecret-tools openssl libs
 # The fuzz targets (tests/fuzz): clang with libFuzzer's runtime, and
 # llvm-symbolizer for readable stacks.
 fuzz_packages=(clang libclang-rt-14-dev llvm)
-bench_packages=(hyperfine nginx)
+# git: its credential-cache is the start-up benchmark's peer (tests/bench/startup.sh).
+bench_packages=(hyperfine nginx git)
 
 case "${1:-build}" in
     build) wanted=("${build_packages[@]}" "${runtime_packages[@]}") ;;

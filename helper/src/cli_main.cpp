@@ -57,6 +57,17 @@ int status(const client::ClientOptions& options, bool json) {
                     disc->value("errors", 0LL), disc->value("hits", 0LL), disc->value("misses", 0LL), disc->value("stale", 0LL),
                     disc->value("forced", 0LL), disc->value("upstream_requests", 0LL), disc->value("upstream_failures", 0LL));
     }
+    if (const auto reg = response.find("registry"); reg != response.end()) {
+        std::printf(
+            "registry cache: %lld entries (%lld documents, %lld not found, %lld failures), "
+            "%lld hits, %lld misses, %lld stale answers, %lld upstream requests "
+            "(%lld failed), %lld in flight, %lld evictions\n",
+            reg->value("entries", 0LL), reg->value("documents", 0LL), reg->value("not_found", 0LL),
+            reg->value("errors", 0LL), reg->value("hits", 0LL), reg->value("misses", 0LL),
+            reg->value("stale", 0LL), reg->value("upstream_requests", 0LL),
+            reg->value("upstream_failures", 0LL), reg->value("in_flight", 0LL),
+            reg->value("evictions", 0LL));
+    }
     return client::kExitOk;
 }
 
@@ -108,7 +119,9 @@ int main(int argc, char** argv) {
                "5 timed out.");
 
     bool json = false;
-    auto* status_cmd = app.add_subcommand("status", "show the running daemon: pid, version, uptime, cache counters");
+    auto* status_cmd = app.add_subcommand("status",
+                                          "show the running daemon: pid, version, uptime, "
+                                          "credentials/discovery/registry cache counters");
     status_cmd->add_flag("--json", json, "print the daemon's answer as JSON");
     std::string host;
     auto* flush_cmd = app.add_subcommand("flush", "drop cached entries: all of them, or those of HOST");

@@ -1,11 +1,6 @@
 #include "common_cli.hpp"
 
-#include <cstdio>
-
 #include "exit_codes.hpp"
-#include "hostkeeper/proto/error.hpp"
-#include "hostkeeper/proto/socket_path.hpp"
-#include "launcher.hpp"
 
 namespace hostkeeper::client {
 
@@ -16,10 +11,7 @@ void CommonOptions::add_to(CLI::App& app, const std::string& timeout_help) {
 }
 
 ClientOptions CommonOptions::client_options() const {
-    ClientOptions options;
-    if (!socket.empty()) options.socket = socket;
-    options.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_seconds * 1000));
-    return options;
+    return make_client_options(socket, timeout_seconds);
 }
 
 std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv) {
@@ -29,24 +21,6 @@ std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv) {
         return app.exit(e) == 0 ? kExitOk : kExitUsage;
     }
     return std::nullopt;
-}
-
-int run_reporting(const std::string& program, const std::function<int()>& body) {
-    const auto fail = [&](const char* message, int code) {
-        std::fprintf(stderr, "%s: %s\n", program.c_str(), message);
-        return code;
-    };
-    try {
-        return body();
-    } catch (const proto::Error& e) {
-        return fail(e.what(), exit_code_for(e.code()));
-    } catch (const NoDaemon& e) {
-        return fail(e.what(), kExitNoDaemon);
-    } catch (const proto::UnsafeSocket& e) {
-        return fail(e.what(), kExitNoDaemon);
-    } catch (const std::exception& e) {
-        return fail(e.what(), kExitFailed);
-    }
 }
 
 std::string duration_text(long long seconds) {

@@ -3,12 +3,11 @@
 // --socket and --timeout options, and how a failure becomes a message on
 // stderr and an exit code (README, "Exit codes").
 
-#include <functional>
+#include <CLI/CLI.hpp>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "daemon_client.hpp"
+#include "run_reporting.hpp"
 
 namespace hostkeeper::client {
 
@@ -23,10 +22,6 @@ struct CommonOptions {
 // Parses argv; on --help/--version or a usage error, returns the exit code to
 // end with (CLI11 has printed what to print).
 std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv);
-
-// Runs `body`; any exception becomes "PROGRAM: message" on stderr and the
-// exit code for its kind.
-int run_reporting(const std::string& program, const std::function<int()>& body);
 
 // "1d2h3m4s", "15m0s", "7s": a duration for people.
 std::string duration_text(long long seconds);

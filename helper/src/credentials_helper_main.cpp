@@ -9,17 +9,17 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
-#include <CLI/CLI.hpp>
-
-#include "common_cli.hpp"
 #include "daemon_client.hpp"
 #include "exit_codes.hpp"
+#include "helper_arguments.hpp"
 #include "hostkeeper/proto/error.hpp"
 #include "hostkeeper/proto/hostname.hpp"
 #include "hostkeeper/proto/messages.hpp"
 #include "hostkeeper/proto/secret.hpp"
 #include "hostkeeper/proto/version.hpp"
+#include "run_reporting.hpp"
 
 namespace {
 using namespace hostkeeper;
@@ -93,24 +93,27 @@ int run(const std::string& verb, const std::string& host, const client::ClientOp
 
 int main(int argc, char** argv) {
     const std::string program = "terraform-credentials-hostkeeper";
-    CLI::App app{"Terraform and OpenTofu credentials helper: keeps tokens in the OS keyring through hostkeeperd.",
-                 program};
-    client::CommonOptions common;
-    common.add_to(app, "give up after this many seconds, start-up and unlock prompts included");
-    std::string verb;
-    std::string host;
-    app.add_option("verb", verb, "get, store or forget")->required()->check(CLI::IsMember({"get", "store", "forget"}));
-    app.add_option("host", host, "the registry hostname, as Terraform gives it (e.g. app.terraform.io)")->required();
-    app.set_version_flag("--version", program + " " + proto::product_version());
-    app.footer(
-        "get prints the host's credentials object ({} when there is none); store reads one from standard "
-        "input; forget removes it.\n"
-        "Exit codes: 0 ok, 1 the daemon or keyring failed, 2 bad arguments or input, 4 no daemon, 5 timed out.");
-    if (const auto code = client::parse_or_exit(app, argc, argv)) return *code;
+    // Not CLI11: see helper_arguments.hpp.
+    const client::HelperArguments args =
+        client::parse_helper_arguments(std::vector<std::string>(argv + 1, argv + argc));
+    switch (args.action) {
+        case client::HelperArguments::Action::help:
+            std::fputs(client::helper_help(), stdout);
+            return client::kExitOk;
+        case client::HelperArguments::Action::version:
+            std::printf("%s %s\n", program.c_str(), proto::product_version());
+            return client::kExitOk;
+        case client::HelperArguments::Action::usage:
+            std::fprintf(stderr, "%s\n%s", args.error.c_str(), client::helper_usage_hint());
+            return client::kExitUsage;
+        case client::HelperArguments::Action::run:
+            break;
+    }
 
     return client::run_reporting(program, [&] {
         try {
-            return run(verb, host, common.client_options());
+            return run(args.verb, args.host,
+                       client::make_client_options(args.socket, args.timeout_seconds));
         } catch (const Error& e) {
             if (e.code() == ErrorCode::bad_host) {
                 std::fprintf(stderr, "usage: %s [--socket=PATH] [--timeout=SECONDS] get|store|forget HOSTNAME\n",

@@ -1,12 +1,11 @@
 #include "daemon_client.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <thread>
 
@@ -37,9 +36,18 @@ bool has_error_code(const Json& response, ErrorCode code) {
 
 bool process_gone(long long pid) {
     if (::kill(static_cast<pid_t>(pid), 0) != 0) return errno == ESRCH;
-    // A zombie has exited; its parent just has not reaped it yet.
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    // A zombie has exited; its parent just has not reaped it yet. Read
+    // without iostreams, which the helper does not link (helper_arguments.hpp).
+    std::string text;
+    const int fd = ::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        char buffer[1024];
+        ssize_t n = 0;
+        while ((n = ::read(fd, buffer, sizeof buffer)) > 0 || (n < 0 && errno == EINTR)) {
+            if (n > 0) text.append(buffer, static_cast<std::size_t>(n));
+        }
+        ::close(fd);
+    }
     const auto close = text.rfind(')');
     return close != std::string::npos && text.size() > close + 2 && text[close + 2] == 'Z';
 }
@@ -49,6 +57,13 @@ bool refused_version(const Json& response) {
 }
 
 }  // namespace
+
+ClientOptions make_client_options(const std::string& socket, double timeout_seconds) {
+    ClientOptions options;
+    if (!socket.empty()) options.socket = socket;
+    options.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_seconds * 1000));
+    return options;
+}
 
 DaemonClient::DaemonClient(const ClientOptions& options)
     : location_(locate(options)), deadline_(options.timeout), start_daemon_(options.start_daemon) {}

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <optional>
+#include <string>
 
 #include "deadline.hpp"
 #include "hostkeeper/proto/messages.hpp"
@@ -18,6 +19,9 @@ struct ClientOptions {
     std::chrono::milliseconds timeout{30'000};    // the whole call, start-up included
     bool start_daemon = true;                     // start hostkeeperd when nothing answers
 };
+
+// The options of --socket ("" for the default) and --timeout SECONDS.
+ClientOptions make_client_options(const std::string& socket, double timeout_seconds);
 
 class DaemonClient {
   public:

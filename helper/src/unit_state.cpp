@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -137,9 +136,14 @@ UnitsState parse_units_state(const std::string& show_output) {
         unit = UnitState{};
         id.clear();
     };
-    std::istringstream lines(show_output);
-    std::string line;
-    while (std::getline(lines, line)) {
+    // Line by line, as std::getline would (no iostreams in the helper:
+    // helper_arguments.hpp says why).
+    std::size_t start = 0;
+    while (start < show_output.size()) {
+        const auto end = show_output.find('\n', start);
+        const std::string line =
+            show_output.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        start = end == std::string::npos ? show_output.size() : end + 1;
         if (line.empty()) {
             finish();
             continue;

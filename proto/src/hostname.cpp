@@ -1,9 +1,11 @@
 #include "hostkeeper/proto/hostname.hpp"
 
-#include <idn2.h>
+#include <dlfcn.h>
+#include <idn2.h>  // prototypes and flags only: libidn2 is loaded on first use
 
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 
@@ -16,6 +18,15 @@ constexpr std::size_t kMaxInput = 1024;
 
 [[noreturn]] void reject(std::string_view input, const std::string& why) {
     throw Error(ErrorCode::bad_host, "invalid hostname \"" + std::string(input) + "\": " + why);
+}
+
+// One message for both checks; formatted rather than concatenated, so that
+// the compiler keeps the text whole (lintian's spelling check reads binaries,
+// and an inlined short std::string is stored in 8-byte pieces: "characte").
+[[noreturn]] void reject_character(std::string_view input, char c) {
+    char why[64];
+    std::snprintf(why, sizeof why, "character '%c' is not allowed in a hostname", c);
+    reject(input, why);
 }
 
 // Returns the port in canonical decimal ("" when none; "0443" gives "443")
@@ -43,7 +54,7 @@ void check_characters(std::string_view input, std::string_view host) {
         // Checked before IDNA: libidn2's UTS #46 mapping silently drops some
         // ASCII characters ("ex_ample.com" would become "example.com").
         if (u < 0x80 && !(std::isalnum(u) != 0 || c == '-' || c == '.')) {
-            reject(input, std::string("character '") + c + "' is not allowed in a hostname");
+            reject_character(input, c);
         }
     }
     std::size_t start = 0;
@@ -71,7 +82,7 @@ void check_ldh(std::string_view input, const std::string& ascii) {
         if (label.front() == '-' || label.back() == '-') reject(input, "a label starts or ends with a hyphen");
         for (const char c : label) {
             const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-            if (!ok) reject(input, std::string("character '") + c + "' is not allowed in a hostname");
+            if (!ok) reject_character(input, c);
         }
         if (dot == std::string::npos) break;
         start = dot + 1;
@@ -97,15 +108,60 @@ bool canonical_ascii(std::string_view host) {
     return true;
 }
 
+// libidn2, loaded the first time a hostname needs IDNA. Terraform passes
+// hosts already in canonical ASCII, which never get here: linked, libidn2
+// and libunistring made every start of the credentials helper map two more
+// libraries and resolve about 600 more symbols (docs/ARCHITECTURE.md,
+// "Start-up").
+struct Idn2 {
+    decltype(&idn2_lookup_u8) lookup_u8 = nullptr;
+    decltype(&idn2_strerror) strerror = nullptr;
+    decltype(&idn2_free) free = nullptr;
+    std::string error;  // why it could not be loaded, when it could not
+};
+
+template <typename Function>
+bool resolve(void* library, const char* name, Function& function) {
+    // POSIX: a data pointer from dlsym converts to a function pointer.
+    function = reinterpret_cast<Function>(::dlsym(library, name));
+    return function != nullptr;
+}
+
+Idn2 load_idn2() {
+    Idn2 idn2;
+    // The SONAME libidn2 has had since 2.0 (Debian: libidn2-0), the one the
+    // package depends on.
+    void* library = ::dlopen("libidn2.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr || !resolve(library, "idn2_lookup_u8", idn2.lookup_u8) ||
+        !resolve(library, "idn2_strerror", idn2.strerror) ||
+        !resolve(library, "idn2_free", idn2.free)) {
+        const char* why = ::dlerror();
+        idn2 = Idn2{};
+        idn2.error = why != nullptr ? why : "libidn2.so.0 lacks idn2_lookup_u8";
+    }
+    return idn2;  // never unloaded
+}
+
+const Idn2& idn2() {
+    static const Idn2 loaded = load_idn2();
+    return loaded;
+}
+
 std::string idna_to_ascii(std::string_view input, std::string_view host) {
+    const Idn2& idn = idn2();
+    if (idn.lookup_u8 == nullptr) {
+        throw Error(ErrorCode::internal, "cannot convert the internationalized hostname \"" +
+                                             std::string(input) + "\" without libidn2 (" +
+                                             idn.error + ")");
+    }
     // UTS #46 mapping (lowercase, NFC, ß kept) and IDNA2008 validation.
     const std::string host_z(host);
     char* ascii = nullptr;
-    const int rc = idn2_lookup_u8(reinterpret_cast<const uint8_t*>(host_z.c_str()),
-                                  reinterpret_cast<uint8_t**>(&ascii),
-                                  IDN2_NONTRANSITIONAL | IDN2_NFC_INPUT | IDN2_USE_STD3_ASCII_RULES);
-    if (rc != IDN2_OK) reject(input, idn2_strerror(rc));
-    const std::unique_ptr<char, decltype(&idn2_free)> owned(ascii, &idn2_free);
+    const int rc = idn.lookup_u8(reinterpret_cast<const uint8_t*>(host_z.c_str()),
+                                 reinterpret_cast<uint8_t**>(&ascii),
+                                 IDN2_NONTRANSITIONAL | IDN2_NFC_INPUT | IDN2_USE_STD3_ASCII_RULES);
+    if (rc != IDN2_OK) reject(input, idn.strerror(rc));
+    const std::unique_ptr<char, decltype(idn.free)> owned(ascii, idn.free);
     return ascii;
 }
 

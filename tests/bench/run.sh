@@ -25,6 +25,12 @@
 #        same document from the same nginx; cached `discover` requests/s with
 #        8 clients; bursts of 200 concurrent cold lookups of 20 hosts
 #        (upstream requests counted by the daemon and by nginx, wall time);
+#      - start-up (tests/bench/startup.sh, with its own hostkeeperd and
+#        git credential-cache--daemon): in one hyperfine -N run per round,
+#        /bin/true, a C program making the same request (the floor), the
+#        helper's `get` against a warm daemon, `git credential-cache get`
+#        against git's warm cache daemon and `secret-tool lookup`; targets
+#        helper ≤ 1.3 × /bin/true and faster than git; HK_BENCH_STARTUP_ROUNDS;
 #      - registries (tests/bench/registry.sh, likewise with its own nginx,
 #        CA and hostkeeperd): `hostkeeper module versions` (also with
 #        --constraint) and `hostkeeper provider versions` on a warm cache
@@ -68,7 +74,7 @@
 #
 # Needs: cmake, a compiler, the project's build dependencies, hyperfine, jq,
 # secret-tool (libsecret-tools), gnome-keyring, dbus, nginx, curl, openssl,
-# python3 (all installed by ./packaging/deps.sh bench).
+# python3, git (all installed by ./packaging/deps.sh bench).
 
 # Everything is in functions, and the last line calls main and exits: bash
 # reads the whole file before running any of it, so an edit to this file
@@ -100,7 +106,7 @@ outer() {
     build=$(cd "$build" && pwd)
 
     local tool missing=()
-    for tool in cmake hyperfine jq secret-tool gnome-keyring-daemon dbus-daemon curl openssl python3; do
+    for tool in cmake hyperfine jq secret-tool gnome-keyring-daemon dbus-daemon curl openssl python3 git; do
         command -v "$tool" >/dev/null || missing+=("$tool")
     done
     command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
@@ -137,7 +143,7 @@ outer() {
     local bin=$tree/bin
     local b
     for b in hostkeeperd terraform-credentials-hostkeeper hostkeeper hk_bench_libsecret_lookup \
-             hk_bench_socket_load hk_bench_keyring_fill; do
+             hk_bench_socket_load hk_bench_keyring_fill hk_bench_raw_get; do
         [[ -x "$bin/$b" ]] || die "$bin/$b was not built"
     done
 
@@ -425,7 +431,14 @@ inner() {
         [[ -s "$RAW/registry-rows.md" && -s "$RAW/registry-notes.md" ]] || die "registry.sh wrote no results"
     fi
 
-    # -- g. report ----------------------------------------------------------
+    # -- g. start-up --------------------------------------------------------
+    # The helper against /bin/true, a C floor and git credential-cache, in
+    # one hyperfine run per round, on a daemon of its own: see startup.sh.
+    log "start-up: tests/bench/startup.sh"
+    "$repo/tests/bench/startup.sh" "$BIN" "$RAW" >&2 || die "the start-up benchmark failed"
+    [[ -s "$RAW/startup-rows.md" && -s "$RAW/startup-notes.md" ]] || die "startup.sh wrote no results"
+
+    # -- h. report ----------------------------------------------------------
     local cpu version gk commit date_ elapsed
     cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
     version=$("$BIN/hostkeeperd" --version | awk '{print $NF}')
@@ -471,6 +484,7 @@ inner() {
         fi
         echo "| daemon VmRSS growth while storing $stored new hosts (\`store\` op) | +$(mib $(( rss_store1 - rss_store0 ))) MiB ($(mib "$rss_store0") → $(mib "$rss_store1") MiB) | — | — | — | — |"
         echo "| time to store $stored tokens through hostkeeperd (gnome-keyring login collection) | $store_s s ($(awk -v n="$stored" -v s="$store_s" 'BEGIN { r = 0; if (s > 0) r = n / s; printf "%.0f", r }')/s) | — | — | — | — |"
+        cat "$RAW/startup-rows.md"
         cat "$RAW/discovery-rows.md"
         [[ ! -s "$RAW/registry-rows.md" ]] || cat "$RAW/registry-rows.md"
         echo
@@ -493,6 +507,7 @@ inner() {
         else
             echo "- All-positive memory not measured in this run: HK_BENCH_FULL_POSITIVE=1 does (about 10 minutes more)."
         fi
+        cat "$RAW/startup-notes.md"
         cat "$RAW/discovery-notes.md"
         [[ ! -s "$RAW/registry-notes.md" ]] || cat "$RAW/registry-notes.md"
         echo "- Raw data: $RAW/ (discovery: $RAW/discovery/, registries: $RAW/registry/). Run time: $elapsed s (build not included)."

@@ -123,3 +123,27 @@ TEST_CASE("--help and --version", "[conformance]") {
     CHECK(daemon_help.exit_code == 0);
     CHECK_THAT(daemon_help.out, Catch::Contains("--credentials-ttl") && Catch::Contains("config.toml"));
 }
+
+TEST_CASE("the helper loads libidn2 only for a hostname that needs IDNA", "[conformance]") {
+    // Terraform passes hostnames already in canonical ASCII: loading libidn2
+    // and libunistring for them was a third of the helper's start-up.
+    const fs::path socket = fresh_socket();
+    const std::string helper_path = bin("terraform-credentials-hostkeeper");
+    // The daemon is started first, without LD_DEBUG (it links libcurl, which
+    // links libidn2, and would write to the same stderr).
+    REQUIRE(as_terraform(helper_path, {"--socket=" + socket.string(), "get", "app.terraform.io"})
+                .exit_code == 0);
+    const auto libraries_loaded = [&](const std::string& host) {
+        RunOptions options;
+        options.env["LD_DEBUG"] =
+            "files";  // the dynamic loader names every library it loads, on stderr
+        const Result r = run({helper_path, "--socket=" + socket.string(), "get", host}, options);
+        INFO(host << ": exit " << r.exit_code << "\n" << r.err);
+        CHECK(r.exit_code == 0);
+        CHECK(r.out == "{}\n");
+        CHECK_THAT(r.err, Catch::Contains("libc.so.6"));  // LD_DEBUG took effect
+        return r.err;
+    };
+    CHECK_THAT(libraries_loaded("app.terraform.io"), !Catch::Contains("libidn2"));
+    CHECK_THAT(libraries_loaded("Bücher.example.com"), Catch::Contains("libidn2"));
+}

@@ -254,6 +254,47 @@ TEST_CASE("404 means no such module, provider or mirror entry: exit 3", "[regist
     CHECK(world.status("registry").at("not_found").get<int>() >= 3);
 }
 
+TEST_CASE("hostkeeper status shows the registry counters in text and in JSON", "[registry]") {
+    Registry world;
+    hostkeeper::test::Response gone;
+    gone.status = 404;
+    world.server.route("registry.localhost", "/v1/modules/acme/nope/null/versions", gone);
+    world.start();
+    REQUIRE(world.hk({"module", "versions", world.module()}).exit_code == 0);  // a miss: fetched
+    REQUIRE(world.hk({"module", "versions", world.module()}).exit_code == 0);  // a hit
+    REQUIRE(world.hk({"module", "versions", world.host() + "/acme/nope/null"}).exit_code == 3);
+
+    const Json registry = world.status("registry");
+    INFO(registry.dump(2));
+    for (const char* key :
+         {"entries", "documents", "not_found", "errors", "hits", "misses", "stale",
+          "upstream_requests", "upstream_failures", "in_flight", "evictions"}) {
+        CAPTURE(key);
+        REQUIRE(registry.contains(key));
+        REQUIRE(registry.at(key).is_number_integer());
+    }
+    CHECK(registry.at("entries") == 2);
+    CHECK(registry.at("documents") == 1);
+    CHECK(registry.at("not_found") == 1);
+    CHECK(registry.at("hits") == 1);
+    CHECK(registry.at("misses") == 2);
+    CHECK(registry.at("upstream_requests") == 2);
+
+    const Result human = world.hk({"status"});
+    INFO(human.out);
+    REQUIRE(human.exit_code == 0);
+    const auto n = [&](const char* key) {
+        return std::to_string(registry.at(key).get<long long>());
+    };
+    CHECK_THAT(human.out,
+               Contains("registry cache: " + n("entries") + " entries (" + n("documents") +
+                        " documents, " + n("not_found") + " not found, " + n("errors") +
+                        " failures), " + n("hits") + " hits, " + n("misses") + " misses, " +
+                        n("stale") + " stale answers, " + n("upstream_requests") +
+                        " upstream requests (" + n("upstream_failures") + " failed), " +
+                        n("in_flight") + " in flight, " + n("evictions") + " evictions\n"));
+}
+
 TEST_CASE("malformed documents are errors that name the URL and the problem", "[registry]") {
     Registry world;
     world.serve_mirror();
