@@ -59,9 +59,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "hostkeeper/proto/framing.hpp"
-#include "hostkeeper/proto/messages.hpp"
-#include "hostkeeper/proto/version.hpp"
+#include "proto/framing.hpp"
+#include "proto/messages.hpp"
+#include "proto/version.hpp"
 
 namespace {
 namespace proto = hostkeeper::proto;

@@ -3,7 +3,7 @@
 // on lines the text has.
 #include <algorithm>
 
-#include "cli_config.hpp"
+#include "helper/terraform_config/cli_config.hpp"
 #include "fuzz_support.hpp"
 
 using namespace hostkeeper;
@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view text = fuzz::text_of(data, size);
     const auto lines = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
     try {
-        const client::CliConfigScan scan = client::scan_cli_config(text);
+        const helper::terraform_config::CliConfigScan scan = helper::terraform_config::scan_cli_config(text);
         for (const auto& block : scan.helpers) {
             fuzz::require(block.type == "credentials_helper", "a helper block of another type");
             fuzz::require(block.line >= 1 && block.line <= lines,
@@ -23,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             fuzz::require(block.line >= 1 && block.line <= lines,
                           "a credentials block on a line the text lacks");
         }
-    } catch (const client::CliConfigError& e) {
+    } catch (const helper::terraform_config::CliConfigError& e) {
         fuzz::require(std::string_view(e.what()).find("line ") != std::string_view::npos,
                       "a scan error does not name its line");
     }

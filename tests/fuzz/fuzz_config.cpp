@@ -4,9 +4,9 @@
 #include <chrono>
 #include <variant>
 
-#include "config.hpp"
+#include "daemon/app/config.hpp"
 #include "fuzz_support.hpp"
-#include "settings.hpp"
+#include "daemon/app/settings.hpp"
 
 using namespace hostkeeper;
 using std::chrono::seconds;
@@ -22,9 +22,9 @@ void check_duration(seconds d) {
     fuzz::require(d.count() >= 0 && d <= limit, "a configured duration would overflow the clock");
 }
 
-void check_durations(daemon::Config& c) {
-    for (const daemon::Setting& setting : daemon::settings()) {
-        if (const auto* d = std::get_if<daemon::DurationField>(&setting.field))
+void check_durations(daemon::app::Config& c) {
+    for (const daemon::app::Setting& setting : daemon::app::settings()) {
+        if (const auto* d = std::get_if<daemon::app::DurationField>(&setting.field))
             check_duration(d->get(c));
     }
 }
@@ -34,16 +34,16 @@ void check_durations(daemon::Config& c) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string text(fuzz::text_of(data, size));
     try {
-        daemon::Config config;
-        daemon::apply_toml(config, text, "config.toml");
+        daemon::app::Config config;
+        daemon::app::apply_toml(config, text, "config.toml");
         check_durations(config);
-    } catch (const daemon::ConfigError& e) {
+    } catch (const daemon::app::ConfigError& e) {
         fuzz::require(std::string_view(e.what()).rfind("config.toml", 0) == 0,
                       "a config error does not name the file");
     }
     try {
-        check_duration(daemon::parse_duration(text));
-    } catch (const daemon::ConfigError&) {
+        check_duration(daemon::app::parse_duration(text));
+    } catch (const daemon::app::ConfigError&) {
     }
     return 0;
 }

@@ -3,9 +3,9 @@
 // service kept is an absolute http(s) URL without user:password.
 #include <stdexcept>
 
-#include "discovery_document.hpp"
+#include "daemon/discovery/discovery_document.hpp"
 #include "fuzz_support.hpp"
-#include "url.hpp"
+#include "daemon/http/url.hpp"
 
 using namespace hostkeeper;
 using proto::Json;
@@ -14,7 +14,7 @@ namespace {
 
 void check_url(const Json& value) {
     fuzz::require(value.is_string(), "a resolved service is not a string");
-    const daemon::UrlParts parts = daemon::parse_url(value.get<std::string>());
+    const daemon::http::UrlParts parts = daemon::http::parse_url(value.get<std::string>());
     fuzz::require(parts.scheme == "http" || parts.scheme == "https",
                   "a resolved service is not http(s)");
     fuzz::require(!parts.has_credentials, "a resolved service holds user:password");
@@ -24,10 +24,10 @@ void check_url(const Json& value) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const auto [body, url] = fuzz::split_at_nul(fuzz::text_of(data, size));
-    const std::string base = url.empty() ? daemon::discovery_url("example.com") : std::string(url);
-    daemon::Services services;
+    const std::string base = url.empty() ? daemon::discovery::discovery_url("example.com") : std::string(url);
+    daemon::discovery::Services services;
     try {
-        services = daemon::parse_discovery_document(body, base);
+        services = daemon::discovery::parse_discovery_document(body, base);
     } catch (const std::runtime_error&) {
         return 0;
     }

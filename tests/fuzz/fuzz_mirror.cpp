@@ -5,15 +5,15 @@
 #include <hostkeeper/proto/hostname.hpp>
 
 #include "fuzz_support.hpp"
-#include "mirror.hpp"
+#include "daemon/registry/mirror.hpp"
 
 using namespace hostkeeper;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string url(fuzz::text_of(data, size));
-    daemon::Mirror mirror;
+    daemon::registry::Mirror mirror;
     try {
-        mirror = daemon::make_mirror(url);
+        mirror = daemon::registry::make_mirror(url);
     } catch (const proto::Error& e) {
         fuzz::require(
             e.code() == proto::ErrorCode::bad_request || e.code() == proto::ErrorCode::bad_host,
@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fuzz::require(mirror.base.back() == '/', "a mirror base does not end in /");
     fuzz::require(proto::normalize_hostname(mirror.host) == mirror.host,
                   "a mirror's host is not normalized");
-    const daemon::Mirror again = daemon::make_mirror(mirror.base);
+    const daemon::registry::Mirror again = daemon::registry::make_mirror(mirror.base);
     fuzz::require(again.base == mirror.base && again.host == mirror.host,
                   "a mirror's base makes another mirror");
     return 0;

@@ -7,8 +7,8 @@
 #include <stdexcept>
 
 #include "fuzz_support.hpp"
-#include "registry_documents.hpp"
-#include "url.hpp"
+#include "daemon/registry/registry_documents.hpp"
+#include "daemon/http/url.hpp"
 
 using namespace hostkeeper;
 using proto::Json;
@@ -18,7 +18,7 @@ namespace {
 const std::string kUrl =
     "https://registry.example.com/v1/providers/hashicorp/aws/5.0.0/download/linux/amd64";
 
-void check_list(const daemon::VersionList& list, std::string_view constraint) {
+void check_list(const daemon::registry::VersionList& list, std::string_view constraint) {
     const Json& entries = list.body.at("versions");
     fuzz::require(entries.size() == list.versions.size(),
                   "a version list's body and versions differ in size");
@@ -32,14 +32,14 @@ void check_list(const daemon::VersionList& list, std::string_view constraint) {
     (void)proto::serialize(list.body, proto::kMaxResponseFrameSize);
     try {
         const auto constraints = proto::VersionConstraints::parse(constraint);
-        const Json allowed = daemon::allowed_versions(list.body, list.versions, constraints);
+        const Json allowed = daemon::registry::allowed_versions(list.body, list.versions, constraints);
         fuzz::require(allowed.size() <= list.versions.size(), "more versions allowed than listed");
     } catch (const proto::Error&) {
     }
 }
 
 void check_url(const Json& value) {
-    const daemon::UrlParts parts = daemon::parse_url(value.get<std::string>());
+    const daemon::http::UrlParts parts = daemon::http::parse_url(value.get<std::string>());
     fuzz::require(parts.scheme == "http" || parts.scheme == "https",
                   "a resolved URL is not http(s)");
 }
@@ -53,16 +53,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
         switch (data[0] % 6) {
             case 0:
-                check_list(daemon::parse_module_versions(body), second);
+                check_list(daemon::registry::parse_module_versions(body), second);
                 break;
             case 1:
-                check_list(daemon::parse_provider_versions(body), second);
+                check_list(daemon::registry::parse_provider_versions(body), second);
                 break;
             case 2:
-                check_list(daemon::parse_mirror_index(body), second);
+                check_list(daemon::registry::parse_mirror_index(body), second);
                 break;
             case 3: {
-                const Json package = daemon::parse_provider_package(body, url);
+                const Json package = daemon::registry::parse_provider_package(body, url);
                 check_url(package.at("download_url"));
                 const std::string hash = package.at("hashes").at(0).get<std::string>();
                 fuzz::require(hash.size() == 67 && hash.rfind("zh:", 0) == 0,
@@ -71,7 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 break;
             }
             case 4: {
-                const Json version = daemon::parse_mirror_version(body, url);
+                const Json version = daemon::registry::parse_mirror_version(body, url);
                 for (const auto& [platform, archive] : version.at("archives").items()) {
                     fuzz::require(proto::is_platform(platform),
                                   "an archive's platform is not OS_ARCH");
@@ -82,7 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             }
             default: {
                 const std::string location =
-                    daemon::resolve_module_location(std::string(body), url);
+                    daemon::registry::resolve_module_location(std::string(body), url);
                 fuzz::require(location.empty() == body.empty(),
                               "a module location resolved to nothing");
                 break;

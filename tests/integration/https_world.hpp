@@ -21,7 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "connection.hpp"
+#include "helper/client/connection.hpp"
 #include "harness.hpp"
 #include "tls_server.hpp"
 
@@ -200,9 +200,9 @@ class World {
     // The daemon's raw answer to one request over the socket.
     Json ask(Json request) const {
         request["v"] = 1;
-        const hostkeeper::client::Deadline deadline(std::chrono::seconds(30));
+        const hostkeeper::helper::client::Deadline deadline(std::chrono::seconds(30));
         int error = 0;
-        auto connection = hostkeeper::client::Connection::open(socket_, deadline, error);
+        auto connection = hostkeeper::helper::client::Connection::open(socket_, deadline, error);
         if (!connection) {
             throw std::runtime_error("cannot connect to the daemon: errno " +
                                      std::to_string(error));

@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "connection.hpp"
+#include "helper/client/connection.hpp"
 #include "harness.hpp"
 #include "https_world.hpp"
 #include "tls_server.hpp"

@@ -9,7 +9,7 @@
 #include <thread>
 #include <nlohmann/json.hpp>
 
-#include "daemon_client.hpp"
+#include "helper/client/daemon_client.hpp"
 #include "harness.hpp"
 #include "https_world.hpp"
 #include "keyring_control.hpp"
@@ -240,18 +240,18 @@ TEST_CASE("a killed keyring is a clear error; restarted, everything stored is th
 TEST_CASE("memory stays bounded through a thousand keyring events", "[keyring-lifecycle]") {
     const fs::path socket = fresh_socket();
     Daemon daemon(socket);
-    hostkeeper::client::ClientOptions options;
+    hostkeeper::helper::client::ClientOptions options;
     options.socket = socket;
     options.start_daemon = false;
     // Each store is an ItemCreated signal from the keyring, each get a keyring lookup after it.
     const auto round = [&](int i) {
-        hostkeeper::client::DaemonClient client(options);
+        hostkeeper::helper::client::DaemonClient client(options);
         const std::string host = "m" + std::to_string(i % 10) + ".example.com";
         auto store = hostkeeper::proto::make_request(hostkeeper::proto::Op::store);
         store["host"] = host;
         store["credentials"] = {{"token", "tok-m" + std::to_string(i % 10)}};
         (void)client.call(store);
-        hostkeeper::client::DaemonClient reader(options);
+        hostkeeper::helper::client::DaemonClient reader(options);
         auto get = hostkeeper::proto::make_request(hostkeeper::proto::Op::get);
         get["host"] = host;
         const Json answer = reader.call(get);

@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "http_client.hpp"
+#include "daemon/http/http_client.hpp"
 
 namespace hostkeeper::test {
 
-class FakeHttpClient final : public daemon::HttpClient {
+class FakeHttpClient final : public daemon::http::HttpClient {
 public:
     struct Seen {
         std::string url;
@@ -29,8 +29,8 @@ public:
     explicit FakeHttpClient(const boost::asio::any_io_executor& io)
         : gate_(io, std::chrono::steady_clock::time_point::max()) {}
 
-    // Answers for `url`: a response, or throws daemon::HttpError.
-    std::map<std::string, std::function<daemon::HttpResponse()>> routes;
+    // Answers for `url`: a response, or throws daemon::http::HttpError.
+    std::map<std::string, std::function<daemon::http::HttpResponse()>> routes;
     std::vector<Seen> requests;
 
     void hold() { held_ = true; }
@@ -39,7 +39,7 @@ public:
         gate_.cancel();
     }
 
-    boost::asio::awaitable<daemon::HttpResponse> fetch(daemon::HttpRequest request) override {
+    boost::asio::awaitable<daemon::http::HttpResponse> fetch(daemon::http::HttpRequest request) override {
         requests.push_back({request.url, request.bearer_token
                                              ? std::optional<std::string>(std::string(request.bearer_token->view()))
                                              : std::nullopt});
@@ -48,23 +48,23 @@ public:
             co_await gate_.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
         }
         const auto route = routes.find(request.url);
-        if (route == routes.end()) throw daemon::HttpError("could not resolve host (no route in the test)");
-        daemon::HttpResponse response = route->second();
+        if (route == routes.end()) throw daemon::http::HttpError("could not resolve host (no route in the test)");
+        daemon::http::HttpResponse response = route->second();
         response.url = request.url;
         co_return response;
     }
 
-    static daemon::HttpResponse json(std::string body, long status = 200,
+    static daemon::http::HttpResponse json(std::string body, long status = 200,
                                      std::vector<std::string> cache_control = {}) {
-        daemon::HttpResponse r;
+        daemon::http::HttpResponse r;
         r.status = status;
         r.content_type = "application/json";
         r.body = std::move(body);
         r.cache_control = std::move(cache_control);
         return r;
     }
-    static daemon::HttpResponse redirect(std::string location, long status = 302) {
-        daemon::HttpResponse r;
+    static daemon::http::HttpResponse redirect(std::string location, long status = 302) {
+        daemon::http::HttpResponse r;
         r.status = status;
         r.location = std::move(location);
         return r;

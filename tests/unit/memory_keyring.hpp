@@ -9,12 +9,12 @@
 #include <optional>
 #include <string>
 
-#include "hostkeeper/proto/error.hpp"
-#include "keyring.hpp"
+#include "proto/error.hpp"
+#include "daemon/credentials/keyring.hpp"
 
 namespace hostkeeper::test {
 
-class MemoryKeyring final : public daemon::Keyring {
+class MemoryKeyring final : public daemon::credentials::Keyring {
 public:
     std::optional<proto::Secret> lookup(const std::string& host) override;
     void store(const std::string& host, const proto::Secret& credentials) override;

@@ -15,11 +15,11 @@
 #include <optional>
 #include <thread>
 
-#include "hostkeeper/proto/socket_path.hpp"
-#include "request_handler.hpp"
-#include "server.hpp"
+#include "proto/socket_path.hpp"
+#include "daemon/server/request_handler.hpp"
+#include "daemon/server/server.hpp"
 #include "socket_fixture.hpp"
-#include "socket_owner.hpp"
+#include "daemon/server/socket_owner.hpp"
 
 namespace hostkeeper::test {
 
@@ -39,11 +39,11 @@ class SocketServer {
 
     // `stopping` counts the stops begun; `stopped` says the server finished
     // one (and ends the event loop, as the daemon's main does).
-    void serve(daemon::RequestHandler& handler, daemon::ServerOptions options) {
+    void serve(daemon::server::RequestHandler& handler, daemon::server::ServerOptions options) {
         owner.emplace(location);
         options.max_connections = options.max_connections == 1 ? 16 : options.max_connections;
         server.emplace(io, owner->release_listener(), handler, options,
-                       daemon::StopHooks{[this] { ++stopping; },
+                       daemon::server::StopHooks{[this] { ++stopping; },
                                          [this] {
                                              stopped = true;
                                              io.stop();
@@ -71,8 +71,8 @@ class SocketServer {
     std::filesystem::path root;
     proto::SocketLocation location;
     boost::asio::io_context io;
-    std::optional<daemon::SocketOwner> owner;
-    std::optional<daemon::Server> server;
+    std::optional<daemon::server::SocketOwner> owner;
+    std::optional<daemon::server::Server> server;
     std::thread thread;
     std::atomic<int> stopping{0};
     std::atomic<bool> stopped{false};

@@ -15,8 +15,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "hostkeeper/proto/framing.hpp"
-#include "hostkeeper/proto/messages.hpp"
+#include "proto/framing.hpp"
+#include "proto/messages.hpp"
 
 namespace hostkeeper::test {
 

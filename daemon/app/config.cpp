@@ -1,0 +1,360 @@
+#include "daemon/app/config.hpp"
+
+#include <toml++/toml.h>
+
+#include <CLI/CLI.hpp>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <span>
+#include <sstream>
+#include <variant>
+#include <vector>
+
+#include "proto/error.hpp"
+#include "proto/hostname.hpp"
+#include "proto/json.hpp"
+#include "proto/version.hpp"
+#include "daemon/registry/mirror.hpp"
+#include "daemon/app/settings.hpp"
+
+namespace hostkeeper::daemon::app {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The longest duration a setting may have, ten years: the daemon arms timers
+// and computes deadlines (now + ttl + stale_if_error) in the steady clock's
+// nanoseconds, which overflow (undefined behaviour) past about 292 years.
+constexpr long long kMaxDurationSeconds = 10LL * 365 * 86400;
+constexpr const char* kMaxDurationText = "10 years (315360000 seconds)";
+static_assert(kMaxDurationSeconds == 315360000);
+
+const std::set<std::string>& log_levels() {
+    static const std::set<std::string> levels{"trace", "debug", "info", "warn", "error", "off"};
+    return levels;
+}
+
+std::string check_log_level(const std::string& level, const std::string& where) {
+    if (log_levels().count(level) == 0) {
+        throw ConfigError(where + ": log level \"" + level + "\" is not one of trace, debug, info, warn, error, off");
+    }
+    return level;
+}
+
+// Reads one TOML value of a known key into its setting.
+class TomlReader {
+public:
+    TomlReader(const toml::table& root, std::string origin) : root_(root), origin_(std::move(origin)) {}
+
+    void check_known(const std::set<std::string>& known) const {
+        check_table(root_, "", known);
+    }
+
+    template <typename F>
+    void string(const std::string& key, F&& set) const {
+        if (const auto* node = find(key)) {
+            const auto* value = node->as_string();
+            if (value == nullptr) throw ConfigError(where(key) + " must be a string");
+            set(value->get());
+        }
+    }
+
+    void duration(const std::string& key, std::chrono::seconds& out) const {
+        if (const auto* node = find(key)) {
+            // Strict types: toml++'s value<T>() would turn true into 1.
+            if (const auto* seconds = node->as_integer()) {
+                if (seconds->get() < 0) throw ConfigError(where(key) + " must not be negative");
+                if (seconds->get() > kMaxDurationSeconds)
+                    throw ConfigError(where(key) + " must be at most " + kMaxDurationText);
+                out = std::chrono::seconds(seconds->get());
+            } else if (const auto* text = node->as_string()) {
+                try {
+                    out = parse_duration(text->get());
+                } catch (const ConfigError& e) {
+                    throw ConfigError(where(key) + ": " + e.what());
+                }
+            } else {
+                throw ConfigError(where(key) + " must be a duration: seconds, or a string such as \"10m\"");
+            }
+        }
+    }
+
+    void count(const std::string& key, std::size_t& out) const {
+        if (const auto* node = find(key)) {
+            const auto* value = node->as_integer();
+            if (value == nullptr || value->get() < 0) {
+                throw ConfigError(where(key) + " must be a whole number of 0 or more");
+            }
+            out = static_cast<std::size_t>(value->get());
+        }
+    }
+
+    // [hosts."NAME".services]: forced discovery answers, as Terraform's
+    // `host "NAME" { services = {...} }` blocks.
+    void forced_services(std::map<std::string, proto::Json>& out) const {
+        const auto* hosts_node = root_.get("hosts");
+        if (hosts_node == nullptr) return;
+        const auto* hosts = hosts_node->as_table();
+        if (hosts == nullptr) throw ConfigError(at(*hosts_node) + ": \"hosts\" must be a table of hosts");
+        for (const auto& [name, node] : *hosts) {
+            const std::string where_host = at(node) + ": hosts.\"" + std::string(name.str()) + "\"";
+            std::string host;
+            try {
+                host = proto::normalize_hostname(name.str());
+            } catch (const proto::Error& e) {
+                throw ConfigError(where_host + ": " + e.what());
+            }
+            const auto* table = node.as_table();
+            if (table == nullptr) throw ConfigError(where_host + " must be a table");
+            for (const auto& [key, value] : *table) {
+                if (key.str() != "services") {
+                    throw ConfigError(at(value) + ": unknown key \"hosts." + std::string(name.str()) + "." +
+                                      std::string(key.str()) + "\"");
+                }
+            }
+            const auto* services = table->get_as<toml::table>("services");
+            if (services == nullptr) throw ConfigError(where_host + " needs a \"services\" table");
+            // toml++ writes the table as JSON; nlohmann reads it back.
+            std::ostringstream json;
+            json << toml::json_formatter{*services};
+            try {
+                out[host] = proto::parse_json(json.str());
+            } catch (const proto::JsonError& e) {
+                throw ConfigError(where_host + ": services " + e.what());
+            }
+        }
+    }
+
+private:
+    std::string at(const toml::node& node) const {
+        return origin_ + ":" + std::to_string(node.source().begin.line);
+    }
+
+    const toml::node* find(const std::string& dotted) const {
+        return root_.at_path(dotted).node();
+    }
+    // FILE:LINE: "KEY", for a key that is there.
+    std::string where(const std::string& key) const {
+        const toml::node* node = find(key);
+        return (node != nullptr ? at(*node) : origin_) + ": \"" + key + "\"";
+    }
+
+    void check_table(const toml::table& table, const std::string& prefix, const std::set<std::string>& known) const {
+        for (const auto& [k, node] : table) {
+            const std::string key = prefix + std::string(k.str());
+            if (known.count(key) != 0) continue;
+            if (const auto* sub = node.as_table(); sub != nullptr && known.count(key + ".") != 0) {
+                check_table(*sub, key + ".", known);
+                continue;
+            }
+            throw ConfigError(at(node) + ": unknown key \"" + key + "\"");
+        }
+    }
+
+    const toml::table& root_;
+    std::string origin_;
+};
+
+std::string read_file(const fs::path& path) {
+    std::ifstream in(path);
+    if (!in) throw ConfigError("cannot read configuration file " + path.string());
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+}  // namespace
+
+std::chrono::seconds parse_duration(const std::string& text) {
+    if (text.empty()) throw ConfigError("empty duration");
+    long long total = 0;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        std::size_t j = i;
+        while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])) != 0) ++j;
+        if (j == i || j - i > 9) throw ConfigError("\"" + text + "\" is not a duration such as 90, 90s, 10m, 2h or 1d");
+        const long long n = std::stoll(text.substr(i, j - i));
+        long long unit = 1;
+        if (j < text.size()) {
+            switch (text[j]) {
+                case 's': unit = 1; break;
+                case 'm': unit = 60; break;
+                case 'h': unit = 3600; break;
+                case 'd': unit = 86400; break;
+                default: throw ConfigError("\"" + text + "\" is not a duration such as 90, 90s, 10m, 2h or 1d");
+            }
+            ++j;
+        } else if (i != 0) {
+            throw ConfigError("\"" + text + "\" needs a unit after its last number");
+        }
+        total += n * unit;  // at most 999999999d past the limit: no overflow
+        if (total > kMaxDurationSeconds) {
+            throw ConfigError("\"" + text + "\" is longer than " + std::string(kMaxDurationText));
+        }
+        i = j;
+    }
+    return std::chrono::seconds(total);
+}
+
+const std::set<std::string>& config_file_keys() {
+    static const std::set<std::string> keys = [] {
+        std::set<std::string> all{"hosts"};  // [hosts."NAME".services]: TomlReader::forced_services
+        for (const Setting& setting : settings()) {
+            const std::string key(setting.key);
+            all.insert(key);
+            if (const auto dot = key.find('.'); dot != std::string::npos)
+                all.insert(key.substr(0, dot + 1));
+        }
+        return all;
+    }();
+    return keys;
+}
+
+fs::path default_config_path() {
+    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && xdg[0] == '/') {
+        return fs::path(xdg) / "hostkeeper" / "config.toml";
+    }
+    const char* home = std::getenv("HOME");
+    return fs::path(home != nullptr ? home : "/") / ".config" / "hostkeeper" / "config.toml";
+}
+
+void apply_toml(Config& config, const std::string& text, const std::string& origin) {
+    toml::table root;
+    try {
+        root = toml::parse(text, origin);
+    } catch (const toml::parse_error& e) {
+        throw ConfigError(origin + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+    }
+    const TomlReader r(root, origin);
+    r.check_known(config_file_keys());
+    for (const Setting& setting : settings()) {
+        const std::string key(setting.key);
+        std::visit(Overloaded{
+                       [&](const PathField& f) {
+                           r.string(key, [&](const std::string& v) { f.get(config) = v; });
+                       },
+                       [&](const TextField& f) {
+                           r.string(key, [&](const std::string& v) { f.get(config) = v; });
+                       },
+                       [&](const LogLevelField& f) {
+                           r.string(key, [&](const std::string& v) {
+                               f.get(config) = check_log_level(v, origin);
+                           });
+                       },
+                       [&](const DurationField& f) { r.duration(key, f.get(config)); },
+                       [&](const CountField& f) { r.count(key, f.get(config)); },
+                   },
+                   setting.field);
+    }
+    r.forced_services(config.discovery.forced);
+}
+
+ParsedArgs parse_args(int argc, char** argv) {
+    CLI::App app{"hostkeeperd: per-user daemon that serves Terraform and OpenTofu credentials from the OS "
+                 "keyring (Secret Service), with a TTL cache, over a private Unix socket.",
+                 "hostkeeperd"};
+    app.set_version_flag("--version", std::string("hostkeeperd ") + proto::product_version());
+    app.footer("Every option can also be set in " + default_config_path().string() +
+               " (see hostkeeper.toml(5)); options win over the file. Durations: seconds, or 90s, 10m, 2h, 1d.");
+
+    std::optional<std::string> config_file;
+    app.add_option("--config", config_file,
+                   "configuration file (default: " + default_config_path().string() + ")");
+    // One value per setting: CLI11 reads counts itself (a bad one is a usage
+    // error), the rest are read below, after the file.
+    struct OptionValue {
+        std::optional<std::string> text;
+        std::optional<std::size_t> count;
+    };
+    const std::span<const Setting> table = settings();
+    std::vector<OptionValue> values(table.size());
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        const Setting& s = table[i];
+        const std::string help = std::string(s.help) + " (default: " + default_text(s) + ")";
+        if (std::holds_alternative<CountField>(s.field)) {
+            app.add_option(std::string(s.option), values[i].count, help);
+        } else {
+            app.add_option(std::string(s.option), values[i].text, help);
+        }
+    }
+    bool on_demand = false;
+    int ready_fd = -1;
+    app.add_flag("--on-demand", on_demand, "started by the helper: exit when idle, log to the journal");
+    app.add_option("--ready-fd", ready_fd, "write \"ready\" to this file descriptor once listening")->check(CLI::Range(3, 1 << 20));
+    bool check_config = false;
+    app.add_flag("--check-config", check_config,
+                 "check the configuration file and options, say what is wrong, and exit (0: valid)");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return {std::nullopt, app.exit(e) == 0 ? 0 : 2};
+    }
+
+    // The options, on top of what `config` holds.
+    const auto apply_options = [&](Config& config) {
+        for (std::size_t i = 0; i < table.size(); ++i) {
+            const Setting& s = table[i];
+            const OptionValue& value = values[i];
+            if (!value.text && !value.count) continue;
+            const std::string option(s.option);
+            std::visit(Overloaded{
+                           [&](const PathField& f) { f.get(config) = *value.text; },
+                           [&](const TextField& f) { f.get(config) = *value.text; },
+                           [&](const LogLevelField& f) {
+                               f.get(config) = check_log_level(*value.text, option);
+                           },
+                           [&](const DurationField& f) {
+                               try {
+                                   f.get(config) = parse_duration(*value.text);
+                               } catch (const ConfigError& e) {
+                                   throw ConfigError(option + ": " + e.what());
+                               }
+                           },
+                           [&](const CountField& f) { f.get(config) = *value.count; },
+                       },
+                       s.field);
+        }
+    };
+
+    Config config;
+    config.on_demand = on_demand;
+    config.ready_fd = ready_fd;
+    config.check_config = check_config;
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        if (table[i].key == "socket" && values[i].text) config.socket = *values[i].text;
+    }
+    const Config command_line = config;
+    // Everything from here on may be wrong in the file or an option's value:
+    // the daemon still needs the command line's own settings to say so.
+    const auto apply_file_and_options = [&] {
+        const fs::path file = config_file ? fs::path(*config_file) : default_config_path();
+        std::error_code ec;
+        if (config_file || fs::exists(file, ec)) {
+            config.config_file = file;
+            apply_toml(config, read_file(file), file.string());
+        }
+        apply_options(config);  // options win over the file
+        for (const Setting& s : table) {
+            if (!s.zero_error.empty() && is_zero(s, config))
+                throw ConfigError(std::string(s.zero_error));
+        }
+        if (!config.registry.mirror_url.empty()) {
+            try {
+                registry::make_mirror(config.registry.mirror_url);
+            } catch (const proto::Error& e) {
+                throw ConfigError(std::string("mirror_url: ") + e.what());
+            }
+        }
+    };
+    try {
+        apply_file_and_options();
+    } catch (const ConfigError& e) {
+        throw InvalidConfig(e.what(), command_line);
+    }
+    return {config, 0};
+}
+
+}  // namespace hostkeeper::daemon::app

@@ -1,0 +1,213 @@
+// hostkeeperd: the composition root. Wires configuration, the socket, the
+// keyring adapter, the services, the dispatcher and the server onto one
+// io_context, each given what it needs as it is made; signals stop the server.
+
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <csignal>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <spdlog/spdlog.h>
+#include <systemd/sd-daemon.h>
+
+#include "daemon/app/config.hpp"
+#include "daemon/handlers/config_error_handler.hpp"
+#include "daemon/credentials/credential_service.hpp"
+#include "daemon/http/curl_http_client.hpp"
+#include "daemon/discovery/discovery_service.hpp"
+#include "daemon/registry/registry_service.hpp"
+#include "daemon/libsecret/secret_service_watch.hpp"
+#include "daemon/handlers/dispatcher.hpp"
+#include "proto/socket_path.hpp"
+#include "proto/version.hpp"
+#include "daemon/libsecret/libsecret_keyring.hpp"
+#include "daemon/app/process.hpp"
+#include "daemon/server/server.hpp"
+#include "daemon/server/socket_owner.hpp"
+
+namespace {
+using namespace hostkeeper;
+using namespace hostkeeper::daemon;
+using namespace hostkeeper::daemon::app;
+namespace asio = boost::asio;
+
+// SIGHUP flushes every cache (`flush_all` says how many entries it dropped);
+// SIGINT and SIGTERM stop the server.
+void wait_for_signals(asio::signal_set& signals, server::Server& server,
+                      const std::function<std::size_t()>& flush_all) {
+    signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+        if (ec) return;
+        if (signal == SIGHUP) {
+            spdlog::info("SIGHUP: flushed {} cached entries", flush_all());
+            wait_for_signals(signals, server, flush_all);
+            return;
+        }
+        spdlog::info("{}: stopping", signal == SIGINT ? "SIGINT" : "SIGTERM");
+        server.stop();
+    });
+}
+
+int serve(const Config& config, StartupReport& report) {
+    std::optional<server::SocketOwner> owner;
+    int listen_fd = server::systemd_listener();
+    const bool activated = listen_fd >= 0;
+    std::string socket_path = "(socket activation)";
+    proto::SocketLocation location = proto::resolve_socket_location();
+    if (config.socket) {
+        location.socket = std::filesystem::absolute(*config.socket);
+        location.directory = location.socket.parent_path();
+    }
+    if (listen_fd < 0) {
+        owner.emplace(location);
+        listen_fd = owner->release_listener();
+        socket_path = location.socket.string();
+    }
+
+    asio::io_context io(1);
+    asio::thread_pool keyring_thread(1);
+    libsecret::LibsecretKeyring keyring(config.unlock_timeout);
+    credentials::CredentialService credentials(io.get_executor(), keyring_thread.get_executor(), keyring, config.credentials);
+    // The cache follows the keyring: a lock, an edit or a restart drops it.
+    libsecret::SecretServiceWatch keyring_watch(io.get_executor(), credentials, [&keyring] { keyring.service_replaced(); });
+    http::CurlHttpClient http(io.get_executor(),
+                        http::CurlHttpClient::from_environment(std::string("hostkeeper/") + proto::product_version(),
+                                                         config.http.ca_file));
+    discovery::DiscoveryService discovery(io.get_executor(), http, credentials, config.discovery);
+    registry::RegistryOptions registry_options = config.registry;
+    // Packages wait for their client in the socket's private (0700) directory.
+    registry_options.downloads_dir = location.directory / "downloads";
+    registry::RegistryService registry(io.get_executor(), http, credentials, discovery, registry_options);
+    // Started on demand or by socket activation, it exits when idle: the next
+    // client starts it again (the helper, or systemd through the socket).
+    // Started by hand, it runs until it is stopped.
+    const std::chrono::seconds idle_timeout =
+        config.on_demand || activated ? config.idle_timeout : std::chrono::seconds(0);
+    handlers::Dispatcher dispatcher(credentials, discovery, registry,
+                          handlers::DaemonInfo{socket_path, config.on_demand, idle_timeout});
+    asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
+    const server::StopHooks hooks{[&http] {
+                              sd_notify(0, "STOPPING=1");
+                              // Fetches in flight fail now ("hostkeeperd is stopping"), so that
+                              // their clients get an answer instead of waiting out the shutdown
+                              // timeout.
+                              http.stop();
+                          },
+                          [&] {
+                              boost::system::error_code ignored;
+                              signals.cancel(ignored);
+                              io.stop();
+                          }};
+    server::Server server(io, listen_fd, dispatcher,
+                  server::ServerOptions{config.max_connections, config.read_timeout,
+                                config.shutdown_timeout, idle_timeout},
+                  hooks);
+    const std::function<std::size_t()> flush_all = [&] {
+        return credentials.flush() + discovery.flush() + registry.flush();
+    };
+    wait_for_signals(signals, server, flush_all);
+    server.on_idle([&] {
+        spdlog::info("no clients for {} s: exiting (the next client starts it again{})", idle_timeout.count(),
+                     activated ? ", through hostkeeperd.socket" : "");
+        server.stop();
+    });
+    server.start();
+
+    report.send("ready");
+    sd_notify(0, "READY=1");
+    spdlog::info("hostkeeperd {} (protocol {}) serving {} as uid {}, pid {}", proto::product_version(),
+                 proto::kProtocolVersion, socket_path, ::geteuid(), ::getpid());
+    io.run();
+    http.stop();
+    registry.stop();
+    discovery.stop();
+    credentials.stop();
+    keyring_thread.join();
+    spdlog::info("stopped");
+    return 0;
+}
+
+// A daemon that cannot run with its configuration says why to whoever
+// started it: `--check-config` and a terminal on stderr, the helper through
+// --ready-fd, and a client of a socket-activated start in its answer.
+int refuse_to_run(const InvalidConfig& error) {
+    std::fprintf(stderr, "hostkeeperd: %s\n", error.what());
+    const Config& command_line = error.command_line();
+    if (command_line.check_config) return 2;
+    StartupReport report(command_line.ready_fd);
+    report.send(std::string("error ") + error.what());
+    const int listen_fd = server::systemd_listener();
+    if (listen_fd < 0) return 2;
+
+    // Socket activation: systemd would restart us into the same error until
+    // its start limit, and clients would hear nothing. Answer them instead.
+    setup_logging("info");
+    spdlog::error("cannot run with this configuration: {}; answering every request with the reason",
+                  error.what());
+    asio::io_context io(1);
+    asio::signal_set signals(io, SIGINT, SIGTERM);
+    handlers::ConfigErrorHandler handler(error.what());
+    // Idle for 10 s: exit, so the next connection starts a daemon that reads the fixed file.
+    server::Server server(io, listen_fd, handler,
+                  server::ServerOptions{command_line.max_connections, command_line.read_timeout,
+                                command_line.shutdown_timeout, std::chrono::seconds(10)},
+                  server::StopHooks{nullptr, [&] {
+                                boost::system::error_code ignored;
+                                signals.cancel(ignored);
+                                io.stop();
+                            }});
+    server.on_idle([&] { server.stop(); });
+    signals.async_wait([&](const boost::system::error_code& ec, int) {
+        if (!ec) server.stop();
+    });
+    server.start();
+    sd_notifyf(0, "READY=1\nSTATUS=cannot run with its configuration: %s", error.what());
+    io.run();
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    disable_core_dumps();
+    std::signal(SIGPIPE, SIG_IGN);
+    http::CurlHttpClient::prepare();
+
+    ParsedArgs parsed;
+    try {
+        parsed = parse_args(argc, argv);
+    } catch (const InvalidConfig& e) {
+        return refuse_to_run(e);
+    } catch (const ConfigError& e) {
+        std::fprintf(stderr, "hostkeeperd: %s\n", e.what());
+        return 2;
+    }
+    if (!parsed.config) return parsed.exit_code;
+    const Config& config = *parsed.config;
+    if (config.check_config) {
+        std::printf("hostkeeperd: the configuration is valid (%s)\n",
+                    config.config_file ? config.config_file->c_str() : "no configuration file; defaults");
+        return 0;
+    }
+    StartupReport report(config.ready_fd);
+    if (config.on_demand) log_to_journal_if_possible();
+    setup_logging(config.log_level);
+
+    try {
+        return serve(config, report);
+    } catch (const server::AlreadyRunning& e) {
+        spdlog::error("{}", e.what());
+        if (report.wanted()) {
+            report.send("running");
+            return 0;
+        }
+        return 1;
+    } catch (const std::exception& e) {
+        spdlog::error("{}", e.what());
+        report.send(std::string("error ") + e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,35 @@
+#pragma once
+// Process-level setup of hostkeeperd: no core dumps, logging, the start-up
+// report to whoever started it (helper pipe, systemd), journal output.
+
+#include <string>
+
+namespace hostkeeper::daemon::app {
+
+// No core dumps, no ptrace by other processes of the user: a crash or a
+// debugger must not write the cached tokens anywhere.
+void disable_core_dumps();
+
+// spdlog to stderr at `level`; a terser format when stderr is the journal.
+void setup_logging(const std::string& level);
+
+// An on-demand daemon was started with stderr on /dev/null (never the
+// client's pipes): send it to the journal when there is one.
+void log_to_journal_if_possible();
+
+// The one line the helper waits for on --ready-fd ("ready", "running" or
+// "error MESSAGE"); written at most once, then the descriptor is closed.
+class StartupReport {
+public:
+    explicit StartupReport(int fd) : fd_(fd) {}
+    StartupReport(const StartupReport&) = delete;
+    StartupReport& operator=(const StartupReport&) = delete;
+    ~StartupReport();
+    void send(const std::string& line);
+    bool wanted() const { return fd_ >= 0; }
+
+private:
+    int fd_;
+};
+
+}  // namespace hostkeeper::daemon::app

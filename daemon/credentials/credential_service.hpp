@@ -1,0 +1,98 @@
+#pragma once
+// Credentials for a host: served from a TTL cache in front of the keyring.
+// Keyring calls run on a worker executor, so the event loop never blocks on
+// D-Bus; concurrent misses for one host share one keyring lookup; store and
+// forget write through to the keyring first and only then touch the cache.
+// The cache follows the keyring: a keyring event (lock, edit, restart) drops
+// it at once, and while the keyring is not watched nothing is cached.
+
+#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "daemon/credentials/credential_cache_options.hpp"
+#include "proto/secret.hpp"
+#include "daemon/credentials/keyring.hpp"
+#include "daemon/credentials/keyring_events.hpp"
+#include "daemon/async/purge_timer.hpp"
+#include "daemon/async/single_flight.hpp"
+#include "daemon/cache/ttl_cache.hpp"
+
+namespace hostkeeper::daemon::credentials {
+
+struct CredentialStats {
+    std::size_t entries = 0;
+    std::size_t positive = 0;
+    std::size_t negative = 0;
+    std::uint64_t hits = 0;
+    std::uint64_t misses = 0;
+    std::uint64_t keyring_lookups = 0;
+    std::uint64_t evictions = 0;
+    bool keyring_watched = true;      // false: keyring changes cannot be seen, so nothing is cached
+    std::uint64_t invalidations = 0;  // caches dropped because the keyring changed
+};
+
+class CredentialService final : public KeyringEvents {
+public:
+    using Clock = std::function<std::chrono::steady_clock::time_point()>;
+
+    // `io`: the event loop's executor. `worker`: where keyring calls run.
+    CredentialService(boost::asio::any_io_executor io, boost::asio::any_io_executor worker, Keyring& keyring,
+                      const CredentialCacheOptions& options, Clock clock = std::chrono::steady_clock::now);
+
+    // The host's credentials object (compact JSON text), or nullopt.
+    boost::asio::awaitable<std::optional<proto::Secret>> get(std::string host);
+    boost::asio::awaitable<void> store(std::string host, proto::Secret credentials);
+    boost::asio::awaitable<void> forget(std::string host);
+
+    std::size_t flush();
+    std::size_t flush(const std::string& host);
+    CredentialStats stats() const;
+    void stop();
+
+    // KeyringEvents: drop everything read before, so that a locked keyring
+    // serves no token and an edited item is what the next get returns.
+    void keyring_changed() override;
+    void keyring_watched(bool watched) override;
+
+private:
+    struct Cached {
+        std::optional<proto::Secret> credentials;  // nullopt: "none for this host"
+    };
+    using Cache = cache::TtlCache<Cached>;
+
+    boost::asio::awaitable<std::optional<proto::Secret>> load(std::string host);
+    void remember(const std::string& host, std::optional<proto::Secret> credentials);
+
+    boost::asio::any_io_executor io_;
+    boost::asio::any_io_executor worker_;
+    Keyring& keyring_;
+    CredentialCacheOptions options_;
+    Clock clock_;
+    Cache cache_;
+    async::SingleFlight<std::optional<proto::Secret>> flights_;
+    std::uint64_t generation_ = 0;  // bumped by every write and keyring event, so a slow lookup cannot cache an old answer
+    bool watched_ = true;
+    std::uint64_t invalidations_ = 0;
+    std::uint64_t hits_ = 0;
+    std::uint64_t misses_ = 0;
+    std::uint64_t keyring_lookups_ = 0;
+    async::PurgeTimer purge_timer_;
+};
+
+// A credentials object as found in the keyring, made into the compact JSON
+// object hostkeeper serves: JSON objects pass through, a bare token (as a
+// person may paste into `secret-tool store`) becomes {"token": "..."}.
+// Throws proto::Error{keyring_error} for anything else.
+proto::Secret credentials_from_keyring_text(const std::string& host, const proto::Secret& text);
+
+}  // namespace hostkeeper::daemon::credentials

@@ -1,0 +1,105 @@
+#include "daemon/discovery/discovery_service.hpp"
+
+#include <exception>
+#include <variant>
+
+namespace hostkeeper::daemon::discovery {
+namespace asio = boost::asio;
+using std::chrono::seconds;
+
+std::string_view to_string(DiscoverySource source) noexcept {
+    switch (source) {
+        case DiscoverySource::network: return "network";
+        case DiscoverySource::cache: return "cache";
+        case DiscoverySource::stale: return "stale";
+        case DiscoverySource::forced: return "forced";
+    }
+    return "network";
+}
+
+DiscoveryService::DiscoveryService(asio::any_io_executor io, http::HttpClient& http,
+                                   credentials::CredentialService& credentials, DiscoveryOptions options,
+                                   Clock clock)
+    : options_(std::move(options)),
+      clock_(std::move(clock)),
+      cache_(std::move(io), clock_, upstream::answer_cache_options(options_), "discovery of"),
+      upstream_(http, credentials) {
+    // Forced services answer as a document served at https://NAME/ would.
+    for (const auto& [host, services] : options_.forced) {
+        const std::string url = discovery_url(host);
+        forced_.emplace(host, std::make_shared<const DiscoveryDocument>(url, resolve_services(services, url)));
+    }
+}
+
+asio::awaitable<DiscoveryAnswer> DiscoveryService::discover(std::string host, bool refresh_now) {
+    if (const auto forced = forced_.find(host); forced != forced_.end()) {
+        ++forced_hits_;
+        DiscoveryAnswer answer;
+        answer.source = DiscoverySource::forced;
+        answer.document = forced->second;
+        co_return answer;
+    }
+    // Named, not temporaries in the co_await expression: g++ 12 may destroy
+    // such temporaries twice.
+    auto fetch_host = [this, host] { return fetch(host); };
+    auto lookup = cache_.get(host, refresh_now, fetch_host, host);
+    const Cache::Result result = co_await std::move(lookup);
+    if (const auto* failed = std::get_if<Cache::Failed>(&result)) {
+        throw DiscoveryError(failed->message, failed->cached, failed->retry_in);
+    }
+    const auto& found = std::get<Cache::Answer>(result);
+    DiscoveryAnswer answer;
+    answer.source = found.source == cache::AnswerSource::cache   ? DiscoverySource::cache
+                    : found.source == cache::AnswerSource::stale ? DiscoverySource::stale
+                                                          : DiscoverySource::network;
+    answer.document = found.document;
+    answer.age = found.age;
+    answer.expires_in = found.expires_in;
+    answer.error = found.error;
+    co_return answer;
+}
+
+asio::awaitable<DiscoveryService::Cache::Fetched> DiscoveryService::fetch(std::string host) {
+    upstream::UpstreamRequest request;
+    request.url = discovery_url(host);
+    request.token_host = host;
+    request.token_origin = request.url;
+    request.purpose = "discovery of " + host;
+    request.rules.max_body = kMaxDiscoveryDocument;
+    request.rules.max_redirects = kMaxDiscoveryRedirects;
+    request.rules.timeout = options_.timeout;
+    // Named, not a temporary in the co_await expression (g++ 12).
+    auto fetching = upstream_.fetch(std::move(request));
+    upstream::Verdict verdict = co_await std::move(fetching);
+    co_return settle(std::move(verdict));
+}
+
+// Out of the coroutine: g++ 12 warns falsely about coroutines that make
+// lambdas (-Wmismatched-new-delete, GCC bug 109224).
+DiscoveryService::Cache::Fetched DiscoveryService::settle(upstream::Verdict verdict) {
+    const upstream::Freshness fresh{options_.ttl, options_.min_ttl, options_.max_ttl, options_.negative_ttl};
+    return upstream_.settle<DiscoveryDocument>(
+        std::move(verdict), fresh, clock_(),
+        [](const http::HttpResponse& response, const std::string&) {
+            return DiscoveryDocument(response.url,
+                                     parse_discovery_document(response.body, response.url));
+        },
+        [](const std::string& url) { return DiscoveryDocument(url, Services{}); });
+}
+
+std::size_t DiscoveryService::flush() { return cache_.flush(); }
+
+std::size_t DiscoveryService::flush(const std::string& host) {
+    return cache_.flush_if([&host](const std::string& key) { return key == host; });
+}
+
+DiscoveryStats DiscoveryService::stats() const {
+    DiscoveryStats s;
+    static_cast<upstream::UpstreamStats&>(s) = upstream_.stats(cache_.stats());
+    s.forced = forced_hits_;
+    return s;
+}
+
+void DiscoveryService::stop() { cache_.stop(); }
+
+}  // namespace hostkeeper::daemon::discovery

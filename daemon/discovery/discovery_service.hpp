@@ -1,0 +1,92 @@
+#pragma once
+// Remote service discovery for every tool of the user: one answer per host,
+// computed as Terraform's own client would, kept in an AnswerCache (fresh
+// answers, single flight, remembered failures, stale-if-error).
+
+#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <map>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include "daemon/cache/answer_cache.hpp"
+#include "daemon/credentials/credential_service.hpp"
+#include "daemon/discovery/discovery_document.hpp"
+#include "daemon/discovery/discovery_options.hpp"
+#include "daemon/http/http_client.hpp"
+#include "daemon/upstream/upstream.hpp"
+#include "proto/error.hpp"
+
+namespace hostkeeper::daemon::discovery {
+
+enum class DiscoverySource { network, cache, stale, forced };
+std::string_view to_string(DiscoverySource source) noexcept;
+
+// A host's services as fetched (or forced): immutable, shared by the cache
+// entry and every answer made from it.
+struct DiscoveryDocument {
+    DiscoveryDocument(std::string url_, Services services_)
+        : url(std::move(url_)), services(std::move(services_)) {}
+    std::string url;  // the final URL after redirects
+    Services services;
+    // Made by the reply module at the first reply, spliced into every later one (event loop only).
+    mutable std::string reply_fields;
+};
+
+struct DiscoveryAnswer {
+    DiscoverySource source = DiscoverySource::network;
+    std::shared_ptr<const DiscoveryDocument> document;
+    const std::string& url() const { return document->url; }
+    const Services& services() const { return document->services; }
+    std::optional<std::chrono::seconds> age;         // since fetched (not for forced)
+    std::optional<std::chrono::seconds> expires_in;  // fresh for this much longer (not for forced)
+    std::string error;                               // why a stale answer is stale
+};
+
+class DiscoveryError : public cache::FetchFailure {
+public:
+    DiscoveryError(const std::string& message, bool cached, std::chrono::seconds retry_in)
+        : cache::FetchFailure(proto::ErrorCode::discovery_failed, message, cached, retry_in) {}
+};
+
+struct DiscoveryStats : upstream::UpstreamStats {
+    std::uint64_t forced = 0;
+};
+
+class DiscoveryService {
+public:
+    using Clock = cache::AnswerCache<DiscoveryDocument>::Clock;
+
+    // `credentials`: where bearer tokens for the hosts come from.
+    DiscoveryService(boost::asio::any_io_executor io, http::HttpClient& http, credentials::CredentialService& credentials,
+                     DiscoveryOptions options, Clock clock = std::chrono::steady_clock::now);
+
+    // `host` is normalized. Throws DiscoveryError.
+    boost::asio::awaitable<DiscoveryAnswer> discover(std::string host, bool refresh);
+
+    std::size_t flush();
+    std::size_t flush(const std::string& host);
+    DiscoveryStats stats() const;
+    void stop();
+
+private:
+    using Cache = cache::AnswerCache<DiscoveryDocument>;
+
+    boost::asio::awaitable<Cache::Fetched> fetch(std::string host);
+    Cache::Fetched settle(upstream::Verdict verdict);
+
+    DiscoveryOptions options_;
+    Cache::Clock clock_;
+    std::map<std::string, std::shared_ptr<const DiscoveryDocument>> forced_;
+    Cache cache_;
+    upstream::Upstream upstream_;
+    std::uint64_t forced_hits_ = 0;
+};
+
+}  // namespace hostkeeper::daemon::discovery

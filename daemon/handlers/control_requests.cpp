@@ -1,0 +1,39 @@
+#include "daemon/handlers/control_requests.hpp"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "proto/error.hpp"
+
+namespace hostkeeper::daemon::handlers {
+using proto::Op;
+
+boost::asio::awaitable<server::Reply> ControlRequests::handle(const Request& request) {
+    switch (request.op) {
+        case Op::hello:
+            co_return server::Reply{reply::hello()};
+        case Op::status:
+            co_return server::Reply{reply::status(daemon_, request.server, credentials_.stats(),
+                                          discovery_.stats(), registry_.stats())};
+        case Op::flush: {
+            std::size_t flushed = 0;
+            if (request.fields.contains("host")) {
+                const std::string host = host_field(request.fields);
+                flushed = credentials_.flush(host) + discovery_.flush(host) + registry_.flush(host);
+                spdlog::info("flushed cached entries of {}", host);
+            } else {
+                flushed = credentials_.flush() + discovery_.flush() + registry_.flush();
+                spdlog::info("flushed all {} cached entries", flushed);
+            }
+            co_return server::Reply{reply::flushed(flushed)};
+        }
+        case Op::stop:
+            spdlog::info("stop requested over the socket");
+            co_return server::Reply{reply::stopping(::getpid()), true};
+        default:
+            break;
+    }
+    throw proto::Error(proto::ErrorCode::internal, "not a control op");
+}
+
+}  // namespace hostkeeper::daemon::handlers

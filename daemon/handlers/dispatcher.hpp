@@ -1,0 +1,45 @@
+#pragma once
+// Turns one request payload into one reply: the payload parsed, its version
+// and op checked, then routed to the handler of its family (credentials,
+// discovery, registry, control). No I/O of its own; never throws for bad
+// input (every problem becomes an error reply).
+
+// clang-format off
+#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+// clang-format on
+#include <boost/asio/awaitable.hpp>
+#include <string_view>
+
+#include "daemon/handlers/control_requests.hpp"
+#include "daemon/handlers/credential_requests.hpp"
+#include "daemon/handlers/discovery_requests.hpp"
+#include "daemon/handlers/registry_requests.hpp"
+#include "daemon/handlers/replies.hpp"
+#include "daemon/server/request_handler.hpp"
+
+namespace hostkeeper::daemon::handlers {
+
+class Dispatcher final : public server::RequestHandler {
+  public:
+    // `daemon` is described in status and keyring_unavailable replies.
+    Dispatcher(credentials::CredentialService& credentials, discovery::DiscoveryService& discovery,
+               registry::RegistryService& registry, DaemonInfo daemon)
+        : daemon_(std::move(daemon)),
+          credentials_(credentials),
+          discovery_(discovery),
+          registry_(registry),
+          control_(credentials, discovery, registry, daemon_) {}
+
+    boost::asio::awaitable<server::Reply> handle(std::string_view payload, server::ServerState server) override;
+
+  private:
+    boost::asio::awaitable<server::Reply> route(const Request& request);
+
+    DaemonInfo daemon_;
+    CredentialRequests credentials_;
+    DiscoveryRequests discovery_;
+    RegistryRequests registry_;
+    ControlRequests control_;
+};
+
+}  // namespace hostkeeper::daemon::handlers

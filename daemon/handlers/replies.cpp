@@ -1,0 +1,229 @@
+#include "daemon/handlers/replies.hpp"
+
+#include <unistd.h>
+
+#include "proto/framing.hpp"
+#include "proto/messages.hpp"
+#include "proto/session_bus.hpp"
+#include "proto/version.hpp"
+
+namespace hostkeeper::daemon::handlers::reply {
+using proto::Error;
+using proto::ErrorCode;
+using proto::Json;
+
+namespace {
+
+std::string ok_payload(const Json& response) {
+    return proto::serialize(response, proto::kMaxResponseFrameSize);
+}
+
+const Json& supported_versions() {
+    static const Json versions = Json::array({proto::kProtocolVersion});
+    return versions;
+}
+
+// An object's members without its braces, to splice into another object.
+std::string members(const Json& object) {
+    std::string text = object.dump();
+    return text.substr(1, text.size() - 2);
+}
+
+// {"v":1,"ok":true, without its closing brace.
+std::string ok_head() {
+    std::string payload = R"({"v":)";
+    payload.append(std::to_string(proto::kProtocolVersion)).append(R"(,"ok":true)");
+    return payload;
+}
+
+Json daemon_object(const DaemonInfo& daemon, server::ServerState server) {
+    const auto uptime = std::chrono::steady_clock::now() - daemon.started;
+    return {{"version", proto::product_version()},
+            {"protocol", proto::kProtocolVersion},
+            {"pid", ::getpid()},
+            {"uptime_s", std::chrono::duration_cast<std::chrono::seconds>(uptime).count()},
+            {"on_demand", daemon.on_demand},
+            {"idle_timeout_s", daemon.idle_timeout.count()},
+            {"connections", server.connections},
+            {"socket", daemon.socket},
+            {"session_bus", proto::session_bus_address()}};
+}
+
+}  // namespace
+
+std::string ok() {
+    return ok_payload(proto::make_ok());
+}
+
+std::string hello() {
+    Json response = proto::make_ok();
+    response["daemon_version"] = proto::product_version();
+    response["supported"] = supported_versions();
+    return ok_payload(response);
+}
+
+std::string not_found() {
+    Json response = proto::make_ok();
+    response["found"] = false;
+    return ok_payload(response);
+}
+
+std::string credentials(const proto::Secret& stored) {
+    // The stored text is a validated compact JSON object: splice it in
+    // rather than parse it into more copies of the token.
+    std::string payload;
+    payload.reserve(stored.size() + 64);
+    payload.append(ok_head()).append(R"(,"found":true,"credentials":)");
+    payload.append(stored.view());
+    payload.append("}");
+    return payload;
+}
+
+std::string flushed(std::size_t count) {
+    Json response = proto::make_ok();
+    response["flushed"] = count;
+    return ok_payload(response);
+}
+
+std::string stopping(long pid) {
+    Json response = proto::make_ok();
+    response["pid"] = pid;  // so the client can wait for it to exit
+    return ok_payload(response);
+}
+
+std::string status(const DaemonInfo& daemon, server::ServerState server, const credentials::CredentialStats& c,
+                   const discovery::DiscoveryStats& d, const registry::RegistryStats& r) {
+    Json response = proto::make_ok();
+    response["daemon"] = daemon_object(daemon, server);
+    response["credentials"] = {{"entries", c.entries},
+                               {"positive", c.positive},
+                               {"negative", c.negative},
+                               {"hits", c.hits},
+                               {"misses", c.misses},
+                               {"keyring_lookups", c.keyring_lookups},
+                               {"evictions", c.evictions},
+                               {"keyring_watched", c.keyring_watched},
+                               {"invalidations", c.invalidations}};
+    response["discovery"] = {{"entries", d.entries},
+                             {"positive", d.positive},
+                             {"empty", d.empty},
+                             {"errors", d.errors},
+                             {"hits", d.hits},
+                             {"misses", d.misses},
+                             {"stale", d.stale},
+                             {"forced", d.forced},
+                             {"upstream_requests", d.upstream_requests},
+                             {"upstream_failures", d.upstream_failures},
+                             {"in_flight", d.in_flight},
+                             {"evictions", d.evictions}};
+    response["registry"] = {{"entries", r.entries},
+                            {"documents", r.positive},
+                            {"not_found", r.empty},
+                            {"errors", r.errors},
+                            {"hits", r.hits},
+                            {"misses", r.misses},
+                            {"stale", r.stale},
+                            {"upstream_requests", r.upstream_requests},
+                            {"upstream_failures", r.upstream_failures},
+                            {"in_flight", r.in_flight},
+                            {"evictions", r.evictions}};
+    return ok_payload(response);
+}
+
+const std::string& fields_of(const discovery::DiscoveryDocument& document) {
+    if (document.reply_fields.empty()) {
+        Json object = {{"url", document.url}, {"services", document.services.services}};
+        if (!document.services.invalid.empty()) object["invalid"] = document.services.invalid;
+        document.reply_fields = members(object);
+    }
+    return document.reply_fields;
+}
+
+const std::string& fields_of(const registry::RegistryDocument& document) {
+    if (document.reply_fields.empty()) {
+        Json object = {{"url", document.url}};
+        for (const auto& [key, value] : document.body.items()) object[key] = value;
+        document.reply_fields = members(object);
+    }
+    return document.reply_fields;
+}
+
+std::string discovery(const std::string& host, const discovery::DiscoveryAnswer& answer) {
+    const std::string& fields = fields_of(*answer.document);
+    std::string payload;
+    payload.reserve(fields.size() + host.size() + 128);
+    payload.append(ok_head());
+    payload.append(R"(,"host":)").append(Json(host).dump());
+    payload.append(R"(,"source":")").append(to_string(answer.source)).append("\",");
+    payload.append(fields);
+    if (answer.age) payload.append(R"(,"age_s":)").append(std::to_string(answer.age->count()));
+    if (answer.expires_in)
+        payload.append(R"(,"expires_in_s":)").append(std::to_string(answer.expires_in->count()));
+    if (!answer.error.empty()) payload.append(R"(,"error":)").append(Json(answer.error).dump());
+    payload.append("}");
+    if (payload.size() > proto::kMaxResponseFrameSize) {
+        throw Error(ErrorCode::too_large, "the services of " + host + " make an answer over " +
+                                              std::to_string(proto::kMaxResponseFrameSize) +
+                                              " bytes");
+    }
+    return payload;
+}
+
+std::string registry(const Json& fields, const registry::RegistryAnswer& answer, const Json* body) {
+    Json head = {{"v", proto::kProtocolVersion}, {"ok", true}};
+    for (const auto& [key, value] : fields.items()) head[key] = value;
+    head["source"] = to_string(answer.source);
+    std::string payload = head.dump();
+    payload.pop_back();  // the closing brace
+    payload += ',';
+    if (body == nullptr) {
+        payload += fields_of(*answer.document);
+    } else {
+        Json object = {{"url", answer.document->url}};
+        for (const auto& [key, value] : body->items()) object[key] = value;
+        payload += members(object);
+    }
+    payload += R"(,"age_s":)" + std::to_string(answer.age.count());
+    payload += R"(,"expires_in_s":)" + std::to_string(answer.expires_in.count());
+    if (!answer.error.empty()) payload += R"(,"error":)" + Json(answer.error).dump();
+    payload += '}';
+    if (payload.size() > proto::kMaxResponseFrameSize) {
+        throw Error(ErrorCode::too_large, "the answer is over " +
+                                              std::to_string(proto::kMaxResponseFrameSize) +
+                                              " bytes; narrow it with a constraint");
+    }
+    return payload;
+}
+
+std::string unsupported_version(const Json& asked) {
+    Json refusal = proto::make_error(
+        ErrorCode::unsupported_version,
+        "this hostkeeperd (" + std::string(proto::product_version()) + ") speaks protocol " +
+            std::to_string(proto::kProtocolVersion) + ", not " + asked.dump() +
+            "; restart it with 'hostkeeper stop' so that the installed version starts");
+    refusal["supported"] = supported_versions();
+    return proto::serialize(refusal);
+}
+
+std::string error(const Error& e, const DaemonInfo& daemon, server::ServerState server) {
+    Json response = proto::make_error(e.code(), e.what());
+    // Who we are, so that a client can tell whether its own session bus
+    // would have done better (PROTOCOL.md, keyring_unavailable).
+    if (e.code() == ErrorCode::keyring_unavailable)
+        response["daemon"] = daemon_object(daemon, server);
+    if (const auto* failed = dynamic_cast<const cache::FetchFailure*>(&e)) {
+        response["cached"] = failed->cached();
+        response["retry_in_s"] = failed->retry_in().count();
+    }
+    return proto::serialize(response);
+}
+
+std::string internal_error(const std::string& message) {
+    return failure(ErrorCode::internal, message);
+}
+
+std::string failure(ErrorCode code, const std::string& message) {
+    return proto::serialize(proto::make_error(code, message));
+}
+
+}  // namespace hostkeeper::daemon::handlers::reply

@@ -1,0 +1,64 @@
+#pragma once
+// Every reply the daemon sends, built here and nowhere else (PROTOCOL.md):
+// the services return values, the request handlers pick the reply. A
+// document's fields are serialized once, at its first reply, and spliced
+// into every later one (the cached-answer fast path); a credentials object
+// is spliced in as stored, never parsed into more copies of the token.
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+#include "daemon/credentials/credential_service.hpp"
+#include "daemon/discovery/discovery_service.hpp"
+#include "proto/error.hpp"
+#include "proto/json.hpp"
+#include "proto/secret.hpp"
+#include "daemon/registry/registry_service.hpp"
+#include "daemon/server/request_handler.hpp"
+
+namespace hostkeeper::daemon::handlers {
+
+// What the "daemon" object of status says besides what the server knows.
+struct DaemonInfo {
+    std::string socket;  // its path, or "(socket activation)"
+    bool on_demand = false;
+    std::chrono::seconds idle_timeout{0};
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+};
+
+namespace reply {
+
+// {"v":1,"ok":true}
+std::string ok();
+std::string hello();
+std::string not_found();                               // get: no credentials
+std::string credentials(const proto::Secret& stored);  // get: the stored object, spliced in
+std::string flushed(std::size_t count);
+std::string stopping(long pid);
+std::string status(const DaemonInfo& daemon, server::ServerState server, const credentials::CredentialStats& credentials,
+                   const discovery::DiscoveryStats& discovery, const registry::RegistryStats& registry);
+
+// `host`'s answer. Throws proto::Error{too_large} past the response frame size.
+std::string discovery(const std::string& host, const discovery::DiscoveryAnswer& answer);
+// `fields`: the request's own (module, version, ...), in order; `body`: the
+// document's fields reshaped by the request (a constraint, a mirror's
+// package), else the document as fetched. Throws proto::Error{too_large}.
+std::string registry(const proto::Json& fields, const registry::RegistryAnswer& answer,
+                     const proto::Json* body = nullptr);
+
+// The refusal of a request for protocol `asked` (PROTOCOL.md, Versions).
+std::string unsupported_version(const proto::Json& asked);
+// A failed request: its code and message, the daemon object for
+// keyring_unavailable, `cached` and `retry_in_s` for a fetch failure.
+std::string error(const proto::Error& error, const DaemonInfo& daemon, server::ServerState server);
+std::string internal_error(const std::string& message);
+// An error reply of `code` with `message` and nothing else.
+std::string failure(proto::ErrorCode code, const std::string& message);
+
+// A document's fields as replies splice them: "url":...,... (no braces).
+const std::string& fields_of(const discovery::DiscoveryDocument& document);
+const std::string& fields_of(const registry::RegistryDocument& document);
+
+}  // namespace reply
+}  // namespace hostkeeper::daemon::handlers

@@ -1,0 +1,73 @@
+#include "daemon/http/http_fetch.hpp"
+
+#include <set>
+
+#include "daemon/http/url.hpp"
+
+namespace hostkeeper::daemon::http {
+namespace asio = boost::asio;
+using steady = std::chrono::steady_clock;
+
+bool is_redirect(long status) noexcept {
+    return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+bool is_refusal(long status) noexcept {
+    return status >= 400 && status < 500 && status != 408 && status != 429;
+}
+
+asio::awaitable<FetchResult> fetch_following(HttpClient& http, std::string url,
+                                             const std::optional<proto::Secret>& token,
+                                             const std::string& token_origin,
+                                             const FetchRules& rules) {
+    FetchResult out;
+    const steady::time_point deadline = steady::now() + rules.timeout;
+    std::set<std::string> seen{url};
+    for (int redirects = 0;; ++redirects) {
+        HttpRequest request;
+        request.url = url;
+        request.max_body = rules.max_body;
+        request.body_fd = rules.body_fd;
+        request.timeout =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now());
+        if (request.timeout.count() <= 0) {
+            out.error =
+                url + ": timed out after " +
+                std::to_string(
+                    std::chrono::duration_cast<std::chrono::seconds>(rules.timeout).count()) +
+                " s";
+            co_return out;
+        }
+        if (token && same_origin(url, token_origin)) request.bearer_token = token->clone();
+        ++out.requests;
+        std::string failure;
+        try {
+            out.response = co_await http.fetch(std::move(request));
+        } catch (const HttpError& e) {
+            failure = e.what();
+        }
+        if (!failure.empty()) {
+            out.error = url + ": " + failure;
+            co_return out;
+        }
+        const HttpResponse& response = *out.response;
+        if (!is_redirect(response.status)) co_return out;
+        const std::string at = response.url + ": ";
+        if (response.location.empty()) {
+            out.error = at + "HTTP status " + std::to_string(response.status) +
+                        " redirect without a Location";
+        } else if (redirects == rules.max_redirects) {
+            out.error = at + "more than " + std::to_string(rules.max_redirects) +
+                        " redirects (the next to " + response.location + ")";
+        } else if (!seen.insert(response.location).second) {
+            out.error = at + "redirect loop: redirected back to " + response.location;
+        } else {
+            url = response.location;
+            continue;
+        }
+        out.response.reset();
+        co_return out;
+    }
+}
+
+}  // namespace hostkeeper::daemon::http

@@ -1,0 +1,46 @@
+#pragma once
+// One GET as Terraform's clients make it, redirects followed here rather
+// than by libcurl so that the bearer token goes to its own origin only and
+// never along a redirect elsewhere. Shared by discovery and the registry
+// clients.
+
+#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "daemon/http/http_client.hpp"
+#include "proto/secret.hpp"
+
+namespace hostkeeper::daemon::http {
+
+struct FetchRules {
+    std::size_t max_body = std::size_t{1024} * 1024;
+    int max_redirects = 3;
+    std::chrono::milliseconds timeout{11000};  // the whole exchange, redirects included
+    int body_fd = -1;                          // see HttpRequest::body_fd
+};
+
+// The last response (never a redirect), or why there is none: "URL: why".
+struct FetchResult {
+    std::optional<HttpResponse> response;
+    std::string error;
+    std::uint64_t requests = 0;  // sent upstream, redirects included
+};
+
+bool is_redirect(long status) noexcept;
+// A 4xx that asking again will not change (not 408 or 429): the server
+// refused the request, so a cached answer must not stand in for it.
+bool is_refusal(long status) noexcept;
+
+// GET `url`. `token` is sent to URLs of `token_origin`'s origin (scheme,
+// host and port) and to no other.
+boost::asio::awaitable<FetchResult> fetch_following(HttpClient& http, std::string url,
+                                                    const std::optional<proto::Secret>& token,
+                                                    const std::string& token_origin, const FetchRules& rules);
+
+}  // namespace hostkeeper::daemon::http

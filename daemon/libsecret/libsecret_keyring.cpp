@@ -1,0 +1,454 @@
+#include "daemon/libsecret/libsecret_keyring.hpp"
+
+#include <libsecret/secret.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "proto/error.hpp"
+
+namespace hostkeeper::daemon::libsecret {
+using proto::Error;
+using proto::ErrorCode;
+using proto::Secret;
+
+namespace {
+
+const SecretSchema* schema() {
+    static const SecretSchema value = [] {
+        SecretSchema s{};
+        s.name = "io.hostkeeper.Credentials";
+        s.flags = SECRET_SCHEMA_NONE;
+        s.attributes[0].name = "host";
+        s.attributes[0].type = SECRET_SCHEMA_ATTRIBUTE_STRING;
+        return s;
+    }();
+    return &value;
+}
+
+template <typename T, void (*Free)(T*)>
+struct Deleter {
+    void operator()(T* p) const {
+        if (p != nullptr) Free(p);
+    }
+};
+void unref_value(SecretValue* p) { secret_value_unref(p); }
+using ErrorPtr = std::unique_ptr<GError, Deleter<GError, g_error_free>>;
+using HashTablePtr = std::unique_ptr<GHashTable, Deleter<GHashTable, g_hash_table_unref>>;
+using ValuePtr = std::unique_ptr<SecretValue, Deleter<SecretValue, unref_value>>;
+template <typename T>
+struct GObjectPtr {
+    struct Unref {
+        void operator()(T* p) const {
+            if (p != nullptr) g_object_unref(p);
+        }
+    };
+    using type = std::unique_ptr<T, Unref>;
+};
+using ServicePtr = GObjectPtr<SecretService>::type;
+using CollectionPtr = GObjectPtr<SecretCollection>::type;
+using ItemPtr = GObjectPtr<SecretItem>::type;
+using CancellablePtr = GObjectPtr<GCancellable>::type;
+
+// Owns a GList of SecretItem references.
+class ItemList {
+public:
+    explicit ItemList(GList* list) : list_(list) {}
+    ItemList(const ItemList&) = delete;
+    ItemList& operator=(const ItemList&) = delete;
+    ~ItemList() { g_list_free_full(list_, g_object_unref); }
+    GList* get() const { return list_; }
+    std::vector<SecretItem*> items() const {
+        std::vector<SecretItem*> out;
+        for (GList* l = list_; l != nullptr; l = l->next) out.push_back(static_cast<SecretItem*>(l->data));
+        return out;
+    }
+
+private:
+    GList* list_;
+};
+
+HashTablePtr attributes_for(const std::string& host) {
+    HashTablePtr attributes(g_hash_table_new(g_str_hash, g_str_equal));
+    // The table does not own its strings; `host` outlives it.
+    g_hash_table_insert(attributes.get(), const_cast<char*>("host"), const_cast<char*>(host.c_str()));
+    return attributes;
+}
+
+// A failure of the connection rather than of the call: the service was
+// restarted (its old unique name, objects and session are gone) or went away.
+// Worth one more try on a new connection.
+class StaleConnection : public Error {
+public:
+    using Error::Error;
+};
+
+bool connection_went_stale(const GError* e) {
+    if (e->domain == G_DBUS_ERROR) {
+        return e->code == G_DBUS_ERROR_SERVICE_UNKNOWN ||
+               e->code == G_DBUS_ERROR_NAME_HAS_NO_OWNER || e->code == G_DBUS_ERROR_NO_REPLY ||
+               e->code == G_DBUS_ERROR_DISCONNECTED || e->code == G_DBUS_ERROR_UNKNOWN_OBJECT ||
+               e->code == G_DBUS_ERROR_UNKNOWN_METHOD;
+    }
+    if (e->domain == G_IO_ERROR) return e->code == G_IO_ERROR_CLOSED;
+    if (e->domain == SECRET_ERROR) return e->code == SECRET_ERROR_NO_SUCH_OBJECT;
+    return false;
+}
+
+// What a cancelled call means: an unlock prompt nobody answered in time, or
+// a Secret Service that did not answer a plain call in time.
+struct Bound {
+    std::chrono::milliseconds timeout;
+    bool prompt = false;
+};
+
+std::string seconds_text(std::chrono::milliseconds timeout) {
+    const auto ms = timeout.count();
+    return ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";
+}
+
+[[noreturn]] void fail(GError* raw, const std::string& context, Bound bound) {
+    const ErrorPtr error(raw);
+    // A dropped service connection must not be reused for the next call.
+    secret_service_disconnect();
+    const std::string message =
+        raw != nullptr && raw->message != nullptr ? raw->message : "unknown error";
+    if (raw != nullptr && raw->domain == G_IO_ERROR && raw->code == G_IO_ERROR_CANCELLED) {
+        if (bound.prompt) {
+            throw Error(ErrorCode::keyring_locked,
+                        context + ": the keyring is locked and was not unlocked in time");
+        }
+        throw Error(
+            ErrorCode::keyring_unavailable,
+            context + ": the Secret Service did not answer within " + seconds_text(bound.timeout) +
+                " (is gnome-keyring-daemon, or the Secret Service you use, stopped or hung?)");
+    }
+    const bool stale = raw != nullptr && connection_went_stale(raw);
+    if (raw != nullptr && raw->domain == G_DBUS_ERROR &&
+        (raw->code == G_DBUS_ERROR_SERVICE_UNKNOWN ||
+         raw->code == G_DBUS_ERROR_NAME_HAS_NO_OWNER)) {
+        throw StaleConnection(
+            ErrorCode::keyring_unavailable,
+            "no Secret Service on the session bus (nothing provides org.freedesktop.secrets): "
+            "start gnome-keyring-daemon, or another Secret Service such as KeePassXC");
+    }
+    if (raw != nullptr && raw->domain == SECRET_ERROR && raw->code == SECRET_ERROR_IS_LOCKED) {
+        throw Error(
+            ErrorCode::keyring_locked,
+            context +
+                ": the keyring is locked; unlock it (for example in Seahorse, or by logging "
+                "in to your desktop session) and try again");
+    }
+    if (raw != nullptr && (raw->domain == G_IO_ERROR || raw->domain == G_DBUS_ERROR) &&
+        (message.find("bus") != std::string::npos || message.find("D-Bus") != std::string::npos ||
+         message.find("DBUS") != std::string::npos)) {
+        const std::string text =
+            "cannot reach the D-Bus session bus (" + message +
+            "); hostkeeperd needs DBUS_SESSION_BUS_ADDRESS to point at your session bus";
+        if (stale) throw StaleConnection(ErrorCode::keyring_unavailable, text);
+        throw Error(ErrorCode::keyring_unavailable, text);
+    }
+    const std::string text = context + ": Secret Service error: " + message;
+    if (stale) throw StaleConnection(ErrorCode::keyring_error, text);
+    throw Error(ErrorCode::keyring_error, text);
+}
+
+// libsecret's D-Bus proxies deliver signals (an item created, the
+// collection's Items property changed, ...) to the main context of the
+// thread that made them: this worker's default context, which nothing else
+// iterates. Unless dispatched they pile up, and some grow with the number of
+// items (measured: about 30 kB per store with 200 items). Drain after every call.
+class DrainMainContext {
+public:
+    DrainMainContext() = default;
+    DrainMainContext(const DrainMainContext&) = delete;
+    DrainMainContext& operator=(const DrainMainContext&) = delete;
+    ~DrainMainContext() {
+        while (g_main_context_iteration(nullptr, FALSE) != FALSE) {
+        }
+    }
+};
+
+}  // namespace
+
+// Cancels the armed call when its time is up: D-Bus calls to a stopped
+// service, and prompts nobody answers, otherwise wait indefinitely (or for
+// GDBus's 25 s). One thread for the adapter's one worker thread's calls.
+class CallWatchdog {
+public:
+    CallWatchdog() : thread_([this] { watch(); }) {}
+    CallWatchdog(const CallWatchdog&) = delete;
+    CallWatchdog& operator=(const CallWatchdog&) = delete;
+    ~CallWatchdog() {
+        {
+            const std::lock_guard lock(mutex_);
+            quit_ = true;
+        }
+        cv_.notify_one();
+        thread_.join();
+    }
+
+    void arm(GCancellable* cancellable, std::chrono::milliseconds timeout) {
+        {
+            const std::lock_guard lock(mutex_);
+            armed_ = cancellable;
+            deadline_ = std::chrono::steady_clock::now() + timeout;
+        }
+        cv_.notify_one();
+    }
+    void disarm() {
+        const std::lock_guard lock(mutex_);
+        armed_ = nullptr;
+    }
+
+private:
+    void watch() {
+        std::unique_lock lock(mutex_);
+        while (!quit_) {
+            if (armed_ == nullptr) {
+                cv_.wait(lock);
+            } else if (std::chrono::steady_clock::now() >= deadline_) {
+                // Still armed: the call's owner disarms (under the lock) before it unrefs.
+                g_cancellable_cancel(armed_);
+                armed_ = nullptr;
+            } else {
+                cv_.wait_until(lock, deadline_);
+            }
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    GCancellable* armed_ = nullptr;
+    std::chrono::steady_clock::time_point deadline_;
+    bool quit_ = false;
+    std::thread thread_;
+};
+
+namespace {
+
+// One bounded D-Bus call: a cancellable the watchdog cancels after `bound`.
+class Call {
+public:
+    Call(CallWatchdog& watchdog, Bound bound)
+        : watchdog_(watchdog), bound_(bound), cancellable_(g_cancellable_new()) {
+        watchdog_.arm(cancellable_.get(), bound.timeout);
+    }
+    Call(const Call&) = delete;
+    Call& operator=(const Call&) = delete;
+    ~Call() { watchdog_.disarm(); }
+    GCancellable* cancellable() const { return cancellable_.get(); }
+    [[noreturn]] void fail(GError* error, const std::string& context) const {
+        watchdog_.disarm();
+        ::hostkeeper::daemon::libsecret::fail(error, context, bound_);
+    }
+
+private:
+    CallWatchdog& watchdog_;
+    Bound bound_;
+    CancellablePtr cancellable_;
+};
+
+// What every operation needs: where to bound its calls.
+struct Calls {
+    CallWatchdog& watchdog;
+    std::chrono::milliseconds call_timeout;
+    std::chrono::milliseconds unlock_timeout;
+    Bound plain() const { return Bound{call_timeout, false}; }
+    Bound prompt() const { return Bound{unlock_timeout, true}; }
+};
+
+ServicePtr connect(const Calls& calls) {
+    const Call call(calls.watchdog, calls.plain());
+    GError* error = nullptr;
+    ServicePtr service(secret_service_get_sync(SECRET_SERVICE_NONE, call.cancellable(), &error));
+    if (!service) call.fail(error, "connecting to the Secret Service");
+    return service;
+}
+
+// Asks the Secret Service to unlock `objects` (items or collections), which
+// may show a prompt; bounded by the unlock timeout.
+void unlock(const Calls& calls, SecretService* service, GList* objects,
+            const std::string& context) {
+    GList* unlocked = nullptr;
+    GError* error = nullptr;
+    gint count = 0;
+    {
+        const Call call(calls.watchdog, calls.prompt());
+        count = secret_service_unlock_sync(service, objects, call.cancellable(), &unlocked, &error);
+        g_list_free_full(unlocked, g_object_unref);
+        if (error != nullptr) call.fail(error, context);
+    }
+    if (count == 0) {
+        throw Error(
+            ErrorCode::keyring_locked,
+            context +
+                ": the keyring is locked and was not unlocked (the unlock prompt was dismissed, "
+                "could not be shown, or took longer than " +
+                std::to_string(calls.unlock_timeout.count() / 1000) +
+                " s); unlock it, for example in Seahorse or by logging in to your desktop session, "
+                "and try again");
+    }
+}
+
+ItemList search(const Calls& calls, SecretService* service, const std::string& host) {
+    const HashTablePtr attributes = attributes_for(host);
+    const Call call(calls.watchdog, calls.plain());
+    GError* error = nullptr;
+    // No UNLOCK and no LOAD_SECRETS flag: attributes are searchable while
+    // locked, so a locked item is found (and never mistaken for "none").
+    GList* found = secret_service_search_sync(service, schema(), attributes.get(),
+                                              SECRET_SEARCH_ALL, call.cancellable(), &error);
+    if (error != nullptr) {
+        g_list_free_full(found, g_object_unref);
+        call.fail(error, "searching the keyring for " + host);
+    }
+    return ItemList(found);
+}
+
+void unlock_locked(const Calls& calls, SecretService* service, const ItemList& items,
+                   const std::string& context) {
+    GList* locked = nullptr;
+    for (SecretItem* item : items.items()) {
+        if (secret_item_get_locked(item) != FALSE) locked = g_list_append(locked, item);
+    }
+    if (locked == nullptr) return;
+    try {
+        unlock(calls, service, locked, context);
+    } catch (...) {
+        g_list_free(locked);
+        throw;
+    }
+    g_list_free(locked);
+}
+
+}  // namespace
+
+LibsecretKeyring::LibsecretKeyring(std::chrono::milliseconds unlock_timeout)
+    : unlock_timeout_(unlock_timeout),
+      call_timeout_(std::min<std::chrono::milliseconds>(unlock_timeout, std::chrono::seconds(10))),
+      watchdog_(std::make_unique<CallWatchdog>()) {}
+
+LibsecretKeyring::~LibsecretKeyring() {
+    secret_service_disconnect();
+}
+
+void LibsecretKeyring::service_replaced() {
+    replaced_ = true;
+}
+
+// Runs one operation; on a stale connection (the service restarted under
+// us: libsecret's cached proxy still speaks to the old process's unique
+// name, objects and session), once more on a new one.
+template <typename F>
+auto LibsecretKeyring::attempt(F f) {
+    const DrainMainContext drain;
+    // Signals queued for the cached proxies (NameOwnerChanged, ...) first.
+    while (g_main_context_iteration(nullptr, FALSE) != FALSE) {
+    }
+    if (replaced_.exchange(false)) secret_service_disconnect();
+    try {
+        return f();
+    } catch (const StaleConnection&) {
+        // fail() dropped the connection; the next connect() makes a new one.
+    }
+    return f();
+}
+
+std::optional<Secret> LibsecretKeyring::lookup(const std::string& host) {
+    return attempt([&] { return lookup_once(host); });
+}
+
+void LibsecretKeyring::store(const std::string& host, const Secret& credentials) {
+    attempt([&] { store_once(host, credentials); });
+}
+
+bool LibsecretKeyring::remove(const std::string& host) {
+    return attempt([&] { return remove_once(host); });
+}
+
+std::optional<Secret> LibsecretKeyring::lookup_once(const std::string& host) {
+    const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
+    const std::string context = "reading the credentials for " + host;
+    const ServicePtr service = connect(calls);
+    const ItemList items = search(calls, service.get(), host);
+    if (items.get() == nullptr) return std::nullopt;
+    unlock_locked(calls, service.get(), items, context);
+
+    SecretItem* item = items.items().front();
+    {
+        const Call call(calls.watchdog, calls.plain());
+        GError* error = nullptr;
+        if (secret_item_load_secret_sync(item, call.cancellable(), &error) == FALSE)
+            call.fail(error, context);
+    }
+    const ValuePtr value(secret_item_get_secret(item));
+    if (!value)
+        throw Error(ErrorCode::keyring_locked,
+                    context + ": the Secret Service returned no secret (locked?)");
+    gsize length = 0;
+    const gchar* data = secret_value_get(value.get(), &length);
+    return Secret(std::string_view(data, length));
+}
+
+void LibsecretKeyring::store_once(const std::string& host, const Secret& credentials) {
+    const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
+    const std::string context = "storing the credentials for " + host;
+    const ServicePtr service = connect(calls);
+    CollectionPtr collection;
+    {
+        const Call call(calls.watchdog, calls.plain());
+        GError* error = nullptr;
+        collection.reset(secret_collection_for_alias_sync(service.get(), SECRET_COLLECTION_DEFAULT,
+                                                          SECRET_COLLECTION_NONE,
+                                                          call.cancellable(), &error));
+        if (error != nullptr) call.fail(error, context);
+    }
+    if (!collection) {
+        throw Error(ErrorCode::no_default_collection,
+                    "the Secret Service has no default collection to store " + host +
+                        " in: create a keyring and make it the default (for example in Seahorse)");
+    }
+    if (secret_collection_get_locked(collection.get()) != FALSE) {
+        GList* objects = g_list_append(nullptr, collection.get());
+        try {
+            unlock(calls, service.get(), objects, context);
+        } catch (...) {
+            g_list_free(objects);
+            throw;
+        }
+        g_list_free(objects);
+    }
+    const HashTablePtr attributes = attributes_for(host);
+    const std::string label = "hostkeeper: " + host;
+    const std::string_view text = credentials.view();
+    const ValuePtr value(
+        secret_value_new(text.data(), static_cast<gssize>(text.size()), "text/plain"));
+    const Call call(calls.watchdog, calls.plain());
+    GError* error = nullptr;
+    const ItemPtr item(secret_item_create_sync(
+        collection.get(), schema(), attributes.get(), label.c_str(), value.get(),
+        SECRET_ITEM_CREATE_REPLACE, call.cancellable(), &error));
+    if (!item) call.fail(error, context);
+}
+
+bool LibsecretKeyring::remove_once(const std::string& host) {
+    const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
+    const std::string context = "removing the credentials for " + host;
+    const ServicePtr service = connect(calls);
+    const ItemList items = search(calls, service.get(), host);
+    if (items.get() == nullptr) return false;
+    unlock_locked(calls, service.get(), items, context);
+    for (SecretItem* item : items.items()) {
+        const Call call(calls.watchdog, calls.plain());
+        GError* error = nullptr;
+        if (secret_item_delete_sync(item, call.cancellable(), &error) == FALSE)
+            call.fail(error, context);
+    }
+    return true;
+}
+
+}  // namespace hostkeeper::daemon::libsecret

@@ -1,0 +1,53 @@
+#pragma once
+// Downloading a provider package and checking it against the hashes its
+// registry or mirror published, before anyone uses it. The archive goes to a
+// file in the daemon's private directory (never to memory); archive URLs get
+// no credentials, as in Terraform. A mismatch deletes the file.
+
+#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include "daemon/http/http_client.hpp"
+
+namespace hostkeeper::daemon::registry {
+
+inline constexpr std::size_t kMaxPackageSize = std::size_t{2} * 1024 * 1024 * 1024;  // 2 GiB
+
+struct FetchedPackage {
+    std::string path;                  // the verified archive, in the downloads directory
+    std::size_t size = 0;
+    std::string zh;                    // "zh:..." computed
+    std::string h1;                    // "h1:..." computed
+    std::vector<std::string> matched;  // which of them the publisher's hashes confirmed
+};
+
+class PackageFetcher {
+public:
+    // `dir` is created 0700 when missing; files left there by a client that
+    // never collected them are removed after an hour.
+    PackageFetcher(http::HttpClient& http, std::filesystem::path dir, std::chrono::seconds timeout);
+
+    // Downloads `url` and checks it against `published` ("zh:"/"h1:" hashes;
+    // others are ignored). Throws proto::Error: registry_failed for the
+    // download, verification_failed for a mismatch or nothing to check
+    // against (`what` names the package in messages).
+    boost::asio::awaitable<FetchedPackage> fetch(std::string url, std::vector<std::string> published,
+                                                 std::string what);
+
+private:
+    void sweep() const;
+
+    http::HttpClient& http_;
+    std::filesystem::path dir_;
+    std::chrono::seconds timeout_;
+    boost::asio::thread_pool hashing_{1};
+};
+
+}  // namespace hostkeeper::daemon::registry

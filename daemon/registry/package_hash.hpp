@@ -1,0 +1,31 @@
+#pragma once
+// The two hashes Terraform records for a provider package: "zh:" (SHA-256 of
+// the zip file, hex) and "h1:" (golang.org/x/mod/sumdb/dirhash Hash1 of the
+// files in the zip: the SHA-256 of the sorted lines "HEX  NAME\n", base64).
+// The only file that includes libzip; OpenSSL computes SHA-256.
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace hostkeeper::daemon::registry {
+
+class PackageError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// "zh:<64 lowercase hex digits>" of the file at `path`. Throws PackageError.
+std::string zip_hash(const std::string& path);
+
+// Limits on what h1_hash unpacks: a zip bomb is refused, not hashed.
+inline constexpr std::size_t kMaxPackageEntries = 100'000;
+inline constexpr std::uint64_t kMaxPackageUnpacked = std::uint64_t{4} * 1024 * 1024 * 1024;  // 4 GiB
+
+// "h1:<base64>" of the zip archive at `path`, as Terraform computes it for a
+// lock file. Throws PackageError when it is no zip archive, names a file with
+// a newline (dirhash refuses those too), or unpacks to more than the limits.
+std::string h1_hash(const std::string& path);
+
+}  // namespace hostkeeper::daemon::registry

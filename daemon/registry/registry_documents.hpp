@@ -1,0 +1,55 @@
+#pragma once
+// What registry and network-mirror documents mean, computed as Terraform's
+// clients do: the module registry (modules.v1), the provider registry
+// (providers.v1) and the provider network mirror. Pure: no I/O. Each parser
+// takes a body already known to be a 200 application/json response and
+// returns the normalized answer object, or throws std::runtime_error naming
+// what is wrong with the document.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "proto/messages.hpp"
+#include "proto/semver.hpp"
+
+namespace hostkeeper::daemon::registry {
+
+// A list of versions, newest first: `body` is {"versions":[{"version":..,...}],
+// ...} and `versions[i]` is body["versions"][i]'s version, parsed.
+struct VersionList {
+    proto::Json body = proto::Json::object();
+    std::vector<proto::SemVer> versions;
+};
+
+// modules.v1 `:namespace/:name/:system/versions`: {"modules":[{"versions":[{"version":"1.0.0"}]}]}.
+// Entries whose version is not a semantic version are left out and listed
+// under "invalid" (Terraform skips them too).
+VersionList parse_module_versions(std::string_view body);
+
+// providers.v1 `:namespace/:type/versions`: {"versions":[{"version","protocols":[..],
+// "platforms":[{"os","arch"}]}], "warnings":[..]}. Platforms become "os_arch" strings.
+VersionList parse_provider_versions(std::string_view body);
+
+// Mirror `:hostname/:namespace/:type/index.json`: {"versions":{"2.0.0":{}}}.
+VersionList parse_mirror_index(std::string_view body);
+
+// providers.v1 `:namespace/:type/:version/download/:os/:arch`: the package,
+// its URLs resolved against `url` (the final URL), "hashes": ["zh:SHASUM"].
+proto::Json parse_provider_package(std::string_view body, const std::string& url);
+
+// Mirror `:hostname/:namespace/:type/:version.json`: {"archives":{"os_arch":
+// {"url","hashes"}}}, archive URLs resolved against `url`.
+proto::Json parse_mirror_version(std::string_view body, const std::string& url);
+
+// The module source an X-Terraform-Get value (or a 200 body's "location")
+// names: "/", "./" and "../" forms resolved against the download endpoint's
+// URL `endpoint`, anything else (a go-getter address) as given.
+std::string resolve_module_location(const std::string& location, const std::string& endpoint);
+
+// The entries of body["versions"] (a VersionList's, or a document made from
+// one) whose parsed `versions` the constraints allow, newest first.
+proto::Json allowed_versions(const proto::Json& body, const std::vector<proto::SemVer>& versions,
+                             const proto::VersionConstraints& constraints);
+
+}  // namespace hostkeeper::daemon::registry

@@ -1,0 +1,40 @@
+#pragma once
+// What the server asks of whatever answers requests: one payload in, one
+// reply out. The dispatcher is the daemon's; a daemon that cannot run
+// with its configuration answers with the reason instead.
+
+// clang-format off
+#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+// clang-format on
+#include <boost/asio/awaitable.hpp>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace hostkeeper::daemon::server {
+
+// What the server says about itself with each request.
+struct ServerState {
+    std::size_t connections = 0;  // being served, this one included
+};
+
+// A response payload (JSON text), and whether the daemon stops once it is
+// written: the server then stops accepting and drains (PROTOCOL.md, stop).
+struct Reply {
+    std::string payload;
+    bool stop = false;
+};
+
+class RequestHandler {
+  public:
+    RequestHandler() = default;
+    RequestHandler(const RequestHandler&) = delete;
+    RequestHandler& operator=(const RequestHandler&) = delete;
+    virtual ~RequestHandler() = default;
+
+    // Never throws for bad input. The payload may hold a token: the caller
+    // scrubs it once written.
+    virtual boost::asio::awaitable<Reply> handle(std::string_view payload, ServerState server) = 0;
+};
+
+}  // namespace hostkeeper::daemon::server

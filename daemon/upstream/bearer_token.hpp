@@ -1,0 +1,25 @@
+#pragma once
+// The token of a host's stored credentials, as Terraform sends it: the
+// "token" property of the credentials object. Discovery and the registry
+// clients go on without one when the keyring cannot say (locked, absent):
+// a host that needs it answers 401, which is reported.
+
+#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "daemon/credentials/credential_service.hpp"
+#include "proto/secret.hpp"
+
+namespace hostkeeper::daemon::upstream {
+
+// `host` is normalized; `purpose` ("discovery of app.terraform.io") is for the
+// log. When the keyring cannot say (locked, absent), the answer is nullopt and
+// `problem`, if given, receives why.
+boost::asio::awaitable<std::optional<proto::Secret>> bearer_token(credentials::CredentialService& credentials, std::string host,
+                                                                  std::string purpose, std::string* problem = nullptr);
+
+}  // namespace hostkeeper::daemon::upstream

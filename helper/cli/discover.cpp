@@ -1,0 +1,80 @@
+#include "helper/cli/discover.hpp"
+
+#include <cstdio>
+#include <vector>
+
+#include "helper/cli/answer_source.hpp"
+#include "helper/client/common_cli.hpp"
+#include "helper/client/exit_codes.hpp"
+#include "proto/error.hpp"
+#include "proto/hostname.hpp"
+#include "proto/messages.hpp"
+#include "proto/services.hpp"
+
+namespace hostkeeper::helper::cli {
+namespace {
+using proto::Json;
+
+int print_all(const Json& response) {
+    std::printf("%s: %s\n", response.value("host", "?").c_str(), source_text(response).c_str());
+    std::printf("document: %s\n", response.value("url", "?").c_str());
+    if (response.contains("error")) std::printf("refresh failed: %s\n", response.value("error", "").c_str());
+    const Json& services = response.at("services");
+    if (services.empty()) std::printf("no services\n");
+    for (const auto& [id, value] : services.items()) {
+        std::printf("%-16s %s\n", id.c_str(), value.is_string() ? value.get<std::string>().c_str() : value.dump().c_str());
+    }
+    if (const auto invalid = response.find("invalid"); invalid != response.end()) {
+        for (const auto& [id, why] : invalid->items()) {
+            std::printf("%-16s unusable: %s\n", id.c_str(), why.is_string() ? why.get<std::string>().c_str() : "?");
+        }
+    }
+    return client::kExitOk;
+}
+
+int print_one(const Json& response, const std::string& service) {
+    const Json& services = response.at("services");
+    const std::string host = response.value("host", "?");
+    if (const auto it = services.find(service); it != services.end()) {
+        std::printf("%s\n", it->is_string() ? it->get<std::string>().c_str() : it->dump().c_str());
+        return client::kExitOk;
+    }
+    if (const auto invalid = response.find("invalid"); invalid != response.end() && invalid->contains(service)) {
+        std::fprintf(stderr, "hostkeeper: %s offers %s, but it cannot be used: %s\n", host.c_str(), service.c_str(),
+                     invalid->at(service).get<std::string>().c_str());
+        return client::kExitNotFound;
+    }
+    const std::vector<std::string> others = proto::other_versions(services, service);
+    if (others.empty()) {
+        std::fprintf(stderr, "hostkeeper: %s does not provide %s\n", host.c_str(), service.c_str());
+    } else {
+        std::string list;
+        for (const std::string& other : others) list += (list.empty() ? "" : ", ") + other;
+        std::fprintf(stderr, "hostkeeper: %s does not support %s; it offers %s\n", host.c_str(), service.c_str(),
+                     list.c_str());
+    }
+    return client::kExitNotFound;
+}
+
+}  // namespace
+
+int run_discover(const client::ClientOptions& client, const DiscoverOptions& options) {
+    const std::string& service = options.service;
+    if (!service.empty() && !proto::is_service_id(service)) {
+        throw proto::Error(proto::ErrorCode::bad_request,
+                           "\"" + service + "\" is not a service id such as modules.v1 or login.v1");
+    }
+    Json request = proto::make_request(proto::Op::discover);
+    request["host"] = proto::normalize_hostname(options.host);
+    if (options.refresh) request["refresh"] = true;
+    client::DaemonClient daemon(client);
+    const Json response = daemon.call(request);
+    if (options.json) {
+        std::printf("%s\n", response.dump(2).c_str());
+        if (!service.empty() && !response.at("services").contains(service)) return client::kExitNotFound;
+        return client::kExitOk;
+    }
+    return service.empty() ? print_all(response) : print_one(response, service);
+}
+
+}  // namespace hostkeeper::helper::cli

@@ -1,0 +1,353 @@
+#include "helper/cli/doctor.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "helper/terraform_config/cli_config.hpp"
+#include "helper/client/exit_codes.hpp"
+#include "helper/files/file_io.hpp"
+#include "proto/error.hpp"
+#include "proto/session_bus.hpp"
+#include "proto/version.hpp"
+#include "helper/client/launcher.hpp"
+#include "helper/terraform_config/plaintext_credentials.hpp"
+#include "helper/terraform_config/shadowing.hpp"
+#include "helper/client/subprocess.hpp"
+#include "helper/terraform_config/tool_locations.hpp"
+#include "helper/client/unit_state.hpp"
+
+namespace hostkeeper::helper::cli {
+namespace fs = std::filesystem;
+using proto::ErrorCode;
+using proto::Json;
+
+namespace {
+
+// The host doctor stores a probe item for; .invalid is never a real registry.
+constexpr const char* kProbeHost = "hostkeeper-doctor.invalid";
+
+class Report {
+  public:
+    void ok(const std::string& what) { std::printf("ok    %s\n", what.c_str()); }
+    void skip(const std::string& what) { std::printf("skip  %s\n", what.c_str()); }
+    void fail(const std::string& what, const std::string& fix) {
+        ++failures_;
+        std::printf("FAIL  %s; fix: %s\n", what.c_str(), fix.c_str());
+    }
+    int failures() const { return failures_; }
+
+  private:
+    int failures_ = 0;
+};
+
+std::string setup_command(const terraform_config::ToolPaths& paths) {
+    return std::string("hostkeeper setup ") +
+           (paths.tool == terraform_config::Tool::terraform ? "--terraform" : "--opentofu");
+}
+
+void check_helper(Report& report, const terraform_config::ToolPaths& paths) {
+    std::error_code ec;
+    const fs::path installed = fs::weakly_canonical(terraform_config::installed_helper(), ec);
+    for (const auto& dir : paths.plugin_dirs) {
+        const fs::path link = dir / terraform_config::kHelperName;
+        if (::access(link.c_str(), X_OK) == 0) {
+            const fs::path runs = fs::weakly_canonical(link, ec);
+            if (runs != installed) {
+                report.fail(
+                    paths.name + " runs " + runs.string() + " through " + link.string() +
+                        ", not the installed helper " + installed.string(),
+                    setup_command(paths) + " (it replaces a symlink), or remove the stale copy");
+            } else {
+                report.ok(paths.name + " finds the helper at " + link.string());
+            }
+            return;
+        }
+        if (fs::is_symlink(fs::symlink_status(link, ec))) {
+            report.fail(link.string() + " is a broken symlink (to " +
+                            fs::read_symlink(link, ec).string() + ")",
+                        setup_command(paths));
+            return;
+        }
+        if (fs::exists(link, ec)) {
+            report.fail(link.string() + " is not executable", "chmod 755 " + link.string());
+            return;
+        }
+    }
+    report.fail(paths.name + " looks for " + terraform_config::kHelperName + " in " +
+                    paths.plugin_dirs.front().string() + " and it is not there (" + paths.name +
+                    " then ignores credentials_helper without a word)",
+                setup_command(paths));
+}
+
+void check_config(Report& report, const terraform_config::ToolPaths& paths) {
+    std::vector<terraform_config::ScannedFile> files;
+    try {
+        files = terraform_config::scan_cli_config_files(paths);
+    } catch (const std::exception& e) {
+        report.fail(paths.name + ": cannot read its CLI configuration: " + e.what(),
+                    "correct the file");
+        return;
+    }
+    std::vector<std::string> ours;
+    int conflicts = 0;
+    for (const auto& file : files) {
+        for (const auto& block : file.scan.helpers) {
+            const std::string where = file.path.string() + ":" + std::to_string(block.line);
+            if (block.label == terraform_config::kHelperLabel) {
+                ours.push_back(where);
+                continue;
+            }
+            ++conflicts;
+            report.fail(where + ": credentials_helper \"" + block.label + "\" is configured for " +
+                            paths.name,
+                        "remove that block: " + paths.name +
+                            " allows one credentials_helper, and it must be " + "hostkeeper's");
+        }
+    }
+    if (ours.empty()) {
+        report.fail(paths.name + " reads " + paths.cli_config.string() +
+                        ", which has no credentials_helper \"hostkeeper\" block",
+                    setup_command(paths));
+    } else if (ours.size() > 1) {
+        ++conflicts;
+        report.fail(paths.name + ": more than one credentials_helper block (" + ours[0] + ", " +
+                        ours[1] + ")",
+                    "keep one of them");
+    } else {
+        report.ok(paths.name + " reads credentials_helper \"hostkeeper\" at " + ours[0]);
+    }
+    if (conflicts == 0) report.ok(paths.name + ": no other credentials_helper configured");
+}
+
+void check_shadowing(Report& report) {
+    int found = 0;
+    for (const auto& path : terraform_config::credentials_file_paths()) {
+        std::error_code ec;
+        if (!fs::exists(path, ec)) continue;
+        try {
+            const terraform_config::CredentialsFile file(path);
+            const auto hosts = file.hosts();
+            if (hosts.empty()) continue;
+            ++found;
+            std::string list;
+            for (const auto& host : hosts) list += (list.empty() ? "" : ", ") + host;
+            report.fail(path.string() + " holds tokens for " + list + ", which shadow the keyring",
+                        "hostkeeper import");
+        } catch (const files::FileError& e) {
+            ++found;
+            report.fail(e.what(), "repair or remove the file");
+        }
+    }
+    std::vector<std::string> errors;
+    for (const auto& block : terraform_config::credentials_blocks(&errors)) {
+        ++found;
+        report.fail(block.where + ": credentials \"" + block.host + "\" block shadows the keyring",
+                    "store its token in the keyring (terraform login " + block.host +
+                        " once the block is gone) and delete the block");
+    }
+    for (const auto& error : errors) {
+        ++found;
+        report.fail("cannot scan " + error, "correct the file");
+    }
+    if (found == 0) report.ok("no credentials.tfrc.json or credentials block shadows the keyring");
+
+    const auto variables = terraform_config::token_variables();
+    for (const auto& name : variables) {
+        report.fail(name + " is set in the environment and shadows the keyring for its host",
+                    "unset " + name + " (and remove it from your shell's start-up files)");
+    }
+    if (variables.empty()) report.ok("no TF_TOKEN_* variables in the environment");
+}
+
+void check_socket_directory(Report& report, const client::ClientOptions& client) {
+    const proto::SocketLocation location =
+        client.socket ? proto::SocketLocation{*client.socket, client.socket->parent_path()}
+                      : proto::resolve_socket_location();
+    try {
+        proto::check_private_directory(location.directory, ::geteuid());
+        report.ok("socket directory " + location.directory.string() + " is yours with mode 0700");
+    } catch (const proto::UnsafeSocket& e) {
+        report.fail(e.what(),
+                    "chmod 700 " + location.directory.string() +
+                        " if it is yours; otherwise remove it, or set HOSTKEEPER_SOCKET elsewhere");
+    } catch (const fs::filesystem_error&) {
+        report.ok("socket directory " + location.directory.string() +
+                  " does not exist yet; hostkeeperd creates it with mode 0700");
+    }
+}
+
+bool installed(const char* path) { return ::access(path, F_OK) == 0; }
+
+// What is missing, judged from this machine: never "install" what is there.
+std::string keyring_unavailable_fix() {
+    if (proto::session_bus_address().empty()) {
+        return installed("/usr/lib/systemd/user/dbus.service")
+                   ? "this session has no D-Bus session bus: log in again (a login through pam_systemd starts "
+                     "one), or set DBUS_SESSION_BUS_ADDRESS; then 'hostkeeper stop'"
+                   : "this session has no D-Bus session bus: install dbus-user-session and log in again";
+    }
+    return installed("/usr/bin/gnome-keyring-daemon")
+               ? "nothing provides the Secret Service on your session bus: log in to the desktop (it starts "
+                 "gnome-keyring), or run 'gnome-keyring-daemon --start --components=secrets', or enable "
+                 "KeePassXC's Secret Service integration"
+               : "install gnome-keyring (or enable KeePassXC's Secret Service integration) and log in again";
+}
+
+std::string keyring_fix(ErrorCode code) {
+    switch (code) {
+        case ErrorCode::keyring_locked:
+            return "unlock the keyring (Seahorse, or log in to the desktop session)";
+        case ErrorCode::keyring_unavailable:
+            return keyring_unavailable_fix();
+        case ErrorCode::no_default_collection:
+            return "create a default keyring (Seahorse: a new password keyring, then \"Set as "
+                   "default\")";
+        default:
+            return "see the message; 'hostkeeperd --log-level debug' in a terminal shows more";
+    }
+}
+
+// hostkeeperd's own configuration, read as the daemon would read it now:
+// a running daemon may have started before the file was broken.
+void check_daemon_config(Report& report) {
+    fs::path daemon;
+    try {
+        daemon = client::find_daemon_executable();
+    } catch (const client::NoDaemon& e) {
+        report.fail(e.what(), "install hostkeeper (hostkeeperd belongs next to this program)");
+        return;
+    }
+    const client::Captured checked = client::run_captured({daemon.string(), "--check-config"}, std::chrono::seconds(10), true);
+    std::string said = checked.out;
+    while (!said.empty() && said.back() == '\n') said.pop_back();
+    if (said.rfind("hostkeeperd: ", 0) == 0) said.erase(0, 13);
+    if (checked.status == 0) {
+        report.ok("hostkeeperd: " + said);
+    } else {
+        report.fail("hostkeeperd cannot run: " + said,
+                    "fix the file (see hostkeeper.toml(5)), then 'hostkeeper stop' so that the next "
+                    "request starts a daemon that reads it");
+    }
+}
+
+bool check_daemon(Report& report, client::ClientOptions client) {
+    client.start_daemon = true;  // as the helper would
+    try {
+        client::DaemonClient daemon(client);
+        const Json hello = daemon.call(proto::make_request(proto::Op::hello));
+        const std::string version = hello.value("daemon_version", "?");
+        report.ok("hostkeeperd " + version + " answers at " + daemon.location().socket.string());
+        if (version == proto::product_version()) {
+            report.ok(std::string("hostkeeperd and the helper are the same version (") +
+                      proto::product_version() + ")");
+        } else {
+            report.fail(
+                "hostkeeperd is version " + version + ", the helper " + proto::product_version(),
+                "hostkeeper stop (the next request starts the installed hostkeeperd)");
+        }
+        return true;
+    } catch (const std::exception& e) {
+        report.fail(std::string("hostkeeperd does not answer: ") + e.what(),
+                    "run 'hostkeeperd --log-level debug' in a terminal to see why");
+        return false;
+    }
+}
+
+void check_keyring(Report& report, const client::ClientOptions& client) {
+    Json store = proto::make_request(proto::Op::store);
+    store["host"] = kProbeHost;
+    store["credentials"] = Json{{"token", "hostkeeper doctor probe"}};
+    Json get = proto::make_request(proto::Op::get);
+    get["host"] = kProbeHost;
+    Json forget = proto::make_request(proto::Op::forget);
+    forget["host"] = kProbeHost;
+    try {
+        client::DaemonClient(client).call(store);
+        const Json answer = client::DaemonClient(client).call(get);
+        client::DaemonClient(client).call(forget);
+        if (!answer.value("found", false) || answer["credentials"] != store["credentials"]) {
+            report.fail("the keyring gave back something else than the probe item stored in it",
+                        "report this; 'hostkeeperd --log-level debug' shows the keyring calls");
+            return;
+        }
+        report.ok(
+            "the Secret Service stores and gives back items: the default collection is there and "
+            "unlocked");
+    } catch (const proto::Error& e) {
+        report.fail(std::string("the keyring: ") + e.what(), keyring_fix(e.code()));
+    } catch (const std::exception& e) {
+        report.fail(std::string("the keyring: ") + e.what(), keyring_fix(ErrorCode::internal));
+    }
+}
+
+// After check_daemon: its request is what makes systemd start the service,
+// so a unit that cannot start has failed by now (the helper then started
+// hostkeeperd on demand, which answered).
+void check_units(Report& report) {
+    if (!client::user_manager_running()) {
+        report.ok("systemd: no user manager runs; the helper starts hostkeeperd on demand");
+        return;
+    }
+    const auto units = client::query_units();
+    if (!units) {
+        report.fail("systemd: 'systemctl --user show' did not answer",
+                    "check the user manager: systemctl --user status");
+        return;
+    }
+    if (units->socket.load_state != "loaded") {
+        report.ok(std::string("systemd: ") + client::kSocketUnit + " is not installed (" +
+                  units->socket.load_state + "); the helper starts hostkeeperd on demand");
+        return;
+    }
+    if (const auto problem = client::unit_problem(*units)) {
+        report.fail("systemd: " + problem->what, problem->fix);
+        return;
+    }
+    if (units->socket.active_state == "active") {
+        report.ok(std::string("systemd: ") + client::kSocketUnit + " is " + units->socket.unit_file_state +
+                  " and listening; " + client::kServiceUnit + " is " + units->service.active_state);
+    } else {
+        report.ok(
+            std::string("systemd: ") + client::kSocketUnit + " is " + units->socket.unit_file_state +
+            " and " + units->socket.active_state +
+            "; the helper starts hostkeeperd on demand (hostkeeper setup enables the socket)");
+    }
+}
+
+}  // namespace
+
+int run_doctor(const client::ClientOptions& client) {
+    Report report;
+    bool any_tool = false;
+    for (const terraform_config::Tool tool : {terraform_config::Tool::terraform, terraform_config::Tool::opentofu}) {
+        const terraform_config::ToolPaths paths = terraform_config::locate(tool);
+        if (!terraform_config::tool_present(paths)) {
+            report.skip(paths.name + ": not found (`" + paths.command +
+                        "` not on PATH, no configuration of its own)");
+            continue;
+        }
+        any_tool = true;
+        check_helper(report, paths);
+        check_config(report, paths);
+    }
+    if (!any_tool) {
+        report.fail("neither Terraform nor OpenTofu was found (not on PATH, no configuration)",
+                    "install one, or run hostkeeper setup --terraform to prepare for it");
+    }
+    check_shadowing(report);
+    check_socket_directory(report, client);
+    check_daemon_config(report);
+    if (check_daemon(report, client)) check_keyring(report, client);
+    if (!client.socket) check_units(report);  // the units serve only the default socket
+    if (report.failures() > 0) {
+        std::printf("%d check(s) failed\n", report.failures());
+        return client::kExitFailed;
+    }
+    std::printf("all checks passed\n");
+    return client::kExitOk;
+}
+
+}  // namespace hostkeeper::helper::cli

@@ -1,0 +1,239 @@
+#include "helper/cli/registry_cli.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "helper/cli/answer_source.hpp"
+#include "helper/client/common_cli.hpp"
+#include "helper/client/exit_codes.hpp"
+#include "helper/files/file_io.hpp"
+#include "proto/error.hpp"
+#include "proto/messages.hpp"
+#include "proto/registry_address.hpp"
+#include "proto/semver.hpp"
+
+namespace hostkeeper::helper::cli {
+namespace {
+using proto::Json;
+
+std::string joined(const Json& array, const char* separator) {
+    std::string out;
+    for (const Json& item : array) {
+        if (!out.empty()) out += separator;
+        out += item.is_string() ? item.get<std::string>() : item.dump();
+    }
+    return out;
+}
+
+void warn_if_stale(const Json& response) {
+    if (response.value("source", "") == "stale") {
+        std::fprintf(stderr,
+                     "hostkeeper: warning: this answer is stale; refreshing it failed: %s\n",
+                     response.value("error", "?").c_str());
+    }
+}
+
+Json call(const client::ClientOptions& client, const Json& request) {
+    client::DaemonClient daemon(client);
+    return daemon.call(request);
+}
+
+int print_json(const Json& response) {
+    std::printf("%s\n", response.dump(2).c_str());
+    return client::kExitOk;
+}
+
+void add_common(Json& request, const RegistryQuery& query) {
+    if (query.refresh) request["refresh"] = true;
+    if (!query.constraint.empty()) {
+        proto::VersionConstraints::parse(
+            query.constraint);  // a bad constraint is reported before any request
+        request["constraint"] = query.constraint;
+    }
+    if (query.mirror) request["mirror"] = *query.mirror;
+}
+
+std::string versions_heading(const Json& response, const std::string& address) {
+    const std::size_t shown = response.at("versions").size();
+    std::string text =
+        address + ": " + std::to_string(shown) + " version" + (shown == 1 ? "" : "s");
+    if (response.contains("constraint")) {
+        text += " matching \"" + response.value("constraint", "") + "\" (of " +
+                std::to_string(response.value("total", 0LL)) + ")";
+    }
+    if (response.contains("mirror")) text += " in the mirror " + response.value("mirror", "");
+    return text + " (" + source_text(response) + ")";
+}
+
+}  // namespace
+
+std::string this_platform() {
+#if defined(__x86_64__)
+    const char* arch = "amd64";
+#elif defined(__aarch64__)
+    const char* arch = "arm64";
+#elif defined(__i386__)
+    const char* arch = "386";
+#elif defined(__arm__)
+    const char* arch = "arm";
+#elif defined(__riscv) && __riscv_xlen == 64
+    const char* arch = "riscv64";
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const char* arch = "ppc64le";
+#elif defined(__s390x__)
+    const char* arch = "s390x";
+#else
+#error "unknown architecture: add its Go GOARCH name here"
+#endif
+    return std::string("linux_") + arch;
+}
+
+int run_module_versions(const client::ClientOptions& client, const RegistryQuery& query) {
+    const proto::ModuleAddress module = proto::parse_module_address(query.address);
+    Json request = proto::make_request(proto::Op::module_versions);
+    request["module"] = module.to_string();
+    add_common(request, query);
+    const Json response = call(client, request);
+    if (query.json) return print_json(response);
+    warn_if_stale(response);
+    std::printf("%s\n", versions_heading(response, response.value("module", "?")).c_str());
+    for (const Json& entry : response.at("versions"))
+        std::printf("%s\n", entry.value("version", "?").c_str());
+    if (response.contains("invalid")) {
+        std::printf("ignored (not semantic versions): %s\n",
+                    joined(response.at("invalid"), ", ").c_str());
+    }
+    return client::kExitOk;
+}
+
+int run_module_download(const client::ClientOptions& client, const RegistryQuery& query) {
+    const proto::ModuleAddress module = proto::parse_module_address(query.address);
+    const proto::SemVer version = proto::parse_semver(query.version);
+    Json request = proto::make_request(proto::Op::module_download);
+    request["module"] = module.to_string();
+    request["version"] = version.to_string();
+    add_common(request, query);
+    const Json response = call(client, request);
+    if (query.json) return print_json(response);
+    warn_if_stale(response);
+    std::printf("%s\n", response.value("location", "?").c_str());
+    return client::kExitOk;
+}
+
+int run_provider_versions(const client::ClientOptions& client, const RegistryQuery& query) {
+    const proto::ProviderAddress provider = proto::parse_provider_address(query.address);
+    Json request = proto::make_request(proto::Op::provider_versions);
+    request["provider"] = provider.to_string();
+    add_common(request, query);
+    const Json response = call(client, request);
+    if (query.json) return print_json(response);
+    warn_if_stale(response);
+    std::printf("%s\n", versions_heading(response, response.value("provider", "?")).c_str());
+    const Json& versions = response.at("versions");
+    const bool mirror = response.contains("mirror");  // a mirror's index lists versions only
+    if (!versions.empty())
+        std::printf(mirror ? "VERSION\n" : "%-20s %-10s %s\n", "VERSION", "PROTOCOLS", "PLATFORMS");
+    for (const Json& entry : versions) {
+        if (mirror) {
+            std::printf("%s\n", entry.value("version", "?").c_str());
+        } else {
+            std::printf("%-20s %-10s %s\n", entry.value("version", "?").c_str(),
+                        joined(entry.value("protocols", Json::array()), ",").c_str(),
+                        joined(entry.value("platforms", Json::array()), " ").c_str());
+        }
+    }
+    if (response.contains("warnings"))
+        std::printf("registry warnings: %s\n", joined(response.at("warnings"), "; ").c_str());
+    if (response.contains("invalid")) {
+        std::printf("ignored (not semantic versions): %s\n",
+                    joined(response.at("invalid"), ", ").c_str());
+    }
+    return client::kExitOk;
+}
+
+namespace {
+
+// A provider_package or provider_fetch request for `query`.
+Json package_request(proto::Op op, const RegistryQuery& query) {
+    const proto::ProviderAddress provider = proto::parse_provider_address(query.address);
+    const proto::SemVer version = proto::parse_semver(query.version);
+    const std::string platform = proto::check_platform(query.platform.empty() ? this_platform() : query.platform);
+    Json request = proto::make_request(op);
+    request["provider"] = provider.to_string();
+    request["version"] = version.to_string();
+    request["platform"] = platform;
+    add_common(request, query);
+    return request;
+}
+
+}  // namespace
+
+int run_provider_fetch(const client::ClientOptions& client, const RegistryQuery& query) {
+    const std::filesystem::path dir = query.output_dir.empty()
+                                          ? std::filesystem::path(".")
+                                          : std::filesystem::path(query.output_dir);
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) {
+        throw proto::Error(proto::ErrorCode::bad_request, dir.string() + " is not a directory");
+    }
+    const Json request = package_request(proto::Op::provider_fetch, query);
+    const Json response = call(client, request);
+    const std::string downloaded = response.value("path", "");
+    const std::filesystem::path target = dir / response.value("filename", "");
+    // The daemon left the verified archive in its private directory: copy it
+    // into place (whole or not at all), then remove the daemon's copy.
+    try {
+        files::copy_file_atomically(downloaded, target, 0644);
+    } catch (...) {
+        std::filesystem::remove(downloaded, ec);
+        throw;
+    }
+    std::filesystem::remove(downloaded, ec);
+    if (query.json) {
+        Json out = response;
+        out.erase("path");
+        out["written"] = target.string();
+        return print_json(out);
+    }
+    warn_if_stale(response);
+    std::printf("verified %s: as %s published\n",
+                joined(response.value("verified", Json::array()), " and ").c_str(),
+                response.contains("mirror") ? "the mirror" : "the registry");
+    std::printf("wrote %s (%lld bytes)\n", target.string().c_str(), response.value("size", 0LL));
+    return client::kExitOk;
+}
+
+int run_provider_package(const client::ClientOptions& client, const RegistryQuery& query) {
+    const std::string platform = query.platform.empty() ? this_platform() : query.platform;
+    const Json response = call(client, package_request(proto::Op::provider_package, query));
+    if (query.json) return print_json(response);
+    warn_if_stale(response);
+    const auto row = [](const char* name, const std::string& value) {
+        std::printf("%-22s %s\n", name, value.c_str());
+    };
+    row("provider", response.value("provider", "?"));
+    row("version", response.value("version", "?"));
+    row("platform", response.value("platform", platform));
+    if (response.contains("mirror")) row("mirror", response.value("mirror", ""));
+    row("filename", response.value("filename", "?"));
+    row("download_url", response.value("download_url", "?"));
+    for (const char* name : {"shasums_url", "shasums_signature_url", "shasum"}) {
+        if (response.contains(name)) row(name, response.value(name, ""));
+    }
+    row("hashes", joined(response.value("hashes", Json::array()), " "));
+    if (response.contains("protocols")) row("protocols", joined(response.at("protocols"), ","));
+    if (const auto keys = response.find("signing_keys");
+        keys != response.end() && keys->contains("gpg_public_keys")) {
+        std::vector<std::string> ids;
+        for (const Json& key : keys->at("gpg_public_keys")) ids.push_back(key.value("key_id", "?"));
+        std::string list;
+        for (const std::string& id : ids) list += (list.empty() ? "" : " ") + id;
+        row("signing_keys", list);
+    }
+    row("answer", source_text(response));
+    return client::kExitOk;
+}
+
+}  // namespace hostkeeper::helper::cli

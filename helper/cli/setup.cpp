@@ -1,0 +1,404 @@
+#include "helper/cli/setup.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "helper/terraform_config/cli_config.hpp"
+#include "helper/client/daemon_client.hpp"
+#include "helper/client/exit_codes.hpp"
+#include "helper/files/file_io.hpp"
+#include "proto/json.hpp"
+#include "proto/messages.hpp"
+#include "helper/terraform_config/tool_locations.hpp"
+#include "helper/cli/user_systemd.hpp"
+
+namespace hostkeeper::helper::cli {
+namespace fs = std::filesystem;
+using proto::Json;
+
+namespace {
+
+const std::string kBlockText =
+    std::string("# Added by \"hostkeeper setup\"; \"hostkeeper setup --undo\" removes it.\n") +
+    "credentials_helper \"" + terraform_config::kHelperLabel + "\" {}\n";
+
+fs::path state_path() {
+    const char* xdg = std::getenv("XDG_STATE_HOME");
+    const fs::path base = xdg != nullptr && xdg[0] == '/'
+                              ? fs::path(xdg)
+                              : terraform_config::home_directory([](const char* name) { return std::getenv(name); }) /
+                                    ".local" / "state";
+    return base / "hostkeeper" / "setup.json";
+}
+
+Json load_state() {
+    const fs::path path = state_path();
+    const auto text = files::read_file_if_exists(path);
+    if (!text) return Json{{"version", 1}, {"actions", Json::array()}};
+    Json state;
+    try {
+        state = proto::parse_json(*text);
+    } catch (const proto::JsonError&) {
+        state = nullptr;  // refused just below
+    }
+    if (!state.is_object() || !state.contains("actions") || !state["actions"].is_array()) {
+        throw files::FileError(path.string() +
+                        " is not hostkeeper setup's record; move it away to continue");
+    }
+    return state;
+}
+
+void save_state(const Json& state) {
+    const fs::path path = state_path();
+    if (state["actions"].empty()) {
+        files::remove_file(path);
+        return;
+    }
+    fs::create_directories(path.parent_path());
+    files::write_file_atomically(path, state.dump(2) + "\n", 0600);
+}
+
+struct Step {
+    std::string would;            // "would add ..."
+    std::string done;             // "added ..."
+    std::function<Json()> apply;  // does it; returns the record for --undo (or null)
+};
+
+struct Plan {
+    std::vector<Step> steps;
+    std::vector<std::string> notes;
+    std::vector<std::string> refusals;
+    std::set<fs::path> seen;  // links and files already planned (both tools may share them)
+};
+
+bool links_to(const fs::path& link, const fs::path& target) {
+    std::error_code ec;
+    return fs::is_symlink(fs::symlink_status(link, ec)) && fs::read_symlink(link, ec) == target &&
+           !ec;
+}
+
+void plan_link(Plan& plan, const std::string& tool, const fs::path& dir, const fs::path& target) {
+    const fs::path link = dir / terraform_config::kHelperName;
+    if (!plan.seen.insert(link).second) return;
+    std::error_code ec;
+    const auto status = fs::symlink_status(link, ec);
+    if (links_to(link, target)) {
+        plan.notes.push_back(tool + ": " + link.string() + " already links to " + target.string());
+        return;
+    }
+    std::string replaced;
+    if (fs::is_symlink(status)) {
+        replaced = fs::read_symlink(link, ec).string();
+    } else if (fs::exists(status)) {
+        plan.refusals.push_back(
+            tool + ": " + link.string() +
+            " exists and is not a symlink; move it away and run hostkeeper setup again");
+        return;
+    }
+    const std::string what = link.string() + " -> " + target.string() +
+                             (replaced.empty() ? "" : " (replacing the link to " + replaced + ")");
+    plan.steps.push_back({tool + ": would link " + what, tool + ": linked " + what, [=] {
+                              fs::create_directories(dir);
+                              if (!replaced.empty()) fs::remove(link);
+                              fs::create_symlink(target, link);
+                              return Json{{"action", "link"},
+                                          {"path", link.string()},
+                                          {"target", target.string()},
+                                          {"replaced", replaced.empty() ? Json() : Json(replaced)}};
+                          }});
+}
+
+std::string where(const terraform_config::ScannedFile& file, const terraform_config::HclBlock& block) {
+    return file.path.string() + ":" + std::to_string(block.line);
+}
+
+void plan_block(Plan& plan, const terraform_config::ToolPaths& paths) {
+    if (!plan.seen.insert(paths.cli_config).second) return;
+    const std::string tool = paths.name;
+    std::vector<terraform_config::ScannedFile> files;
+    try {
+        files = terraform_config::scan_cli_config_files(paths);
+    } catch (const std::exception& e) {
+        plan.refusals.push_back(tool + ": cannot read its CLI configuration: " + e.what() +
+                                "; fix the file and run hostkeeper setup again");
+        return;
+    }
+    std::vector<std::string> ours, others;
+    for (const auto& file : files) {
+        for (const auto& block : file.scan.helpers) {
+            (block.label == terraform_config::kHelperLabel ? ours : others)
+                .push_back(where(file, block) + ": credentials_helper \"" + block.label + "\"");
+        }
+    }
+    for (const auto& other : others) {
+        std::string refusal = tool;
+        refusal.append(": ").append(other).append(" is configured, and ").append(tool);
+        refusal.append(" allows only one credentials_helper; remove that block to use hostkeeper (or leave ");
+        refusal.append(tool).append(" out of setup), then run hostkeeper setup again");
+        plan.refusals.push_back(std::move(refusal));
+    }
+    if (ours.size() > 1) {
+        plan.refusals.push_back(tool + ": more than one credentials_helper block (" + ours[0] +
+                                ", " + ours[1] + "); " + tool + " refuses that: keep one");
+    }
+    if (!others.empty() || ours.size() > 1) return;
+    if (ours.size() == 1) {
+        plan.notes.push_back(tool + ": " + ours[0] + " is already there");
+        return;
+    }
+    const fs::path file = paths.cli_config;
+    const std::string what =
+        "credentials_helper \"" + std::string(terraform_config::kHelperLabel) + "\" {} to " + file.string();
+    plan.steps.push_back({tool + ": would add " + what, tool + ": added " + what, [file] {
+                              const auto text = files::read_file_if_exists(file);
+                              std::string inserted = kBlockText;
+                              if (text && !text->empty())
+                                  inserted = (text->back() == '\n' ? "\n" : "\n\n") + inserted;
+                              if (!text && file.has_parent_path())
+                                  fs::create_directories(file.parent_path());
+                              files::write_file_atomically(file, text.value_or("") + inserted,
+                                                    files::mode_or(file, 0600));
+                              return Json{{"action", "config_block"},
+                                          {"file", file.string()},
+                                          {"inserted", inserted},
+                                          {"created", !text.has_value()}};
+                          }});
+}
+
+// A hostkeeperd the helper started on demand at the socket's path (while the
+// socket unit was off or failed) would be left running, unreachable, once
+// systemd binds the path: stop it first. Quiet when none answers.
+void stop_on_demand_daemon() {
+    client::ClientOptions options;
+    options.start_daemon = false;
+    options.timeout = std::chrono::seconds(5);
+    try {
+        client::DaemonClient(options).stop();
+    } catch (const std::exception&) {
+        // Nothing answers: nothing to stop.
+    }
+}
+
+// Starts hostkeeperd.service now, as the first client would, and fails with
+// systemd's reason and the fix when it does not start: an enabled socket
+// whose service cannot start is no set-up.
+void plan_service_check(Plan& plan) {
+    plan.steps.push_back(
+        {std::string("systemd: would check that ") + client::kServiceUnit + " starts",
+         std::string("systemd: ") + client::kServiceUnit + " starts", [] {
+             if (systemctl_user({"start", client::kServiceUnit}, true) == 0) return Json();
+             const auto units = client::query_units();
+             const auto problem = units ? client::unit_problem(*units) : std::nullopt;
+             if (problem) throw std::runtime_error(problem->what + "; fix: " + problem->fix);
+             throw std::runtime_error(std::string(client::kServiceUnit) +
+                                      " does not start; 'systemctl --user status " + client::kServiceUnit +
+                                      "' says why");
+         }});
+}
+
+void plan_socket(Plan& plan) {
+    if (!client::user_manager_running()) {
+        plan.notes.push_back(
+            "systemd: no user manager is running; the helper starts hostkeeperd on demand");
+        return;
+    }
+    if (systemctl_user({"is-enabled", "--quiet", client::kSocketUnit}, true) == 0) {
+        const auto units = client::query_units();
+        const auto problem = units ? client::unit_problem(*units) : std::nullopt;
+        if (!problem) {
+            plan.notes.push_back(
+                std::string("systemd: ") + client::kSocketUnit + " is already enabled" +
+                (units && units->socket.active_state == "active" ? " and listening" : ""));
+            return;
+        }
+        // Enabled, but failed (e.g. start-limit-hit): the helper would start
+        // hostkeeperd on demand behind the user's back. Reset and retry it.
+        plan.steps.push_back(
+            {"systemd: " + problem->what + "; would reset it and start " + client::kSocketUnit + " again",
+             std::string("systemd: reset and started ") + client::kSocketUnit + " again", [] {
+                 stop_on_demand_daemon();
+                 systemctl_user({"reset-failed", client::kSocketUnit, client::kServiceUnit}, true);
+                 if (systemctl_user({"restart", client::kSocketUnit}) != 0) {
+                     throw std::runtime_error(std::string("systemctl --user restart ") +
+                                              client::kSocketUnit + " failed");
+                 }
+                 return Json();
+             }});
+        plan_service_check(plan);
+        return;
+    }
+    plan.steps.push_back({std::string("systemd: would enable and start ") + client::kSocketUnit,
+                          std::string("systemd: enabled and started ") + client::kSocketUnit, [] {
+                              stop_on_demand_daemon();
+                              if (systemctl_user({"enable", "--now", client::kSocketUnit}) != 0) {
+                                  throw std::runtime_error(
+                                      std::string("systemctl --user enable --now ") + client::kSocketUnit +
+                                      " failed");
+                              }
+                              return Json{{"action", "enable_socket"}};
+                          }});
+    plan_service_check(plan);
+}
+
+std::vector<terraform_config::ToolPaths> selected_tools(const SetupOptions& options, Plan& plan) {
+    std::vector<terraform_config::ToolPaths> tools;
+    const bool any = options.terraform || options.opentofu;
+    for (const terraform_config::Tool tool : {terraform_config::Tool::terraform, terraform_config::Tool::opentofu}) {
+        const bool asked = tool == terraform_config::Tool::terraform ? options.terraform : options.opentofu;
+        terraform_config::ToolPaths paths = terraform_config::locate(tool);
+        // A relative TF_CLI_CONFIG_FILE is relative to where the tool runs;
+        // setup and its record (for --undo) need where it is now.
+        if (paths.cli_config.is_relative()) paths.cli_config = fs::absolute(paths.cli_config);
+        if (asked || (!any && tool_present(paths))) tools.push_back(std::move(paths));
+    }
+    if (tools.empty()) {
+        plan.notes.push_back(
+            "neither Terraform nor OpenTofu was found (no CLI configuration, no ~/.terraform.d, "
+            "not on PATH); "
+            "use --terraform or --opentofu to set one up anyway");
+    }
+    return tools;
+}
+
+// OpenTofu uses ~/.terraform.d once it exists, and its XDG directory only
+// while it does not: creating it (for a plugin link) would strand the tokens
+// in OpenTofu's XDG credentials.tfrc.json. Refuse until they are imported.
+void guard_opentofu_directory(Plan& plan, const std::vector<terraform_config::ToolPaths>& tools) {
+    const fs::path dot = terraform_config::locate(terraform_config::Tool::terraform).config_dir;  // ~/.terraform.d
+    const terraform_config::ToolPaths tofu = terraform_config::locate(terraform_config::Tool::opentofu);
+    std::error_code ec;
+    if (fs::exists(dot, ec) || tofu.config_dir == dot || !fs::exists(tofu.credentials_json, ec)) return;
+    for (const auto& paths : tools) {
+        for (const auto& dir : paths.plugin_dirs) {
+            if (dir.string().rfind(dot.string() + "/", 0) != 0) continue;
+            plan.refusals.push_back(
+                "creating " + dot.string() + " would make OpenTofu read its credentials there instead of " +
+                tofu.config_dir.string() + ", and " + tofu.credentials_json.string() +
+                " holds tokens: run 'hostkeeper import' first (it moves them into the keyring), then "
+                "hostkeeper setup again");
+            return;
+        }
+    }
+}
+
+int setup(const SetupOptions& options) {
+    Plan plan;
+    const fs::path helper = terraform_config::installed_helper();
+    const std::vector<terraform_config::ToolPaths> tools = selected_tools(options, plan);
+    for (const auto& paths : tools) {
+        for (const auto& dir : paths.plugin_dirs) plan_link(plan, paths.name, dir, helper);
+        plan_block(plan, paths);
+    }
+    guard_opentofu_directory(plan, tools);
+    plan_socket(plan);
+    if (!plan.refusals.empty()) {
+        for (const auto& refusal : plan.refusals)
+            std::fprintf(stderr, "hostkeeper setup: %s\n", refusal.c_str());
+        std::fprintf(stderr, "hostkeeper setup: nothing was changed\n");
+        return client::kExitFailed;
+    }
+    for (const auto& note : plan.notes) std::printf("%s\n", note.c_str());
+    if (plan.steps.empty()) {
+        std::printf("nothing to change\n");
+        return client::kExitOk;
+    }
+    Json state = options.dry_run ? Json() : load_state();
+    for (const auto& step : plan.steps) {
+        if (options.dry_run) {
+            std::printf("%s\n", step.would.c_str());
+            continue;
+        }
+        Json record = step.apply();
+        if (!record.is_null()) {
+            state["actions"].push_back(std::move(record));
+            save_state(state);  // after every step: a later failure still leaves an exact record
+        }
+        std::printf("%s\n", step.done.c_str());
+    }
+    if (options.dry_run) std::printf("dry run: nothing was changed\n");
+    return client::kExitOk;
+}
+
+// Reverses one record; returns what happened, for the user.
+std::string undo_one(const Json& action, bool dry_run) {
+    const std::string kind = action.value("action", "");
+    const auto say = [dry_run](const std::string& would, const std::string& did) {
+        return dry_run ? "would " + would : did;
+    };
+    if (kind == "link") {
+        const fs::path link = action.value("path", "");
+        const fs::path target = action.value("target", "");
+        const std::string replaced =
+            action["replaced"].is_string() ? action["replaced"].get<std::string>() : "";
+        if (!links_to(link, target))
+            return "left " + link.string() + " alone: it no longer links to " + target.string();
+        if (!dry_run) {
+            fs::remove(link);
+            if (!replaced.empty()) fs::create_symlink(replaced, link);
+        }
+        return replaced.empty() ? say("remove ", "removed ") + link.string()
+                                : say("restore ", "restored ") + link.string() + " -> " + replaced;
+    }
+    if (kind == "config_block") {
+        const fs::path file = action.value("file", "");
+        const std::string inserted = action.value("inserted", "");
+        const auto text = files::read_file_if_exists(file);
+        const auto at = text ? text->rfind(inserted) : std::string::npos;
+        if (inserted.empty() || at == std::string::npos) {
+            return "left " + file.string() +
+                   " alone: the block setup added is no longer there as it was";
+        }
+        std::string rest = *text;
+        rest.erase(at, inserted.size());
+        const bool remove = action.value("created", false) && rest.empty();
+        if (!dry_run) {
+            if (remove) {
+                files::remove_file(file);
+            } else {
+                files::write_file_atomically(file, rest, files::mode_or(file, 0600));
+            }
+        }
+        return remove ? say("remove ", "removed ") + file.string() + " (setup created it)"
+                      : say("remove ", "removed ") +
+                            "the credentials_helper block setup added to " + file.string();
+    }
+    if (kind == "enable_socket") {
+        if (!client::user_manager_running())
+            return std::string("left ") + client::kSocketUnit + " alone: no systemd user manager runs";
+        if (!dry_run && systemctl_user({"disable", "--now", client::kSocketUnit}) != 0) {
+            throw std::runtime_error(std::string("systemctl --user disable --now ") + client::kSocketUnit +
+                                     " failed");
+        }
+        return say("disable and stop ", "disabled and stopped ") + client::kSocketUnit;
+    }
+    return "skipped an unknown record \"" + kind + "\"";
+}
+
+int undo(const SetupOptions& options) {
+    Json state = load_state();
+    auto& actions = state["actions"];
+    if (actions.empty()) {
+        std::printf("nothing to undo: hostkeeper setup has no record of changes (%s)\n",
+                    state_path().c_str());
+        return client::kExitOk;
+    }
+    while (!actions.empty()) {
+        std::printf("%s\n", undo_one(actions.back(), options.dry_run).c_str());
+        actions.erase(actions.size() - 1);
+        if (!options.dry_run) save_state(state);
+    }
+    if (options.dry_run) std::printf("dry run: nothing was changed\n");
+    return client::kExitOk;
+}
+
+}  // namespace
+
+int run_setup(const SetupOptions& options) {
+    return options.undo ? undo(options) : setup(options);
+}
+
+}  // namespace hostkeeper::helper::cli

@@ -1,0 +1,31 @@
+#include "helper/client/run_reporting.hpp"
+
+#include <cstdio>
+#include <exception>
+
+#include "helper/client/exit_codes.hpp"
+#include "proto/error.hpp"
+#include "proto/socket_path.hpp"
+#include "helper/client/launcher.hpp"
+
+namespace hostkeeper::helper::client {
+
+int run_reporting(const std::string& program, const std::function<int()>& body) {
+    const auto fail = [&](const char* message, int code) {
+        std::fprintf(stderr, "%s: %s\n", program.c_str(), message);
+        return code;
+    };
+    try {
+        return body();
+    } catch (const proto::Error& e) {
+        return fail(e.what(), exit_code_for(e.code()));
+    } catch (const NoDaemon& e) {
+        return fail(e.what(), kExitNoDaemon);
+    } catch (const proto::UnsafeSocket& e) {
+        return fail(e.what(), kExitNoDaemon);
+    } catch (const std::exception& e) {
+        return fail(e.what(), kExitFailed);
+    }
+}
+
+}  // namespace hostkeeper::helper::client

@@ -1,0 +1,126 @@
+// terraform-credentials-hostkeeper: the credentials helper Terraform and
+// OpenTofu run as `[OPTIONS...] get|store|forget HOSTNAME`
+// (docs/specs/credentials-helper-protocol.md). One request to hostkeeperd,
+// the exact stdout/stderr/exit rules out.
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "helper/client/daemon_client.hpp"
+#include "helper/client/exit_codes.hpp"
+#include "helper/client/helper_arguments.hpp"
+#include "proto/error.hpp"
+#include "proto/hostname.hpp"
+#include "proto/messages.hpp"
+#include "proto/secret.hpp"
+#include "proto/version.hpp"
+#include "helper/client/run_reporting.hpp"
+
+namespace {
+using namespace hostkeeper;
+using namespace hostkeeper::helper;
+using proto::Error;
+using proto::ErrorCode;
+using proto::Json;
+
+constexpr std::size_t kMaxInput = std::size_t{64} * 1024;
+
+// Standard input to EOF, at most kMaxInput bytes.
+std::string read_stdin() {
+    std::string input(kMaxInput + 1, '\0');
+    std::size_t size = 0;
+    while (size < input.size()) {
+        const ssize_t n = ::read(STDIN_FILENO, input.data() + size, input.size() - size);
+        if (n == 0) break;
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            proto::scrub(input);
+            throw Error(ErrorCode::bad_request, std::string("cannot read standard input: ") + std::strerror(errno));
+        }
+        size += static_cast<std::size_t>(n);
+    }
+    if (size > kMaxInput) {
+        proto::scrub(input);
+        throw Error(ErrorCode::too_large, "the credentials on standard input are over 64 KiB; nothing was stored");
+    }
+    input.resize(size);
+    return input;
+}
+
+void write_stdout(const std::string& text) {
+    std::size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(STDOUT_FILENO, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw Error(ErrorCode::internal, std::string("cannot write standard output: ") + std::strerror(errno));
+        done += static_cast<std::size_t>(n);
+    }
+}
+
+int run(const std::string& verb, const std::string& host, const helper::client::ClientOptions& options) {
+    const proto::Op op = *proto::op_from_string(verb);
+    Json request = proto::make_request(op);
+    const proto::ScrubGuard request_guard(request);
+    request["host"] = proto::normalize_hostname(host);
+    if (op == proto::Op::store) {
+        std::string input = read_stdin();
+        const proto::ScrubGuard input_guard(input);
+        try {
+            request["credentials"] = proto::parse_credentials(input);
+        } catch (const Error& e) {
+            throw Error(e.code(), std::string(e.what()) + "; nothing was stored");
+        }
+    }
+
+    helper::client::DaemonClient daemon(options);
+    Json response = daemon.call(request);
+    const proto::ScrubGuard response_guard(response);
+    if (op == proto::Op::get) {
+        const auto credentials = response.find("credentials");
+        std::string out = credentials != response.end() && credentials->is_object() ? credentials->dump() : "{}";
+        out += '\n';
+        const proto::ScrubGuard out_guard(out);
+        write_stdout(out);
+    }
+    return helper::client::kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::string program = "terraform-credentials-hostkeeper";
+    // Not CLI11: see helper_arguments.hpp.
+    const helper::client::HelperArguments args =
+        helper::client::parse_helper_arguments(std::vector<std::string>(argv + 1, argv + argc));
+    switch (args.action) {
+        case helper::client::HelperArguments::Action::help:
+            std::fputs(helper::client::helper_help(), stdout);
+            return helper::client::kExitOk;
+        case helper::client::HelperArguments::Action::version:
+            std::printf("%s %s\n", program.c_str(), proto::product_version());
+            return helper::client::kExitOk;
+        case helper::client::HelperArguments::Action::usage:
+            std::fprintf(stderr, "%s\n%s", args.error.c_str(), helper::client::helper_usage_hint());
+            return helper::client::kExitUsage;
+        case helper::client::HelperArguments::Action::run:
+            break;
+    }
+
+    return helper::client::run_reporting(program, [&] {
+        try {
+            return run(args.verb, args.host,
+                       helper::client::make_client_options(args.socket, args.timeout_seconds));
+        } catch (const Error& e) {
+            if (e.code() == ErrorCode::bad_host) {
+                std::fprintf(stderr, "usage: %s [--socket=PATH] [--timeout=SECONDS] get|store|forget HOSTNAME\n",
+                             program.c_str());
+            }
+            throw;
+        }
+    });
+}

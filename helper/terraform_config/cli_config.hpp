@@ -1,0 +1,54 @@
+#pragma once
+// Terraform/OpenTofu CLI configuration files (HCL): finding the
+// credentials_helper and credentials blocks in them, with their lines.
+//
+// There is no HCL library for C++ in Debian, so this is a small scanner, not
+// a parser. It follows strings (with escapes), #, // and /* */ comments,
+// heredocs (<<EOF and <<-EOF) and bracket nesting, and reports the blocks
+// that open at the top level: an identifier, then labels (quoted or bare),
+// then "{" on the same line. Limits: it does not validate the rest of the
+// file; a block type split from its labels or "{" across lines is not seen;
+// the JSON form of the CLI configuration (*.tfrc.json) is not scanned.
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "helper/terraform_config/tool_locations.hpp"
+
+namespace hostkeeper::helper::terraform_config {
+
+struct HclBlock {
+    std::string type;   // "credentials_helper", "credentials"
+    std::string label;  // its first label ("" when it has none)
+    int line = 0;       // 1-based line of the block's type
+};
+
+struct CliConfigScan {
+    std::vector<HclBlock> helpers;      // credentials_helper blocks
+    std::vector<HclBlock> credentials;  // credentials "HOST" blocks
+};
+
+// Thrown when the text is not balanced HCL (an unterminated string, comment,
+// heredoc or block); the message names the line.
+class CliConfigError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+CliConfigScan scan_cli_config(std::string_view text);
+
+// A scanned file, for reports that name file and line.
+struct ScannedFile {
+    std::filesystem::path path;
+    CliConfigScan scan;
+};
+
+// The files a tool reads its CLI configuration from: the main file (when it
+// exists) and, unless the environment names the file, every *.tfrc in its
+// configuration directory. Throws CliConfigError (file named) or FileError.
+std::vector<ScannedFile> scan_cli_config_files(const ToolPaths& paths);
+
+}  // namespace hostkeeper::helper::terraform_config

@@ -1,0 +1,104 @@
+#include "helper/terraform_config/plaintext_credentials.hpp"
+
+#include <algorithm>
+
+#include "helper/files/file_io.hpp"
+#include "proto/json.hpp"
+#include "proto/secret.hpp"
+#include "helper/terraform_config/tool_locations.hpp"
+
+namespace hostkeeper::helper::terraform_config {
+namespace fs = std::filesystem;
+using proto::Json;
+
+namespace {
+
+Json parse_document(std::string_view text, const fs::path& path) {
+    Json document;
+    try {
+        document = proto::parse_json(text);
+    } catch (const proto::JsonError& e) {
+        throw files::FileError(path.string() + " is " + e.what() + "; it was left as it is");
+    }
+    if (!document.is_object() ||
+        (document.contains("credentials") && !document["credentials"].is_object())) {
+        proto::scrub(document);
+        throw files::FileError(path.string() +
+                        " is not a credentials file ({\"credentials\": {\"HOST\": {...}}}); it was "
+                        "left as it is");
+    }
+    return document;
+}
+
+}  // namespace
+
+CredentialsFile::CredentialsFile(fs::path path) : path_(std::move(path)) {
+    auto text = files::read_file_if_exists(path_, 4 << 20);
+    if (!text) throw files::FileError(path_.string() + " does not exist");
+    const proto::ScrubGuard guard(*text);
+    document_ = parse_document(*text, path_);
+}
+
+CredentialsFile::CredentialsFile(fs::path path, std::string_view text)
+    : path_(std::move(path)), document_(parse_document(text, path_)) {}
+
+CredentialsFile::~CredentialsFile() {
+    proto::scrub(document_);
+}
+
+std::vector<std::string> CredentialsFile::hosts() const {
+    std::vector<std::string> out;
+    if (!document_.contains("credentials")) return out;
+    for (const auto& [host, value] : document_["credentials"].items()) out.push_back(host);
+    return out;
+}
+
+const Json& CredentialsFile::credentials(const std::string& host) const {
+    return document_.at("credentials").at(host);
+}
+
+CredentialsFile::Rewritten CredentialsFile::rewrite_without(
+    const std::map<std::string, Json>& imported) const {
+    Rewritten result;
+    Json rest = document_;
+    const proto::ScrubGuard rest_guard(rest);
+    if (rest.contains("credentials")) {
+        Json& credentials = rest["credentials"];
+        for (const auto& [host, stored] : imported) {
+            const auto it = credentials.find(host);
+            if (it == credentials.end()) continue;  // gone meanwhile: nothing to remove
+            if (*it != stored) {
+                result.changed.push_back(host);  // written meanwhile: keep the new value
+                continue;
+            }
+            proto::scrub(*it);
+            credentials.erase(it);
+            ++result.removed_hosts;
+        }
+        result.left_hosts = credentials.size();
+    }
+    if (result.removed_hosts == 0) return result;
+    std::error_code ec;
+    const bool symlink = fs::is_symlink(fs::symlink_status(path_, ec));
+    if (!symlink && rest.size() <= 1 &&
+        (rest.empty() || (rest.contains("credentials") && rest["credentials"].empty()))) {
+        files::remove_file(path_);
+        result.removed_file = true;
+        return result;
+    }
+    std::string text = rest.dump(2) + "\n";
+    const proto::ScrubGuard text_guard(text);
+    files::write_file_atomically(path_, text, 0600);  // through a symlink: its target
+    return result;
+}
+
+std::vector<fs::path> credentials_file_paths() {
+    std::vector<fs::path> paths;
+    for (const Tool tool : {Tool::terraform, Tool::opentofu}) {
+        const fs::path path = locate(tool).credentials_json;
+        if (std::find(paths.begin(), paths.end(), path) == paths.end()) paths.push_back(path);
+    }
+    return paths;
+}
+
+}  // namespace hostkeeper::helper::terraform_config

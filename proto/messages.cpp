@@ -1,0 +1,150 @@
+#include "proto/messages.hpp"
+
+#include <array>
+#include <utility>
+
+#include "proto/framing.hpp"
+#include "proto/secret.hpp"
+#include "proto/version.hpp"
+
+namespace hostkeeper::proto {
+namespace {
+
+constexpr std::array<std::pair<Op, std::string_view>, 13> kOps{{
+    {Op::hello, "hello"},
+    {Op::get, "get"},
+    {Op::store, "store"},
+    {Op::forget, "forget"},
+    {Op::status, "status"},
+    {Op::flush, "flush"},
+    {Op::stop, "stop"},
+    {Op::discover, "discover"},
+    {Op::module_versions, "module_versions"},
+    {Op::module_download, "module_download"},
+    {Op::provider_versions, "provider_versions"},
+    {Op::provider_package, "provider_package"},
+    {Op::provider_fetch, "provider_fetch"},
+}};
+
+}  // namespace
+
+std::string_view to_string(Op op) noexcept {
+    for (const auto& [o, name] : kOps) {
+        if (o == op) return name;
+    }
+    return "";
+}
+
+std::optional<Op> op_from_string(std::string_view text) noexcept {
+    for (const auto& [o, name] : kOps) {
+        if (name == text) return o;
+    }
+    return std::nullopt;
+}
+
+Json make_request(Op op) {
+    Json request = Json::object();
+    request["v"] = kProtocolVersion;
+    request["op"] = std::string(to_string(op));
+    return request;
+}
+
+Json make_ok() {
+    Json response = Json::object();
+    response["v"] = kProtocolVersion;
+    response["ok"] = true;
+    return response;
+}
+
+Json make_error(ErrorCode code, std::string_view message) {
+    Json response = Json::object();
+    response["v"] = kProtocolVersion;
+    response["ok"] = false;
+    response["error"] = {{"code", std::string(to_string(code))}, {"message", std::string(message)}};
+    return response;
+}
+
+Json parse_payload(std::string_view payload) {
+    Json message;
+    try {
+        message = parse_json(payload);
+    } catch (const JsonError& e) {
+        throw Error(ErrorCode::bad_request, std::string("message is ") + e.what());
+    }
+    if (!message.is_object()) {
+        scrub(message);
+        throw Error(ErrorCode::bad_request, "message is not a JSON object");
+    }
+    return message;
+}
+
+std::string serialize(const Json& message, std::size_t limit) {
+    std::string text = message.dump(-1, ' ', false, Json::error_handler_t::replace);
+    if (text.size() > limit) {
+        const std::size_t size = text.size();
+        scrub(text);
+        throw Error(ErrorCode::too_large, "message of " + std::to_string(size) +
+                                              " bytes is over the frame limit of " +
+                                              std::to_string(limit));
+    }
+    return text;
+}
+
+const Json& check_response(const Json& response) {
+    const auto ok = response.find("ok");
+    if (ok == response.end() || !ok->is_boolean()) {
+        throw Error(ErrorCode::bad_request, "response has no boolean \"ok\"");
+    }
+    if (ok->get<bool>()) return response;
+    const auto error = response.find("error");
+    if (error == response.end() || !error->is_object()) {
+        throw Error(ErrorCode::bad_request, "failed response has no \"error\" object");
+    }
+    const auto code = error->find("code");
+    const auto message = error->find("message");
+    const std::string code_text = code != error->end() && code->is_string() ? code->get<std::string>() : "";
+    const std::string text = message != error->end() && message->is_string()
+                                 ? message->get<std::string>()
+                                 : "the daemon reported error '" + code_text + "'";
+    throw Error(error_code_from_string(code_text).value_or(ErrorCode::internal), text);
+}
+
+void validate_credentials(const Json& credentials) {
+    if (!credentials.is_object()) {
+        throw Error(ErrorCode::bad_request, "credentials must be a JSON object");
+    }
+    const auto token = credentials.find("token");
+    if (token == credentials.end()) {
+        throw Error(ErrorCode::bad_request, "credentials object has no \"token\" property");
+    }
+    if (!token->is_string()) {
+        throw Error(ErrorCode::bad_request, "the \"token\" property must be a string");
+    }
+}
+
+Json parse_credentials(std::string_view text) {
+    Json credentials;
+    try {
+        credentials = parse_json(text);
+    } catch (const JsonError& e) {
+        throw Error(ErrorCode::bad_request, std::string("credentials are ") + e.what());
+    }
+    try {
+        validate_credentials(credentials);
+    } catch (...) {
+        scrub(credentials);
+        throw;
+    }
+    std::string compact = credentials.dump();
+    const std::size_t size = compact.size();
+    scrub(compact);
+    if (size > kMaxCredentialsSize) {
+        scrub(credentials);
+        throw Error(ErrorCode::too_large, "credentials object of " + std::to_string(size) +
+                                              " bytes is over the limit of " +
+                                              std::to_string(kMaxCredentialsSize));
+    }
+    return credentials;
+}
+
+}  // namespace hostkeeper::proto

@@ -1,0 +1,61 @@
+#pragma once
+// Requests and responses: JSON objects, one per frame. See proto/PROTOCOL.md.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "proto/error.hpp"
+#include "proto/framing.hpp"
+#include "proto/json.hpp"
+
+namespace hostkeeper::proto {
+
+enum class Op {
+    hello,
+    get,
+    store,
+    forget,
+    status,
+    flush,
+    stop,
+    discover,
+    module_versions,
+    module_download,
+    provider_versions,
+    provider_package,
+    provider_fetch,
+};
+std::string_view to_string(Op op) noexcept;
+std::optional<Op> op_from_string(std::string_view text) noexcept;
+
+// The largest credentials object (compact JSON) the daemon keeps: it must fit
+// in one frame together with the request around it.
+inline constexpr std::size_t kMaxCredentialsSize = std::size_t{60} * 1024;
+
+// {"v":<kProtocolVersion>,"op":"<op>"}
+Json make_request(Op op);
+// {"v":..,"ok":true}
+Json make_ok();
+// {"v":..,"ok":false,"error":{"code":"..","message":".."}}
+Json make_error(ErrorCode code, std::string_view message);
+
+// Parse one frame's payload. Throws Error{bad_request} unless it is a JSON
+// object nested at most kMaxJsonDepth levels.
+Json parse_payload(std::string_view payload);
+// Serialize for a frame. Throws Error{too_large} past `limit` (requests:
+// kMaxFrameSize; the daemon's responses: kMaxResponseFrameSize).
+std::string serialize(const Json& message, std::size_t limit = kMaxFrameSize);
+
+// A response's error, rethrown as Error; a malformed response is
+// Error{bad_request}. Returns the response when it says "ok": true.
+const Json& check_response(const Json& response);
+
+// Validate a credentials object as Terraform hands it to a helper's `store`:
+// a JSON object whose "token", when present, is a string. Throws
+// Error{bad_request} or Error{too_large} with a message for the user.
+Json parse_credentials(std::string_view text);
+void validate_credentials(const Json& credentials);
+
+}  // namespace hostkeeper::proto

@@ -1,0 +1,223 @@
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "daemon/app/config.hpp"
+
+using namespace hostkeeper::daemon::app;
+using namespace hostkeeper::daemon::discovery;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+ParsedArgs parse(std::vector<std::string> args) {
+    args.insert(args.begin(), "hostkeeperd");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    return parse_args(static_cast<int>(argv.size()), argv.data());
+}
+
+struct ConfigFile {
+    explicit ConfigFile(const std::string& text) {
+        char pattern[] = "/tmp/hk-unit.XXXXXX";
+        dir = ::mkdtemp(pattern);
+        path = dir / "config.toml";
+        std::ofstream(path) << text;
+    }
+    ~ConfigFile() { fs::remove_all(dir); }
+    fs::path dir;
+    fs::path path;
+};
+
+// The error a config file gives, or "(accepted)".
+std::string error_of(const std::string& text) {
+    const ConfigFile file(text);
+    try {
+        parse({"--config", file.path.string()});
+    } catch (const ConfigError& e) {
+        return e.what();
+    }
+    return "(accepted)";
+}
+
+}  // namespace
+
+TEST_CASE("durations: seconds or with units", "[daemon][config]") {
+    CHECK(parse_duration("90") == 90s);
+    CHECK(parse_duration("90s") == 90s);
+    CHECK(parse_duration("10m") == 600s);
+    CHECK(parse_duration("2h") == 7200s);
+    CHECK(parse_duration("1h30m") == 5400s);
+    CHECK(parse_duration("1d") == 86400s);
+    CHECK(parse_duration("0") == 0s);
+    CHECK_THROWS_AS(parse_duration(""), ConfigError);
+    CHECK_THROWS_AS(parse_duration("10x"), ConfigError);
+    CHECK_THROWS_AS(parse_duration("-5"), ConfigError);
+    CHECK_THROWS_AS(parse_duration("1h30"), ConfigError);
+    CHECK_THROWS_AS(parse_duration("m"), ConfigError);
+}
+
+// The daemon arms timers in the steady clock's nanoseconds: "999999999d"
+// (or 9999999999 seconds) overflowed them: signed overflow, undefined
+// behaviour. tests/fuzz/corpus/fuzz_config/regression-duration-overflow keeps it.
+TEST_CASE("durations are at most ten years", "[daemon][config]") {
+    CHECK(parse_duration("3650d") == 315360000s);
+    CHECK_THROWS_WITH(parse_duration("3650d1s"),
+                      "\"3650d1s\" is longer than 10 years (315360000 seconds)");
+    CHECK_THROWS_AS(parse_duration("999999999d"), ConfigError);
+    CHECK(error_of("idle_timeout = 315360000\n") == "(accepted)");
+    CHECK_THAT(error_of("idle_timeout = 9999999999\n"),
+               Catch::Contains("\"idle_timeout\" must be at most 10 years (315360000 seconds)"));
+    CHECK_THAT(error_of("[credentials]\nttl = \"999999999d\"\n"),
+               Catch::Contains("\"999999999d\" is longer than 10 years"));
+    const ConfigFile none("");
+    CHECK_THROWS_AS(parse({"--config", none.path.string(), "--idle-timeout", "999999999d"}),
+                    ConfigError);
+}
+
+TEST_CASE("defaults", "[daemon][config]") {
+    const ConfigFile none("");
+    const auto parsed = parse({"--config", none.path.string()});
+    REQUIRE(parsed.config);
+    const Config& c = *parsed.config;
+    CHECK(c.credentials.ttl == 600s);
+    CHECK(c.credentials.max_lifetime == 7200s);
+    CHECK(c.credentials.negative_ttl == 60s);
+    CHECK(c.idle_timeout == 1800s);
+    CHECK(c.log_level == "info");
+    CHECK_FALSE(c.on_demand);
+}
+
+TEST_CASE("the file sets everything; options win over it", "[daemon][config]") {
+    const ConfigFile file(R"(
+log_level = "debug"
+socket = "/tmp/x/socket"
+idle_timeout = "5m"
+max_connections = 7
+read_timeout = 3
+shutdown_timeout = "2s"
+[credentials]
+ttl = "1m"
+max_lifetime = 600
+negative_ttl = 0
+max_entries = 50
+[keyring]
+unlock_timeout = "9s"
+)");
+    const auto from_file = parse({"--config", file.path.string()});
+    REQUIRE(from_file.config);
+    const Config& c = *from_file.config;
+    CHECK(c.log_level == "debug");
+    CHECK(c.socket == fs::path("/tmp/x/socket"));
+    CHECK(c.idle_timeout == 300s);
+    CHECK(c.max_connections == 7);
+    CHECK(c.read_timeout == 3s);
+    CHECK(c.shutdown_timeout == 2s);
+    CHECK(c.credentials.ttl == 60s);
+    CHECK(c.credentials.max_lifetime == 600s);
+    CHECK(c.credentials.negative_ttl == 0s);
+    CHECK(c.credentials.max_entries == 50);
+    CHECK(c.unlock_timeout == 9s);
+
+    const auto overridden = parse({"--config", file.path.string(), "--log-level", "trace", "--credentials-ttl", "2h",
+                                   "--max-connections", "9", "--unlock-timeout", "1s", "--credentials-max-entries",
+                                   "3", "--credentials-negative-ttl", "7", "--socket", "/tmp/y/s"});
+    REQUIRE(overridden.config);
+    CHECK(overridden.config->log_level == "trace");
+    CHECK(overridden.config->credentials.ttl == 7200s);
+    CHECK(overridden.config->credentials.max_lifetime == 600s);  // not overridden
+    CHECK(overridden.config->max_connections == 9);
+    CHECK(overridden.config->unlock_timeout == 1s);
+    CHECK(overridden.config->credentials.max_entries == 3);
+    CHECK(overridden.config->credentials.negative_ttl == 7s);
+    CHECK(overridden.config->socket == fs::path("/tmp/y/s"));
+}
+
+TEST_CASE("unknown keys and bad values are errors that name the key", "[daemon][config]") {
+    CHECK_THAT(error_of("log_levle = \"info\""), Catch::Contains("unknown key \"log_levle\""));
+    CHECK_THAT(error_of("[credentials]\nttl = 5\ntll = 5"), Catch::Contains("unknown key \"credentials.tll\""));
+    CHECK_THAT(error_of("[credentials]\nttl = 5\ntll = 5"), Catch::Contains(":3:"));  // the line
+    CHECK_THAT(error_of("[nope]\nx = 1"), Catch::Contains("unknown key \"nope\""));
+    CHECK_THAT(error_of("log_level = \"loud\""), Catch::Contains("not one of"));
+    CHECK_THAT(error_of("[credentials]\nttl = true"), Catch::Contains("credentials.ttl"));
+    CHECK_THAT(error_of("[credentials]\nttl = -4"), Catch::Contains("negative"));
+    CHECK_THAT(error_of("max_connections = \"many\""), Catch::Contains("max_connections"));
+    CHECK_THAT(error_of("max_connections = 0"), Catch::Contains("at least 1"));
+    CHECK_THAT(error_of("this is = not toml ["), Catch::Contains("config.toml"));
+    CHECK_THROWS_WITH(parse({"--config", "/nonexistent/config.toml"}), Catch::Contains("cannot read"));
+    CHECK_THROWS_WITH(parse({"--credentials-ttl", "soon"}), Catch::Contains("--credentials-ttl"));
+}
+
+TEST_CASE("--help and bad options exit without a config", "[daemon][config]") {
+    CHECK(parse({"--no-such-option"}).exit_code == 2);
+    CHECK_FALSE(parse({"--no-such-option"}).config.has_value());
+}
+
+TEST_CASE("the default file lives under XDG_CONFIG_HOME", "[daemon][config]") {
+    const char* old = std::getenv("XDG_CONFIG_HOME");
+    const std::string saved = old != nullptr ? old : "";
+    ::setenv("XDG_CONFIG_HOME", "/cfg", 1);
+    CHECK(default_config_path() == fs::path("/cfg/hostkeeper/config.toml"));
+    if (old != nullptr) {
+        ::setenv("XDG_CONFIG_HOME", saved.c_str(), 1);
+    } else {
+        ::unsetenv("XDG_CONFIG_HOME");
+    }
+}
+
+TEST_CASE("discovery settings and forced services", "[daemon][config]") {
+    const ConfigFile file(R"(
+[discovery]
+timeout = "3s"
+ttl = "20m"
+min_ttl = 0
+max_ttl = "2h"
+negative_ttl = "1m"
+error_ttl = 4
+max_retry_after = "5m"
+stale_if_error = "1h"
+max_entries = 12
+ca_file = "/etc/hk/ca.pem"
+
+[hosts."Bücher.Example.COM:443".services]
+"modules.v1" = "/modules/"
+"login.v1" = { client = "terraform-cli", authz = "/oauth/authz", token = "/oauth/token", ports = [10000, 10010] }
+)");
+    const auto parsed = parse({"--config", file.path.string(), "--discovery-ttl", "30m", "--ca-file", "/x.pem"});
+    REQUIRE(parsed.config);
+    const DiscoveryOptions& d = parsed.config->discovery;
+    CHECK(d.timeout == 3s);
+    CHECK(d.ttl == 1800s);  // the option wins
+    CHECK(d.min_ttl == 0s);
+    CHECK(d.max_ttl == 7200s);
+    CHECK(d.negative_ttl == 60s);
+    CHECK(d.error_ttl == 4s);
+    CHECK(d.max_retry_after == 300s);
+    CHECK(d.stale_if_error == 3600s);
+    CHECK(d.max_entries == 12);
+    CHECK(parsed.config->http.ca_file == "/x.pem");
+    REQUIRE(d.forced.size() == 1);
+    const auto& services = d.forced.at("xn--bcher-kva.example.com");  // normalized
+    CHECK(services.at("modules.v1") == "/modules/");
+    CHECK(services.at("login.v1").at("ports") == hostkeeper::proto::Json::array({10000, 10010}));
+}
+
+TEST_CASE("bad forced services are errors that say where", "[daemon][config]") {
+    CHECK_THAT(error_of("[hosts.\"ex_ample.com\".services]\n\"modules.v1\" = \"/m/\""), Catch::Contains("ex_ample.com"));
+    CHECK_THAT(error_of("[hosts.\"a.example\"]\nservice = 1"), Catch::Contains("unknown key \"hosts.a.example.service\""));
+    CHECK_THAT(error_of("[hosts.\"a.example\"]\n"), Catch::Contains("needs a \"services\" table"));
+    CHECK_THAT(error_of("hosts = 3"), Catch::Contains("must be a table"));
+    CHECK_THAT(error_of("[discovery]\ntimeout = 0"), Catch::Contains("at least 1 second"));
+    CHECK_THAT(error_of("[discovery]\nttls = 0"), Catch::Contains("unknown key \"discovery.ttls\""));
+}
+
+TEST_CASE("forced services nested deeper than JSON may be are a configuration error", "[daemon][config]") {
+    std::string nested = "\"/m/\"";
+    for (int i = 0; i < 70; ++i) nested = "{ a = " + nested + " }";
+    CHECK_THAT(error_of("[hosts.\"a.example\".services]\n\"modules.v1\" = " + nested),
+               Catch::Contains("hosts.\"a.example\": services JSON nested deeper than 64 levels"));
+}

@@ -1,0 +1,136 @@
+// The dispatcher and its request handlers behind a real socket, with an
+// in-memory keyring: the wire protocol of the requests and their errors.
+// (The socket alone is test_daemon_server; the real keyring and the real
+// binaries are covered by the integration tests.)
+#include <boost/asio/thread_pool.hpp>
+#include <catch2/catch.hpp>
+#include <chrono>
+
+#include "daemon/credentials/credential_service.hpp"
+#include "daemon/discovery/discovery_service.hpp"
+#include "daemon/handlers/dispatcher.hpp"
+#include "fake_http_client.hpp"
+#include "memory_keyring.hpp"
+#include "daemon/registry/registry_service.hpp"
+#include "server_fixture.hpp"
+#include "socket_fixture.hpp"
+
+using namespace hostkeeper;
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+using test::RawClient;
+
+namespace {
+
+struct ServerFixture : test::SocketServer {
+    ServerFixture() { serve(dispatcher, {1, 1s, 1s, 0s}); }
+    ~ServerFixture() {
+        shutdown();
+        pool.join();
+    }
+
+    asio::thread_pool pool{1};
+    test::MemoryKeyring keyring;
+    daemon::credentials::CredentialService credentials{io.get_executor(), pool.get_executor(), keyring, {}};
+    test::FakeHttpClient http{io.get_executor()};
+    daemon::discovery::DiscoveryService discovery{io.get_executor(), http, credentials, {}};
+    daemon::registry::RegistryService registry{io.get_executor(), http, credentials, discovery, {}};
+    daemon::handlers::Dispatcher dispatcher{credentials, discovery, registry,
+                                  daemon::handlers::DaemonInfo{"test", false, 0s}};
+};
+
+proto::Json get_request(const std::string& host) {
+    proto::Json r = proto::make_request(proto::Op::get);
+    r["host"] = host;
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("get, store and forget over the socket", "[daemon][server]") {
+    ServerFixture f;
+    CHECK(f.request(get_request("h.example")).dump() == R"({"v":1,"ok":true,"found":false})");
+    proto::Json store = proto::make_request(proto::Op::store);
+    store["host"] = "H.Example:443";  // the daemon normalizes whatever the client sent
+    store["credentials"] = {{"token", "secret-1"}, {"extra", {1, 2}}};
+    CHECK(f.request(store).at("ok") == true);
+    CHECK(f.keyring.text("h.example") == R"({"token":"secret-1","extra":[1,2]})");
+    CHECK(f.request(get_request("h.example")).dump() ==
+          R"({"v":1,"ok":true,"found":true,"credentials":{"token":"secret-1","extra":[1,2]}})");
+    proto::Json forget = proto::make_request(proto::Op::forget);
+    forget["host"] = "h.example";
+    CHECK(f.request(forget).at("ok") == true);
+    CHECK(f.request(get_request("h.example")).at("found") == false);
+}
+
+TEST_CASE("many requests on one connection", "[daemon][server]") {
+    ServerFixture f;
+    f.keyring.put("h", R"({"token":"t"})");
+    const RawClient client(f.location.socket);
+    for (int i = 0; i < 100; ++i) {
+        client.send_json(get_request("h"));
+        const auto response = client.read_json();
+        REQUIRE(response);
+        REQUIRE(response->at("found") == true);
+    }
+    CHECK(f.keyring.lookups == 1);
+}
+
+TEST_CASE("malformed requests get a clear error and change nothing", "[daemon][server]") {
+    ServerFixture f;
+    f.keyring.put("h", R"({"token":"keep"})");
+    const RawClient client(f.location.socket);
+    const auto expect_error = [&](const std::string& payload, const std::string& code) {
+        CAPTURE(payload);
+        client.send_bytes(proto::encode_frame(payload));
+        const auto response = client.read_json();
+        REQUIRE(response);
+        CHECK(response->at("ok") == false);
+        CHECK(test::error_code_of(*response) == code);
+    };
+    expect_error("this is not json", "bad_request");
+    expect_error(std::string("\xff\xfe\x00garbage", 10), "bad_request");
+    expect_error("[1,2,3]", "bad_request");
+    expect_error(R"({"op":"get","host":"h"})", "bad_request");          // no version
+    expect_error(R"({"v":"1","op":"get","host":"h"})", "bad_request");  // version not an integer
+    expect_error(R"({"v":1,"host":"h"})", "bad_request");               // no op
+    expect_error(R"({"v":1,"op":"get"})", "bad_request");               // no host
+    expect_error(R"({"v":1,"op":"get","host":7})", "bad_request");
+    expect_error(R"({"v":1,"op":"get","host":"ex_ample.com"})", "bad_host");
+    expect_error(R"({"v":1,"op":"get","host":"https://h"})", "bad_host");
+    expect_error(R"({"v":1,"op":"explode","host":"h"})", "unknown_op");
+    expect_error(R"({"v":1,"op":"store","host":"h"})", "bad_request");
+    expect_error(R"({"v":1,"op":"store","host":"h","credentials":"tok"})", "bad_request");
+    expect_error(R"({"v":1,"op":"store","host":"h","credentials":{"token":5}})", "bad_request");
+    // The connection survived all of that, and the stored item is untouched.
+    client.send_json(get_request("h"));
+    const auto response = client.read_json();
+    REQUIRE(response);
+    CHECK(response->at("credentials").at("token") == "keep");
+    CHECK(f.keyring.stores == 0);
+}
+
+TEST_CASE("another protocol version is refused with the supported list; stop and hello are frozen",
+          "[daemon][server]") {
+    ServerFixture f;
+    proto::Json request = get_request("h");
+    request["v"] = 2;
+    const proto::Json refusal = f.request(request);
+    CHECK(test::error_code_of(refusal) == "unsupported_version");
+    CHECK(refusal.at("supported") == proto::Json::array({1}));
+
+    proto::Json hello = proto::make_request(proto::Op::hello);
+    hello["v"] = 99;
+    const proto::Json answer = f.request(hello);
+    CHECK(answer.at("ok") == true);
+    CHECK(answer.at("supported") == proto::Json::array({1}));
+
+    proto::Json stop = proto::make_request(proto::Op::stop);
+    stop["v"] = 99;
+    const proto::Json stopping = f.request(stop);
+    CHECK(stopping.at("ok") == true);
+    CHECK(stopping.at("pid") == ::getpid());
+    // The server stops once the answer is written.
+    CHECK(test::wait_for([&] { return f.stopped.load(); }));
+    CHECK(f.stopping == 1);
+}

@@ -1,0 +1,139 @@
+// The man pages against the table of settings (settings.hpp): hostkeeper.toml(5)
+// describes every key with its default, hostkeeperd(8) names every option, and
+// neither names one the daemon does not know.
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "daemon/app/settings.hpp"
+
+using namespace hostkeeper::daemon::app;
+
+namespace {
+
+std::string man_page(const std::string& name) {
+    std::ifstream in(std::string(HK_SOURCE_DIR) + "/packaging/man/" + name);
+    REQUIRE(in);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// roff's "\-" is a "-".
+std::string unescaped(std::string text) {
+    return std::regex_replace(text, std::regex(R"(\\-)"), "-");
+}
+
+// hostkeeper.toml(5)'s SETTINGS: each dotted key -> what its entry says after
+// "Default: " up to a full stop, or at its place in "Defaults: A, B, C."; "?"
+// when it says more than that, "" when it says nothing of its default.
+// An entry is ".TP", then ".B key" or ".BR key1 \", \" key2", then its text.
+std::map<std::string, std::string> documented_defaults(const std::string& page) {
+    std::map<std::string, std::string> defaults;
+    const std::string heading = "\n.SH SETTINGS\n";
+    const auto settings_at = page.find(heading);
+    REQUIRE(settings_at != std::string::npos);
+    std::istringstream lines(page.substr(settings_at + heading.size()));
+    std::string table;
+    std::vector<std::string> keys;  // of the entry being read
+    std::string text;
+    const auto finish = [&] {
+        std::smatch m;
+        std::vector<std::string> values;
+        if (std::regex_search(text, m, std::regex(R"(Defaults?: ([^.]*(\.[0-9][^.]*)*)\.)"))) {
+            std::string list = m[1].str();
+            for (std::size_t at; (at = list.find(", ")) != std::string::npos;
+                 list.erase(0, at + 2)) {
+                values.push_back(list.substr(0, at));
+            }
+            values.push_back(list.empty() ? "?" : list);
+        }
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+            defaults[table + keys[i]] = values.size() == keys.size() ? values[i]
+                                        : values.empty()             ? ""
+                                                                     : "?";
+        }
+        keys.clear();
+        text.clear();
+    };
+    const std::regex section(R"(^\.SS \[([a-z_]+)\]$)");
+    const std::regex entry_keys(R"(^\.BR? ([a-z_]+( "?, "? ?[a-z_]+)*)\s*$)");
+    bool in_entry_head = false;
+    std::smatch m;
+    for (std::string line; std::getline(lines, line);) {
+        if (line.rfind(".SH", 0) == 0) break;  // the end of SETTINGS
+        if (line.rfind(".SS", 0) == 0 || line == ".TP") {
+            finish();
+            if (std::regex_match(line, m, section))
+                table = m[1].str() + ".";
+            else if (line.rfind(".SS", 0) == 0)
+                table = "(not a settings table) ";
+            in_entry_head = line == ".TP";
+            continue;
+        }
+        if (in_entry_head && std::regex_match(line, m, entry_keys)) {
+            std::string list = m[1].str();
+            for (const std::regex word(R"([a-z_]+)"); std::regex_search(list, m, word);
+                 list = m.suffix()) {
+                keys.push_back(m[0].str());
+            }
+        } else {
+            text += unescaped(line) + " ";
+        }
+        in_entry_head = false;
+    }
+    finish();
+    return defaults;
+}
+
+// hostkeeperd(8)'s OPTIONS: the list after "is also an option", up to the first ".TP".
+std::set<std::string> listed_options(const std::string& page) {
+    const auto begin = page.find("\n.SH OPTIONS\n");
+    REQUIRE(begin != std::string::npos);
+    const auto end = page.find("\n.TP\n", begin);
+    REQUIRE(end != std::string::npos);
+    const std::string list = unescaped(page.substr(begin, end - begin));
+    std::set<std::string> options;
+    std::smatch m;
+    for (std::string rest = list;
+         std::regex_search(rest, m, std::regex(R"(\n\.BR (--[a-z-]+) [,.])")); rest = m.suffix()) {
+        options.insert(m[1].str());
+    }
+    return options;
+}
+
+}  // namespace
+
+TEST_CASE("hostkeeper.toml(5) describes every setting with its default, and no other",
+          "[packaging][config]") {
+    const std::map<std::string, std::string> documented =
+        documented_defaults(man_page("hostkeeper.toml.5"));
+    std::set<std::string> keys;
+    for (const Setting& setting : settings()) {
+        const std::string key(setting.key);
+        keys.insert(key);
+        INFO("hostkeeper.toml.5: " << key);
+        const auto it = documented.find(key);
+        REQUIRE(it != documented.end());
+        if (setting.default_note.empty()) {
+            CHECK(it->second == default_text(setting));
+        } else {
+            CHECK_FALSE(it->second.empty());  // says what the empty default means
+        }
+    }
+    for (const auto& [key, value] : documented) {
+        INFO("hostkeeper.toml.5 describes " << key);
+        CHECK(keys.count(key) == 1);
+    }
+}
+
+TEST_CASE("hostkeeperd(8) names every setting's option, and no other", "[packaging][config]") {
+    std::set<std::string> options;
+    for (const Setting& setting : settings()) options.emplace(setting.option);
+    CHECK(listed_options(man_page("hostkeeperd.8")) == options);
+}
