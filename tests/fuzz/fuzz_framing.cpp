@@ -2,8 +2,8 @@
 // by the daemon (requests, limit kMaxFrameSize) and by clients (responses,
 // kMaxResponseFrameSize). A header accepted must encode back to itself.
 #include <algorithm>
-#include <hostkeeper/proto/error.hpp>
-#include <hostkeeper/proto/framing.hpp>
+#include "proto/error.hpp"
+#include "proto/framing.hpp"
 
 #include "fuzz_support.hpp"
 

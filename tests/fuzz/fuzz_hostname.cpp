@@ -2,8 +2,8 @@
 // host must normalize to one name that normalizes to itself and is plain DNS
 // syntax with an optional port.
 #include <algorithm>
-#include <hostkeeper/proto/error.hpp>
-#include <hostkeeper/proto/hostname.hpp>
+#include "proto/error.hpp"
+#include "proto/hostname.hpp"
 
 #include "fuzz_support.hpp"
 

@@ -2,9 +2,9 @@
 // then the checks made of requests and responses, and a credentials object as
 // a helper's `store` receives it on stdin (parse_credentials). What is
 // accepted must serialize and parse back equal.
-#include <hostkeeper/proto/error.hpp>
-#include <hostkeeper/proto/messages.hpp>
-#include <hostkeeper/proto/secret.hpp>
+#include "proto/error.hpp"
+#include "proto/messages.hpp"
+#include "proto/secret.hpp"
 
 #include "fuzz_support.hpp"
 

@@ -1,7 +1,7 @@
 // Module and provider addresses as users write them. An address accepted
 // prints as host/namespace/... and that parses back to the same address.
-#include <hostkeeper/proto/error.hpp>
-#include <hostkeeper/proto/registry_address.hpp>
+#include "proto/error.hpp"
+#include "proto/registry_address.hpp"
 
 #include "fuzz_support.hpp"
 

@@ -2,8 +2,8 @@
 // picks the parser; the rest is the body, then (after the first NUL) the URL
 // it came from, or a version constraint for the version lists. Version lists
 // come out newest first, one parsed version per entry.
-#include <hostkeeper/proto/error.hpp>
-#include <hostkeeper/proto/registry_address.hpp>
+#include "proto/error.hpp"
+#include "proto/registry_address.hpp"
 #include <stdexcept>
 
 #include "fuzz_support.hpp"

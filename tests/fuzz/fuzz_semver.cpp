@@ -2,8 +2,8 @@
 // The input is split at its first NUL: a constraint (or version) and a version.
 // A version accepted prints in a canonical form that parses back equal, and
 // precedence is a consistent order.
-#include <hostkeeper/proto/error.hpp>
-#include <hostkeeper/proto/semver.hpp>
+#include "proto/error.hpp"
+#include "proto/semver.hpp"
 #include <optional>
 
 #include "fuzz_support.hpp"

@@ -3,10 +3,10 @@
 // "v" and "host", a store's credentials) and the way a client reads
 // responses (check_response). An error ends the connection, as it does there.
 #include <algorithm>
-#include <hostkeeper/proto/error.hpp>
-#include <hostkeeper/proto/hostname.hpp>
-#include <hostkeeper/proto/messages.hpp>
-#include <hostkeeper/proto/secret.hpp>
+#include "proto/error.hpp"
+#include "proto/hostname.hpp"
+#include "proto/messages.hpp"
+#include "proto/secret.hpp"
 
 #include "fuzz_support.hpp"
 
