@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "daemon/handlers/replies.hpp"
 #include "proto/error.hpp"
 
 namespace hostkeeper::daemon::handlers {

@@ -3,17 +3,23 @@
 // (PROTOCOL.md). `stop` answers, and the server stops once the answer is
 // written.
 
-// clang-format off
-#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
-// clang-format on
+#include <utility>
 #include <boost/asio/awaitable.hpp>
 
-#include "daemon/credentials/credential_service.hpp"
-#include "daemon/discovery/discovery_service.hpp"
-#include "daemon/registry/registry_service.hpp"
-#include "daemon/handlers/replies.hpp"
+#include "daemon/handlers/daemon_info.hpp"
 #include "daemon/handlers/request_fields.hpp"
 #include "daemon/server/request_handler.hpp"
+
+// Held by reference: declared, not included.
+namespace hostkeeper::daemon::credentials {
+class CredentialService;
+}
+namespace hostkeeper::daemon::discovery {
+class DiscoveryService;
+}
+namespace hostkeeper::daemon::registry {
+class RegistryService;
+}
 
 namespace hostkeeper::daemon::handlers {
 

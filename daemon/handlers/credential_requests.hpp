@@ -1,14 +1,16 @@
 #pragma once
 // The credentials requests: get, store, forget (PROTOCOL.md).
 
-// clang-format off
-#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
-// clang-format on
+#include <utility>
 #include <boost/asio/awaitable.hpp>
 
-#include "daemon/credentials/credential_service.hpp"
 #include "daemon/handlers/request_fields.hpp"
 #include "daemon/server/request_handler.hpp"
+
+// Held by reference: declared, not included.
+namespace hostkeeper::daemon::credentials {
+class CredentialService;
+}
 
 namespace hostkeeper::daemon::handlers {
 

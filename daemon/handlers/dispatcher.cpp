@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "daemon/handlers/replies.hpp"
 #include "proto/error.hpp"
 #include "proto/messages.hpp"
 #include "proto/secret.hpp"

@@ -4,9 +4,7 @@
 // discovery, registry, control). No I/O of its own; never throws for bad
 // input (every problem becomes an error reply).
 
-// clang-format off
-#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
-// clang-format on
+#include <utility>
 #include <boost/asio/awaitable.hpp>
 #include <string_view>
 
@@ -14,7 +12,7 @@
 #include "daemon/handlers/credential_requests.hpp"
 #include "daemon/handlers/discovery_requests.hpp"
 #include "daemon/handlers/registry_requests.hpp"
-#include "daemon/handlers/replies.hpp"
+#include "daemon/handlers/daemon_info.hpp"
 #include "daemon/server/request_handler.hpp"
 
 namespace hostkeeper::daemon::handlers {

@@ -102,8 +102,7 @@ asio::awaitable<server::Reply> RegistryRequests::handle(const Request& r) {
                                : answer.document->body;
             if (op == Op::provider_package)
                 co_return server::Reply{reply::registry(head, answer, &package)};
-            // Named, not temporaries in the co_await expression: g++ 12 may
-            // destroy such temporaries twice.
+            // Named first (async/toolchain.hpp).
             std::string download_url = package.at("download_url").get<std::string>();
             std::vector<std::string> hashes = package.at("hashes").get<std::vector<std::string>>();
             auto fetching = registry.fetch_package(std::move(download_url), std::move(hashes), what);

@@ -5,14 +5,16 @@
 // asks it (a constraint, a mirror's package, a fetched package; see
 // proto/PROTOCOL.md).
 
-// clang-format off
-#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
-// clang-format on
+#include <utility>
 #include <boost/asio/awaitable.hpp>
 
-#include "daemon/registry/registry_service.hpp"
 #include "daemon/handlers/request_fields.hpp"
 #include "daemon/server/request_handler.hpp"
+
+// Held by reference: declared, not included.
+namespace hostkeeper::daemon::registry {
+class RegistryService;
+}
 
 namespace hostkeeper::daemon::handlers {
 

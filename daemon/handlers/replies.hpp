@@ -15,17 +15,10 @@
 #include "proto/json.hpp"
 #include "proto/secret.hpp"
 #include "daemon/registry/registry_service.hpp"
+#include "daemon/handlers/daemon_info.hpp"
 #include "daemon/server/request_handler.hpp"
 
 namespace hostkeeper::daemon::handlers {
-
-// What the "daemon" object of status says besides what the server knows.
-struct DaemonInfo {
-    std::string socket;  // its path, or "(socket activation)"
-    bool on_demand = false;
-    std::chrono::seconds idle_timeout{0};
-    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
-};
 
 namespace reply {
 
