@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "proto/messages.hpp"
 #include "daemon/http/http_text.hpp"  // is_json_media_type
@@ -18,6 +19,17 @@ inline constexpr int kMaxDiscoveryRedirects = 3;
 struct Services {
     proto::Json services = proto::Json::object();  // id -> absolute URL (login.v1: object)
     proto::Json invalid = proto::Json::object();   // id -> why it cannot be used
+};
+
+// A host's services as fetched (or forced): immutable, shared by the cache
+// entry and every answer made from it.
+struct DiscoveryDocument {
+    DiscoveryDocument(std::string url_, Services services_)
+        : url(std::move(url_)), services(std::move(services_)) {}
+    std::string url;  // the final URL after redirects
+    Services services;
+    // Made by the reply module at the first reply, spliced into every later one (event loop only).
+    mutable std::string reply_fields;
 };
 
 // "https://HOST/.well-known/terraform.json" for a normalized host.

@@ -3,7 +3,7 @@
 // computed as Terraform's own client would, kept in an AnswerCache (fresh
 // answers, single flight, remembered failures, stale-if-error).
 
-#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+#include <utility>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -27,17 +27,6 @@ namespace hostkeeper::daemon::discovery {
 
 enum class DiscoverySource { network, cache, stale, forced };
 std::string_view to_string(DiscoverySource source) noexcept;
-
-// A host's services as fetched (or forced): immutable, shared by the cache
-// entry and every answer made from it.
-struct DiscoveryDocument {
-    DiscoveryDocument(std::string url_, Services services_)
-        : url(std::move(url_)), services(std::move(services_)) {}
-    std::string url;  // the final URL after redirects
-    Services services;
-    // Made by the reply module at the first reply, spliced into every later one (event loop only).
-    mutable std::string reply_fields;
-};
 
 struct DiscoveryAnswer {
     DiscoverySource source = DiscoverySource::network;

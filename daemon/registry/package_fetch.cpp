@@ -120,8 +120,7 @@ asio::awaitable<FetchedPackage> PackageFetcher::fetch(std::string url,
     rules.timeout = timeout_;
     rules.body_fd = fd.get();
     // No credentials: Terraform sends none to archive URLs either.
-    // (Named, not temporaries in the co_await expression: g++ 12 may destroy
-    // such temporaries twice.)
+    // (Named first: async/toolchain.hpp.)
     const std::optional<proto::Secret> no_token;
     const std::string no_origin;
     const http::FetchResult result = co_await http::fetch_following(http_, url, no_token, no_origin, rules);

@@ -4,7 +4,7 @@
 // file in the daemon's private directory (never to memory); archive URLs get
 // no credentials, as in Terraform. A mismatch deletes the file.
 
-#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+#include <utility>
 #include <chrono>
 #include <cstddef>
 #include <filesystem>

@@ -10,6 +10,11 @@
 #include "daemon/http/url.hpp"
 
 namespace hostkeeper::daemon::registry {
+
+RegistryDocument::RegistryDocument(std::string url_, proto::Json body_,
+                                   std::vector<proto::SemVer> versions_)
+    : url(std::move(url_)), body(std::move(body_)), versions(std::move(versions_)) {}
+
 namespace {
 using proto::Json;
 

@@ -41,10 +41,6 @@ std::string last_segment(const std::string& url) {
 
 }  // namespace
 
-RegistryDocument::RegistryDocument(std::string url_, Json body_,
-                                   std::vector<proto::SemVer> versions_)
-    : url(std::move(url_)), body(std::move(body_)), versions(std::move(versions_)) {}
-
 Json mirror_package(const RegistryDocument& document, const std::string& platform,
                     const std::string& what) {
     const Json& archives = document.body.at("archives");
@@ -142,9 +138,8 @@ RegistryService::Job RegistryService::mirror_job(Kind kind, const Mirror& mirror
     return job;
 }
 
-// Jobs (and their lambdas) are made outside the coroutines: g++ 12 warns
-// falsely about coroutines that make lambdas (-Wmismatched-new-delete, GCC
-// bug 109224).
+// Jobs (and their lambdas) are made outside the coroutines
+// (async/toolchain.hpp, rule 3).
 RegistryService::Job RegistryService::module_versions_job(const proto::ModuleAddress& module) const {
     const std::string path = module.name_space + "/" + module.name + "/" + module.system;
     Job job = registry_job(Kind::versions, module.host, "modules.v1", path + "/versions");
@@ -259,7 +254,7 @@ RegistryService::Job RegistryService::provider_package_job(const proto::Provider
 
 asio::awaitable<RegistryAnswer> RegistryService::module_versions(proto::ModuleAddress module,
                                                                  bool refresh) {
-    // Named, not a temporary in the co_await expression (g++ 12).
+    // Named first (async/toolchain.hpp).
     auto answering = get(module_versions_job(module), refresh);
     co_return co_await std::move(answering);
 }
@@ -267,7 +262,7 @@ asio::awaitable<RegistryAnswer> RegistryService::module_versions(proto::ModuleAd
 asio::awaitable<RegistryAnswer> RegistryService::module_download(proto::ModuleAddress module,
                                                                  proto::SemVer version,
                                                                  bool refresh) {
-    // Named, not a temporary in the co_await expression (g++ 12).
+    // Named first (async/toolchain.hpp).
     auto answering = get(module_download_job(module, version), refresh);
     co_return co_await std::move(answering);
 }
@@ -275,7 +270,7 @@ asio::awaitable<RegistryAnswer> RegistryService::module_download(proto::ModuleAd
 asio::awaitable<RegistryAnswer> RegistryService::provider_versions(proto::ProviderAddress provider,
                                                                    std::optional<Mirror> mirror,
                                                                    bool refresh) {
-    // Named, not a temporary in the co_await expression (g++ 12).
+    // Named first (async/toolchain.hpp).
     auto answering = get(provider_versions_job(provider, mirror), refresh);
     co_return co_await std::move(answering);
 }
@@ -286,7 +281,7 @@ asio::awaitable<RegistryAnswer> RegistryService::provider_package(proto::Provide
                                                                   std::optional<Mirror> mirror,
                                                                   bool refresh) {
     proto::check_platform(platform);
-    // Named, not a temporary in the co_await expression (g++ 12).
+    // Named first (async/toolchain.hpp).
     auto answering = get(provider_package_job(provider, version, platform, mirror), refresh);
     co_return co_await std::move(answering);
 }
@@ -295,8 +290,7 @@ asio::awaitable<RegistryAnswer> RegistryService::get(Job job, bool refresh) {
     const std::string key = job.key;
     const std::string label = job.label;
     const std::string not_found = job.not_found;
-    // Named, not a temporary in the co_await expression: g++ 12 may destroy
-    // such temporaries twice.
+    // Named first (async/toolchain.hpp).
     auto lookup =
         cache_.get(key, refresh, fetcher(std::make_shared<const Job>(std::move(job))), label);
     const Cache::Result result = co_await std::move(lookup);
@@ -345,14 +339,14 @@ asio::awaitable<RegistryService::Cache::Fetched> RegistryService::fetch(
         co_return settle(*job, std::move(verdict));
     }
     // In a coroutine of its own: awaited here, after the try block above,
-    // g++ 12 warns falsely (-Wmismatched-new-delete, GCC bug 109224).
+    // it would trip a false warning (async/toolchain.hpp, rule 3).
     auto fetching = fetch_from(std::move(job), std::move(url));
     co_return co_await std::move(fetching);
 }
 
 asio::awaitable<RegistryService::Cache::Fetched> RegistryService::fetch_from(
     std::shared_ptr<const Job> job, std::string url) {
-    // Named, not a temporary in the co_await expression (g++ 12).
+    // Named first (async/toolchain.hpp).
     auto fetching = upstream_.fetch(request_of(*job, url));
     upstream::Verdict verdict = co_await std::move(fetching);
     co_return settle(*job, std::move(verdict));

@@ -6,7 +6,7 @@
 // with the keyring's credentials for the registry's user-facing hostname (for
 // a mirror: the mirror's host and port), sent to that origin only.
 
-#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+#include <utility>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -28,21 +28,11 @@
 #include "proto/messages.hpp"
 #include "proto/registry_address.hpp"
 #include "proto/semver.hpp"
+#include "daemon/registry/registry_documents.hpp"
 #include "daemon/registry/registry_options.hpp"
 #include "daemon/upstream/upstream.hpp"
 
 namespace hostkeeper::daemon::registry {
-
-// One document's meaning, immutable and shared by the cache entry and every
-// answer made from it.
-struct RegistryDocument {
-    RegistryDocument(std::string url_, proto::Json body_, std::vector<proto::SemVer> versions_ = {});
-    std::string url;                       // the URL that answered (the endpoint, for a module download)
-    proto::Json body;                      // the normalized answer's own fields
-    std::vector<proto::SemVer> versions;   // a version list's versions, parallel to body["versions"]
-    // Made by the reply module at the first reply, spliced into every later one (event loop only).
-    mutable std::string reply_fields;
-};
 
 struct RegistryAnswer {
     cache::AnswerSource source = cache::AnswerSource::network;
