@@ -2,7 +2,7 @@
 // Running blocking work (keyring calls, hashing a package) off the event
 // loop: on a worker executor, resuming the awaiting coroutine on its own.
 
-#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+#include <utility>
 #include <exception>
 #include <type_traits>
 #include <variant>
@@ -19,7 +19,7 @@ namespace hostkeeper::daemon::async {
 
 // Runs `f` on `worker` and resumes the awaiting coroutine on its own
 // executor with f's result or exception. (Plain handlers, not a lambda
-// coroutine: g++ 12 destroys the captures of those twice.) A void `f`
+// coroutine: async/toolchain.hpp.) A void `f`
 // yields std::monostate.
 template <typename F>
 auto on_worker(const boost::asio::any_io_executor& worker, F f) {

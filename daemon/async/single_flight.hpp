@@ -3,7 +3,7 @@
 // callers arriving meanwhile wait and get (a copy of) the same result or
 // exception. Event-loop only (no locking): all callers run on one executor.
 
-#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+#include <utility>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -37,8 +37,7 @@ public:
         auto flight = std::make_shared<Flight>(io_);
         flights_.emplace(key, flight);
         try {
-            // Named, not a temporary in the co_await expression: g++ 12 may
-            // destroy such temporaries twice.
+            // Named first (async/toolchain.hpp).
             auto operation = work();
             flight->result.emplace(co_await std::move(operation));
         } catch (...) {

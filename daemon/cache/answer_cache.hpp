@@ -5,7 +5,7 @@
 // failures are remembered briefly (Retry-After honoured) and, within the
 // stale-if-error limit, answered with the last good document. Event-loop only.
 
-#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+#include <utility>
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -136,8 +136,7 @@ public:
             if (std::optional<Result> cached = lookup(key)) co_return std::move(*cached);
         }
         ++misses_;
-        // Named, not temporaries in the co_await expression: g++ 12 may
-        // destroy such temporaries twice.
+        // Named first (async/toolchain.hpp).
         auto work = [this, key, fetch = std::move(fetch), label = std::move(label)] {
             return fetch_and_settle(key, fetch, label);
         };

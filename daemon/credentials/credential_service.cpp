@@ -81,7 +81,7 @@ asio::awaitable<std::optional<Secret>> CredentialService::get(std::string host) 
         co_return clone(cached->credentials);
     }
     ++misses_;
-    // Named, not temporaries in the co_await expression (g++ 12, see load()).
+    // Named first (async/toolchain.hpp).
     auto work = [this, host] { return load(host); };
     // A lookup started before a keyring event (a lock, an edit) is not shared
     // with a get that comes after it: that one asks the keyring itself.
@@ -94,8 +94,7 @@ asio::awaitable<std::optional<Secret>> CredentialService::get(std::string host) 
 asio::awaitable<std::optional<Secret>> CredentialService::load(std::string host) {
     const std::uint64_t generation = generation_;
     ++keyring_lookups_;
-    // Named, not a temporary in the co_await expression: g++ 12 may destroy
-    // such temporaries twice.
+    // Named first (async/toolchain.hpp).
     auto lookup = [this, host]() -> std::optional<Secret> {
         std::optional<Secret> text = keyring_.lookup(host);
         if (!text) return std::nullopt;

@@ -6,7 +6,7 @@
 // The cache follows the keyring: a keyring event (lock, edit, restart) drops
 // it at once, and while the keyring is not watched nothing is cached.
 
-#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+#include <utility>
 #include <chrono>
 #include <cstdint>
 #include <functional>

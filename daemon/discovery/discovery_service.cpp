@@ -39,8 +39,7 @@ asio::awaitable<DiscoveryAnswer> DiscoveryService::discover(std::string host, bo
         answer.document = forced->second;
         co_return answer;
     }
-    // Named, not temporaries in the co_await expression: g++ 12 may destroy
-    // such temporaries twice.
+    // Named first (async/toolchain.hpp).
     auto fetch_host = [this, host] { return fetch(host); };
     auto lookup = cache_.get(host, refresh_now, fetch_host, host);
     const Cache::Result result = co_await std::move(lookup);
@@ -68,14 +67,13 @@ asio::awaitable<DiscoveryService::Cache::Fetched> DiscoveryService::fetch(std::s
     request.rules.max_body = kMaxDiscoveryDocument;
     request.rules.max_redirects = kMaxDiscoveryRedirects;
     request.rules.timeout = options_.timeout;
-    // Named, not a temporary in the co_await expression (g++ 12).
+    // Named first (async/toolchain.hpp).
     auto fetching = upstream_.fetch(std::move(request));
     upstream::Verdict verdict = co_await std::move(fetching);
     co_return settle(std::move(verdict));
 }
 
-// Out of the coroutine: g++ 12 warns falsely about coroutines that make
-// lambdas (-Wmismatched-new-delete, GCC bug 109224).
+// Out of the coroutine (async/toolchain.hpp, rule 3).
 DiscoveryService::Cache::Fetched DiscoveryService::settle(upstream::Verdict verdict) {
     const upstream::Freshness fresh{options_.ttl, options_.min_ttl, options_.max_ttl, options_.negative_ttl};
     return upstream_.settle<DiscoveryDocument>(

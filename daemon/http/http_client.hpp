@@ -3,7 +3,7 @@
 // registry clients talk to. The libcurl adapter implements it; unit
 // tests put a scripted fake in its place.
 
-#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+#include <utility>
 #include <chrono>
 #include <cstddef>
 #include <optional>

@@ -4,7 +4,7 @@
 // never along a redirect elsewhere. Shared by discovery and the registry
 // clients.
 
-#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+#include <utility>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>

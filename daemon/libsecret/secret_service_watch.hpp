@@ -14,7 +14,7 @@
 // drop cached answers, so a client that fakes them can cost keyring
 // lookups, never serve a token.
 
-#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+#include <utility>
 #include <boost/asio/any_io_executor.hpp>
 #include <chrono>
 #include <functional>

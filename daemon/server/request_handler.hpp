@@ -3,9 +3,7 @@
 // reply out. The dispatcher is the daemon's; a daemon that cannot run
 // with its configuration answers with the reason instead.
 
-// clang-format off
-#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
-// clang-format on
+#include <utility>
 #include <boost/asio/awaitable.hpp>
 #include <cstddef>
 #include <string>

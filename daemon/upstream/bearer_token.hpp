@@ -4,7 +4,7 @@
 // clients go on without one when the keyring cannot say (locked, absent):
 // a host that needs it answers 401, which is reported.
 
-#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
+#include <utility>
 #include <optional>
 #include <string>
 #include <string_view>

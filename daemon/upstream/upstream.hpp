@@ -5,9 +5,7 @@
 // response means (status, media type, the locked-keyring rule) and how long
 // it stays fresh. The result is what an AnswerCache keeps.
 
-// clang-format off
-#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
-// clang-format on
+#include <utility>
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstdint>

@@ -2,9 +2,7 @@
 // fake clock: the cache's rules, single flight, where each document is
 // fetched from and where the token goes. The real libcurl client against a
 // real HTTPS server is in the integration tests.
-// clang-format off
-#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange unincluded
-// clang-format on
+#include <utility>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
