@@ -22,24 +22,25 @@ enum class ErrorCode {
     timeout,                // the operation did not finish in time
     discovery_failed,       // a host's discovery document could not be fetched or used
     registry_failed,        // a registry or mirror document could not be fetched or used
-    not_found,              // the registry or mirror has no such module, provider, version or package (404)
-    unsupported_service,    // the host does not offer the service (modules.v1, providers.v1) the request needs
-    verification_failed,    // a downloaded package does not match the hashes its publisher gave
-    busy,                   // the daemon is at its connection limit
-    forbidden,              // the peer is not the daemon's own user
-    config_error,           // the daemon cannot run with its configuration file or options
-    internal,               // a bug: the message says what happened
+    not_found,  // the registry or mirror has no such module, provider, version or package (404)
+    unsupported_service,  // the host does not offer the service (modules.v1, providers.v1) the
+                          // request needs
+    verification_failed,  // a downloaded package does not match the hashes its publisher gave
+    busy,                 // the daemon is at its connection limit
+    forbidden,            // the peer is not the daemon's own user
+    config_error,         // the daemon cannot run with its configuration file or options
+    internal,             // a bug: the message says what happened
 };
 
 std::string_view to_string(ErrorCode code) noexcept;
 std::optional<ErrorCode> error_code_from_string(std::string_view text) noexcept;
 
 class Error : public std::runtime_error {
-public:
+  public:
     Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
     ErrorCode code() const noexcept { return code_; }
 
-private:
+  private:
     ErrorCode code_;
 };
 

@@ -60,7 +60,8 @@ void check_characters(std::string_view input, std::string_view host) {
     std::size_t start = 0;
     while (true) {
         const auto dot = host.find('.', start);
-        const auto label = host.substr(start, dot == std::string_view::npos ? host.npos : dot - start);
+        const auto label =
+            host.substr(start, dot == std::string_view::npos ? host.npos : dot - start);
         if (label.empty()) reject(input, "it has an empty label");
         if (dot == std::string_view::npos) break;
         start = dot + 1;
@@ -75,11 +76,12 @@ void check_ldh(std::string_view input, const std::string& ascii) {
     std::size_t start = 0;
     while (start <= ascii.size()) {
         const auto dot = ascii.find('.', start);
-        const std::string_view label =
-            std::string_view(ascii).substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        const std::string_view label = std::string_view(ascii).substr(
+            start, dot == std::string::npos ? std::string::npos : dot - start);
         if (label.empty()) reject(input, "it has an empty label");
         if (label.size() > 63) reject(input, "a label is longer than 63 characters");
-        if (label.front() == '-' || label.back() == '-') reject(input, "a label starts or ends with a hyphen");
+        if (label.front() == '-' || label.back() == '-')
+            reject(input, "a label starts or ends with a hyphen");
         for (const char c : label) {
             const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
             if (!ok) reject_character(input, c);

@@ -102,7 +102,8 @@ const Json& check_response(const Json& response) {
     }
     const auto code = error->find("code");
     const auto message = error->find("message");
-    const std::string code_text = code != error->end() && code->is_string() ? code->get<std::string>() : "";
+    const std::string code_text =
+        code != error->end() && code->is_string() ? code->get<std::string>() : "";
     const std::string text = message != error->end() && message->is_string()
                                  ? message->get<std::string>()
                                  : "the daemon reported error '" + code_text + "'";

@@ -222,8 +222,9 @@ bool is_platform(std::string_view text) {
 
 std::string check_platform(std::string_view text) {
     if (!is_platform(text)) {
-        throw Error(ErrorCode::bad_request,
-                    "\"" + std::string(text) + "\" is not a platform such as linux_amd64 (OS_ARCH)");
+        throw Error(
+            ErrorCode::bad_request,
+            "\"" + std::string(text) + "\" is not a platform such as linux_amd64 (OS_ARCH)");
     }
     return std::string(text);
 }

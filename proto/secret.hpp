@@ -3,10 +3,9 @@
 // functions for buffers and JSON values that held a token.
 
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace hostkeeper::proto {
 
@@ -20,7 +19,7 @@ void scrub(nlohmann::ordered_json& value) noexcept;
 // Owns sensitive text (a serialized credentials object). Copies are explicit,
 // moves leave nothing behind in the source, the destructor scrubs.
 class Secret {
-public:
+  public:
     Secret() = default;
     explicit Secret(std::string_view text) : text_(text) {}
     // Takes over `text` and scrubs whatever the source string kept.
@@ -39,20 +38,20 @@ public:
     bool empty() const noexcept { return text_.empty(); }
     std::size_t size() const noexcept { return text_.size(); }
 
-private:
+  private:
     std::string text_;
 };
 
 // Scrubs a buffer when the scope ends, whatever way it ends.
 template <typename T>
 class ScrubGuard {
-public:
+  public:
     explicit ScrubGuard(T& target) noexcept : target_(target) {}
     ScrubGuard(const ScrubGuard&) = delete;
     ScrubGuard& operator=(const ScrubGuard&) = delete;
     ~ScrubGuard() { scrub(target_); }
 
-private:
+  private:
     T& target_;
 };
 

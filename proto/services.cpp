@@ -6,7 +6,8 @@ namespace hostkeeper::proto {
 
 bool is_service_id(std::string_view id) {
     const auto dot = id.rfind('.');
-    if (dot == std::string_view::npos || dot == 0 || dot + 2 >= id.size() || id[dot + 1] != 'v') return false;
+    if (dot == std::string_view::npos || dot == 0 || dot + 2 >= id.size() || id[dot + 1] != 'v')
+        return false;
     for (const char c : id.substr(0, dot)) {
         if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '-' && c != '_') return false;
     }

@@ -8,7 +8,8 @@
 namespace hostkeeper::proto {
 
 std::string session_bus_address(const EnvLookup& env, uid_t uid) {
-    if (const char* address = env("DBUS_SESSION_BUS_ADDRESS"); address != nullptr && address[0] != '\0') {
+    if (const char* address = env("DBUS_SESSION_BUS_ADDRESS");
+        address != nullptr && address[0] != '\0') {
         return address;
     }
     const char* runtime = env("XDG_RUNTIME_DIR");

@@ -92,7 +92,8 @@ void check_peer(int fd, uid_t uid, const fs::path& socket) {
     if (peer && peer->uid == uid) return;
     throw ForeignPeer(
         "the process listening on " + socket.string() +
-        (peer ? " runs as uid " + std::to_string(peer->uid) : std::string(" runs as an unknown user")) +
+        (peer ? " runs as uid " + std::to_string(peer->uid)
+              : std::string(" runs as an unknown user")) +
         ", not as you (uid " + std::to_string(uid) +
         "): refusing to send it anything. Someone else may be impersonating hostkeeperd; check who "
         "owns that socket, or set HOSTKEEPER_SOCKET to a path in a directory of your own");

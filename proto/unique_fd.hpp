@@ -6,7 +6,7 @@
 namespace hostkeeper::proto {
 
 class UniqueFd {
-public:
+  public:
     explicit UniqueFd(int fd) : fd_(fd) {}
     UniqueFd(const UniqueFd&) = delete;
     UniqueFd& operator=(const UniqueFd&) = delete;
@@ -21,7 +21,7 @@ public:
         return fd;
     }
 
-private:
+  private:
     int fd_;
 };
 

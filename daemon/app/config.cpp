@@ -13,12 +13,12 @@
 #include <variant>
 #include <vector>
 
+#include "daemon/app/settings.hpp"
+#include "daemon/registry/mirror.hpp"
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
 #include "proto/json.hpp"
 #include "proto/version.hpp"
-#include "daemon/registry/mirror.hpp"
-#include "daemon/app/settings.hpp"
 
 namespace hostkeeper::daemon::app {
 namespace fs = std::filesystem;
@@ -39,19 +39,19 @@ const std::set<std::string>& log_levels() {
 
 std::string check_log_level(const std::string& level, const std::string& where) {
     if (log_levels().count(level) == 0) {
-        throw ConfigError(where + ": log level \"" + level + "\" is not one of trace, debug, info, warn, error, off");
+        throw ConfigError(where + ": log level \"" + level +
+                          "\" is not one of trace, debug, info, warn, error, off");
     }
     return level;
 }
 
 // Reads one TOML value of a known key into its setting.
 class TomlReader {
-public:
-    TomlReader(const toml::table& root, std::string origin) : root_(root), origin_(std::move(origin)) {}
+  public:
+    TomlReader(const toml::table& root, std::string origin)
+        : root_(root), origin_(std::move(origin)) {}
 
-    void check_known(const std::set<std::string>& known) const {
-        check_table(root_, "", known);
-    }
+    void check_known(const std::set<std::string>& known) const { check_table(root_, "", known); }
 
     template <typename F>
     void string(const std::string& key, F&& set) const {
@@ -77,7 +77,8 @@ public:
                     throw ConfigError(where(key) + ": " + e.what());
                 }
             } else {
-                throw ConfigError(where(key) + " must be a duration: seconds, or a string such as \"10m\"");
+                throw ConfigError(where(key) +
+                                  " must be a duration: seconds, or a string such as \"10m\"");
             }
         }
     }
@@ -98,7 +99,8 @@ public:
         const auto* hosts_node = root_.get("hosts");
         if (hosts_node == nullptr) return;
         const auto* hosts = hosts_node->as_table();
-        if (hosts == nullptr) throw ConfigError(at(*hosts_node) + ": \"hosts\" must be a table of hosts");
+        if (hosts == nullptr)
+            throw ConfigError(at(*hosts_node) + ": \"hosts\" must be a table of hosts");
         for (const auto& [name, node] : *hosts) {
             const std::string where_host = at(node) + ": hosts.\"" + std::string(name.str()) + "\"";
             std::string host;
@@ -111,8 +113,9 @@ public:
             if (table == nullptr) throw ConfigError(where_host + " must be a table");
             for (const auto& [key, value] : *table) {
                 if (key.str() != "services") {
-                    throw ConfigError(at(value) + ": unknown key \"hosts." + std::string(name.str()) + "." +
-                                      std::string(key.str()) + "\"");
+                    throw ConfigError(at(value) + ": unknown key \"hosts." +
+                                      std::string(name.str()) + "." + std::string(key.str()) +
+                                      "\"");
                 }
             }
             const auto* services = table->get_as<toml::table>("services");
@@ -128,21 +131,20 @@ public:
         }
     }
 
-private:
+  private:
     std::string at(const toml::node& node) const {
         return origin_ + ":" + std::to_string(node.source().begin.line);
     }
 
-    const toml::node* find(const std::string& dotted) const {
-        return root_.at_path(dotted).node();
-    }
+    const toml::node* find(const std::string& dotted) const { return root_.at_path(dotted).node(); }
     // FILE:LINE: "KEY", for a key that is there.
     std::string where(const std::string& key) const {
         const toml::node* node = find(key);
         return (node != nullptr ? at(*node) : origin_) + ": \"" + key + "\"";
     }
 
-    void check_table(const toml::table& table, const std::string& prefix, const std::set<std::string>& known) const {
+    void check_table(const toml::table& table, const std::string& prefix,
+                     const std::set<std::string>& known) const {
         for (const auto& [k, node] : table) {
             const std::string key = prefix + std::string(k.str());
             if (known.count(key) != 0) continue;
@@ -175,16 +177,27 @@ std::chrono::seconds parse_duration(const std::string& text) {
     while (i < text.size()) {
         std::size_t j = i;
         while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])) != 0) ++j;
-        if (j == i || j - i > 9) throw ConfigError("\"" + text + "\" is not a duration such as 90, 90s, 10m, 2h or 1d");
+        if (j == i || j - i > 9)
+            throw ConfigError("\"" + text + "\" is not a duration such as 90, 90s, 10m, 2h or 1d");
         const long long n = std::stoll(text.substr(i, j - i));
         long long unit = 1;
         if (j < text.size()) {
             switch (text[j]) {
-                case 's': unit = 1; break;
-                case 'm': unit = 60; break;
-                case 'h': unit = 3600; break;
-                case 'd': unit = 86400; break;
-                default: throw ConfigError("\"" + text + "\" is not a duration such as 90, 90s, 10m, 2h or 1d");
+                case 's':
+                    unit = 1;
+                    break;
+                case 'm':
+                    unit = 60;
+                    break;
+                case 'h':
+                    unit = 3600;
+                    break;
+                case 'd':
+                    unit = 86400;
+                    break;
+                default:
+                    throw ConfigError("\"" + text +
+                                      "\" is not a duration such as 90, 90s, 10m, 2h or 1d");
             }
             ++j;
         } else if (i != 0) {
@@ -226,7 +239,8 @@ void apply_toml(Config& config, const std::string& text, const std::string& orig
     try {
         root = toml::parse(text, origin);
     } catch (const toml::parse_error& e) {
-        throw ConfigError(origin + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+        throw ConfigError(origin + ":" + std::to_string(e.source().begin.line) + ": " +
+                          std::string(e.description()));
     }
     const TomlReader r(root, origin);
     r.check_known(config_file_keys());
@@ -253,12 +267,14 @@ void apply_toml(Config& config, const std::string& text, const std::string& orig
 }
 
 ParsedArgs parse_args(int argc, char** argv) {
-    CLI::App app{"hostkeeperd: per-user daemon that serves Terraform and OpenTofu credentials from the OS "
-                 "keyring (Secret Service), with a TTL cache, over a private Unix socket.",
-                 "hostkeeperd"};
+    CLI::App app{
+        "hostkeeperd: per-user daemon that serves Terraform and OpenTofu credentials from the OS "
+        "keyring (Secret Service), with a TTL cache, over a private Unix socket.",
+        "hostkeeperd"};
     app.set_version_flag("--version", std::string("hostkeeperd ") + proto::product_version());
     app.footer("Every option can also be set in " + default_config_path().string() +
-               " (see hostkeeper.toml(5)); options win over the file. Durations: seconds, or 90s, 10m, 2h, 1d.");
+               " (see hostkeeper.toml(5)); options win over the file. Durations: seconds, or 90s, "
+               "10m, 2h, 1d.");
 
     std::optional<std::string> config_file;
     app.add_option("--config", config_file,
@@ -282,11 +298,14 @@ ParsedArgs parse_args(int argc, char** argv) {
     }
     bool on_demand = false;
     int ready_fd = -1;
-    app.add_flag("--on-demand", on_demand, "started by the helper: exit when idle, log to the journal");
-    app.add_option("--ready-fd", ready_fd, "write \"ready\" to this file descriptor once listening")->check(CLI::Range(3, 1 << 20));
+    app.add_flag("--on-demand", on_demand,
+                 "started by the helper: exit when idle, log to the journal");
+    app.add_option("--ready-fd", ready_fd, "write \"ready\" to this file descriptor once listening")
+        ->check(CLI::Range(3, 1 << 20));
     bool check_config = false;
-    app.add_flag("--check-config", check_config,
-                 "check the configuration file and options, say what is wrong, and exit (0: valid)");
+    app.add_flag(
+        "--check-config", check_config,
+        "check the configuration file and options, say what is wrong, and exit (0: valid)");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

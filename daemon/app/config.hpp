@@ -21,25 +21,27 @@ namespace hostkeeper::daemon::app {
 struct Config {
     std::optional<std::filesystem::path> socket;  // else proto::resolve_socket_location()
     std::string log_level = "info";               // trace, debug, info, warn, error, off
-    std::chrono::seconds idle_timeout{1800};      // on-demand daemons exit when idle this long; 0: never
+    std::chrono::seconds idle_timeout{
+        1800};  // on-demand daemons exit when idle this long; 0: never
     std::size_t max_connections = 128;
-    std::chrono::seconds read_timeout{5};       // a client must send a whole request within this
-    std::chrono::seconds shutdown_timeout{5};   // in-flight requests may take this long after SIGTERM
-    std::chrono::seconds unlock_timeout{20};    // keyring unlock prompts
+    std::chrono::seconds read_timeout{5};  // a client must send a whole request within this
+    std::chrono::seconds shutdown_timeout{
+        5};                                   // in-flight requests may take this long after SIGTERM
+    std::chrono::seconds unlock_timeout{20};  // keyring unlock prompts
     credentials::CredentialCacheOptions credentials;
     discovery::DiscoveryOptions discovery;
     registry::RegistryOptions registry;
     http::HttpOptions http;
 
     // Command line only.
-    bool on_demand = false;  // started by the helper: idle timeout applies, log to the journal
-    int ready_fd = -1;       // write "ready" here once listening
+    bool on_demand = false;     // started by the helper: idle timeout applies, log to the journal
+    int ready_fd = -1;          // write "ready" here once listening
     bool check_config = false;  // only check the configuration, then exit
     std::optional<std::filesystem::path> config_file;
 };
 
 class ConfigError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
@@ -47,12 +49,12 @@ public:
 // itself was read: `command_line()` holds what the daemon needs to say so
 // (ready_fd, socket, on_demand, check_config), with defaults elsewhere.
 class InvalidConfig : public ConfigError {
-public:
+  public:
     InvalidConfig(const std::string& what, Config command_line)
         : ConfigError(what), command_line_(std::move(command_line)) {}
     const Config& command_line() const { return command_line_; }
 
-private:
+  private:
     Config command_line_;
 };
 

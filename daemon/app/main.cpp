@@ -2,32 +2,32 @@
 // keyring adapter, the services, the dispatcher and the server onto one
 // io_context, each given what it needs as it is made; signals stop the server.
 
+#include <spdlog/spdlog.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/thread_pool.hpp>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <functional>
 #include <optional>
-#include <spdlog/spdlog.h>
-#include <systemd/sd-daemon.h>
 
 #include "daemon/app/config.hpp"
-#include "daemon/handlers/config_error_handler.hpp"
-#include "daemon/credentials/credential_service.hpp"
-#include "daemon/http/curl_http_client.hpp"
-#include "daemon/discovery/discovery_service.hpp"
-#include "daemon/registry/registry_service.hpp"
-#include "daemon/libsecret/secret_service_watch.hpp"
-#include "daemon/handlers/dispatcher.hpp"
-#include "proto/socket_path.hpp"
-#include "proto/version.hpp"
-#include "daemon/libsecret/libsecret_keyring.hpp"
 #include "daemon/app/process.hpp"
+#include "daemon/credentials/credential_service.hpp"
+#include "daemon/discovery/discovery_service.hpp"
+#include "daemon/handlers/config_error_handler.hpp"
+#include "daemon/handlers/dispatcher.hpp"
+#include "daemon/http/curl_http_client.hpp"
+#include "daemon/libsecret/libsecret_keyring.hpp"
+#include "daemon/libsecret/secret_service_watch.hpp"
+#include "daemon/registry/registry_service.hpp"
 #include "daemon/server/server.hpp"
 #include "daemon/server/socket_owner.hpp"
+#include "proto/socket_path.hpp"
+#include "proto/version.hpp"
 
 namespace {
 using namespace hostkeeper;
@@ -70,56 +70,62 @@ int serve(const Config& config, StartupReport& report) {
     asio::io_context io(1);
     asio::thread_pool keyring_thread(1);
     libsecret::LibsecretKeyring keyring(config.unlock_timeout);
-    credentials::CredentialService credentials(io.get_executor(), keyring_thread.get_executor(), keyring, config.credentials);
+    credentials::CredentialService credentials(io.get_executor(), keyring_thread.get_executor(),
+                                               keyring, config.credentials);
     // The cache follows the keyring: a lock, an edit or a restart drops it.
-    libsecret::SecretServiceWatch keyring_watch(io.get_executor(), credentials, [&keyring] { keyring.service_replaced(); });
-    http::CurlHttpClient http(io.get_executor(),
-                        http::CurlHttpClient::from_environment(std::string("hostkeeper/") + proto::product_version(),
-                                                         config.http.ca_file));
+    libsecret::SecretServiceWatch keyring_watch(io.get_executor(), credentials,
+                                                [&keyring] { keyring.service_replaced(); });
+    http::CurlHttpClient http(
+        io.get_executor(),
+        http::CurlHttpClient::from_environment(
+            std::string("hostkeeper/") + proto::product_version(), config.http.ca_file));
     discovery::DiscoveryService discovery(io.get_executor(), http, credentials, config.discovery);
     registry::RegistryOptions registry_options = config.registry;
     // Packages wait for their client in the socket's private (0700) directory.
     registry_options.downloads_dir = location.directory / "downloads";
-    registry::RegistryService registry(io.get_executor(), http, credentials, discovery, registry_options);
+    registry::RegistryService registry(io.get_executor(), http, credentials, discovery,
+                                       registry_options);
     // Started on demand or by socket activation, it exits when idle: the next
     // client starts it again (the helper, or systemd through the socket).
     // Started by hand, it runs until it is stopped.
     const std::chrono::seconds idle_timeout =
         config.on_demand || activated ? config.idle_timeout : std::chrono::seconds(0);
-    handlers::Dispatcher dispatcher(credentials, discovery, registry,
-                          handlers::DaemonInfo{socket_path, config.on_demand, idle_timeout});
+    handlers::Dispatcher dispatcher(
+        credentials, discovery, registry,
+        handlers::DaemonInfo{socket_path, config.on_demand, idle_timeout});
     asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
     const server::StopHooks hooks{[&http] {
-                              sd_notify(0, "STOPPING=1");
-                              // Fetches in flight fail now ("hostkeeperd is stopping"), so that
-                              // their clients get an answer instead of waiting out the shutdown
-                              // timeout.
-                              http.stop();
-                          },
-                          [&] {
-                              boost::system::error_code ignored;
-                              signals.cancel(ignored);
-                              io.stop();
-                          }};
+                                      sd_notify(0, "STOPPING=1");
+                                      // Fetches in flight fail now ("hostkeeperd is stopping"), so
+                                      // that their clients get an answer instead of waiting out the
+                                      // shutdown timeout.
+                                      http.stop();
+                                  },
+                                  [&] {
+                                      boost::system::error_code ignored;
+                                      signals.cancel(ignored);
+                                      io.stop();
+                                  }};
     server::Server server(io, listen_fd, dispatcher,
-                  server::ServerOptions{config.max_connections, config.read_timeout,
-                                config.shutdown_timeout, idle_timeout},
-                  hooks);
+                          server::ServerOptions{config.max_connections, config.read_timeout,
+                                                config.shutdown_timeout, idle_timeout},
+                          hooks);
     const std::function<std::size_t()> flush_all = [&] {
         return credentials.flush() + discovery.flush() + registry.flush();
     };
     wait_for_signals(signals, server, flush_all);
     server.on_idle([&] {
-        spdlog::info("no clients for {} s: exiting (the next client starts it again{})", idle_timeout.count(),
-                     activated ? ", through hostkeeperd.socket" : "");
+        spdlog::info("no clients for {} s: exiting (the next client starts it again{})",
+                     idle_timeout.count(), activated ? ", through hostkeeperd.socket" : "");
         server.stop();
     });
     server.start();
 
     report.send("ready");
     sd_notify(0, "READY=1");
-    spdlog::info("hostkeeperd {} (protocol {}) serving {} as uid {}, pid {}", proto::product_version(),
-                 proto::kProtocolVersion, socket_path, ::geteuid(), ::getpid());
+    spdlog::info("hostkeeperd {} (protocol {}) serving {} as uid {}, pid {}",
+                 proto::product_version(), proto::kProtocolVersion, socket_path, ::geteuid(),
+                 ::getpid());
     io.run();
     http.stop();
     registry.stop();
@@ -151,14 +157,15 @@ int refuse_to_run(const InvalidConfig& error) {
     asio::signal_set signals(io, SIGINT, SIGTERM);
     handlers::ConfigErrorHandler handler(error.what());
     // Idle for 10 s: exit, so the next connection starts a daemon that reads the fixed file.
-    server::Server server(io, listen_fd, handler,
-                  server::ServerOptions{command_line.max_connections, command_line.read_timeout,
-                                command_line.shutdown_timeout, std::chrono::seconds(10)},
-                  server::StopHooks{nullptr, [&] {
-                                boost::system::error_code ignored;
-                                signals.cancel(ignored);
-                                io.stop();
-                            }});
+    server::Server server(
+        io, listen_fd, handler,
+        server::ServerOptions{command_line.max_connections, command_line.read_timeout,
+                              command_line.shutdown_timeout, std::chrono::seconds(10)},
+        server::StopHooks{nullptr, [&] {
+                              boost::system::error_code ignored;
+                              signals.cancel(ignored);
+                              io.stop();
+                          }});
     server.on_idle([&] { server.stop(); });
     signals.async_wait([&](const boost::system::error_code& ec, int) {
         if (!ec) server.stop();
@@ -188,8 +195,9 @@ int main(int argc, char** argv) {
     if (!parsed.config) return parsed.exit_code;
     const Config& config = *parsed.config;
     if (config.check_config) {
-        std::printf("hostkeeperd: the configuration is valid (%s)\n",
-                    config.config_file ? config.config_file->c_str() : "no configuration file; defaults");
+        std::printf(
+            "hostkeeperd: the configuration is valid (%s)\n",
+            config.config_file ? config.config_file->c_str() : "no configuration file; defaults");
         return 0;
     }
     StartupReport report(config.ready_fd);

@@ -20,7 +20,7 @@ void log_to_journal_if_possible();
 // The one line the helper waits for on --ready-fd ("ready", "running" or
 // "error MESSAGE"); written at most once, then the descriptor is closed.
 class StartupReport {
-public:
+  public:
     explicit StartupReport(int fd) : fd_(fd) {}
     StartupReport(const StartupReport&) = delete;
     StartupReport& operator=(const StartupReport&) = delete;
@@ -28,7 +28,7 @@ public:
     void send(const std::string& line);
     bool wanted() const { return fd_ >= 0; }
 
-private:
+  private:
     int fd_;
 };
 

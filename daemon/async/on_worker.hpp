@@ -2,11 +2,6 @@
 // Running blocking work (keyring calls, hashing a package) off the event
 // loop: on a worker executor, resuming the awaiting coroutine on its own.
 
-#include <utility>
-#include <exception>
-#include <type_traits>
-#include <variant>
-
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
@@ -14,6 +9,10 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <exception>
+#include <type_traits>
+#include <utility>
+#include <variant>
 
 namespace hostkeeper::daemon::async {
 
@@ -25,26 +24,30 @@ template <typename F>
 auto on_worker(const boost::asio::any_io_executor& worker, F f) {
     using Raw = std::invoke_result_t<F>;
     using R = std::conditional_t<std::is_void_v<Raw>, std::monostate, Raw>;
-    return boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void(std::exception_ptr, R)>(
+    return boost::asio::async_initiate<decltype(boost::asio::use_awaitable),
+                                       void(std::exception_ptr, R)>(
         [worker](auto handler, F fn) {
             // Tracked: the event loop keeps running while the worker works.
-            auto home = boost::asio::prefer(boost::asio::get_associated_executor(handler), boost::asio::execution::outstanding_work.tracked);
-            boost::asio::post(worker, [handler = std::move(handler), fn = std::move(fn), home]() mutable {
-                std::exception_ptr failure;
-                R result{};
-                try {
-                    if constexpr (std::is_void_v<Raw>) {
-                        fn();
-                    } else {
-                        result = fn();
-                    }
-                } catch (...) {
-                    failure = std::current_exception();
-                }
-                boost::asio::post(home, [handler = std::move(handler), failure, result = std::move(result)]() mutable {
-                    std::move(handler)(failure, std::move(result));
-                });
-            });
+            auto home = boost::asio::prefer(boost::asio::get_associated_executor(handler),
+                                            boost::asio::execution::outstanding_work.tracked);
+            boost::asio::post(worker,
+                              [handler = std::move(handler), fn = std::move(fn), home]() mutable {
+                                  std::exception_ptr failure;
+                                  R result{};
+                                  try {
+                                      if constexpr (std::is_void_v<Raw>) {
+                                          fn();
+                                      } else {
+                                          result = fn();
+                                      }
+                                  } catch (...) {
+                                      failure = std::current_exception();
+                                  }
+                                  boost::asio::post(home, [handler = std::move(handler), failure,
+                                                           result = std::move(result)]() mutable {
+                                      std::move(handler)(failure, std::move(result));
+                                  });
+                              });
         },
         boost::asio::use_awaitable, std::move(f));
 }

@@ -12,7 +12,7 @@
 namespace hostkeeper::daemon::async {
 
 class PurgeTimer {
-public:
+  public:
     using time_point = std::chrono::steady_clock::time_point;
     using Clock = std::function<time_point()>;
     using Purge = std::function<std::optional<time_point>()>;
@@ -24,7 +24,8 @@ public:
     void schedule(time_point expiry) {
         if (at_ && *at_ <= expiry) return;
         const time_point now = clock_();
-        const auto delay = std::max<std::chrono::steady_clock::duration>(expiry - now, std::chrono::seconds(1));
+        const auto delay =
+            std::max<std::chrono::steady_clock::duration>(expiry - now, std::chrono::seconds(1));
         at_ = now + delay;
         timer_.expires_after(delay);
         timer_.async_wait([this](const boost::system::error_code& ec) {
@@ -39,7 +40,7 @@ public:
         at_.reset();
     }
 
-private:
+  private:
     boost::asio::steady_timer timer_;
     Clock clock_;
     Purge purge_;

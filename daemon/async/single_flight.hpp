@@ -3,7 +3,6 @@
 // callers arriving meanwhile wait and get (a copy of) the same result or
 // exception. Event-loop only (no locking): all callers run on one executor.
 
-#include <utility>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -14,12 +13,13 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 namespace hostkeeper::daemon::async {
 
 template <typename T>
 class SingleFlight {
-public:
+  public:
     explicit SingleFlight(boost::asio::any_io_executor io) : io_(std::move(io)) {}
 
     // `work()` returns awaitable<T>; `copy(const T&)` makes each waiter's T.
@@ -29,7 +29,8 @@ public:
             const std::shared_ptr<Flight> flight = it->second;
             while (!flight->finished) {
                 boost::system::error_code ec;
-                co_await flight->done.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+                co_await flight->done.async_wait(
+                    boost::asio::redirect_error(boost::asio::use_awaitable, ec));
             }
             if (flight->error) std::rethrow_exception(flight->error);
             co_return copy(*flight->result);
@@ -52,7 +53,7 @@ public:
 
     std::size_t size() const { return flights_.size(); }
 
-private:
+  private:
     struct Flight {
         explicit Flight(const boost::asio::any_io_executor& io)
             : done(io, std::chrono::steady_clock::time_point::max()) {}

@@ -5,8 +5,11 @@
 // failures are remembered briefly (Retry-After honoured) and, within the
 // stale-if-error limit, answered with the last good document. Event-loop only.
 
-#include <utility>
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -14,17 +17,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
-#include <spdlog/spdlog.h>
-
-#include "proto/error.hpp"
 #include "daemon/async/purge_timer.hpp"
 #include "daemon/async/single_flight.hpp"
 #include "daemon/cache/ttl_cache.hpp"
+#include "proto/error.hpp"
 
 namespace hostkeeper::daemon::cache {
 
@@ -32,17 +32,21 @@ enum class AnswerSource { network, cache, stale };
 
 inline std::string_view to_string(AnswerSource source) noexcept {
     switch (source) {
-        case AnswerSource::network: return "network";
-        case AnswerSource::cache: return "cache";
-        case AnswerSource::stale: return "stale";
+        case AnswerSource::network:
+            return "network";
+        case AnswerSource::cache:
+            return "cache";
+        case AnswerSource::stale:
+            return "stale";
     }
     return "network";
 }
 
 struct AnswerCacheOptions {
-    std::chrono::seconds error_ttl{10};          // failures are remembered this long ...
-    std::chrono::seconds max_retry_after{600};   // ... or as Retry-After asks, at most this
-    std::chrono::seconds stale_if_error{86400};  // last good answer served this long past its freshness
+    std::chrono::seconds error_ttl{10};         // failures are remembered this long ...
+    std::chrono::seconds max_retry_after{600};  // ... or as Retry-After asks, at most this
+    std::chrono::seconds stale_if_error{
+        86400};  // last good answer served this long past its freshness
     std::size_t max_entries = 10'000;
 };
 
@@ -62,13 +66,14 @@ struct AnswerCacheStats {
 // registry_failed) and message, plus whether it was a remembered failure
 // and when the server will be asked again.
 class FetchFailure : public proto::Error {
-public:
-    FetchFailure(proto::ErrorCode code, const std::string& message, bool cached, std::chrono::seconds retry_in)
+  public:
+    FetchFailure(proto::ErrorCode code, const std::string& message, bool cached,
+                 std::chrono::seconds retry_in)
         : proto::Error(code, message), cached_(cached), retry_in_(retry_in) {}
     bool cached() const noexcept { return cached_; }
     std::chrono::seconds retry_in() const noexcept { return retry_in_; }
 
-private:
+  private:
     bool cached_;
     std::chrono::seconds retry_in_;
 };
@@ -79,7 +84,7 @@ inline std::chrono::seconds whole_seconds(std::chrono::steady_clock::duration d)
 
 template <typename Doc>
 class AnswerCache {
-public:
+  public:
     using time_point = std::chrono::steady_clock::time_point;
     using Clock = std::function<time_point()>;
 
@@ -117,7 +122,8 @@ public:
     using Result = std::variant<Answer, Failed>;
     using Fetch = std::function<boost::asio::awaitable<Fetched>()>;
 
-    AnswerCache(boost::asio::any_io_executor io, Clock clock, AnswerCacheOptions options, std::string what)
+    AnswerCache(boost::asio::any_io_executor io, Clock clock, AnswerCacheOptions options,
+                std::string what)
         : clock_(std::move(clock)),
           options_(options),
           what_(std::move(what)),
@@ -131,7 +137,8 @@ public:
     // The answer for `key`: from the cache when fresh (or when a remembered
     // failure stands), else from `fetch`, shared by every caller meanwhile.
     // `refresh` skips the cache. `label` names the key in the log.
-    boost::asio::awaitable<Result> get(std::string key, bool refresh, Fetch fetch, std::string label) {
+    boost::asio::awaitable<Result> get(std::string key, bool refresh, Fetch fetch,
+                                       std::string label) {
         if (!refresh) {
             if (std::optional<Result> cached = lookup(key)) co_return std::move(*cached);
         }
@@ -180,7 +187,7 @@ public:
 
     void stop() { purge_timer_.stop(); }
 
-private:
+  private:
     struct Failure {
         std::string message;
         time_point retry_at;
@@ -206,12 +213,14 @@ private:
                 stale.error = entry->failure->message;
                 return stale;
             }
-            return Failed{entry->failure->message, true, whole_seconds(entry->failure->retry_at - now)};
+            return Failed{entry->failure->message, true,
+                          whole_seconds(entry->failure->retry_at - now)};
         }
         return std::nullopt;
     }
 
-    boost::asio::awaitable<Result> fetch_and_settle(std::string key, Fetch fetch, std::string label) {
+    boost::asio::awaitable<Result> fetch_and_settle(std::string key, Fetch fetch,
+                                                    std::string label) {
         Fetched fetched = co_await fetch();
         co_return settle(key, std::move(fetched), label);
     }
@@ -219,7 +228,8 @@ private:
     Result settle(const std::string& key, Fetched fetched, const std::string& label) {
         const time_point now = clock_();
         std::optional<Good> previous;
-        if (const Entry* entry = cache_.find(key, now); entry != nullptr && entry->good) previous = entry->good;
+        if (const Entry* entry = cache_.find(key, now); entry != nullptr && entry->good)
+            previous = entry->good;
         if (fetched.good) {
             if (fetched.store) {
                 keep(key, Entry{fetched.good, std::nullopt}, now);
@@ -230,9 +240,11 @@ private:
         }
         std::chrono::seconds retry = options_.error_ttl;
         if (fetched.retry_after) {
-            retry = std::max(retry, std::min(std::chrono::seconds(*fetched.retry_after), options_.max_retry_after));
+            retry = std::max(retry, std::min(std::chrono::seconds(*fetched.retry_after),
+                                             options_.max_retry_after));
         }
-        spdlog::info("{} {} failed: {} (asking again in {} s)", what_, label, fetched.error, retry.count());
+        spdlog::info("{} {} failed: {} (asking again in {} s)", what_, label, fetched.error,
+                     retry.count());
         Entry entry;
         if (previous && fetched.stale_ok && usable_stale(*previous, now)) entry.good = previous;
         entry.failure = Failure{fetched.error, now + retry};
@@ -266,7 +278,8 @@ private:
         if (entry.good) until = std::max(until, entry.good->fresh_until + options_.stale_if_error);
         if (entry.failure) until = std::max(until, entry.failure->retry_at);
         const auto lifetime = until - now;
-        if (const auto expiry = cache_.put(key, std::move(entry), typename Cache::Lifetime{lifetime, lifetime}, now)) {
+        if (const auto expiry = cache_.put(key, std::move(entry),
+                                           typename Cache::Lifetime{lifetime, lifetime}, now)) {
             purge_timer_.schedule(*expiry);
         }
     }

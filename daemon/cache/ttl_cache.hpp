@@ -18,7 +18,7 @@ namespace hostkeeper::daemon::cache {
 
 template <typename Value, typename Clock = std::chrono::steady_clock>
 class TtlCache {
-public:
+  public:
     using time_point = typename Clock::time_point;
     using duration = typename Clock::duration;
 
@@ -47,9 +47,11 @@ public:
     // Inserts or replaces. A lifetime of zero caches nothing and drops any
     // older entry, so that disabling the cache never serves stale values.
     // Returns the new entry's expiry, or nullopt when nothing was stored.
-    std::optional<time_point> put(const std::string& key, Value value, Lifetime lifetime, time_point now) {
+    std::optional<time_point> put(const std::string& key, Value value, Lifetime lifetime,
+                                  time_point now) {
         erase(key);
-        if (lifetime.idle <= duration::zero() || lifetime.max <= duration::zero() || max_entries_ == 0) {
+        if (lifetime.idle <= duration::zero() || lifetime.max <= duration::zero() ||
+            max_entries_ == 0) {
             return std::nullopt;
         }
         while (entries_.size() >= max_entries_) {
@@ -108,7 +110,7 @@ public:
     std::size_t size() const { return entries_.size(); }
     std::size_t evictions() const { return evictions_; }
 
-private:
+  private:
     struct Entry {
         Value value;
         time_point loaded;

@@ -4,10 +4,10 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <exception>
 
+#include "daemon/async/on_worker.hpp"
 #include "proto/error.hpp"
 #include "proto/json.hpp"
 #include "proto/messages.hpp"
-#include "daemon/async/on_worker.hpp"
 
 namespace hostkeeper::daemon::credentials {
 namespace asio = boost::asio;
@@ -32,8 +32,9 @@ Secret credentials_from_keyring_text(const std::string& host, const Secret& text
     } catch (const proto::JsonError& e) {
         // Not JSON at all may still be a bare token (below); nested too deeply is not.
         if (!text.view().empty() && (text.view().front() == '{' || text.view().front() == '[')) {
-            throw Error(ErrorCode::keyring_error, "the keyring item for " + host + " is " + e.what() +
-                                                      "; store it again (terraform login " + host + ")");
+            throw Error(ErrorCode::keyring_error,
+                        "the keyring item for " + host + " is " + e.what() +
+                            "; store it again (terraform login " + host + ")");
         }
     }
     const proto::ScrubGuard guard(object);
@@ -43,7 +44,8 @@ Secret credentials_from_keyring_text(const std::string& host, const Secret& text
         if (compact.size() > proto::kMaxCredentialsSize) {
             proto::scrub(compact);
             throw Error(ErrorCode::keyring_error, "the keyring item for " + host + " is over " +
-                                                      std::to_string(proto::kMaxCredentialsSize) + " bytes");
+                                                      std::to_string(proto::kMaxCredentialsSize) +
+                                                      " bytes");
         }
         return Secret::adopt(compact);
     }
@@ -51,9 +53,11 @@ Secret credentials_from_keyring_text(const std::string& host, const Secret& text
     const bool bare_token = !raw.empty() && raw.size() <= proto::kMaxCredentialsSize &&
                             raw.find_first_of(" \t\r\n\"\\{}") == std::string_view::npos;
     if (!bare_token) {
-        throw Error(ErrorCode::keyring_error, "the keyring item for " + host +
-                                                  " holds neither a JSON object nor a bare token; store "
-                                                  "it again (terraform login " + host + ")");
+        throw Error(ErrorCode::keyring_error,
+                    "the keyring item for " + host +
+                        " holds neither a JSON object nor a bare token; store "
+                        "it again (terraform login " +
+                        host + ")");
     }
     proto::Json wrapped = {{"token", std::string(raw)}};
     const proto::ScrubGuard wrapped_guard(wrapped);
@@ -61,8 +65,9 @@ Secret credentials_from_keyring_text(const std::string& host, const Secret& text
     return Secret::adopt(compact);
 }
 
-CredentialService::CredentialService(asio::any_io_executor io, asio::any_io_executor worker, Keyring& keyring,
-                                     const CredentialCacheOptions& options, Clock clock)
+CredentialService::CredentialService(asio::any_io_executor io, asio::any_io_executor worker,
+                                     Keyring& keyring, const CredentialCacheOptions& options,
+                                     Clock clock)
     : io_(std::move(io)),
       worker_(std::move(worker)),
       keyring_(keyring),
@@ -188,6 +193,8 @@ void CredentialService::keyring_watched(bool watched) {
     cache_.clear();
 }
 
-void CredentialService::stop() { purge_timer_.stop(); }
+void CredentialService::stop() {
+    purge_timer_.stop();
+}
 
 }  // namespace hostkeeper::daemon::credentials

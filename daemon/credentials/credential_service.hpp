@@ -6,7 +6,9 @@
 // The cache follows the keyring: a keyring event (lock, edit, restart) drops
 // it at once, and while the keyring is not watched nothing is cached.
 
-#include <utility>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -14,18 +16,15 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
-
-#include "daemon/credentials/credential_cache_options.hpp"
-#include "proto/secret.hpp"
-#include "daemon/credentials/keyring.hpp"
-#include "daemon/credentials/keyring_events.hpp"
 #include "daemon/async/purge_timer.hpp"
 #include "daemon/async/single_flight.hpp"
 #include "daemon/cache/ttl_cache.hpp"
+#include "daemon/credentials/credential_cache_options.hpp"
+#include "daemon/credentials/keyring.hpp"
+#include "daemon/credentials/keyring_events.hpp"
+#include "proto/secret.hpp"
 
 namespace hostkeeper::daemon::credentials {
 
@@ -42,12 +41,13 @@ struct CredentialStats {
 };
 
 class CredentialService final : public KeyringEvents {
-public:
+  public:
     using Clock = std::function<std::chrono::steady_clock::time_point()>;
 
     // `io`: the event loop's executor. `worker`: where keyring calls run.
-    CredentialService(boost::asio::any_io_executor io, boost::asio::any_io_executor worker, Keyring& keyring,
-                      const CredentialCacheOptions& options, Clock clock = std::chrono::steady_clock::now);
+    CredentialService(boost::asio::any_io_executor io, boost::asio::any_io_executor worker,
+                      Keyring& keyring, const CredentialCacheOptions& options,
+                      Clock clock = std::chrono::steady_clock::now);
 
     // The host's credentials object (compact JSON text), or nullopt.
     boost::asio::awaitable<std::optional<proto::Secret>> get(std::string host);
@@ -64,7 +64,7 @@ public:
     void keyring_changed() override;
     void keyring_watched(bool watched) override;
 
-private:
+  private:
     struct Cached {
         std::optional<proto::Secret> credentials;  // nullopt: "none for this host"
     };
@@ -80,7 +80,8 @@ private:
     Clock clock_;
     Cache cache_;
     async::SingleFlight<std::optional<proto::Secret>> flights_;
-    std::uint64_t generation_ = 0;  // bumped by every write and keyring event, so a slow lookup cannot cache an old answer
+    std::uint64_t generation_ =
+        0;  // bumped by every write and keyring event, so a slow lookup cannot cache an old answer
     bool watched_ = true;
     std::uint64_t invalidations_ = 0;
     std::uint64_t hits_ = 0;

@@ -11,7 +11,7 @@
 namespace hostkeeper::daemon::credentials {
 
 class Keyring {
-public:
+  public:
     Keyring() = default;
     Keyring(const Keyring&) = delete;
     Keyring& operator=(const Keyring&) = delete;

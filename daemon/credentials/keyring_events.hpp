@@ -5,7 +5,7 @@
 namespace hostkeeper::daemon::credentials {
 
 class KeyringEvents {
-public:
+  public:
     KeyringEvents() = default;
     KeyringEvents(const KeyringEvents&) = delete;
     KeyringEvents& operator=(const KeyringEvents&) = delete;

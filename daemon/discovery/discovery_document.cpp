@@ -3,10 +3,10 @@
 #include <cctype>
 #include <stdexcept>
 
-#include "proto/json.hpp"
-#include "proto/services.hpp"
 #include "daemon/http/http_text.hpp"
 #include "daemon/http/url.hpp"
+#include "proto/json.hpp"
+#include "proto/services.hpp"
 
 namespace hostkeeper::daemon::discovery {
 using proto::Json;
@@ -18,9 +18,11 @@ std::string service_url(const std::string& base, const std::string& reference) {
     std::string url = http::resolve_url(base, reference);
     const http::UrlParts parts = http::parse_url(url);
     if (parts.scheme != "http" && parts.scheme != "https") {
-        throw http::UrlError("\"" + reference + "\": only http and https URLs are allowed, not " + parts.scheme);
+        throw http::UrlError("\"" + reference + "\": only http and https URLs are allowed, not " +
+                             parts.scheme);
     }
-    if (parts.has_credentials) throw http::UrlError("\"" + reference + "\": URLs with user:password are not allowed");
+    if (parts.has_credentials)
+        throw http::UrlError("\"" + reference + "\": URLs with user:password are not allowed");
     return url;
 }
 
@@ -30,7 +32,8 @@ Json login_service(const Json& value, const std::string& base) {
     for (const char* key : {"authz", "token"}) {
         const auto it = login.find(key);
         if (it == login.end()) continue;
-        if (!it->is_string()) throw http::UrlError(std::string("login.v1 \"") + key + "\" must be a string");
+        if (!it->is_string())
+            throw http::UrlError(std::string("login.v1 \"") + key + "\" must be a string");
         *it = service_url(base, it->get<std::string>());
     }
     return login;
@@ -38,7 +41,9 @@ Json login_service(const Json& value, const std::string& base) {
 
 }  // namespace
 
-std::string discovery_url(const std::string& host) { return "https://" + host + "/.well-known/terraform.json"; }
+std::string discovery_url(const std::string& host) {
+    return "https://" + host + "/.well-known/terraform.json";
+}
 
 Services resolve_services(const Json& document, const std::string& base_url) {
     Services out;
@@ -50,7 +55,8 @@ Services resolve_services(const Json& document, const std::string& base_url) {
             } else if (value.is_string()) {
                 out.services[id] = service_url(base_url, value.get<std::string>());
             } else {
-                throw http::UrlError("the value must be a URL string, not " + std::string(value.type_name()));
+                throw http::UrlError("the value must be a URL string, not " +
+                                     std::string(value.type_name()));
             }
         } catch (const http::UrlError& e) {
             out.invalid[id] = e.what();
@@ -67,7 +73,8 @@ Services parse_discovery_document(std::string_view body, const std::string& base
         throw std::runtime_error(std::string("the body is ") + e.what());
     }
     if (!document.is_object()) {
-        throw std::runtime_error(std::string("the body is a JSON ") + document.type_name() + ", not a JSON object");
+        throw std::runtime_error(std::string("the body is a JSON ") + document.type_name() +
+                                 ", not a JSON object");
     }
     return resolve_services(document, base_url);
 }

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <utility>
 
-#include "proto/messages.hpp"
 #include "daemon/http/http_text.hpp"  // is_json_media_type
+#include "proto/messages.hpp"
 
 namespace hostkeeper::daemon::discovery {
 

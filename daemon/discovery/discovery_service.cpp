@@ -9,17 +9,21 @@ using std::chrono::seconds;
 
 std::string_view to_string(DiscoverySource source) noexcept {
     switch (source) {
-        case DiscoverySource::network: return "network";
-        case DiscoverySource::cache: return "cache";
-        case DiscoverySource::stale: return "stale";
-        case DiscoverySource::forced: return "forced";
+        case DiscoverySource::network:
+            return "network";
+        case DiscoverySource::cache:
+            return "cache";
+        case DiscoverySource::stale:
+            return "stale";
+        case DiscoverySource::forced:
+            return "forced";
     }
     return "network";
 }
 
 DiscoveryService::DiscoveryService(asio::any_io_executor io, http::HttpClient& http,
-                                   credentials::CredentialService& credentials, DiscoveryOptions options,
-                                   Clock clock)
+                                   credentials::CredentialService& credentials,
+                                   DiscoveryOptions options, Clock clock)
     : options_(std::move(options)),
       clock_(std::move(clock)),
       cache_(std::move(io), clock_, upstream::answer_cache_options(options_), "discovery of"),
@@ -27,7 +31,8 @@ DiscoveryService::DiscoveryService(asio::any_io_executor io, http::HttpClient& h
     // Forced services answer as a document served at https://NAME/ would.
     for (const auto& [host, services] : options_.forced) {
         const std::string url = discovery_url(host);
-        forced_.emplace(host, std::make_shared<const DiscoveryDocument>(url, resolve_services(services, url)));
+        forced_.emplace(
+            host, std::make_shared<const DiscoveryDocument>(url, resolve_services(services, url)));
     }
 }
 
@@ -50,7 +55,7 @@ asio::awaitable<DiscoveryAnswer> DiscoveryService::discover(std::string host, bo
     DiscoveryAnswer answer;
     answer.source = found.source == cache::AnswerSource::cache   ? DiscoverySource::cache
                     : found.source == cache::AnswerSource::stale ? DiscoverySource::stale
-                                                          : DiscoverySource::network;
+                                                                 : DiscoverySource::network;
     answer.document = found.document;
     answer.age = found.age;
     answer.expires_in = found.expires_in;
@@ -75,7 +80,8 @@ asio::awaitable<DiscoveryService::Cache::Fetched> DiscoveryService::fetch(std::s
 
 // Out of the coroutine (async/toolchain.hpp, rule 3).
 DiscoveryService::Cache::Fetched DiscoveryService::settle(upstream::Verdict verdict) {
-    const upstream::Freshness fresh{options_.ttl, options_.min_ttl, options_.max_ttl, options_.negative_ttl};
+    const upstream::Freshness fresh{options_.ttl, options_.min_ttl, options_.max_ttl,
+                                    options_.negative_ttl};
     return upstream_.settle<DiscoveryDocument>(
         std::move(verdict), fresh, clock_(),
         [](const http::HttpResponse& response, const std::string&) {
@@ -85,7 +91,9 @@ DiscoveryService::Cache::Fetched DiscoveryService::settle(upstream::Verdict verd
         [](const std::string& url) { return DiscoveryDocument(url, Services{}); });
 }
 
-std::size_t DiscoveryService::flush() { return cache_.flush(); }
+std::size_t DiscoveryService::flush() {
+    return cache_.flush();
+}
 
 std::size_t DiscoveryService::flush(const std::string& host) {
     return cache_.flush_if([&host](const std::string& key) { return key == host; });
@@ -98,6 +106,8 @@ DiscoveryStats DiscoveryService::stats() const {
     return s;
 }
 
-void DiscoveryService::stop() { cache_.stop(); }
+void DiscoveryService::stop() {
+    cache_.stop();
+}
 
 }  // namespace hostkeeper::daemon::discovery

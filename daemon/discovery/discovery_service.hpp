@@ -3,17 +3,16 @@
 // computed as Terraform's own client would, kept in an AnswerCache (fresh
 // answers, single flight, remembered failures, stale-if-error).
 
-#include <utility>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
-#include <map>
-
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
+#include <utility>
 
 #include "daemon/cache/answer_cache.hpp"
 #include "daemon/credentials/credential_service.hpp"
@@ -39,7 +38,7 @@ struct DiscoveryAnswer {
 };
 
 class DiscoveryError : public cache::FetchFailure {
-public:
+  public:
     DiscoveryError(const std::string& message, bool cached, std::chrono::seconds retry_in)
         : cache::FetchFailure(proto::ErrorCode::discovery_failed, message, cached, retry_in) {}
 };
@@ -49,12 +48,13 @@ struct DiscoveryStats : upstream::UpstreamStats {
 };
 
 class DiscoveryService {
-public:
+  public:
     using Clock = cache::AnswerCache<DiscoveryDocument>::Clock;
 
     // `credentials`: where bearer tokens for the hosts come from.
-    DiscoveryService(boost::asio::any_io_executor io, http::HttpClient& http, credentials::CredentialService& credentials,
-                     DiscoveryOptions options, Clock clock = std::chrono::steady_clock::now);
+    DiscoveryService(boost::asio::any_io_executor io, http::HttpClient& http,
+                     credentials::CredentialService& credentials, DiscoveryOptions options,
+                     Clock clock = std::chrono::steady_clock::now);
 
     // `host` is normalized. Throws DiscoveryError.
     boost::asio::awaitable<DiscoveryAnswer> discover(std::string host, bool refresh);
@@ -64,7 +64,7 @@ public:
     DiscoveryStats stats() const;
     void stop();
 
-private:
+  private:
     using Cache = cache::AnswerCache<DiscoveryDocument>;
 
     boost::asio::awaitable<Cache::Fetched> fetch(std::string host);

@@ -1,9 +1,9 @@
 #include "daemon/handlers/config_error_handler.hpp"
 
+#include "daemon/handlers/replies.hpp"
 #include "proto/error.hpp"
 #include "proto/messages.hpp"
 #include "proto/secret.hpp"
-#include "daemon/handlers/replies.hpp"
 
 namespace hostkeeper::daemon::handlers {
 using proto::ErrorCode;
@@ -13,7 +13,8 @@ ConfigErrorHandler::ConfigErrorHandler(std::string reason)
     : message_("hostkeeperd cannot run with its configuration: " + std::move(reason) +
                "; fix it (see hostkeeper.toml(5)), then run 'hostkeeper stop' or wait 10 s") {}
 
-boost::asio::awaitable<server::Reply> ConfigErrorHandler::handle(std::string_view payload, server::ServerState) {
+boost::asio::awaitable<server::Reply> ConfigErrorHandler::handle(std::string_view payload,
+                                                                 server::ServerState) {
     Json request;
     try {
         request = proto::parse_payload(payload);

@@ -17,7 +17,8 @@ class ConfigErrorHandler final : public server::RequestHandler {
     // `reason`: the configuration error.
     explicit ConfigErrorHandler(std::string reason);
 
-    boost::asio::awaitable<server::Reply> handle(std::string_view payload, server::ServerState server) override;
+    boost::asio::awaitable<server::Reply> handle(std::string_view payload,
+                                                 server::ServerState server) override;
 
   private:
     std::string message_;

@@ -15,7 +15,7 @@ boost::asio::awaitable<server::Reply> ControlRequests::handle(const Request& req
             co_return server::Reply{reply::hello()};
         case Op::status:
             co_return server::Reply{reply::status(daemon_, request.server, credentials_.stats(),
-                                          discovery_.stats(), registry_.stats())};
+                                                  discovery_.stats(), registry_.stats())};
         case Op::flush: {
             std::size_t flushed = 0;
             if (request.fields.contains("host")) {

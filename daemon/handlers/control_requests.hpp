@@ -3,8 +3,8 @@
 // (PROTOCOL.md). `stop` answers, and the server stops once the answer is
 // written.
 
-#include <utility>
 #include <boost/asio/awaitable.hpp>
+#include <utility>
 
 #include "daemon/handlers/daemon_info.hpp"
 #include "daemon/handlers/request_fields.hpp"
@@ -25,8 +25,9 @@ namespace hostkeeper::daemon::handlers {
 
 class ControlRequests {
   public:
-    ControlRequests(credentials::CredentialService& credentials, discovery::DiscoveryService& discovery,
-                    registry::RegistryService& registry, const DaemonInfo& daemon)
+    ControlRequests(credentials::CredentialService& credentials,
+                    discovery::DiscoveryService& discovery, registry::RegistryService& registry,
+                    const DaemonInfo& daemon)
         : credentials_(credentials), discovery_(discovery), registry_(registry), daemon_(daemon) {}
     // Throws proto::Error.
     boost::asio::awaitable<server::Reply> handle(const Request& request);

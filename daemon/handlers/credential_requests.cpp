@@ -2,9 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "daemon/handlers/replies.hpp"
 #include "proto/error.hpp"
 #include "proto/secret.hpp"
-#include "daemon/handlers/replies.hpp"
 
 namespace hostkeeper::daemon::handlers {
 namespace asio = boost::asio;

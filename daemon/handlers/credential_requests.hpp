@@ -1,8 +1,8 @@
 #pragma once
 // The credentials requests: get, store, forget (PROTOCOL.md).
 
-#include <utility>
 #include <boost/asio/awaitable.hpp>
+#include <utility>
 
 #include "daemon/handlers/request_fields.hpp"
 #include "daemon/server/request_handler.hpp"
@@ -16,7 +16,8 @@ namespace hostkeeper::daemon::handlers {
 
 class CredentialRequests {
   public:
-    explicit CredentialRequests(credentials::CredentialService& credentials) : credentials_(credentials) {}
+    explicit CredentialRequests(credentials::CredentialService& credentials)
+        : credentials_(credentials) {}
     // Throws proto::Error.
     boost::asio::awaitable<server::Reply> handle(const Request& request);
 

@@ -1,8 +1,8 @@
 #pragma once
 // The discovery request: discover (PROTOCOL.md).
 
-#include <utility>
 #include <boost/asio/awaitable.hpp>
+#include <utility>
 
 #include "daemon/handlers/request_fields.hpp"
 #include "daemon/server/request_handler.hpp"

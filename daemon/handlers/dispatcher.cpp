@@ -15,7 +15,8 @@ using proto::ErrorCode;
 using proto::Json;
 using proto::Op;
 
-asio::awaitable<server::Reply> Dispatcher::handle(std::string_view payload, server::ServerState server) {
+asio::awaitable<server::Reply> Dispatcher::handle(std::string_view payload,
+                                                  server::ServerState server) {
     std::string op_name = "?";
     try {
         Json fields = proto::parse_payload(payload);

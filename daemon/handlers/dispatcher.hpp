@@ -4,15 +4,15 @@
 // discovery, registry, control). No I/O of its own; never throws for bad
 // input (every problem becomes an error reply).
 
-#include <utility>
 #include <boost/asio/awaitable.hpp>
 #include <string_view>
+#include <utility>
 
 #include "daemon/handlers/control_requests.hpp"
 #include "daemon/handlers/credential_requests.hpp"
+#include "daemon/handlers/daemon_info.hpp"
 #include "daemon/handlers/discovery_requests.hpp"
 #include "daemon/handlers/registry_requests.hpp"
-#include "daemon/handlers/daemon_info.hpp"
 #include "daemon/server/request_handler.hpp"
 
 namespace hostkeeper::daemon::handlers {
@@ -28,7 +28,8 @@ class Dispatcher final : public server::RequestHandler {
           registry_(registry),
           control_(credentials, discovery, registry, daemon_) {}
 
-    boost::asio::awaitable<server::Reply> handle(std::string_view payload, server::ServerState server) override;
+    boost::asio::awaitable<server::Reply> handle(std::string_view payload,
+                                                 server::ServerState server) override;
 
   private:
     boost::asio::awaitable<server::Reply> route(const Request& request);

@@ -2,11 +2,11 @@
 
 #include <vector>
 
+#include "daemon/handlers/replies.hpp"
+#include "daemon/registry/registry_documents.hpp"
 #include "proto/error.hpp"
 #include "proto/registry_address.hpp"
 #include "proto/semver.hpp"
-#include "daemon/registry/registry_documents.hpp"
-#include "daemon/handlers/replies.hpp"
 
 namespace hostkeeper::daemon::handlers {
 namespace asio = boost::asio;
@@ -18,7 +18,8 @@ using proto::Op;
 namespace {
 
 // "mirror": a URL, "" for the provider's own registry; absent: the configured mirror, if any.
-std::optional<registry::Mirror> mirror_of(const registry::RegistryService& registry, const Json& request) {
+std::optional<registry::Mirror> mirror_of(const registry::RegistryService& registry,
+                                          const Json& request) {
     const std::string* url = text_field(request, "mirror", false);
     if (url == nullptr) return registry.default_mirror();
     if (url->empty()) return std::nullopt;
@@ -97,15 +98,16 @@ asio::awaitable<server::Reply> RegistryRequests::handle(const Request& r) {
                 std::move(provider), version, platform, mirror, refresh);
             if (op == Op::provider_package && !mirror)
                 co_return server::Reply{reply::registry(head, answer)};
-            Json package = mirror
-                               ? registry::mirror_package(*answer.document, platform, "the mirror's " + what)
-                               : answer.document->body;
+            Json package = mirror ? registry::mirror_package(*answer.document, platform,
+                                                             "the mirror's " + what)
+                                  : answer.document->body;
             if (op == Op::provider_package)
                 co_return server::Reply{reply::registry(head, answer, &package)};
             // Named first (async/toolchain.hpp).
             std::string download_url = package.at("download_url").get<std::string>();
             std::vector<std::string> hashes = package.at("hashes").get<std::vector<std::string>>();
-            auto fetching = registry.fetch_package(std::move(download_url), std::move(hashes), what);
+            auto fetching =
+                registry.fetch_package(std::move(download_url), std::move(hashes), what);
             const registry::FetchedPackage fetched = co_await std::move(fetching);
             if (package.value("filename", "") != local_name) {
                 package["published_filename"] = package.value("filename", "");

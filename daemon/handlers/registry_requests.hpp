@@ -5,8 +5,8 @@
 // asks it (a constraint, a mirror's package, a fetched package; see
 // proto/PROTOCOL.md).
 
-#include <utility>
 #include <boost/asio/awaitable.hpp>
+#include <utility>
 
 #include "daemon/handlers/request_fields.hpp"
 #include "daemon/server/request_handler.hpp"

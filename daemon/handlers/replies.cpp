@@ -91,8 +91,9 @@ std::string stopping(long pid) {
     return ok_payload(response);
 }
 
-std::string status(const DaemonInfo& daemon, server::ServerState server, const credentials::CredentialStats& c,
-                   const discovery::DiscoveryStats& d, const registry::RegistryStats& r) {
+std::string status(const DaemonInfo& daemon, server::ServerState server,
+                   const credentials::CredentialStats& c, const discovery::DiscoveryStats& d,
+                   const registry::RegistryStats& r) {
     Json response = proto::make_ok();
     response["daemon"] = daemon_object(daemon, server);
     response["credentials"] = {{"entries", c.entries},

@@ -11,12 +11,12 @@
 
 #include "daemon/credentials/credential_service.hpp"
 #include "daemon/discovery/discovery_service.hpp"
+#include "daemon/handlers/daemon_info.hpp"
+#include "daemon/registry/registry_service.hpp"
+#include "daemon/server/request_handler.hpp"
 #include "proto/error.hpp"
 #include "proto/json.hpp"
 #include "proto/secret.hpp"
-#include "daemon/registry/registry_service.hpp"
-#include "daemon/handlers/daemon_info.hpp"
-#include "daemon/server/request_handler.hpp"
 
 namespace hostkeeper::daemon::handlers {
 
@@ -29,8 +29,10 @@ std::string not_found();                               // get: no credentials
 std::string credentials(const proto::Secret& stored);  // get: the stored object, spliced in
 std::string flushed(std::size_t count);
 std::string stopping(long pid);
-std::string status(const DaemonInfo& daemon, server::ServerState server, const credentials::CredentialStats& credentials,
-                   const discovery::DiscoveryStats& discovery, const registry::RegistryStats& registry);
+std::string status(const DaemonInfo& daemon, server::ServerState server,
+                   const credentials::CredentialStats& credentials,
+                   const discovery::DiscoveryStats& discovery,
+                   const registry::RegistryStats& registry);
 
 // `host`'s answer. Throws proto::Error{too_large} past the response frame size.
 std::string discovery(const std::string& host, const discovery::DiscoveryAnswer& answer);

@@ -7,10 +7,10 @@
 #include <optional>
 #include <string>
 
+#include "daemon/server/request_handler.hpp"
 #include "proto/json.hpp"
 #include "proto/messages.hpp"
 #include "proto/semver.hpp"
-#include "daemon/server/request_handler.hpp"
 
 namespace hostkeeper::daemon::handlers {
 

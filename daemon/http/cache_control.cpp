@@ -11,7 +11,8 @@ namespace {
 
 // delta-seconds: digits only; values too large to hold mean "a very long time".
 std::optional<long long> delta_seconds(std::string_view text) {
-    if (text.size() >= 2 && text.front() == '"' && text.back() == '"') text = text.substr(1, text.size() - 2);
+    if (text.size() >= 2 && text.front() == '"' && text.back() == '"')
+        text = text.substr(1, text.size() - 2);
     if (text.empty()) return std::nullopt;
     long long value = 0;
     for (const char c : text) {
@@ -32,7 +33,9 @@ void for_each_directive(std::string_view header, F&& f) {
             const std::string_view item = trim_ows(header.substr(start, i - start));
             if (!item.empty()) {
                 const auto eq = item.find('=');
-                f(trim_ows(item.substr(0, eq)), eq == std::string_view::npos ? std::string_view{} : trim_ows(item.substr(eq + 1)));
+                f(trim_ows(item.substr(0, eq)), eq == std::string_view::npos
+                                                    ? std::string_view{}
+                                                    : trim_ows(item.substr(eq + 1)));
             }
             start = i + 1;
         }
@@ -62,7 +65,8 @@ CacheDirectives parse_cache_control(const std::vector<std::string>& headers) {
 }
 
 std::chrono::seconds freshness(const CacheDirectives& directives, std::optional<long long> age,
-                               std::chrono::seconds fallback, std::chrono::seconds low, std::chrono::seconds high) {
+                               std::chrono::seconds fallback, std::chrono::seconds low,
+                               std::chrono::seconds high) {
     std::chrono::seconds ttl = fallback;
     if (directives.no_cache) {
         ttl = std::chrono::seconds(0);

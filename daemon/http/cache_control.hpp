@@ -22,6 +22,7 @@ CacheDirectives parse_cache_control(const std::vector<std::string>& headers);
 // How long a response stays fresh: `fallback` unless the server said
 // otherwise, `age` (the Age header) taken off, clamped into [low, high].
 std::chrono::seconds freshness(const CacheDirectives& directives, std::optional<long long> age,
-                               std::chrono::seconds fallback, std::chrono::seconds low, std::chrono::seconds high);
+                               std::chrono::seconds fallback, std::chrono::seconds low,
+                               std::chrono::seconds high);
 
 }  // namespace hostkeeper::daemon::http

@@ -1,18 +1,17 @@
 #include "daemon/http/curl_http_client.hpp"
 
 #include <curl/curl.h>
-
-#include <boost/asio/post.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <spdlog/spdlog.h>
 
 namespace hostkeeper::daemon::http {
 namespace asio = boost::asio;
@@ -21,7 +20,8 @@ namespace asio = boost::asio;
 // awaiting coroutine parks on `done` (never expiring; cancelled when the
 // transfer ends).
 struct CurlHttpClient::Transfer {
-    explicit Transfer(const asio::any_io_executor& io) : done(io, std::chrono::steady_clock::time_point::max()) {}
+    explicit Transfer(const asio::any_io_executor& io)
+        : done(io, std::chrono::steady_clock::time_point::max()) {}
     Transfer(const Transfer&) = delete;
     Transfer& operator=(const Transfer&) = delete;
     ~Transfer() {
@@ -56,7 +56,9 @@ struct CurlHttpClient::Watch {
 
 namespace {
 
-CURLM* multi_of(void* p) { return static_cast<CURLM*>(p); }
+CURLM* multi_of(void* p) {
+    return static_cast<CURLM*>(p);
+}
 
 std::optional<std::string> env(const char* name) {
     const char* value = std::getenv(name);
@@ -68,7 +70,8 @@ std::optional<std::string> env(const char* name) {
 std::vector<std::string> header_values(CURL* easy, const char* name) {
     std::vector<std::string> values;
     curl_header* header = nullptr;
-    for (std::size_t i = 0; curl_easy_header(easy, name, i, CURLH_HEADER, -1, &header) == CURLHE_OK; ++i) {
+    for (std::size_t i = 0; curl_easy_header(easy, name, i, CURLH_HEADER, -1, &header) == CURLHE_OK;
+         ++i) {
         values.emplace_back(header->value);
         if (i + 1 >= header->amount) break;
     }
@@ -84,7 +87,9 @@ std::optional<long long> seconds_header(CURL* easy, const char* name) {
     return n;
 }
 
-const char* text_or_empty(const char* text) { return text != nullptr ? text : ""; }
+const char* text_or_empty(const char* text) {
+    return text != nullptr ? text : "";
+}
 
 }  // namespace
 
@@ -98,10 +103,12 @@ void CurlHttpClient::global_init() {
 }
 
 void CurlHttpClient::prepare() {
-    if ((curl_version_info(CURLVERSION_NOW)->features & CURL_VERSION_THREADSAFE) == 0) global_init();
+    if ((curl_version_info(CURLVERSION_NOW)->features & CURL_VERSION_THREADSAFE) == 0)
+        global_init();
 }
 
-CurlOptions CurlHttpClient::from_environment(std::string user_agent, const std::string& configured_ca_file) {
+CurlOptions CurlHttpClient::from_environment(std::string user_agent,
+                                             const std::string& configured_ca_file) {
     CurlOptions options;
     options.user_agent = std::move(user_agent);
     if (!configured_ca_file.empty()) {
@@ -152,15 +159,18 @@ asio::awaitable<HttpResponse> CurlHttpClient::fetch(HttpRequest request) {
     t.timeout_ms = static_cast<long>(request.timeout.count());
     t.response.url = request.url;
     t.body_fd = request.body_fd;
-    if (t.body_fd >= 0 && (::ftruncate(t.body_fd, 0) != 0 || ::lseek(t.body_fd, 0, SEEK_SET) != 0)) {
+    if (t.body_fd >= 0 &&
+        (::ftruncate(t.body_fd, 0) != 0 || ::lseek(t.body_fd, 0, SEEK_SET) != 0)) {
         throw HttpError(std::string("cannot empty the download file: ") + std::strerror(errno));
     }
-    t.headers = curl_slist_append(nullptr, t.body_fd >= 0 ? "Accept: */*" : "Accept: application/json");
+    t.headers =
+        curl_slist_append(nullptr, t.body_fd >= 0 ? "Accept: */*" : "Accept: application/json");
     CURL* e = t.easy;
     curl_easy_setopt(e, CURLOPT_URL, request.url.c_str());
     curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https,http");
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);  // the caller follows, deciding where credentials go
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION,
+                     0L);  // the caller follows, deciding where credentials go
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, std::max(1L, t.timeout_ms));
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
@@ -261,15 +271,17 @@ void CurlHttpClient::watch(int fd, int what) {
 
 void CurlHttpClient::arm(const std::shared_ptr<Watch>& w) {
     const int fd = w->descriptor.native_handle();
-    const auto wait = [this, fd, w](asio::posix::descriptor_base::wait_type type, bool& pending, int select) {
+    const auto wait = [this, fd, w](asio::posix::descriptor_base::wait_type type, bool& pending,
+                                    int select) {
         pending = true;
-        w->descriptor.async_wait(type, [this, fd, w, &pending, select](const boost::system::error_code& ec) {
-            pending = false;
-            if (ec == asio::error::operation_aborted) return;
-            const auto current = watches_.find(fd);
-            if (current == watches_.end() || current->second != w) return;  // fd gone or reused
-            on_ready(fd, ec ? CURL_CSELECT_ERR : select);
-        });
+        w->descriptor.async_wait(
+            type, [this, fd, w, &pending, select](const boost::system::error_code& ec) {
+                pending = false;
+                if (ec == asio::error::operation_aborted) return;
+                const auto current = watches_.find(fd);
+                if (current == watches_.end() || current->second != w) return;  // fd gone or reused
+                on_ready(fd, ec ? CURL_CSELECT_ERR : select);
+            });
     };
     if ((w->what & CURL_POLL_IN) != 0 && !w->reading) {
         wait(asio::posix::descriptor_base::wait_read, w->reading, CURL_CSELECT_IN);
@@ -320,12 +332,14 @@ void CurlHttpClient::finish(Transfer& t, int code) {
         curl_easy_getinfo(t.easy, CURLINFO_REDIRECT_URL, &text);
         r.location = text_or_empty(text);
         curl_off_t retry_after = 0;
-        if (curl_easy_getinfo(t.easy, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK && retry_after > 0) {
+        if (curl_easy_getinfo(t.easy, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK &&
+            retry_after > 0) {
             r.retry_after = static_cast<long long>(retry_after);
         }
         r.cache_control = header_values(t.easy, "Cache-Control");
         r.age = seconds_header(t.easy, "Age");
-        if (const std::vector<std::string> get = header_values(t.easy, "X-Terraform-Get"); !get.empty()) {
+        if (const std::vector<std::string> get = header_values(t.easy, "X-Terraform-Get");
+            !get.empty()) {
             r.terraform_get = get.front();
         }
     } else if (!t.write_error.empty()) {
@@ -333,10 +347,12 @@ void CurlHttpClient::finish(Transfer& t, int code) {
     } else if (t.too_large || result == CURLE_FILESIZE_EXCEEDED) {
         t.error = "the response body is larger than " + std::to_string(t.max_body / 1024) + " KiB";
     } else if (result == CURLE_OPERATION_TIMEDOUT) {
-        t.error = fmt::format("timed out: no complete answer within {:.1f} s ({})",
-                              static_cast<double>(t.timeout_ms) / 1000.0, text_or_empty(t.error_buffer));
+        t.error =
+            fmt::format("timed out: no complete answer within {:.1f} s ({})",
+                        static_cast<double>(t.timeout_ms) / 1000.0, text_or_empty(t.error_buffer));
     } else {
-        t.error = t.error_buffer[0] != '\0' ? std::string(t.error_buffer) : curl_easy_strerror(result);
+        t.error =
+            t.error_buffer[0] != '\0' ? std::string(t.error_buffer) : curl_easy_strerror(result);
     }
     t.finished = true;
     t.done.cancel();

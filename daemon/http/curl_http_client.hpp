@@ -22,7 +22,7 @@ struct CurlOptions {
 };
 
 class CurlHttpClient final : public HttpClient {
-public:
+  public:
     // Once per process. With a libcurl whose initialization is thread-safe
     // (CURL_VERSION_THREADSAFE), the first fetch does it; with another, call
     // it before any thread starts: prepare() says which.
@@ -42,9 +42,10 @@ public:
 
     // The CA settings a daemon uses: `ca_file` from the configuration wins,
     // else SSL_CERT_FILE / SSL_CERT_DIR as Terraform (Go) honours them.
-    static CurlOptions from_environment(std::string user_agent, const std::string& configured_ca_file);
+    static CurlOptions from_environment(std::string user_agent,
+                                        const std::string& configured_ca_file);
 
-private:
+  private:
     struct Transfer;
     struct Watch;
 

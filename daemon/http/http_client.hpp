@@ -3,15 +3,14 @@
 // registry clients talk to. The libcurl adapter implements it; unit
 // tests put a scripted fake in its place.
 
-#include <utility>
+#include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstddef>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
-
-#include <boost/asio/awaitable.hpp>
 
 #include "proto/secret.hpp"
 
@@ -19,9 +18,11 @@ namespace hostkeeper::daemon::http {
 
 struct HttpRequest {
     std::string url;
-    std::optional<proto::Secret> bearer_token;  // sent as "Authorization: Bearer ..." to this URL only
-    std::chrono::milliseconds timeout{11000};   // the whole exchange
-    std::size_t max_body = std::size_t{1024} * 1024;        // larger bodies are an error, announced or not
+    std::optional<proto::Secret>
+        bearer_token;  // sent as "Authorization: Bearer ..." to this URL only
+    std::chrono::milliseconds timeout{11000};  // the whole exchange
+    std::size_t max_body =
+        std::size_t{1024} * 1024;  // larger bodies are an error, announced or not
     // When set, the body is written to this file (emptied first), not kept in
     // HttpResponse::body: for downloads. Any Content-Type is accepted.
     int body_fd = -1;
@@ -29,25 +30,25 @@ struct HttpRequest {
 
 struct HttpResponse {
     long status = 0;
-    std::string url;           // the URL that answered
-    std::string content_type;  // "" when the server sent none
-    std::string location;      // a redirect's target, absolute; "" when none
+    std::string url;                         // the URL that answered
+    std::string content_type;                // "" when the server sent none
+    std::string location;                    // a redirect's target, absolute; "" when none
     std::vector<std::string> cache_control;  // every Cache-Control header
     std::optional<long long> age;            // the Age header, seconds
     std::optional<long long> retry_after;    // Retry-After, in seconds from now
-    std::string terraform_get;               // X-Terraform-Get (a module's download location); "" when none
+    std::string terraform_get;  // X-Terraform-Get (a module's download location); "" when none
     std::string body;
     std::size_t body_size = 0;  // bytes received (kept in `body`, or written to body_fd)
 };
 
 // A request that got no HTTP response: network, TLS, timeout, body too large.
 class HttpError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
 class HttpClient {
-public:
+  public:
     HttpClient() = default;
     HttpClient(const HttpClient&) = delete;
     HttpClient& operator=(const HttpClient&) = delete;

@@ -4,14 +4,13 @@
 // never along a redirect elsewhere. Shared by discovery and the registry
 // clients.
 
-#include <utility>
+#include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
-
-#include <boost/asio/awaitable.hpp>
+#include <utility>
 
 #include "daemon/http/http_client.hpp"
 #include "proto/secret.hpp"
@@ -41,6 +40,7 @@ bool is_refusal(long status) noexcept;
 // host and port) and to no other.
 boost::asio::awaitable<FetchResult> fetch_following(HttpClient& http, std::string url,
                                                     const std::optional<proto::Secret>& token,
-                                                    const std::string& token_origin, const FetchRules& rules);
+                                                    const std::string& token_origin,
+                                                    const FetchRules& rules);
 
 }  // namespace hostkeeper::daemon::http

@@ -20,7 +20,8 @@ inline std::string_view trim_ows(std::string_view s) {
 // ASCII case-insensitive equality, as tokens compare.
 inline bool iequals(std::string_view a, std::string_view b) {
     return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+               return std::tolower(static_cast<unsigned char>(x)) ==
+                      std::tolower(static_cast<unsigned char>(y));
            });
 }
 
@@ -31,7 +32,8 @@ inline bool is_json_media_type(std::string_view content_type) {
 
 // Why a response with this Content-Type is not a JSON document, or "" when it is.
 inline std::string json_media_type_problem(std::string_view content_type) {
-    if (content_type.empty()) return "the response has no Content-Type; it must be application/json";
+    if (content_type.empty())
+        return "the response has no Content-Type; it must be application/json";
     if (!is_json_media_type(content_type)) {
         return "the Content-Type is \"" + std::string(content_type) + "\", not application/json";
     }

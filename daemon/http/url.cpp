@@ -22,7 +22,9 @@ Url make_url() {
     return url;
 }
 
-std::string describe(CURLUcode code) { return curl_url_strerror(code); }
+std::string describe(CURLUcode code) {
+    return curl_url_strerror(code);
+}
 
 // A part of `url`, or "" when it has none.
 std::string part(CURLU* url, CURLUPart which, unsigned flags = 0) {
@@ -36,7 +38,8 @@ std::string part(CURLU* url, CURLUPart which, unsigned flags = 0) {
 Url parsed(const std::string& text) {
     Url url = make_url();
     // Only what Terraform's Go client would take: no guessing of schemes.
-    if (const CURLUcode rc = curl_url_set(url.get(), CURLUPART_URL, text.c_str(), CURLU_NON_SUPPORT_SCHEME);
+    if (const CURLUcode rc =
+            curl_url_set(url.get(), CURLUPART_URL, text.c_str(), CURLU_NON_SUPPORT_SCHEME);
         rc != CURLUE_OK) {
         throw UrlError("\"" + text + "\" is not a valid URL: " + describe(rc));
     }
@@ -49,7 +52,8 @@ std::string resolve_url(const std::string& base, const std::string& reference) {
     Url url = parsed(base);
     // With a base already set, curl_url_set resolves a relative reference
     // per RFC 3986 and takes an absolute one as it is.
-    if (const CURLUcode rc = curl_url_set(url.get(), CURLUPART_URL, reference.c_str(), CURLU_NON_SUPPORT_SCHEME);
+    if (const CURLUcode rc =
+            curl_url_set(url.get(), CURLUPART_URL, reference.c_str(), CURLU_NON_SUPPORT_SCHEME);
         rc != CURLUE_OK) {
         throw UrlError("\"" + reference + "\" is not a valid URL: " + describe(rc));
     }
@@ -64,7 +68,8 @@ UrlParts parse_url(const std::string& text) {
     parts.scheme = part(url.get(), CURLUPART_SCHEME);
     parts.host = part(url.get(), CURLUPART_HOST);
     parts.port = part(url.get(), CURLUPART_PORT, CURLU_DEFAULT_PORT);
-    parts.has_credentials = !part(url.get(), CURLUPART_USER).empty() || !part(url.get(), CURLUPART_PASSWORD).empty();
+    parts.has_credentials =
+        !part(url.get(), CURLUPART_USER).empty() || !part(url.get(), CURLUPART_PASSWORD).empty();
     for (std::string* s : {&parts.scheme, &parts.host}) {
         for (char& c : *s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
     }

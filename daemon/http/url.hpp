@@ -8,14 +8,14 @@
 namespace hostkeeper::daemon::http {
 
 class UrlError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
 struct UrlParts {
-    std::string scheme;  // lowercase
-    std::string host;    // lowercase
-    std::string port;    // always present: the scheme's default when the URL has none
+    std::string scheme;            // lowercase
+    std::string host;              // lowercase
+    std::string port;              // always present: the scheme's default when the URL has none
     bool has_credentials = false;  // user or password present
 };
 

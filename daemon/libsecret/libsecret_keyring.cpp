@@ -35,7 +35,9 @@ struct Deleter {
         if (p != nullptr) Free(p);
     }
 };
-void unref_value(SecretValue* p) { secret_value_unref(p); }
+void unref_value(SecretValue* p) {
+    secret_value_unref(p);
+}
 using ErrorPtr = std::unique_ptr<GError, Deleter<GError, g_error_free>>;
 using HashTablePtr = std::unique_ptr<GHashTable, Deleter<GHashTable, g_hash_table_unref>>;
 using ValuePtr = std::unique_ptr<SecretValue, Deleter<SecretValue, unref_value>>;
@@ -55,7 +57,7 @@ using CancellablePtr = GObjectPtr<GCancellable>::type;
 
 // Owns a GList of SecretItem references.
 class ItemList {
-public:
+  public:
     explicit ItemList(GList* list) : list_(list) {}
     ItemList(const ItemList&) = delete;
     ItemList& operator=(const ItemList&) = delete;
@@ -63,18 +65,20 @@ public:
     GList* get() const { return list_; }
     std::vector<SecretItem*> items() const {
         std::vector<SecretItem*> out;
-        for (GList* l = list_; l != nullptr; l = l->next) out.push_back(static_cast<SecretItem*>(l->data));
+        for (GList* l = list_; l != nullptr; l = l->next)
+            out.push_back(static_cast<SecretItem*>(l->data));
         return out;
     }
 
-private:
+  private:
     GList* list_;
 };
 
 HashTablePtr attributes_for(const std::string& host) {
     HashTablePtr attributes(g_hash_table_new(g_str_hash, g_str_equal));
     // The table does not own its strings; `host` outlives it.
-    g_hash_table_insert(attributes.get(), const_cast<char*>("host"), const_cast<char*>(host.c_str()));
+    g_hash_table_insert(attributes.get(), const_cast<char*>("host"),
+                        const_cast<char*>(host.c_str()));
     return attributes;
 }
 
@@ -82,7 +86,7 @@ HashTablePtr attributes_for(const std::string& host) {
 // restarted (its old unique name, objects and session are gone) or went away.
 // Worth one more try on a new connection.
 class StaleConnection : public Error {
-public:
+  public:
     using Error::Error;
 };
 
@@ -162,7 +166,7 @@ std::string seconds_text(std::chrono::milliseconds timeout) {
 // iterates. Unless dispatched they pile up, and some grow with the number of
 // items (measured: about 30 kB per store with 200 items). Drain after every call.
 class DrainMainContext {
-public:
+  public:
     DrainMainContext() = default;
     DrainMainContext(const DrainMainContext&) = delete;
     DrainMainContext& operator=(const DrainMainContext&) = delete;
@@ -178,7 +182,7 @@ public:
 // service, and prompts nobody answers, otherwise wait indefinitely (or for
 // GDBus's 25 s). One thread for the adapter's one worker thread's calls.
 class CallWatchdog {
-public:
+  public:
     CallWatchdog() : thread_([this] { watch(); }) {}
     CallWatchdog(const CallWatchdog&) = delete;
     CallWatchdog& operator=(const CallWatchdog&) = delete;
@@ -204,7 +208,7 @@ public:
         armed_ = nullptr;
     }
 
-private:
+  private:
     void watch() {
         std::unique_lock lock(mutex_);
         while (!quit_) {
@@ -232,7 +236,7 @@ namespace {
 
 // One bounded D-Bus call: a cancellable the watchdog cancels after `bound`.
 class Call {
-public:
+  public:
     Call(CallWatchdog& watchdog, Bound bound)
         : watchdog_(watchdog), bound_(bound), cancellable_(g_cancellable_new()) {
         watchdog_.arm(cancellable_.get(), bound.timeout);
@@ -246,7 +250,7 @@ public:
         ::hostkeeper::daemon::libsecret::fail(error, context, bound_);
     }
 
-private:
+  private:
     CallWatchdog& watchdog_;
     Bound bound_;
     CancellablePtr cancellable_;

@@ -5,10 +5,10 @@
 // object as the secret, in the default collection.
 //
 // Every D-Bus call is bounded: an unlock prompt by `unlock_timeout`, any other
-// call by the shorter of `unlock_timeout` and 10 s, so that a stopped or hung Secret Service is an error
-// (keyring_unavailable) and never a request that waits forever. A call that
-// fails because the connection went stale (the service was restarted: its
-// old bus name and session are gone) is retried once on a new connection.
+// call by the shorter of `unlock_timeout` and 10 s, so that a stopped or hung Secret Service is an
+// error (keyring_unavailable) and never a request that waits forever. A call that fails because the
+// connection went stale (the service was restarted: its old bus name and session are gone) is
+// retried once on a new connection.
 
 #include <atomic>
 #include <chrono>
@@ -21,7 +21,7 @@ namespace hostkeeper::daemon::libsecret {
 class CallWatchdog;
 
 class LibsecretKeyring final : public credentials::Keyring {
-public:
+  public:
     explicit LibsecretKeyring(std::chrono::milliseconds unlock_timeout);
     ~LibsecretKeyring() override;
 
@@ -33,7 +33,7 @@ public:
     // gone, back); the next call starts on a new connection.
     void service_replaced();
 
-private:
+  private:
     template <typename F>
     auto attempt(F f);
     std::optional<proto::Secret> lookup_once(const std::string& host);

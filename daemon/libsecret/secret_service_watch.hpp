@@ -14,18 +14,18 @@
 // drop cached answers, so a client that fakes them can cost keyring
 // lookups, never serve a token.
 
-#include <utility>
 #include <boost/asio/any_io_executor.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <utility>
 
 #include "daemon/credentials/keyring_events.hpp"
 
 namespace hostkeeper::daemon::libsecret {
 
 class SecretServiceWatch {
-public:
+  public:
     // `service_replaced` is called on the watch's thread when the owner of
     // org.freedesktop.secrets changed. Waits up to `settle` for the watch to
     // stand before returning (the first report is made at once either way).
@@ -38,7 +38,7 @@ public:
 
     struct State;
 
-private:
+  private:
     std::shared_ptr<State> state_;
 };
 

@@ -1,8 +1,8 @@
 #include "daemon/registry/mirror.hpp"
 
+#include "daemon/http/url.hpp"
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
-#include "daemon/http/url.hpp"
 
 namespace hostkeeper::daemon::registry {
 using proto::Error;

@@ -11,13 +11,13 @@
 #include <cstring>
 #include <optional>
 
-#include "proto/error.hpp"
-#include "proto/unique_fd.hpp"
-#include "daemon/http/http_fetch.hpp"
-#include "proto/socket_path.hpp"
 #include "daemon/async/on_worker.hpp"
+#include "daemon/http/http_fetch.hpp"
 #include "daemon/registry/package_hash.hpp"
 #include "daemon/registry/registry_options.hpp"
+#include "proto/error.hpp"
+#include "proto/socket_path.hpp"
+#include "proto/unique_fd.hpp"
 
 namespace hostkeeper::daemon::registry {
 namespace asio = boost::asio;
@@ -123,7 +123,8 @@ asio::awaitable<FetchedPackage> PackageFetcher::fetch(std::string url,
     // (Named first: async/toolchain.hpp.)
     const std::optional<proto::Secret> no_token;
     const std::string no_origin;
-    const http::FetchResult result = co_await http::fetch_following(http_, url, no_token, no_origin, rules);
+    const http::FetchResult result =
+        co_await http::fetch_following(http_, url, no_token, no_origin, rules);
     if (!result.response)
         throw Error(ErrorCode::registry_failed, "downloading " + what + ": " + result.error);
     if (result.response->status != 200) {

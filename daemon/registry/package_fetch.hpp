@@ -4,15 +4,14 @@
 // file in the daemon's private directory (never to memory); archive URLs get
 // no credentials, as in Terraform. A mismatch deletes the file.
 
-#include <utility>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
-
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/thread_pool.hpp>
 
 #include "daemon/http/http_client.hpp"
 
@@ -21,7 +20,7 @@ namespace hostkeeper::daemon::registry {
 inline constexpr std::size_t kMaxPackageSize = std::size_t{2} * 1024 * 1024 * 1024;  // 2 GiB
 
 struct FetchedPackage {
-    std::string path;                  // the verified archive, in the downloads directory
+    std::string path;  // the verified archive, in the downloads directory
     std::size_t size = 0;
     std::string zh;                    // "zh:..." computed
     std::string h1;                    // "h1:..." computed
@@ -29,7 +28,7 @@ struct FetchedPackage {
 };
 
 class PackageFetcher {
-public:
+  public:
     // `dir` is created 0700 when missing; files left there by a client that
     // never collected them are removed after an hour.
     PackageFetcher(http::HttpClient& http, std::filesystem::path dir, std::chrono::seconds timeout);
@@ -38,10 +37,11 @@ public:
     // others are ignored). Throws proto::Error: registry_failed for the
     // download, verification_failed for a mismatch or nothing to check
     // against (`what` names the package in messages).
-    boost::asio::awaitable<FetchedPackage> fetch(std::string url, std::vector<std::string> published,
+    boost::asio::awaitable<FetchedPackage> fetch(std::string url,
+                                                 std::vector<std::string> published,
                                                  std::string what);
 
-private:
+  private:
     void sweep() const;
 
     http::HttpClient& http_;

@@ -82,7 +82,8 @@ std::string h1_hash(const std::string& path) {
     }
     const zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
     if (entries < 0 || static_cast<std::uint64_t>(entries) > kMaxPackageEntries) {
-        throw PackageError("the package has more than " + std::to_string(kMaxPackageEntries) + " files");
+        throw PackageError("the package has more than " + std::to_string(kMaxPackageEntries) +
+                           " files");
     }
     std::vector<std::pair<std::string, zip_uint64_t>> files;
     for (zip_int64_t i = 0; i < entries; ++i) {

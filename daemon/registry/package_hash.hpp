@@ -12,7 +12,7 @@
 namespace hostkeeper::daemon::registry {
 
 class PackageError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
@@ -21,7 +21,8 @@ std::string zip_hash(const std::string& path);
 
 // Limits on what h1_hash unpacks: a zip bomb is refused, not hashed.
 inline constexpr std::size_t kMaxPackageEntries = 100'000;
-inline constexpr std::uint64_t kMaxPackageUnpacked = std::uint64_t{4} * 1024 * 1024 * 1024;  // 4 GiB
+inline constexpr std::uint64_t kMaxPackageUnpacked =
+    std::uint64_t{4} * 1024 * 1024 * 1024;  // 4 GiB
 
 // "h1:<base64>" of the zip archive at `path`, as Terraform computes it for a
 // lock file. Throws PackageError when it is no zip archive, names a file with

@@ -5,9 +5,9 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "daemon/http/url.hpp"
 #include "proto/json.hpp"
 #include "proto/registry_address.hpp"
-#include "daemon/http/url.hpp"
 
 namespace hostkeeper::daemon::registry {
 

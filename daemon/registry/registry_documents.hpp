@@ -18,10 +18,11 @@ namespace hostkeeper::daemon::registry {
 // One document's meaning, immutable and shared by the cache entry and every
 // answer made from it.
 struct RegistryDocument {
-    RegistryDocument(std::string url_, proto::Json body_, std::vector<proto::SemVer> versions_ = {});
-    std::string url;                       // the URL that answered (the endpoint, for a module download)
-    proto::Json body;                      // the normalized answer's own fields
-    std::vector<proto::SemVer> versions;   // a version list's versions, parallel to body["versions"]
+    RegistryDocument(std::string url_, proto::Json body_,
+                     std::vector<proto::SemVer> versions_ = {});
+    std::string url;   // the URL that answered (the endpoint, for a module download)
+    proto::Json body;  // the normalized answer's own fields
+    std::vector<proto::SemVer> versions;  // a version list's versions, parallel to body["versions"]
     // Made by the reply module at the first reply, spliced into every later one (event loop only).
     mutable std::string reply_fields;
 };

@@ -4,10 +4,10 @@
 #include <variant>
 
 #include "daemon/discovery/discovery_document.hpp"
+#include "daemon/http/url.hpp"
+#include "daemon/registry/registry_documents.hpp"
 #include "proto/json.hpp"
 #include "proto/services.hpp"
-#include "daemon/registry/registry_documents.hpp"
-#include "daemon/http/url.hpp"
 
 namespace hostkeeper::daemon::registry {
 namespace asio = boost::asio;
@@ -61,8 +61,9 @@ Json mirror_package(const RegistryDocument& document, const std::string& platfor
 }
 
 RegistryService::RegistryService(asio::any_io_executor io, http::HttpClient& http,
-                                 credentials::CredentialService& credentials, discovery::DiscoveryService& discovery,
-                                 RegistryOptions options, Cache::Clock clock)
+                                 credentials::CredentialService& credentials,
+                                 discovery::DiscoveryService& discovery, RegistryOptions options,
+                                 Cache::Clock clock)
     : discovery_(discovery),
       options_(std::move(options)),
       clock_(std::move(clock)),
@@ -140,7 +141,8 @@ RegistryService::Job RegistryService::mirror_job(Kind kind, const Mirror& mirror
 
 // Jobs (and their lambdas) are made outside the coroutines
 // (async/toolchain.hpp, rule 3).
-RegistryService::Job RegistryService::module_versions_job(const proto::ModuleAddress& module) const {
+RegistryService::Job RegistryService::module_versions_job(
+    const proto::ModuleAddress& module) const {
     const std::string path = module.name_space + "/" + module.name + "/" + module.system;
     Job job = registry_job(Kind::versions, module.host, "modules.v1", path + "/versions");
     job.label = "the versions of module " + module.to_string();
@@ -191,8 +193,8 @@ RegistryService::Job RegistryService::module_download_job(const proto::ModuleAdd
     return job;
 }
 
-RegistryService::Job RegistryService::provider_versions_job(const proto::ProviderAddress& provider,
-                                                            const std::optional<Mirror>& mirror) const {
+RegistryService::Job RegistryService::provider_versions_job(
+    const proto::ProviderAddress& provider, const std::optional<Mirror>& mirror) const {
     const std::string path = provider.name_space + "/" + provider.type;
     Job job;
     if (mirror) {
@@ -215,10 +217,9 @@ RegistryService::Job RegistryService::provider_versions_job(const proto::Provide
     return job;
 }
 
-RegistryService::Job RegistryService::provider_package_job(const proto::ProviderAddress& provider,
-                                                           const proto::SemVer& version,
-                                                           const std::string& platform,
-                                                           const std::optional<Mirror>& mirror) const {
+RegistryService::Job RegistryService::provider_package_job(
+    const proto::ProviderAddress& provider, const proto::SemVer& version,
+    const std::string& platform, const std::optional<Mirror>& mirror) const {
     const std::string path = provider.name_space + "/" + provider.type;
     const std::string v = version.to_string();
     Job job;
@@ -243,7 +244,8 @@ RegistryService::Job RegistryService::provider_package_job(const proto::Provider
             // As Terraform: a package for another platform is an error.
             if (package.at("platform") != platform) {
                 throw std::runtime_error("the registry answered with a package for " +
-                                         package.at("platform").get<std::string>() + ", not " + platform);
+                                         package.at("platform").get<std::string>() + ", not " +
+                                         platform);
             }
             return RegistryDocument(r.url, std::move(package));
         };
@@ -352,7 +354,8 @@ asio::awaitable<RegistryService::Cache::Fetched> RegistryService::fetch_from(
     co_return settle(*job, std::move(verdict));
 }
 
-upstream::UpstreamRequest RegistryService::request_of(const Job& job, const std::string& url) const {
+upstream::UpstreamRequest RegistryService::request_of(const Job& job,
+                                                      const std::string& url) const {
     upstream::UpstreamRequest request;
     request.url = url;
     request.token_host = job.token_host;

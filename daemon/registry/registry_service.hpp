@@ -6,17 +6,16 @@
 // with the keyring's credentials for the registry's user-facing hostname (for
 // a mirror: the mirror's host and port), sent to that origin only.
 
-#include <utility>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
-
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
 
 #include "daemon/cache/answer_cache.hpp"
 #include "daemon/credentials/credential_service.hpp"
@@ -24,13 +23,13 @@
 #include "daemon/http/http_client.hpp"
 #include "daemon/registry/mirror.hpp"
 #include "daemon/registry/package_fetch.hpp"
+#include "daemon/registry/registry_documents.hpp"
+#include "daemon/registry/registry_options.hpp"
+#include "daemon/upstream/upstream.hpp"
 #include "proto/error.hpp"
 #include "proto/messages.hpp"
 #include "proto/registry_address.hpp"
 #include "proto/semver.hpp"
-#include "daemon/registry/registry_documents.hpp"
-#include "daemon/registry/registry_options.hpp"
-#include "daemon/upstream/upstream.hpp"
 
 namespace hostkeeper::daemon::registry {
 
@@ -43,7 +42,7 @@ struct RegistryAnswer {
 };
 
 class RegistryError : public cache::FetchFailure {
-public:
+  public:
     RegistryError(const std::string& message, bool cached, std::chrono::seconds retry_in)
         : cache::FetchFailure(proto::ErrorCode::registry_failed, message, cached, retry_in) {}
 };
@@ -51,35 +50,43 @@ public:
 // The package for `platform` out of a mirror's VERSION.json answer: {"platform",
 // "filename","download_url","hashes"}. Throws proto::Error{not_found} naming
 // the platforms the mirror has.
-proto::Json mirror_package(const RegistryDocument& document, const std::string& platform, const std::string& what);
+proto::Json mirror_package(const RegistryDocument& document, const std::string& platform,
+                           const std::string& what);
 
 using RegistryStats = upstream::UpstreamStats;
 
 class RegistryService {
-public:
+  public:
     using Cache = cache::AnswerCache<RegistryDocument>;
 
     // `credentials`: bearer tokens; `discovery`: the registries' service URLs.
     // Throws proto::Error for a bad options.mirror_url.
-    RegistryService(boost::asio::any_io_executor io, http::HttpClient& http, credentials::CredentialService& credentials,
-                    discovery::DiscoveryService& discovery, RegistryOptions options, Cache::Clock clock = std::chrono::steady_clock::now);
+    RegistryService(boost::asio::any_io_executor io, http::HttpClient& http,
+                    credentials::CredentialService& credentials,
+                    discovery::DiscoveryService& discovery, RegistryOptions options,
+                    Cache::Clock clock = std::chrono::steady_clock::now);
 
     // Each throws RegistryError, DiscoveryError, or proto::Error with
     // not_found (404) or unsupported_service (the host lacks the service).
-    boost::asio::awaitable<RegistryAnswer> module_versions(proto::ModuleAddress module, bool refresh);
-    boost::asio::awaitable<RegistryAnswer> module_download(proto::ModuleAddress module, proto::SemVer version,
+    boost::asio::awaitable<RegistryAnswer> module_versions(proto::ModuleAddress module,
                                                            bool refresh);
+    boost::asio::awaitable<RegistryAnswer> module_download(proto::ModuleAddress module,
+                                                           proto::SemVer version, bool refresh);
     // `mirror`: nullopt for the provider's own registry.
     boost::asio::awaitable<RegistryAnswer> provider_versions(proto::ProviderAddress provider,
-                                                             std::optional<Mirror> mirror, bool refresh);
+                                                             std::optional<Mirror> mirror,
+                                                             bool refresh);
     // For a mirror, the answer is the whole VERSION.json: pick the platform with mirror_package().
-    boost::asio::awaitable<RegistryAnswer> provider_package(proto::ProviderAddress provider, proto::SemVer version,
-                                                            std::string platform, std::optional<Mirror> mirror,
+    boost::asio::awaitable<RegistryAnswer> provider_package(proto::ProviderAddress provider,
+                                                            proto::SemVer version,
+                                                            std::string platform,
+                                                            std::optional<Mirror> mirror,
                                                             bool refresh);
 
     // Downloads a package and checks it against the hashes published for it
     // (see PackageFetcher::fetch).
-    boost::asio::awaitable<FetchedPackage> fetch_package(std::string url, std::vector<std::string> published,
+    boost::asio::awaitable<FetchedPackage> fetch_package(std::string url,
+                                                         std::vector<std::string> published,
                                                          std::string what);
 
     // The mirror configured in config.toml, if any.
@@ -91,7 +98,7 @@ public:
     RegistryStats stats() const;
     void stop();
 
-private:
+  private:
     enum class Kind { versions, download, module_download };
     // One document to fetch: at `url`, or (a registry's) at `path` below the
     // URL discovery gives for `service`.
@@ -110,13 +117,17 @@ private:
         std::function<RegistryDocument(const http::HttpResponse&, const std::string&)> parse;
     };
 
-    Job registry_job(Kind kind, const std::string& host, const std::string& service, const std::string& path) const;
-    Job mirror_job(Kind kind, const Mirror& mirror, const std::string& address_host, const std::string& path) const;
+    Job registry_job(Kind kind, const std::string& host, const std::string& service,
+                     const std::string& path) const;
+    Job mirror_job(Kind kind, const Mirror& mirror, const std::string& address_host,
+                   const std::string& path) const;
     Job module_versions_job(const proto::ModuleAddress& module) const;
     Job module_download_job(const proto::ModuleAddress& module, const proto::SemVer& version) const;
-    Job provider_versions_job(const proto::ProviderAddress& provider, const std::optional<Mirror>& mirror) const;
+    Job provider_versions_job(const proto::ProviderAddress& provider,
+                              const std::optional<Mirror>& mirror) const;
     Job provider_package_job(const proto::ProviderAddress& provider, const proto::SemVer& version,
-                             const std::string& platform, const std::optional<Mirror>& mirror) const;
+                             const std::string& platform,
+                             const std::optional<Mirror>& mirror) const;
     Cache::Fetch fetcher(std::shared_ptr<const Job> job);
     boost::asio::awaitable<std::string> service_url(std::string host, std::string service);
     boost::asio::awaitable<RegistryAnswer> get(Job job, bool refresh);

@@ -3,11 +3,11 @@
 // reply out. The dispatcher is the daemon's; a daemon that cannot run
 // with its configuration answers with the reason instead.
 
-#include <utility>
 #include <boost/asio/awaitable.hpp>
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace hostkeeper::daemon::server {
 

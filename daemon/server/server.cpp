@@ -133,7 +133,8 @@ asio::awaitable<void> Server::serve(std::shared_ptr<Connection> connection) {
     const std::optional<proto::PeerCredentials> found =
         proto::peer_credentials(connection->socket.native_handle());
     // Unknown: logged as uid -1, never mistaken for root.
-    const proto::PeerCredentials peer = found.value_or(proto::PeerCredentials{0, static_cast<uid_t>(-1)});
+    const proto::PeerCredentials peer =
+        found.value_or(proto::PeerCredentials{0, static_cast<uid_t>(-1)});
     if (!found || peer.uid != ::geteuid()) {
         spdlog::warn("refused a connection from uid {} (pid {}): only uid {} may use this daemon",
                      peer.uid, peer.pid, ::geteuid());

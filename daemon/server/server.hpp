@@ -4,7 +4,6 @@
 // of another uid, bounds every read with a deadline and the number of
 // connections with a cap, and stops gracefully.
 
-#include <utility>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
@@ -14,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <unordered_set>
+#include <utility>
 
 #include "daemon/server/request_handler.hpp"
 

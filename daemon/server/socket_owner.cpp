@@ -24,7 +24,8 @@ sockaddr_un address_of(const std::filesystem::path& path) {
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
     if (path.native().size() >= sizeof address.sun_path) {
-        throw std::system_error(ENAMETOOLONG, std::generic_category(), "socket path " + path.string());
+        throw std::system_error(ENAMETOOLONG, std::generic_category(),
+                                "socket path " + path.string());
     }
     std::memcpy(address.sun_path, path.c_str(), path.native().size() + 1);
     return address;
@@ -33,7 +34,8 @@ sockaddr_un address_of(const std::filesystem::path& path) {
 bool something_answers(const sockaddr_un& address) {
     const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return false;
-    const bool answers = ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
+    const bool answers =
+        ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
     ::close(fd);
     return answers;
 }
@@ -58,15 +60,18 @@ SocketOwner::SocketOwner(const proto::SocketLocation& location) : location_(loca
     struct stat st {};
     if (::lstat(location.socket.c_str(), &st) == 0) {
         if (!S_ISSOCK(st.st_mode)) {
-            throw std::runtime_error(location.socket.string() + " exists and is not a socket; remove it");
+            throw std::runtime_error(location.socket.string() +
+                                     " exists and is not a socket; remove it");
         }
         // We hold the lock, so no other hostkeeperd is there; but systemd
         // may be listening on it for socket activation.
         if (something_answers(address)) {
-            throw AlreadyRunning(location.socket.string() +
-                                 " is served by another process (a systemd socket unit?); stop it first");
+            throw AlreadyRunning(
+                location.socket.string() +
+                " is served by another process (a systemd socket unit?); stop it first");
         }
-        if (::unlink(location.socket.c_str()) != 0) throw_errno("cannot remove stale socket " + location.socket.string());
+        if (::unlink(location.socket.c_str()) != 0)
+            throw_errno("cannot remove stale socket " + location.socket.string());
     }
 
     listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -82,7 +87,8 @@ SocketOwner::SocketOwner(const proto::SocketLocation& location) : location_(loca
         throw_errno("cannot remove " + staging.string());
     }
     const mode_t old_mask = ::umask(077);
-    const int bound = ::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&bind_address), sizeof bind_address);
+    const int bound =
+        ::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&bind_address), sizeof bind_address);
     ::umask(old_mask);
     if (bound != 0) throw_errno("cannot bind " + std::string(bind_address.sun_path));
     if (::listen(listen_fd_, SOMAXCONN) != 0) throw_errno("listen");
@@ -114,7 +120,9 @@ int systemd_listener() {
     const int n = sd_listen_fds(1);
     if (n < 0) throw std::system_error(-n, std::generic_category(), "sd_listen_fds");
     if (n == 0) return -1;
-    if (n > 1) throw std::runtime_error("systemd passed " + std::to_string(n) + " sockets; hostkeeperd takes one");
+    if (n > 1)
+        throw std::runtime_error("systemd passed " + std::to_string(n) +
+                                 " sockets; hostkeeperd takes one");
     const int fd = SD_LISTEN_FDS_START;
     if (sd_is_socket_unix(fd, SOCK_STREAM, 1, nullptr, 0) <= 0) {
         throw std::runtime_error("the socket systemd passed is not a listening Unix stream socket");

@@ -15,12 +15,12 @@ namespace hostkeeper::daemon::server {
 
 // Another live daemon (or systemd) serves the socket.
 class AlreadyRunning : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
 class SocketOwner {
-public:
+  public:
     // Binds and listens at `location.socket`; the path appears only once it
     // accepts connections (bound elsewhere, renamed). Throws AlreadyRunning,
     // proto::UnsafeDirectory, or std::system_error.
@@ -34,7 +34,7 @@ public:
     int release_listener();
     const std::filesystem::path& path() const { return location_.socket; }
 
-private:
+  private:
     proto::SocketLocation location_;
     int lock_fd_ = -1;
     int listen_fd_ = -1;

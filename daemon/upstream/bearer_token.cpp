@@ -9,10 +9,9 @@
 
 namespace hostkeeper::daemon::upstream {
 
-boost::asio::awaitable<std::optional<proto::Secret>> bearer_token(credentials::CredentialService& credentials,
-                                                                  std::string host,
-                                                                  std::string purpose,
-                                                                  std::string* problem) {
+boost::asio::awaitable<std::optional<proto::Secret>> bearer_token(
+    credentials::CredentialService& credentials, std::string host, std::string purpose,
+    std::string* problem) {
     try {
         const std::optional<proto::Secret> stored = co_await credentials.get(host);
         if (!stored) co_return std::nullopt;

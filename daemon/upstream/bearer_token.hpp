@@ -4,12 +4,11 @@
 // clients go on without one when the keyring cannot say (locked, absent):
 // a host that needs it answers 401, which is reported.
 
-#include <utility>
+#include <boost/asio/awaitable.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <boost/asio/awaitable.hpp>
+#include <utility>
 
 #include "daemon/credentials/credential_service.hpp"
 #include "proto/secret.hpp"
@@ -19,7 +18,8 @@ namespace hostkeeper::daemon::upstream {
 // `host` is normalized; `purpose` ("discovery of app.terraform.io") is for the
 // log. When the keyring cannot say (locked, absent), the answer is nullopt and
 // `problem`, if given, receives why.
-boost::asio::awaitable<std::optional<proto::Secret>> bearer_token(credentials::CredentialService& credentials, std::string host,
-                                                                  std::string purpose, std::string* problem = nullptr);
+boost::asio::awaitable<std::optional<proto::Secret>> bearer_token(
+    credentials::CredentialService& credentials, std::string host, std::string purpose,
+    std::string* problem = nullptr);
 
 }  // namespace hostkeeper::daemon::upstream

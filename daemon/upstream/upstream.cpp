@@ -1,8 +1,8 @@
 #include "daemon/upstream/upstream.hpp"
 
-#include "daemon/upstream/bearer_token.hpp"
 #include "daemon/http/http_text.hpp"
 #include "daemon/http/url.hpp"
+#include "daemon/upstream/bearer_token.hpp"
 
 namespace hostkeeper::daemon::upstream {
 namespace asio = boost::asio;
@@ -73,8 +73,8 @@ asio::awaitable<Verdict> Upstream::fetch(UpstreamRequest request) {
     std::string keyring_problem;
     const std::optional<proto::Secret> token =
         co_await bearer_token(credentials_, request.token_host, request.purpose, &keyring_problem);
-    http::FetchResult fetched =
-        co_await http::fetch_following(http_, request.url, token, request.token_origin, request.rules);
+    http::FetchResult fetched = co_await http::fetch_following(http_, request.url, token,
+                                                               request.token_origin, request.rules);
     requests_ += fetched.requests;
     if (!fetched.response) {
         out.error = std::move(fetched.error);

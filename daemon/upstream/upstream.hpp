@@ -5,7 +5,6 @@
 // response means (status, media type, the locked-keyring rule) and how long
 // it stays fresh. The result is what an AnswerCache keeps.
 
-#include <utility>
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstdint>
@@ -13,10 +12,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "daemon/cache/answer_cache.hpp"
-#include "daemon/http/cache_control.hpp"
 #include "daemon/credentials/credential_service.hpp"
+#include "daemon/http/cache_control.hpp"
 #include "daemon/http/http_client.hpp"
 #include "daemon/http/http_fetch.hpp"
 
@@ -62,7 +62,7 @@ struct Verdict {
     enum class Kind { document, none, failed };
     Kind kind = Kind::failed;
     std::optional<http::HttpResponse> response;  // document: the response to read; none: the 404
-    std::string url_asked;                 // before redirects
+    std::string url_asked;                       // before redirects
     http::CacheDirectives directives;
     std::string error;  // failed: "URL: why"
     std::optional<long long> retry_after;
@@ -91,7 +91,7 @@ class Upstream {
     // what is wrong with it); `none(url)` the document of a 404.
     template <typename Doc, typename Read, typename None>
     typename cache::AnswerCache<Doc>::Fetched settle(Verdict verdict, const Freshness& fresh,
-                                              time_point now, Read&& read, None&& none) {
+                                                     time_point now, Read&& read, None&& none) {
         typename cache::AnswerCache<Doc>::Fetched out;
         out.store = !verdict.directives.no_store;
         out.retry_after = verdict.retry_after;
@@ -105,8 +105,8 @@ class Upstream {
             const http::HttpResponse& response = *verdict.response;
             try {
                 auto document = std::make_shared<const Doc>(read(response, verdict.url_asked));
-                const std::chrono::seconds ttl = http::freshness(verdict.directives, response.age,
-                                                           fresh.ttl, fresh.min_ttl, fresh.max_ttl);
+                const std::chrono::seconds ttl = http::freshness(
+                    verdict.directives, response.age, fresh.ttl, fresh.min_ttl, fresh.max_ttl);
                 out.good = {std::move(document), false, now, now + ttl};
                 return out;
             } catch (const std::exception& e) {

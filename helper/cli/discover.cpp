@@ -18,15 +18,18 @@ using proto::Json;
 int print_all(const Json& response) {
     std::printf("%s: %s\n", response.value("host", "?").c_str(), source_text(response).c_str());
     std::printf("document: %s\n", response.value("url", "?").c_str());
-    if (response.contains("error")) std::printf("refresh failed: %s\n", response.value("error", "").c_str());
+    if (response.contains("error"))
+        std::printf("refresh failed: %s\n", response.value("error", "").c_str());
     const Json& services = response.at("services");
     if (services.empty()) std::printf("no services\n");
     for (const auto& [id, value] : services.items()) {
-        std::printf("%-16s %s\n", id.c_str(), value.is_string() ? value.get<std::string>().c_str() : value.dump().c_str());
+        std::printf("%-16s %s\n", id.c_str(),
+                    value.is_string() ? value.get<std::string>().c_str() : value.dump().c_str());
     }
     if (const auto invalid = response.find("invalid"); invalid != response.end()) {
         for (const auto& [id, why] : invalid->items()) {
-            std::printf("%-16s unusable: %s\n", id.c_str(), why.is_string() ? why.get<std::string>().c_str() : "?");
+            std::printf("%-16s unusable: %s\n", id.c_str(),
+                        why.is_string() ? why.get<std::string>().c_str() : "?");
         }
     }
     return client::kExitOk;
@@ -39,9 +42,10 @@ int print_one(const Json& response, const std::string& service) {
         std::printf("%s\n", it->is_string() ? it->get<std::string>().c_str() : it->dump().c_str());
         return client::kExitOk;
     }
-    if (const auto invalid = response.find("invalid"); invalid != response.end() && invalid->contains(service)) {
-        std::fprintf(stderr, "hostkeeper: %s offers %s, but it cannot be used: %s\n", host.c_str(), service.c_str(),
-                     invalid->at(service).get<std::string>().c_str());
+    if (const auto invalid = response.find("invalid");
+        invalid != response.end() && invalid->contains(service)) {
+        std::fprintf(stderr, "hostkeeper: %s offers %s, but it cannot be used: %s\n", host.c_str(),
+                     service.c_str(), invalid->at(service).get<std::string>().c_str());
         return client::kExitNotFound;
     }
     const std::vector<std::string> others = proto::other_versions(services, service);
@@ -50,8 +54,8 @@ int print_one(const Json& response, const std::string& service) {
     } else {
         std::string list;
         for (const std::string& other : others) list += (list.empty() ? "" : ", ") + other;
-        std::fprintf(stderr, "hostkeeper: %s does not support %s; it offers %s\n", host.c_str(), service.c_str(),
-                     list.c_str());
+        std::fprintf(stderr, "hostkeeper: %s does not support %s; it offers %s\n", host.c_str(),
+                     service.c_str(), list.c_str());
     }
     return client::kExitNotFound;
 }
@@ -61,8 +65,9 @@ int print_one(const Json& response, const std::string& service) {
 int run_discover(const client::ClientOptions& client, const DiscoverOptions& options) {
     const std::string& service = options.service;
     if (!service.empty() && !proto::is_service_id(service)) {
-        throw proto::Error(proto::ErrorCode::bad_request,
-                           "\"" + service + "\" is not a service id such as modules.v1 or login.v1");
+        throw proto::Error(
+            proto::ErrorCode::bad_request,
+            "\"" + service + "\" is not a service id such as modules.v1 or login.v1");
     }
     Json request = proto::make_request(proto::Op::discover);
     request["host"] = proto::normalize_hostname(options.host);
@@ -71,7 +76,8 @@ int run_discover(const client::ClientOptions& client, const DiscoverOptions& opt
     const Json response = daemon.call(request);
     if (options.json) {
         std::printf("%s\n", response.dump(2).c_str());
-        if (!service.empty() && !response.at("services").contains(service)) return client::kExitNotFound;
+        if (!service.empty() && !response.at("services").contains(service))
+            return client::kExitNotFound;
         return client::kExitOk;
     }
     return service.empty() ? print_all(response) : print_one(response, service);

@@ -6,18 +6,18 @@
 #include <string>
 #include <vector>
 
-#include "helper/terraform_config/cli_config.hpp"
 #include "helper/client/exit_codes.hpp"
+#include "helper/client/launcher.hpp"
+#include "helper/client/subprocess.hpp"
+#include "helper/client/unit_state.hpp"
 #include "helper/files/file_io.hpp"
+#include "helper/terraform_config/cli_config.hpp"
+#include "helper/terraform_config/plaintext_credentials.hpp"
+#include "helper/terraform_config/shadowing.hpp"
+#include "helper/terraform_config/tool_locations.hpp"
 #include "proto/error.hpp"
 #include "proto/session_bus.hpp"
 #include "proto/version.hpp"
-#include "helper/client/launcher.hpp"
-#include "helper/terraform_config/plaintext_credentials.hpp"
-#include "helper/terraform_config/shadowing.hpp"
-#include "helper/client/subprocess.hpp"
-#include "helper/terraform_config/tool_locations.hpp"
-#include "helper/client/unit_state.hpp"
 
 namespace hostkeeper::helper::cli {
 namespace fs = std::filesystem;
@@ -179,21 +179,28 @@ void check_socket_directory(Report& report, const client::ClientOptions& client)
     }
 }
 
-bool installed(const char* path) { return ::access(path, F_OK) == 0; }
+bool installed(const char* path) {
+    return ::access(path, F_OK) == 0;
+}
 
 // What is missing, judged from this machine: never "install" what is there.
 std::string keyring_unavailable_fix() {
     if (proto::session_bus_address().empty()) {
         return installed("/usr/lib/systemd/user/dbus.service")
-                   ? "this session has no D-Bus session bus: log in again (a login through pam_systemd starts "
+                   ? "this session has no D-Bus session bus: log in again (a login through "
+                     "pam_systemd starts "
                      "one), or set DBUS_SESSION_BUS_ADDRESS; then 'hostkeeper stop'"
-                   : "this session has no D-Bus session bus: install dbus-user-session and log in again";
+                   : "this session has no D-Bus session bus: install dbus-user-session and log in "
+                     "again";
     }
     return installed("/usr/bin/gnome-keyring-daemon")
-               ? "nothing provides the Secret Service on your session bus: log in to the desktop (it starts "
-                 "gnome-keyring), or run 'gnome-keyring-daemon --start --components=secrets', or enable "
+               ? "nothing provides the Secret Service on your session bus: log in to the desktop "
+                 "(it starts "
+                 "gnome-keyring), or run 'gnome-keyring-daemon --start --components=secrets', or "
+                 "enable "
                  "KeePassXC's Secret Service integration"
-               : "install gnome-keyring (or enable KeePassXC's Secret Service integration) and log in again";
+               : "install gnome-keyring (or enable KeePassXC's Secret Service integration) and log "
+                 "in again";
 }
 
 std::string keyring_fix(ErrorCode code) {
@@ -220,16 +227,18 @@ void check_daemon_config(Report& report) {
         report.fail(e.what(), "install hostkeeper (hostkeeperd belongs next to this program)");
         return;
     }
-    const client::Captured checked = client::run_captured({daemon.string(), "--check-config"}, std::chrono::seconds(10), true);
+    const client::Captured checked =
+        client::run_captured({daemon.string(), "--check-config"}, std::chrono::seconds(10), true);
     std::string said = checked.out;
     while (!said.empty() && said.back() == '\n') said.pop_back();
     if (said.rfind("hostkeeperd: ", 0) == 0) said.erase(0, 13);
     if (checked.status == 0) {
         report.ok("hostkeeperd: " + said);
     } else {
-        report.fail("hostkeeperd cannot run: " + said,
-                    "fix the file (see hostkeeper.toml(5)), then 'hostkeeper stop' so that the next "
-                    "request starts a daemon that reads it");
+        report.fail(
+            "hostkeeperd cannot run: " + said,
+            "fix the file (see hostkeeper.toml(5)), then 'hostkeeper stop' so that the next "
+            "request starts a daemon that reads it");
     }
 }
 
@@ -307,12 +316,13 @@ void check_units(Report& report) {
         return;
     }
     if (units->socket.active_state == "active") {
-        report.ok(std::string("systemd: ") + client::kSocketUnit + " is " + units->socket.unit_file_state +
-                  " and listening; " + client::kServiceUnit + " is " + units->service.active_state);
+        report.ok(std::string("systemd: ") + client::kSocketUnit + " is " +
+                  units->socket.unit_file_state + " and listening; " + client::kServiceUnit +
+                  " is " + units->service.active_state);
     } else {
         report.ok(
-            std::string("systemd: ") + client::kSocketUnit + " is " + units->socket.unit_file_state +
-            " and " + units->socket.active_state +
+            std::string("systemd: ") + client::kSocketUnit + " is " +
+            units->socket.unit_file_state + " and " + units->socket.active_state +
             "; the helper starts hostkeeperd on demand (hostkeeper setup enables the socket)");
     }
 }
@@ -322,7 +332,8 @@ void check_units(Report& report) {
 int run_doctor(const client::ClientOptions& client) {
     Report report;
     bool any_tool = false;
-    for (const terraform_config::Tool tool : {terraform_config::Tool::terraform, terraform_config::Tool::opentofu}) {
+    for (const terraform_config::Tool tool :
+         {terraform_config::Tool::terraform, terraform_config::Tool::opentofu}) {
         const terraform_config::ToolPaths paths = terraform_config::locate(tool);
         if (!terraform_config::tool_present(paths)) {
             report.skip(paths.name + ": not found (`" + paths.command +

@@ -8,14 +8,14 @@
 #include <vector>
 
 #include "helper/client/exit_codes.hpp"
+#include "helper/client/launcher.hpp"
 #include "helper/files/file_io.hpp"
+#include "helper/terraform_config/plaintext_credentials.hpp"
+#include "helper/terraform_config/shadowing.hpp"
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
 #include "proto/secret.hpp"
 #include "proto/socket_path.hpp"
-#include "helper/client/launcher.hpp"
-#include "helper/terraform_config/plaintext_credentials.hpp"
-#include "helper/terraform_config/shadowing.hpp"
 
 namespace hostkeeper::helper::cli {
 namespace fs = std::filesystem;
@@ -51,7 +51,8 @@ void store_and_verify(const client::ClientOptions& client, const std::string& ho
 }
 
 // Imports one file's hosts; returns the number that failed.
-int import_file(const client::ClientOptions& client, const ImportOptions& options, const fs::path& path) {
+int import_file(const client::ClientOptions& client, const ImportOptions& options,
+                const fs::path& path) {
     std::map<std::string, Json> imported;  // as spelled in the file -> what was stored, verified
     const struct ScrubValues {
         std::map<std::string, Json>& values;
@@ -142,14 +143,15 @@ int import_file(const client::ClientOptions& client, const ImportOptions& option
         now.emplace(path);
     } catch (const files::FileError& e) {
         throw files::FileError(std::string(e.what()) + " (it changed while importing; the " +
-                        std::to_string(imported.size()) +
-                        " imported host(s) are in the keyring but still in the file too)");
+                               std::to_string(imported.size()) +
+                               " imported host(s) are in the keyring but still in the file too)");
     }
     const auto rewritten = now->rewrite_without(imported);
     for (const auto& host : rewritten.changed) {
-        std::printf("%s: changed in %s while importing; the new value stays in the file (run "
-                    "hostkeeper import again to move it)\n",
-                    host.c_str(), path.c_str());
+        std::printf(
+            "%s: changed in %s while importing; the new value stays in the file (run "
+            "hostkeeper import again to move it)\n",
+            host.c_str(), path.c_str());
     }
     if (rewritten.removed_file) {
         std::printf("%s: removed (nothing was left in it)\n", path.c_str());

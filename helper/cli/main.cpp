@@ -1,30 +1,27 @@
 // hostkeeper: the command line for people and scripts.
 
-
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
-#include "helper/client/common_cli.hpp"
-#include "helper/client/daemon_client.hpp"
 #include "helper/cli/discover.hpp"
 #include "helper/cli/doctor.hpp"
+#include "helper/cli/import.hpp"
+#include "helper/cli/registry_cli.hpp"
+#include "helper/cli/setup.hpp"
+#include "helper/client/common_cli.hpp"
+#include "helper/client/daemon_client.hpp"
 #include "helper/client/exit_codes.hpp"
+#include "helper/client/launcher.hpp"
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
 #include "proto/messages.hpp"
 #include "proto/version.hpp"
-#include "helper/cli/import.hpp"
-#include "helper/client/launcher.hpp"
-#include "helper/cli/registry_cli.hpp"
-#include "helper/cli/setup.hpp"
 
 namespace {
 using namespace hostkeeper;
 using namespace hostkeeper::helper;
 using proto::Json;
-
 
 int status(const helper::client::ClientOptions& options, bool json) {
     helper::client::DaemonClient daemon(options);
@@ -35,28 +32,37 @@ int status(const helper::client::ClientOptions& options, bool json) {
     }
     const Json& d = response.at("daemon");
     const Json& c = response.at("credentials");
-    std::printf("hostkeeperd %s (protocol %d), pid %lld, up %s%s\n", d.value("version", "?").c_str(),
-                d.value("protocol", 0), d.value("pid", 0LL), helper::client::duration_text(d.value("uptime_s", 0LL)).c_str(),
+    std::printf("hostkeeperd %s (protocol %d), pid %lld, up %s%s\n",
+                d.value("version", "?").c_str(), d.value("protocol", 0), d.value("pid", 0LL),
+                helper::client::duration_text(d.value("uptime_s", 0LL)).c_str(),
                 d.value("on_demand", false) ? ", started on demand" : "");
     std::printf("socket: %s\n", daemon.location().socket.c_str());
-    std::printf("credentials cache: %lld entries (%lld with credentials, %lld without), %lld hits, %lld misses, "
-                "%lld keyring lookups\n",
-                c.value("entries", 0LL), c.value("positive", 0LL), c.value("negative", 0LL), c.value("hits", 0LL),
-                c.value("misses", 0LL), c.value("keyring_lookups", 0LL));
+    std::printf(
+        "credentials cache: %lld entries (%lld with credentials, %lld without), %lld hits, %lld "
+        "misses, "
+        "%lld keyring lookups\n",
+        c.value("entries", 0LL), c.value("positive", 0LL), c.value("negative", 0LL),
+        c.value("hits", 0LL), c.value("misses", 0LL), c.value("keyring_lookups", 0LL));
     if (c.contains("keyring_watched")) {
         if (c.value("keyring_watched", false)) {
-            std::printf("keyring watch: on (%lld invalidations after a lock, an edit or a restart)\n",
-                        c.value("invalidations", 0LL));
+            std::printf(
+                "keyring watch: on (%lld invalidations after a lock, an edit or a restart)\n",
+                c.value("invalidations", 0LL));
         } else {
-            std::printf("keyring watch: OFF, the Secret Service cannot be watched; credentials are not cached\n");
+            std::printf(
+                "keyring watch: OFF, the Secret Service cannot be watched; credentials are not "
+                "cached\n");
         }
     }
     if (const auto disc = response.find("discovery"); disc != response.end()) {
-        std::printf("discovery cache: %lld entries (%lld with services, %lld without, %lld failures), %lld hits, "
-                    "%lld misses, %lld stale answers, %lld forced, %lld upstream requests (%lld failed)\n",
-                    disc->value("entries", 0LL), disc->value("positive", 0LL), disc->value("empty", 0LL),
-                    disc->value("errors", 0LL), disc->value("hits", 0LL), disc->value("misses", 0LL), disc->value("stale", 0LL),
-                    disc->value("forced", 0LL), disc->value("upstream_requests", 0LL), disc->value("upstream_failures", 0LL));
+        std::printf(
+            "discovery cache: %lld entries (%lld with services, %lld without, %lld failures), %lld "
+            "hits, "
+            "%lld misses, %lld stale answers, %lld forced, %lld upstream requests (%lld failed)\n",
+            disc->value("entries", 0LL), disc->value("positive", 0LL), disc->value("empty", 0LL),
+            disc->value("errors", 0LL), disc->value("hits", 0LL), disc->value("misses", 0LL),
+            disc->value("stale", 0LL), disc->value("forced", 0LL),
+            disc->value("upstream_requests", 0LL), disc->value("upstream_failures", 0LL));
     }
     if (const auto reg = response.find("registry"); reg != response.end()) {
         std::printf(
@@ -110,14 +116,19 @@ int stop(const helper::client::ClientOptions& options) {
 
 int main(int argc, char** argv) {
     const std::string program = "hostkeeper";
-    CLI::App app{"hostkeeper: Terraform and OpenTofu credentials in the OS keyring, served by hostkeeperd.", program};
+    CLI::App app{
+        "hostkeeper: Terraform and OpenTofu credentials in the OS keyring, served by hostkeeperd.",
+        program};
     app.require_subcommand(1);
     helper::client::CommonOptions common;
     common.add_to(app, "give up after this many seconds");
     app.set_version_flag("--version", program + " " + proto::product_version());
-    app.footer("Exit codes: 0 ok, 1 the daemon, keyring, discovery or registry failed, 2 bad arguments, 3 the host "
-               "lacks the service or the registry lacks the module, provider, version or package, 4 no daemon, "
-               "5 timed out.");
+    app.footer(
+        "Exit codes: 0 ok, 1 the daemon, keyring, discovery or registry failed, 2 bad arguments, 3 "
+        "the host "
+        "lacks the service or the registry lacks the module, provider, version or package, 4 no "
+        "daemon, "
+        "5 timed out.");
 
     bool json = false;
     auto* status_cmd = app.add_subcommand("status",
@@ -125,16 +136,19 @@ int main(int argc, char** argv) {
                                           "credentials/discovery/registry cache counters");
     status_cmd->add_flag("--json", json, "print the daemon's answer as JSON");
     std::string host;
-    auto* flush_cmd = app.add_subcommand("flush", "drop cached entries: all of them, or those of HOST");
+    auto* flush_cmd =
+        app.add_subcommand("flush", "drop cached entries: all of them, or those of HOST");
     flush_cmd->add_option("host", host, "a registry hostname");
-    auto* start_cmd =
-        app.add_subcommand("start", "start the daemon unless it is running (the helper also starts it on demand)");
+    auto* start_cmd = app.add_subcommand(
+        "start", "start the daemon unless it is running (the helper also starts it on demand)");
     auto* stop_cmd = app.add_subcommand("stop", "stop the daemon and wait until it has exited");
     std::string discover_host, service;
     bool refresh = false;
     auto* discover_cmd = app.add_subcommand(
-        "discover", "a host's services (remote service discovery), from the daemon's cache when fresh");
-    discover_cmd->add_option("host", discover_host, "a registry hostname, e.g. app.terraform.io")->required();
+        "discover",
+        "a host's services (remote service discovery), from the daemon's cache when fresh");
+    discover_cmd->add_option("host", discover_host, "a registry hostname, e.g. app.terraform.io")
+        ->required();
     discover_cmd->add_option("service", service, "print only this service's URL, e.g. modules.v1");
     discover_cmd->add_flag("--json", json, "print the daemon's answer as JSON");
     discover_cmd->add_flag("--refresh", refresh, "skip the cache and fetch the document now");
@@ -146,78 +160,123 @@ int main(int argc, char** argv) {
         cmd->add_flag("--refresh", query.refresh, "skip the cache and fetch the document now");
     };
     const auto mirror_flags = [&](CLI::App* cmd) {
-        auto* m = cmd->add_option("--mirror", mirror, "ask this provider network mirror (https URL) instead of the registry");
-        cmd->add_flag("--direct", direct, "ask the provider's registry even if the daemon has a mirror_url")->excludes(m);
+        auto* m =
+            cmd->add_option("--mirror", mirror,
+                            "ask this provider network mirror (https URL) instead of the registry");
+        cmd->add_flag("--direct", direct,
+                      "ask the provider's registry even if the daemon has a mirror_url")
+            ->excludes(m);
     };
-    auto* module_cmd = app.add_subcommand("module", "a module registry's versions and download locations (modules.v1)");
+    auto* module_cmd = app.add_subcommand(
+        "module", "a module registry's versions and download locations (modules.v1)");
     module_cmd->require_subcommand(1);
-    auto* module_versions_cmd = module_cmd->add_subcommand("versions", "the versions of a module, newest first");
-    module_versions_cmd->add_option("address", query.address, "[HOSTNAME/]NAMESPACE/NAME/SYSTEM, e.g. hashicorp/consul/aws")->required();
-    module_versions_cmd->add_option("--constraint", query.constraint, "only versions matching, e.g. \"~> 1.2, != 1.2.5\"");
+    auto* module_versions_cmd =
+        module_cmd->add_subcommand("versions", "the versions of a module, newest first");
+    module_versions_cmd
+        ->add_option("address", query.address,
+                     "[HOSTNAME/]NAMESPACE/NAME/SYSTEM, e.g. hashicorp/consul/aws")
+        ->required();
+    module_versions_cmd->add_option("--constraint", query.constraint,
+                                    "only versions matching, e.g. \"~> 1.2, != 1.2.5\"");
     query_flags(module_versions_cmd);
-    auto* module_download_cmd = module_cmd->add_subcommand("download", "where a module version is downloaded from (X-Terraform-Get)");
-    module_download_cmd->add_option("address", query.address, "[HOSTNAME/]NAMESPACE/NAME/SYSTEM")->required();
-    module_download_cmd->add_option("version", query.version, "the version, e.g. 1.2.0")->required();
+    auto* module_download_cmd = module_cmd->add_subcommand(
+        "download", "where a module version is downloaded from (X-Terraform-Get)");
+    module_download_cmd->add_option("address", query.address, "[HOSTNAME/]NAMESPACE/NAME/SYSTEM")
+        ->required();
+    module_download_cmd->add_option("version", query.version, "the version, e.g. 1.2.0")
+        ->required();
     query_flags(module_download_cmd);
-    auto* provider_cmd = app.add_subcommand("provider", "a provider registry's or network mirror's versions and packages");
+    auto* provider_cmd = app.add_subcommand(
+        "provider", "a provider registry's or network mirror's versions and packages");
     provider_cmd->require_subcommand(1);
-    auto* provider_versions_cmd = provider_cmd->add_subcommand("versions", "the versions of a provider, newest first, with protocols and platforms");
-    provider_versions_cmd->add_option("address", query.address, "[HOSTNAME/]NAMESPACE/TYPE, e.g. hashicorp/random")->required();
-    provider_versions_cmd->add_option("--constraint", query.constraint, "only versions matching, e.g. \">= 2.0, < 4.0\"");
+    auto* provider_versions_cmd = provider_cmd->add_subcommand(
+        "versions", "the versions of a provider, newest first, with protocols and platforms");
+    provider_versions_cmd
+        ->add_option("address", query.address, "[HOSTNAME/]NAMESPACE/TYPE, e.g. hashicorp/random")
+        ->required();
+    provider_versions_cmd->add_option("--constraint", query.constraint,
+                                      "only versions matching, e.g. \">= 2.0, < 4.0\"");
     query_flags(provider_versions_cmd);
     mirror_flags(provider_versions_cmd);
-    auto* provider_package_cmd = provider_cmd->add_subcommand("package", "the package of a provider version for a platform: URL, filename, hashes, signing keys");
-    provider_package_cmd->add_option("address", query.address, "[HOSTNAME/]NAMESPACE/TYPE")->required();
-    provider_package_cmd->add_option("version", query.version, "the version, e.g. 3.6.0")->required();
-    provider_package_cmd->add_option("--platform", query.platform, "OS_ARCH (default: this machine's, " + helper::cli::this_platform() + ")");
+    auto* provider_package_cmd = provider_cmd->add_subcommand(
+        "package",
+        "the package of a provider version for a platform: URL, filename, hashes, signing keys");
+    provider_package_cmd->add_option("address", query.address, "[HOSTNAME/]NAMESPACE/TYPE")
+        ->required();
+    provider_package_cmd->add_option("version", query.version, "the version, e.g. 3.6.0")
+        ->required();
+    provider_package_cmd->add_option(
+        "--platform", query.platform,
+        "OS_ARCH (default: this machine's, " + helper::cli::this_platform() + ")");
     query_flags(provider_package_cmd);
     mirror_flags(provider_package_cmd);
-    auto* provider_fetch_cmd = provider_cmd->add_subcommand(
-        "fetch", "download a provider package and check it against the zh:/h1: hashes its registry or mirror published");
-    provider_fetch_cmd->add_option("address", query.address, "[HOSTNAME/]NAMESPACE/TYPE")->required();
+    auto* provider_fetch_cmd =
+        provider_cmd->add_subcommand("fetch",
+                                     "download a provider package and check it against the zh:/h1: "
+                                     "hashes its registry or mirror published");
+    provider_fetch_cmd->add_option("address", query.address, "[HOSTNAME/]NAMESPACE/TYPE")
+        ->required();
     provider_fetch_cmd->add_option("version", query.version, "the version, e.g. 3.6.0")->required();
-    provider_fetch_cmd->add_option("--platform", query.platform, "OS_ARCH (default: this machine's, " + helper::cli::this_platform() + ")");
-    provider_fetch_cmd->add_option("-o,--output", query.output_dir, "write the archive into this directory (default: .)");
+    provider_fetch_cmd->add_option(
+        "--platform", query.platform,
+        "OS_ARCH (default: this machine's, " + helper::cli::this_platform() + ")");
+    provider_fetch_cmd->add_option("-o,--output", query.output_dir,
+                                   "write the archive into this directory (default: .)");
     provider_fetch_cmd->add_flag("--json", query.json, "print the daemon's answer as JSON");
-    provider_fetch_cmd->add_flag("--refresh", query.refresh, "skip the cache for the package's metadata");
+    provider_fetch_cmd->add_flag("--refresh", query.refresh,
+                                 "skip the cache for the package's metadata");
     mirror_flags(provider_fetch_cmd);
     helper::cli::SetupOptions setup;
     auto* setup_cmd = app.add_subcommand(
-        "setup", "make Terraform and OpenTofu use the helper: link it, add the credentials_helper block, "
-                 "enable the socket unit");
-    setup_cmd->add_flag("--terraform", setup.terraform, "set up Terraform (default: each tool that is found)");
-    setup_cmd->add_flag("--opentofu", setup.opentofu, "set up OpenTofu (default: each tool that is found)");
+        "setup",
+        "make Terraform and OpenTofu use the helper: link it, add the credentials_helper block, "
+        "enable the socket unit");
+    setup_cmd->add_flag("--terraform", setup.terraform,
+                        "set up Terraform (default: each tool that is found)");
+    setup_cmd->add_flag("--opentofu", setup.opentofu,
+                        "set up OpenTofu (default: each tool that is found)");
     setup_cmd->add_flag("--dry-run", setup.dry_run, "only print what would change");
-    setup_cmd->add_flag("--undo", setup.undo, "reverse what setup changed (recorded in $XDG_STATE_HOME/hostkeeper)");
+    setup_cmd->add_flag("--undo", setup.undo,
+                        "reverse what setup changed (recorded in $XDG_STATE_HOME/hostkeeper)");
     helper::cli::ImportOptions import;
     auto* import_cmd = app.add_subcommand(
-        "import", "move tokens from credentials.tfrc.json into the keyring, verified, then out of the file");
-    import_cmd->add_flag("--keep-file", import.keep_file, "store and verify, but leave the file as it is");
-    auto* doctor_cmd =
-        app.add_subcommand("doctor", "check that Terraform and OpenTofu will use the keyring; say how to fix what fails");
+        "import",
+        "move tokens from credentials.tfrc.json into the keyring, verified, then out of the file");
+    import_cmd->add_flag("--keep-file", import.keep_file,
+                         "store and verify, but leave the file as it is");
+    auto* doctor_cmd = app.add_subcommand(
+        "doctor",
+        "check that Terraform and OpenTofu will use the keyring; say how to fix what fails");
     if (const auto code = helper::client::parse_or_exit(app, argc, argv)) return *code;
 
     helper::client::ClientOptions options = common.client_options();
-    options.start_daemon = false;  // reporting on a daemon must not start one (import and doctor do)
+    options.start_daemon =
+        false;  // reporting on a daemon must not start one (import and doctor do)
     return helper::client::run_reporting(program, [&] {
         if (status_cmd->parsed()) return status(options, json);
         if (flush_cmd->parsed()) return flush(options, host);
         if (stop_cmd->parsed()) return stop(options);
         if (start_cmd->parsed()) return start(options);
         if (discover_cmd->parsed()) {
-            return helper::cli::run_discover(with_start(options), {discover_host, service, json, refresh});
+            return helper::cli::run_discover(with_start(options),
+                                             {discover_host, service, json, refresh});
         }
         if (direct) query.mirror = "";
         if (!mirror.empty()) query.mirror = mirror;
-        if (module_versions_cmd->parsed()) return helper::cli::run_module_versions(with_start(options), query);
-        if (module_download_cmd->parsed()) return helper::cli::run_module_download(with_start(options), query);
-        if (provider_versions_cmd->parsed()) return helper::cli::run_provider_versions(with_start(options), query);
-        if (provider_package_cmd->parsed()) return helper::cli::run_provider_package(with_start(options), query);
+        if (module_versions_cmd->parsed())
+            return helper::cli::run_module_versions(with_start(options), query);
+        if (module_download_cmd->parsed())
+            return helper::cli::run_module_download(with_start(options), query);
+        if (provider_versions_cmd->parsed())
+            return helper::cli::run_provider_versions(with_start(options), query);
+        if (provider_package_cmd->parsed())
+            return helper::cli::run_provider_package(with_start(options), query);
         if (provider_fetch_cmd->parsed()) {
             // A download takes longer than a question: longer than the daemon's
             // default fetch_timeout (10 min) plus discovery, unless --timeout says.
             helper::client::ClientOptions fetching = with_start(options);
-            if (app.get_option("--timeout")->count() == 0) fetching.timeout = std::chrono::minutes(15);
+            if (app.get_option("--timeout")->count() == 0)
+                fetching.timeout = std::chrono::minutes(15);
             return helper::cli::run_provider_fetch(fetching, query);
         }
         if (setup_cmd->parsed()) return helper::cli::run_setup(setup);

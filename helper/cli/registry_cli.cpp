@@ -159,7 +159,8 @@ namespace {
 Json package_request(proto::Op op, const RegistryQuery& query) {
     const proto::ProviderAddress provider = proto::parse_provider_address(query.address);
     const proto::SemVer version = proto::parse_semver(query.version);
-    const std::string platform = proto::check_platform(query.platform.empty() ? this_platform() : query.platform);
+    const std::string platform =
+        proto::check_platform(query.platform.empty() ? this_platform() : query.platform);
     Json request = proto::make_request(op);
     request["provider"] = provider.to_string();
     request["version"] = version.to_string();

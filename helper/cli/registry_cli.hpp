@@ -12,12 +12,13 @@
 namespace hostkeeper::helper::cli {
 
 struct RegistryQuery {
-    std::string address;                // module or provider address
-    std::string version;                // download / package
-    std::string constraint;             // versions: "" for every version
-    std::string platform;               // package: "" for this machine's
-    std::optional<std::string> mirror;  // provider: a mirror URL, "" for the registry; nullopt: the daemon's setting
-    std::string output_dir;             // fetch: where the archive goes
+    std::string address;     // module or provider address
+    std::string version;     // download / package
+    std::string constraint;  // versions: "" for every version
+    std::string platform;    // package: "" for this machine's
+    std::optional<std::string>
+        mirror;  // provider: a mirror URL, "" for the registry; nullopt: the daemon's setting
+    std::string output_dir;  // fetch: where the archive goes
     bool json = false;
     bool refresh = false;
 };

@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "helper/terraform_config/cli_config.hpp"
+#include "helper/cli/user_systemd.hpp"
 #include "helper/client/daemon_client.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "helper/files/file_io.hpp"
+#include "helper/terraform_config/cli_config.hpp"
+#include "helper/terraform_config/tool_locations.hpp"
 #include "proto/json.hpp"
 #include "proto/messages.hpp"
-#include "helper/terraform_config/tool_locations.hpp"
-#include "helper/cli/user_systemd.hpp"
 
 namespace hostkeeper::helper::cli {
 namespace fs = std::filesystem;
@@ -28,10 +28,11 @@ const std::string kBlockText =
 
 fs::path state_path() {
     const char* xdg = std::getenv("XDG_STATE_HOME");
-    const fs::path base = xdg != nullptr && xdg[0] == '/'
-                              ? fs::path(xdg)
-                              : terraform_config::home_directory([](const char* name) { return std::getenv(name); }) /
-                                    ".local" / "state";
+    const fs::path base =
+        xdg != nullptr && xdg[0] == '/'
+            ? fs::path(xdg)
+            : terraform_config::home_directory([](const char* name) { return std::getenv(name); }) /
+                  ".local" / "state";
     return base / "hostkeeper" / "setup.json";
 }
 
@@ -47,7 +48,7 @@ Json load_state() {
     }
     if (!state.is_object() || !state.contains("actions") || !state["actions"].is_array()) {
         throw files::FileError(path.string() +
-                        " is not hostkeeper setup's record; move it away to continue");
+                               " is not hostkeeper setup's record; move it away to continue");
     }
     return state;
 }
@@ -112,7 +113,8 @@ void plan_link(Plan& plan, const std::string& tool, const fs::path& dir, const f
                           }});
 }
 
-std::string where(const terraform_config::ScannedFile& file, const terraform_config::HclBlock& block) {
+std::string where(const terraform_config::ScannedFile& file,
+                  const terraform_config::HclBlock& block) {
     return file.path.string() + ":" + std::to_string(block.line);
 }
 
@@ -137,7 +139,8 @@ void plan_block(Plan& plan, const terraform_config::ToolPaths& paths) {
     for (const auto& other : others) {
         std::string refusal = tool;
         refusal.append(": ").append(other).append(" is configured, and ").append(tool);
-        refusal.append(" allows only one credentials_helper; remove that block to use hostkeeper (or leave ");
+        refusal.append(
+            " allows only one credentials_helper; remove that block to use hostkeeper (or leave ");
         refusal.append(tool).append(" out of setup), then run hostkeeper setup again");
         plan.refusals.push_back(std::move(refusal));
     }
@@ -151,8 +154,8 @@ void plan_block(Plan& plan, const terraform_config::ToolPaths& paths) {
         return;
     }
     const fs::path file = paths.cli_config;
-    const std::string what =
-        "credentials_helper \"" + std::string(terraform_config::kHelperLabel) + "\" {} to " + file.string();
+    const std::string what = "credentials_helper \"" + std::string(terraform_config::kHelperLabel) +
+                             "\" {} to " + file.string();
     plan.steps.push_back({tool + ": would add " + what, tool + ": added " + what, [file] {
                               const auto text = files::read_file_if_exists(file);
                               std::string inserted = kBlockText;
@@ -161,7 +164,7 @@ void plan_block(Plan& plan, const terraform_config::ToolPaths& paths) {
                               if (!text && file.has_parent_path())
                                   fs::create_directories(file.parent_path());
                               files::write_file_atomically(file, text.value_or("") + inserted,
-                                                    files::mode_or(file, 0600));
+                                                           files::mode_or(file, 0600));
                               return Json{{"action", "config_block"},
                                           {"file", file.string()},
                                           {"inserted", inserted},
@@ -195,8 +198,8 @@ void plan_service_check(Plan& plan) {
              const auto problem = units ? client::unit_problem(*units) : std::nullopt;
              if (problem) throw std::runtime_error(problem->what + "; fix: " + problem->fix);
              throw std::runtime_error(std::string(client::kServiceUnit) +
-                                      " does not start; 'systemctl --user status " + client::kServiceUnit +
-                                      "' says why");
+                                      " does not start; 'systemctl --user status " +
+                                      client::kServiceUnit + "' says why");
          }});
 }
 
@@ -218,7 +221,8 @@ void plan_socket(Plan& plan) {
         // Enabled, but failed (e.g. start-limit-hit): the helper would start
         // hostkeeperd on demand behind the user's back. Reset and retry it.
         plan.steps.push_back(
-            {"systemd: " + problem->what + "; would reset it and start " + client::kSocketUnit + " again",
+            {"systemd: " + problem->what + "; would reset it and start " + client::kSocketUnit +
+                 " again",
              std::string("systemd: reset and started ") + client::kSocketUnit + " again", [] {
                  stop_on_demand_daemon();
                  systemctl_user({"reset-failed", client::kSocketUnit, client::kServiceUnit}, true);
@@ -236,8 +240,8 @@ void plan_socket(Plan& plan) {
                               stop_on_demand_daemon();
                               if (systemctl_user({"enable", "--now", client::kSocketUnit}) != 0) {
                                   throw std::runtime_error(
-                                      std::string("systemctl --user enable --now ") + client::kSocketUnit +
-                                      " failed");
+                                      std::string("systemctl --user enable --now ") +
+                                      client::kSocketUnit + " failed");
                               }
                               return Json{{"action", "enable_socket"}};
                           }});
@@ -247,8 +251,10 @@ void plan_socket(Plan& plan) {
 std::vector<terraform_config::ToolPaths> selected_tools(const SetupOptions& options, Plan& plan) {
     std::vector<terraform_config::ToolPaths> tools;
     const bool any = options.terraform || options.opentofu;
-    for (const terraform_config::Tool tool : {terraform_config::Tool::terraform, terraform_config::Tool::opentofu}) {
-        const bool asked = tool == terraform_config::Tool::terraform ? options.terraform : options.opentofu;
+    for (const terraform_config::Tool tool :
+         {terraform_config::Tool::terraform, terraform_config::Tool::opentofu}) {
+        const bool asked =
+            tool == terraform_config::Tool::terraform ? options.terraform : options.opentofu;
         terraform_config::ToolPaths paths = terraform_config::locate(tool);
         // A relative TF_CLI_CONFIG_FILE is relative to where the tool runs;
         // setup and its record (for --undo) need where it is now.
@@ -268,18 +274,23 @@ std::vector<terraform_config::ToolPaths> selected_tools(const SetupOptions& opti
 // while it does not: creating it (for a plugin link) would strand the tokens
 // in OpenTofu's XDG credentials.tfrc.json. Refuse until they are imported.
 void guard_opentofu_directory(Plan& plan, const std::vector<terraform_config::ToolPaths>& tools) {
-    const fs::path dot = terraform_config::locate(terraform_config::Tool::terraform).config_dir;  // ~/.terraform.d
-    const terraform_config::ToolPaths tofu = terraform_config::locate(terraform_config::Tool::opentofu);
+    const fs::path dot =
+        terraform_config::locate(terraform_config::Tool::terraform).config_dir;  // ~/.terraform.d
+    const terraform_config::ToolPaths tofu =
+        terraform_config::locate(terraform_config::Tool::opentofu);
     std::error_code ec;
-    if (fs::exists(dot, ec) || tofu.config_dir == dot || !fs::exists(tofu.credentials_json, ec)) return;
+    if (fs::exists(dot, ec) || tofu.config_dir == dot || !fs::exists(tofu.credentials_json, ec))
+        return;
     for (const auto& paths : tools) {
         for (const auto& dir : paths.plugin_dirs) {
             if (dir.string().rfind(dot.string() + "/", 0) != 0) continue;
-            plan.refusals.push_back(
-                "creating " + dot.string() + " would make OpenTofu read its credentials there instead of " +
-                tofu.config_dir.string() + ", and " + tofu.credentials_json.string() +
-                " holds tokens: run 'hostkeeper import' first (it moves them into the keyring), then "
-                "hostkeeper setup again");
+            plan.refusals.push_back("creating " + dot.string() +
+                                    " would make OpenTofu read its credentials there instead of " +
+                                    tofu.config_dir.string() + ", and " +
+                                    tofu.credentials_json.string() +
+                                    " holds tokens: run 'hostkeeper import' first (it moves them "
+                                    "into the keyring), then "
+                                    "hostkeeper setup again");
             return;
         }
     }
@@ -368,10 +379,11 @@ std::string undo_one(const Json& action, bool dry_run) {
     }
     if (kind == "enable_socket") {
         if (!client::user_manager_running())
-            return std::string("left ") + client::kSocketUnit + " alone: no systemd user manager runs";
+            return std::string("left ") + client::kSocketUnit +
+                   " alone: no systemd user manager runs";
         if (!dry_run && systemctl_user({"disable", "--now", client::kSocketUnit}) != 0) {
-            throw std::runtime_error(std::string("systemctl --user disable --now ") + client::kSocketUnit +
-                                     " failed");
+            throw std::runtime_error(std::string("systemctl --user disable --now ") +
+                                     client::kSocketUnit + " failed");
         }
         return say("disable and stop ", "disabled and stopped ") + client::kSocketUnit;
     }

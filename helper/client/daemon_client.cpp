@@ -10,10 +10,10 @@
 #include <thread>
 
 #include "helper/client/connection.hpp"
+#include "helper/client/launcher.hpp"
 #include "proto/error.hpp"
 #include "proto/session_bus.hpp"
 #include "proto/version.hpp"
-#include "helper/client/launcher.hpp"
 
 namespace hostkeeper::helper::client {
 using proto::Error;
@@ -89,11 +89,13 @@ std::optional<Json> DaemonClient::retry_on_own_bus(const Json& refusal, const Js
     const auto daemon = refusal.find("daemon");
     if (daemon == refusal.end() || !daemon->is_object()) return std::nullopt;
     const auto field = daemon->find("session_bus");
-    const std::string theirs = field != daemon->end() && field->is_string() ? field->get<std::string>() : "";
+    const std::string theirs =
+        field != daemon->end() && field->is_string() ? field->get<std::string>() : "";
     const std::string mine = proto::session_bus_address();
     if (mine.empty() || mine == theirs) return std::nullopt;  // the bus is not what differs
     const auto on_demand = daemon->find("on_demand");
-    if (on_demand != daemon->end() && on_demand->is_boolean() && on_demand->get<bool>() && start_daemon_) {
+    if (on_demand != daemon->end() && on_demand->is_boolean() && on_demand->get<bool>() &&
+        start_daemon_) {
         // Started by some client without this bus (sudo, cron, an SSH login
         // without dbus-user-session): replace it with one started here.
         stop_daemon(proto::kProtocolVersion);
@@ -103,12 +105,13 @@ std::optional<Json> DaemonClient::retry_on_own_bus(const Json& refusal, const Js
     const std::string pid = daemon->contains("pid") ? daemon->at("pid").dump() : "?";
     const auto said = refusal["error"].find("message");
     explained["error"]["message"] =
-        (said != refusal["error"].end() && said->is_string() ? said->get<std::string>() : "no Secret Service") +
-        ". hostkeeperd (pid " + pid +
-        ") was started without your session bus (it has " + (theirs.empty() ? "none" : theirs) + ", you have " +
-        mine +
+        (said != refusal["error"].end() && said->is_string() ? said->get<std::string>()
+                                                             : "no Secret Service") +
+        ". hostkeeperd (pid " + pid + ") was started without your session bus (it has " +
+        (theirs.empty() ? "none" : theirs) + ", you have " + mine +
         "): if your systemd user manager started it, run 'systemctl --user import-environment "
-        "DBUS_SESSION_BUS_ADDRESS' and 'systemctl --user restart hostkeeperd.service'; otherwise run "
+        "DBUS_SESSION_BUS_ADDRESS' and 'systemctl --user restart hostkeeperd.service'; otherwise "
+        "run "
         "'hostkeeper stop' and try again";
     return explained;
 }
@@ -142,7 +145,8 @@ void DaemonClient::wait_until_stopped(const Json& answer) {
     const auto pid = answer.is_object() ? answer.find("pid") : answer.end();
     if (pid != answer.end() && pid->is_number_integer() && pid->get<long long>() > 0) {
         while (!process_gone(pid->get<long long>())) {
-            if (deadline_.expired()) throw Error(ErrorCode::timeout, "hostkeeperd did not stop in time");
+            if (deadline_.expired())
+                throw Error(ErrorCode::timeout, "hostkeeperd did not stop in time");
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
         return;

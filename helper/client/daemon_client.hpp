@@ -49,7 +49,8 @@ class DaemonClient {
     // A keyring_unavailable answer from a daemon whose session bus is not
     // ours: a daemon started on demand is replaced by one started here and
     // asked again; otherwise the answer says why and how to fix it.
-    std::optional<proto::Json> retry_on_own_bus(const proto::Json& refusal, const proto::Json& request);
+    std::optional<proto::Json> retry_on_own_bus(const proto::Json& refusal,
+                                                const proto::Json& request);
     // Sends the frozen "stop" in protocol `version`, then wait_until_stopped.
     void stop_daemon(int version);
     // Until the process that gave `answer` (its "pid") has exited; without a

@@ -10,9 +10,10 @@ inline constexpr int kExitFailed = 1;  // the daemon or the keyring reported an 
 inline constexpr int kExitUsage = 2;   // bad arguments or bad input (hostname, stdin)
 inline constexpr int kExitNotFound =
     3;  // the host lacks the service; the registry has no such module, provider, version or package
-inline constexpr int kExitNoDaemon = 4;  // no daemon answered and none could be started, or none that can run
-inline constexpr int kExitTimeout = 5;   // the call did not finish within --timeout
-inline constexpr int kExitBusy = 6;  // the daemon stayed at its connection limit until --timeout
+inline constexpr int kExitNoDaemon =
+    4;  // no daemon answered and none could be started, or none that can run
+inline constexpr int kExitTimeout = 5;  // the call did not finish within --timeout
+inline constexpr int kExitBusy = 6;     // the daemon stayed at its connection limit until --timeout
 
 inline int exit_code_for(proto::ErrorCode code) {
     using proto::ErrorCode;

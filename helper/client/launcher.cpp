@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "proto/error.hpp"
 #include "helper/client/unit_state.hpp"
+#include "proto/error.hpp"
 
 namespace hostkeeper::helper::client {
 namespace fs = std::filesystem;
@@ -28,7 +28,7 @@ namespace {
 constexpr int kReadyFd = 3;
 
 class FileDescriptor {
-public:
+  public:
     explicit FileDescriptor(int fd = -1) : fd_(fd) {}
     FileDescriptor(FileDescriptor&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
     FileDescriptor& operator=(FileDescriptor&&) = delete;
@@ -43,11 +43,13 @@ public:
         fd_ = fd;
     }
 
-private:
+  private:
     int fd_;
 };
 
-std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+std::string errno_text(const char* what) {
+    return std::string(what) + ": " + std::strerror(errno);
+}
 
 // Holds spawn.lock in the socket's directory, waiting for it up to the deadline.
 FileDescriptor lock_spawn(const fs::path& directory, const Deadline& deadline) {
@@ -57,7 +59,8 @@ FileDescriptor lock_spawn(const fs::path& directory, const Deadline& deadline) {
     while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
         if (errno != EWOULDBLOCK && errno != EINTR) throw NoDaemon(errno_text("flock spawn.lock"));
         if (deadline.expired()) {
-            throw Error(ErrorCode::timeout, "timed out waiting for another process to start hostkeeperd");
+            throw Error(ErrorCode::timeout,
+                        "timed out waiting for another process to start hostkeeperd");
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
@@ -121,14 +124,19 @@ void start_daemon(const fs::path& socket, const Deadline& deadline) {
     for (const int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&defaults, sig);
     posix_spawnattr_setsigmask(&attributes, &none);
     posix_spawnattr_setsigdefault(&attributes, &defaults);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setflags(&attributes,
+                             POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 
     std::string daemon_arg = daemon.string();
     std::string socket_arg = socket.string();
     std::string fd_arg = std::to_string(kReadyFd);
-    std::vector<char*> argv{daemon_arg.data(), const_cast<char*>("--on-demand"),
-                            const_cast<char*>("--socket"), socket_arg.data(),
-                            const_cast<char*>("--ready-fd"), fd_arg.data(), nullptr};
+    std::vector<char*> argv{daemon_arg.data(),
+                            const_cast<char*>("--on-demand"),
+                            const_cast<char*>("--socket"),
+                            socket_arg.data(),
+                            const_cast<char*>("--ready-fd"),
+                            fd_arg.data(),
+                            nullptr};
     pid_t pid = -1;
     const int rc = ::posix_spawn(&pid, daemon.c_str(), &actions, &attributes, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
@@ -138,7 +146,8 @@ void start_daemon(const fs::path& socket, const Deadline& deadline) {
 
     const std::string line = read_ready_line(read_end.get(), deadline);
     if (line == "ready" || line == "running") return;
-    if (line.rfind("error ", 0) == 0) throw NoDaemon("hostkeeperd could not start: " + line.substr(6));
+    if (line.rfind("error ", 0) == 0)
+        throw NoDaemon("hostkeeperd could not start: " + line.substr(6));
     throw NoDaemon("hostkeeperd did not start (" + describe_exit(pid) +
                    "); run 'hostkeeperd --log-level debug' in a terminal to see why");
 }
@@ -162,26 +171,33 @@ fs::path find_daemon_executable() {
             rest.remove_prefix(colon + 1);
         }
     }
-    throw NoDaemon("cannot find hostkeeperd next to " + (ec ? std::string("this program") : self.string()) +
-                   " or on PATH");
+    throw NoDaemon("cannot find hostkeeperd next to " +
+                   (ec ? std::string("this program") : self.string()) + " or on PATH");
 }
 
-Connection connect_or_start(const proto::SocketLocation& location, const Deadline& deadline, bool allow_start) {
+Connection connect_or_start(const proto::SocketLocation& location, const Deadline& deadline,
+                            bool allow_start) {
     int error = 0;
-    if (auto connection = Connection::open(location.socket, deadline, error)) return std::move(*connection);
+    if (auto connection = Connection::open(location.socket, deadline, error))
+        return std::move(*connection);
     if (!allow_start) {
-        throw NoDaemon("hostkeeperd is not running (nothing answers at " + location.socket.string() + ")");
+        throw NoDaemon("hostkeeperd is not running (nothing answers at " +
+                       location.socket.string() + ")");
     }
     if (error != ENOENT && error != ECONNREFUSED) {
-        throw NoDaemon("cannot connect to " + location.socket.string() + ": " + std::strerror(error));
+        throw NoDaemon("cannot connect to " + location.socket.string() + ": " +
+                       std::strerror(error));
     }
     proto::ensure_private_directory(location.directory, ::geteuid());
     const FileDescriptor lock = lock_spawn(location.directory, deadline);
     // Whoever held the lock before us may have started it.
-    if (auto connection = Connection::open(location.socket, deadline, error)) return std::move(*connection);
-    warn_if_units_failed(location.socket);  // a failed hostkeeperd.socket is never replaced silently
+    if (auto connection = Connection::open(location.socket, deadline, error))
+        return std::move(*connection);
+    warn_if_units_failed(
+        location.socket);  // a failed hostkeeperd.socket is never replaced silently
     start_daemon(location.socket, deadline);
-    if (auto connection = Connection::open(location.socket, deadline, error)) return std::move(*connection);
+    if (auto connection = Connection::open(location.socket, deadline, error))
+        return std::move(*connection);
     throw NoDaemon("hostkeeperd started but " + location.socket.string() +
                    " does not answer: " + std::strerror(error));
 }

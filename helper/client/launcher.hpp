@@ -17,11 +17,12 @@ namespace hostkeeper::helper::client {
 
 // No daemon answers and none could be started; the message says why.
 class NoDaemon : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
-Connection connect_or_start(const proto::SocketLocation& location, const Deadline& deadline, bool allow_start);
+Connection connect_or_start(const proto::SocketLocation& location, const Deadline& deadline,
+                            bool allow_start);
 
 // hostkeeperd next to this executable's resolved path, else on PATH.
 std::filesystem::path find_daemon_executable();

@@ -4,9 +4,9 @@
 #include <exception>
 
 #include "helper/client/exit_codes.hpp"
+#include "helper/client/launcher.hpp"
 #include "proto/error.hpp"
 #include "proto/socket_path.hpp"
-#include "helper/client/launcher.hpp"
 
 namespace hostkeeper::helper::client {
 

@@ -11,7 +11,8 @@
 
 namespace hostkeeper::helper::client {
 
-Captured run_captured(const std::vector<std::string>& argv, std::chrono::milliseconds limit, bool with_stderr) {
+Captured run_captured(const std::vector<std::string>& argv, std::chrono::milliseconds limit,
+                      bool with_stderr) {
     Captured result;
     if (argv.empty()) return result;
     int fds[2];
@@ -41,8 +42,8 @@ Captured run_captured(const std::vector<std::string>& argv, std::chrono::millise
     bool complete = false;
     const auto deadline = std::chrono::steady_clock::now() + limit;
     while (result.out.size() < (1U << 20U)) {
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) break;
         pollfd pfd{fds[0], POLLIN, 0};
         const int ready = ::poll(&pfd, 1, static_cast<int>(left.count()));

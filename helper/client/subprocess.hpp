@@ -10,7 +10,7 @@
 namespace hostkeeper::helper::client {
 
 struct Captured {
-    int status = 127;        // exit status; 128+N when killed by signal N; 127 when it could not be run
+    int status = 127;  // exit status; 128+N when killed by signal N; 127 when it could not be run
     bool timed_out = false;  // killed at the time limit (`out` then holds what came before)
     std::string out;         // standard output, and standard error when asked for
 };

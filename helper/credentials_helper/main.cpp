@@ -14,12 +14,12 @@
 #include "helper/client/daemon_client.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "helper/client/helper_arguments.hpp"
+#include "helper/client/run_reporting.hpp"
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
 #include "proto/messages.hpp"
 #include "proto/secret.hpp"
 #include "proto/version.hpp"
-#include "helper/client/run_reporting.hpp"
 
 namespace {
 using namespace hostkeeper;
@@ -40,13 +40,15 @@ std::string read_stdin() {
         if (n < 0) {
             if (errno == EINTR) continue;
             proto::scrub(input);
-            throw Error(ErrorCode::bad_request, std::string("cannot read standard input: ") + std::strerror(errno));
+            throw Error(ErrorCode::bad_request,
+                        std::string("cannot read standard input: ") + std::strerror(errno));
         }
         size += static_cast<std::size_t>(n);
     }
     if (size > kMaxInput) {
         proto::scrub(input);
-        throw Error(ErrorCode::too_large, "the credentials on standard input are over 64 KiB; nothing was stored");
+        throw Error(ErrorCode::too_large,
+                    "the credentials on standard input are over 64 KiB; nothing was stored");
     }
     input.resize(size);
     return input;
@@ -57,12 +59,15 @@ void write_stdout(const std::string& text) {
     while (done < text.size()) {
         const ssize_t n = ::write(STDOUT_FILENO, text.data() + done, text.size() - done);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) throw Error(ErrorCode::internal, std::string("cannot write standard output: ") + std::strerror(errno));
+        if (n <= 0)
+            throw Error(ErrorCode::internal,
+                        std::string("cannot write standard output: ") + std::strerror(errno));
         done += static_cast<std::size_t>(n);
     }
 }
 
-int run(const std::string& verb, const std::string& host, const helper::client::ClientOptions& options) {
+int run(const std::string& verb, const std::string& host,
+        const helper::client::ClientOptions& options) {
     const proto::Op op = *proto::op_from_string(verb);
     Json request = proto::make_request(op);
     const proto::ScrubGuard request_guard(request);
@@ -82,7 +87,8 @@ int run(const std::string& verb, const std::string& host, const helper::client::
     const proto::ScrubGuard response_guard(response);
     if (op == proto::Op::get) {
         const auto credentials = response.find("credentials");
-        std::string out = credentials != response.end() && credentials->is_object() ? credentials->dump() : "{}";
+        std::string out =
+            credentials != response.end() && credentials->is_object() ? credentials->dump() : "{}";
         out += '\n';
         const proto::ScrubGuard out_guard(out);
         write_stdout(out);
@@ -117,8 +123,10 @@ int main(int argc, char** argv) {
                        helper::client::make_client_options(args.socket, args.timeout_seconds));
         } catch (const Error& e) {
             if (e.code() == ErrorCode::bad_host) {
-                std::fprintf(stderr, "usage: %s [--socket=PATH] [--timeout=SECONDS] get|store|forget HOSTNAME\n",
-                             program.c_str());
+                std::fprintf(
+                    stderr,
+                    "usage: %s [--socket=PATH] [--timeout=SECONDS] get|store|forget HOSTNAME\n",
+                    program.c_str());
             }
             throw;
         }

@@ -106,8 +106,8 @@ void replace_atomically(const fs::path& path, mode_t mode, const std::function<b
 
 void write_file_atomically(const fs::path& path, const std::string& content, mode_t mode) {
     replace_atomically(
-        path, mode, [&](int fd) { return write_all(fd, content.data(), content.size()); }, "the new contents",
-        true);
+        path, mode, [&](int fd) { return write_all(fd, content.data(), content.size()); },
+        "the new contents", true);
 }
 
 void copy_file_atomically(const fs::path& from, const fs::path& to, mode_t mode) {

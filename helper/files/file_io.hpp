@@ -32,7 +32,8 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
 // Replaces `to` with a copy of the file `from`, the same way (streamed: any
 // size), except that a symlink at `to` is replaced, not followed: a link
 // planted in a shared directory cannot redirect the write.
-void copy_file_atomically(const std::filesystem::path& from, const std::filesystem::path& to, mode_t mode);
+void copy_file_atomically(const std::filesystem::path& from, const std::filesystem::path& to,
+                          mode_t mode);
 
 // The permission bits of an existing file, else `fallback`.
 mode_t mode_or(const std::filesystem::path& path, mode_t fallback);

@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "helper/files/file_io.hpp"
+#include "helper/terraform_config/tool_locations.hpp"
 #include "proto/json.hpp"
 #include "proto/secret.hpp"
-#include "helper/terraform_config/tool_locations.hpp"
 
 namespace hostkeeper::helper::terraform_config {
 namespace fs = std::filesystem;
@@ -23,9 +23,10 @@ Json parse_document(std::string_view text, const fs::path& path) {
     if (!document.is_object() ||
         (document.contains("credentials") && !document["credentials"].is_object())) {
         proto::scrub(document);
-        throw files::FileError(path.string() +
-                        " is not a credentials file ({\"credentials\": {\"HOST\": {...}}}); it was "
-                        "left as it is");
+        throw files::FileError(
+            path.string() +
+            " is not a credentials file ({\"credentials\": {\"HOST\": {...}}}); it was "
+            "left as it is");
     }
     return document;
 }

@@ -71,7 +71,8 @@ ToolPaths locate(Tool tool, const proto::EnvLookup& env) {
         const std::string xdg_data = env_or_empty(env, "XDG_DATA_HOME");
         if (paths.cli_config_from_env) {
             paths.cli_config = override_file;
-        } else if (path_exists(home / ".tofurc") || (!path_exists(home / ".terraformrc") && xdg_config.empty())) {
+        } else if (path_exists(home / ".tofurc") ||
+                   (!path_exists(home / ".terraformrc") && xdg_config.empty())) {
             paths.cli_config = home / ".tofurc";  // there, or nothing else is
         } else if (path_exists(home / ".terraformrc")) {
             paths.cli_config = home / ".terraformrc";

@@ -12,19 +12,20 @@
 static const SecretSchema hk_schema = {
     .name = "io.hostkeeper.Credentials",
     .flags = SECRET_SCHEMA_NONE,
-    .attributes = {
-        {"host", SECRET_SCHEMA_ATTRIBUTE_STRING},
-        {NULL, 0},
-    },
+    .attributes =
+        {
+            {"host", SECRET_SCHEMA_ATTRIBUTE_STRING},
+            {NULL, 0},
+        },
 };
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s HOST\n", argv[0]);
         return 2;
     }
-    GError *error = NULL;
-    gchar *secret = secret_password_lookup_sync(&hk_schema, NULL, &error, "host", argv[1], NULL);
+    GError* error = NULL;
+    gchar* secret = secret_password_lookup_sync(&hk_schema, NULL, &error, "host", argv[1], NULL);
     if (error != NULL) {
         fprintf(stderr, "%s: %s\n", argv[0], error->message);
         g_error_free(error);

@@ -11,7 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-static int read_exact(int fd, char *data, size_t size) {
+static int read_exact(int fd, char* data, size_t size) {
     size_t done = 0;
     while (done < size) {
         const ssize_t n = recv(fd, data + done, size - done, 0);
@@ -21,7 +21,7 @@ static int read_exact(int fd, char *data, size_t size) {
     return 0;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: hk_bench_raw_get SOCKET HOST\n");
         return 2;
@@ -33,7 +33,8 @@ int main(int argc, char **argv) {
     strcpy(address.sun_path, argv[1]);
 
     char frame[4 + 1024];
-    const int length = snprintf(frame + 4, sizeof frame - 4, "{\"v\":1,\"op\":\"get\",\"host\":\"%s\"}", argv[2]);
+    const int length =
+        snprintf(frame + 4, sizeof frame - 4, "{\"v\":1,\"op\":\"get\",\"host\":\"%s\"}", argv[2]);
     if (length < 0 || (size_t)length >= sizeof frame - 4) return 2;
     const uint32_t size = (uint32_t)length;
     frame[0] = (char)(size >> 24);
@@ -42,7 +43,7 @@ int main(int argc, char **argv) {
     frame[3] = (char)size;
 
     const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (const struct sockaddr *)&address, sizeof address) != 0) {
+    if (fd < 0 || connect(fd, (const struct sockaddr*)&address, sizeof address) != 0) {
         perror("hk_bench_raw_get: connect");
         return 1;
     }
@@ -50,9 +51,9 @@ int main(int argc, char **argv) {
 
     static char answer[65536];
     unsigned char header[4];
-    if (read_exact(fd, (char *)header, sizeof header) != 0) return 1;
-    const uint32_t answer_size =
-        (uint32_t)header[0] << 24 | (uint32_t)header[1] << 16 | (uint32_t)header[2] << 8 | (uint32_t)header[3];
+    if (read_exact(fd, (char*)header, sizeof header) != 0) return 1;
+    const uint32_t answer_size = (uint32_t)header[0] << 24 | (uint32_t)header[1] << 16 |
+                                 (uint32_t)header[2] << 8 | (uint32_t)header[3];
     if (answer_size >= sizeof answer || read_exact(fd, answer, answer_size) != 0) return 1;
     close(fd);
     answer[answer_size] = '\n';

@@ -44,6 +44,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -57,8 +58,6 @@
 #include <thread>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "proto/framing.hpp"
 #include "proto/messages.hpp"
 #include "proto/version.hpp"
@@ -69,11 +68,12 @@ using proto::Json;
 using Clock = std::chrono::steady_clock;
 
 class Client {
-public:
+  public:
     explicit Client(const std::string& path) {
         sockaddr_un address{};
         address.sun_family = AF_UNIX;
-        if (path.size() >= sizeof address.sun_path) throw std::runtime_error("socket path too long: " + path);
+        if (path.size() >= sizeof address.sun_path)
+            throw std::runtime_error("socket path too long: " + path);
         std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
         fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd_ < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
@@ -105,7 +105,7 @@ public:
         return response_;
     }
 
-private:
+  private:
     void write_all(const std::string& bytes) {
         std::size_t done = 0;
         while (done < bytes.size()) {
@@ -156,7 +156,8 @@ std::string store_frame(const std::string& host, std::size_t index, std::size_t 
 std::string request_frame(const std::string& text) {
     const Json given = proto::parse_payload(text);
     const auto op = given.find("op");
-    if (op == given.end() || !op->is_string()) throw std::invalid_argument("--request needs a string \"op\": " + text);
+    if (op == given.end() || !op->is_string())
+        throw std::invalid_argument("--request needs a string \"op\": " + text);
     Json request = Json::object();
     if (!given.contains("v")) request["v"] = proto::kProtocolVersion;
     for (const auto& [key, value] : given.items()) request[key] = value;
@@ -181,7 +182,8 @@ Outcome classify(const std::string& response, bool full, Kind kind) {
             const Json parsed = proto::parse_payload(response);
             if (parsed.value("ok", false) == true) return Outcome::found;
             const auto error = parsed.find("error");
-            if (error != parsed.end() && error->is_object() && error->value("code", "") == "not_found") {
+            if (error != parsed.end() && error->is_object() &&
+                error->value("code", "") == "not_found") {
                 return Outcome::not_found;
             }
             return Outcome::error;
@@ -229,7 +231,8 @@ struct ThreadResult {
 
 double percentile(std::vector<std::uint32_t>& sorted, double p) {
     if (sorted.empty()) return 0;
-    const auto rank = static_cast<std::size_t>(std::llround(p / 100.0 * static_cast<double>(sorted.size() - 1)));
+    const auto rank =
+        static_cast<std::size_t>(std::llround(p / 100.0 * static_cast<double>(sorted.size() - 1)));
     return static_cast<double>(sorted[std::min(rank, sorted.size() - 1)]) / 1000.0;
 }
 
@@ -251,8 +254,12 @@ void record(ThreadResult& r, Outcome outcome, const std::string& response, bool 
         }
     }
     switch (outcome) {
-        case Outcome::found: ++r.found; break;
-        case Outcome::not_found: ++r.not_found; break;
+        case Outcome::found:
+            ++r.found;
+            break;
+        case Outcome::not_found:
+            ++r.not_found;
+            break;
         case Outcome::error:
             ++r.errors;
             if (r.first_error_response.empty()) r.first_error_response = response;
@@ -263,8 +270,9 @@ void record(ThreadResult& r, Outcome outcome, const std::string& response, bool 
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"Load generator for hostkeeperd's socket (see the comment at the top of socket_load.cpp).",
-                 "hk_bench_socket_load"};
+    CLI::App app{
+        "Load generator for hostkeeperd's socket (see the comment at the top of socket_load.cpp).",
+        "hk_bench_socket_load"};
     std::string socket;
     std::size_t clients = 1;
     double seconds = 5;
@@ -282,37 +290,54 @@ int main(int argc, char** argv) {
     std::string op = "get";
     std::vector<std::string> request_texts;
     app.add_option("--socket", socket, "hostkeeperd's socket")->required();
-    app.add_option("--clients", clients, "concurrent connections, one thread each")->check(CLI::Range(1, 4096))->capture_default_str();
-    app.add_option("--seconds", seconds, "load mode: run this long")->check(CLI::Range(0.01, 3600.0))->capture_default_str();
-    app.add_option("--requests", requests, "load mode: send this many requests in all instead of running for --seconds");
-    app.add_option("--host", hosts, "load mode: host(s) to ask for, round robin (repeat the option)");
+    app.add_option("--clients", clients, "concurrent connections, one thread each")
+        ->check(CLI::Range(1, 4096))
+        ->capture_default_str();
+    app.add_option("--seconds", seconds, "load mode: run this long")
+        ->check(CLI::Range(0.01, 3600.0))
+        ->capture_default_str();
+    app.add_option("--requests", requests,
+                   "load mode: send this many requests in all instead of running for --seconds");
+    app.add_option("--host", hosts,
+                   "load mode: host(s) to ask for, round robin (repeat the option)");
     app.add_option("--op", op, "load mode: the request sent, get or discover")
         ->check(CLI::IsMember({"get", "discover"}))
         ->capture_default_str();
     app.add_option("--request", request_texts,
-                   "load mode: send this request (a JSON object with \"op\"; \"v\":1 added when absent) instead of "
+                   "load mode: send this request (a JSON object with \"op\"; \"v\":1 added when "
+                   "absent) instead of "
                    "--op's, round robin (repeat the option; not with --host)");
-    app.add_flag("--allow-missing", allow_missing, "load mode: a `found: false` or not_found answer is not an error");
-    app.add_option("--warm-hosts", warm_hosts, "warm mode: one request for each of this many hosts");
+    app.add_flag("--allow-missing", allow_missing,
+                 "load mode: a `found: false` or not_found answer is not an error");
+    app.add_option("--warm-hosts", warm_hosts,
+                   "warm mode: one request for each of this many hosts");
     app.add_option("--start", start, "warm mode: first index")->capture_default_str();
-    app.add_option("--prefix", prefix, "warm mode: hosts are <prefix><i><suffix>")->capture_default_str();
+    app.add_option("--prefix", prefix, "warm mode: hosts are <prefix><i><suffix>")
+        ->capture_default_str();
     app.add_option("--suffix", suffix, "warm mode: see --prefix")->capture_default_str();
     app.add_flag("--store", store, "warm mode: store a token for each host instead of getting it");
-    app.add_option("--max-seconds", max_seconds, "warm mode: claim no new host after this long; 0: no limit");
-    app.add_option("--token-length", token_length, "warm mode with --store: token length in bytes")->capture_default_str();
+    app.add_option("--max-seconds", max_seconds,
+                   "warm mode: claim no new host after this long; 0: no limit");
+    app.add_option("--token-length", token_length, "warm mode with --store: token length in bytes")
+        ->capture_default_str();
     app.add_option("--label", label, "copied into the JSON output");
     CLI11_PARSE(app, argc, argv);
 
     const bool warm = warm_hosts > 0;
     if (!request_texts.empty() && (warm || !hosts.empty() || app.count("--op") > 0)) {
-        std::fprintf(stderr, "hk_bench_socket_load: --request is for load mode, without --host or --op\n");
+        std::fprintf(stderr,
+                     "hk_bench_socket_load: --request is for load mode, without --host or --op\n");
         return 2;
     }
     if (!warm && hosts.empty() && request_texts.empty()) {
-        std::fprintf(stderr, "hk_bench_socket_load: give --host or --request (load mode) or --warm-hosts (warm mode)\n");
+        std::fprintf(stderr,
+                     "hk_bench_socket_load: give --host or --request (load mode) or --warm-hosts "
+                     "(warm mode)\n");
         return 2;
     }
-    const Kind kind = !request_texts.empty() ? Kind::request : op == "discover" ? Kind::discover : Kind::get;
+    const Kind kind = !request_texts.empty() ? Kind::request
+                      : op == "discover"     ? Kind::discover
+                                             : Kind::get;
     if (warm && kind == Kind::discover) {
         std::fprintf(stderr, "hk_bench_socket_load: --op discover is for load mode (--host)\n");
         return 2;
@@ -328,7 +353,8 @@ int main(int argc, char** argv) {
     Clock::time_point end;
     std::vector<std::string> frames;
     frames.reserve(hosts.size() + request_texts.size());
-    for (const auto& h : hosts) frames.push_back(kind == Kind::discover ? discover_frame(h) : get_frame(h));
+    for (const auto& h : hosts)
+        frames.push_back(kind == Kind::discover ? discover_frame(h) : get_frame(h));
     std::string request_ops;  // the output's "op" for --request: theirs, "a,b" when they differ
     for (const auto& text : request_texts) {
         try {
@@ -360,7 +386,8 @@ int main(int argc, char** argv) {
                     const std::size_t index = start + i;
                     std::string host = prefix;
                     host.append(std::to_string(index)).append(suffix);
-                    const std::string frame = store ? store_frame(host, index, token_length) : get_frame(host);
+                    const std::string frame =
+                        store ? store_frame(host, index, token_length) : get_frame(host);
                     const std::string& response = client.round_trip(frame);
                     record(r, classify(response, first, Kind::get), response, false);
                     first = false;
@@ -377,11 +404,14 @@ int main(int argc, char** argv) {
                 if (per_client > 0 ? r.requests >= per_client : sent >= end) break;
                 const std::string& response = client.round_trip(frames[k]);
                 const Clock::time_point received = Clock::now();
-                if (per_client == 0 && received > end) break;  // count only what finished in the window
+                if (per_client == 0 && received > end)
+                    break;  // count only what finished in the window
                 record(r, classify(response, first, kind), response, sources);
                 first = false;
-                const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(received - sent).count();
-                r.latency_ns.push_back(static_cast<std::uint32_t>(std::min<long long>(ns, UINT32_MAX)));
+                const auto ns =
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(received - sent).count();
+                r.latency_ns.push_back(
+                    static_cast<std::uint32_t>(std::min<long long>(ns, UINT32_MAX)));
                 if (++k == frames.size()) k = 0;
             }
         } catch (const std::exception& e) {
@@ -399,7 +429,8 @@ int main(int argc, char** argv) {
     go.store(true, std::memory_order_release);
     for (auto& t : threads) t.join();
     const Clock::time_point finished = Clock::now();
-    const double elapsed = warm || per_client > 0 ? seconds_between(t0, finished) : seconds_between(t0, end);
+    const double elapsed =
+        warm || per_client > 0 ? seconds_between(t0, finished) : seconds_between(t0, end);
 
     ThreadResult total;
     std::vector<std::uint32_t> latencies;
@@ -430,7 +461,9 @@ int main(int argc, char** argv) {
     out["not_found"] = total.not_found;
     out["errors"] = total.errors;
     if (sources) {
-        out["sources"] = {{"network", total.source_network}, {"cache", total.source_cache}, {"other", total.source_other}};
+        out["sources"] = {{"network", total.source_network},
+                          {"cache", total.source_cache},
+                          {"other", total.source_other}};
     }
     if (warm) {
         // Every claimed index was sent (or its thread failed, reported below).
@@ -445,7 +478,8 @@ int main(int argc, char** argv) {
                              {"max", percentile(latencies, 100)}};
     }
     if (!failure.empty()) out["failure"] = failure;
-    if (!total.first_error_response.empty()) out["first_error_response"] = total.first_error_response;
+    if (!total.first_error_response.empty())
+        out["first_error_response"] = total.first_error_response;
     std::printf("%s\n", out.dump().c_str());
 
     const bool missing_is_error = !warm && !allow_missing && total.not_found > 0;

@@ -3,8 +3,8 @@
 // on lines the text has.
 #include <algorithm>
 
-#include "helper/terraform_config/cli_config.hpp"
 #include "fuzz_support.hpp"
+#include "helper/terraform_config/cli_config.hpp"
 
 using namespace hostkeeper;
 
@@ -12,7 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view text = fuzz::text_of(data, size);
     const auto lines = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
     try {
-        const helper::terraform_config::CliConfigScan scan = helper::terraform_config::scan_cli_config(text);
+        const helper::terraform_config::CliConfigScan scan =
+            helper::terraform_config::scan_cli_config(text);
         for (const auto& block : scan.helpers) {
             fuzz::require(block.type == "credentials_helper", "a helper block of another type");
             fuzz::require(block.line >= 1 && block.line <= lines,

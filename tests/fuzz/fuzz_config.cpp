@@ -5,8 +5,8 @@
 #include <variant>
 
 #include "daemon/app/config.hpp"
-#include "fuzz_support.hpp"
 #include "daemon/app/settings.hpp"
+#include "fuzz_support.hpp"
 
 using namespace hostkeeper;
 using std::chrono::seconds;

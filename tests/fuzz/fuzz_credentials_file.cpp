@@ -1,14 +1,15 @@
 // credentials.tfrc.json as `terraform login` leaves it and import reads it.
 // A file accepted lists its hosts, each with its credentials.
-#include "helper/files/file_io.hpp"
 #include "fuzz_support.hpp"
+#include "helper/files/file_io.hpp"
 #include "helper/terraform_config/plaintext_credentials.hpp"
 
 using namespace hostkeeper;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     try {
-        const helper::terraform_config::CredentialsFile file("credentials.tfrc.json", fuzz::text_of(data, size));
+        const helper::terraform_config::CredentialsFile file("credentials.tfrc.json",
+                                                             fuzz::text_of(data, size));
         for (const auto& host : file.hosts()) (void)file.credentials(host).dump();
     } catch (const helper::files::FileError& e) {
         fuzz::require(std::string_view(e.what()).rfind("credentials.tfrc.json ", 0) == 0,

@@ -4,8 +4,8 @@
 #include <stdexcept>
 
 #include "daemon/discovery/discovery_document.hpp"
-#include "fuzz_support.hpp"
 #include "daemon/http/url.hpp"
+#include "fuzz_support.hpp"
 
 using namespace hostkeeper;
 using proto::Json;
@@ -24,7 +24,8 @@ void check_url(const Json& value) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const auto [body, url] = fuzz::split_at_nul(fuzz::text_of(data, size));
-    const std::string base = url.empty() ? daemon::discovery::discovery_url("example.com") : std::string(url);
+    const std::string base =
+        url.empty() ? daemon::discovery::discovery_url("example.com") : std::string(url);
     daemon::discovery::Services services;
     try {
         services = daemon::discovery::parse_discovery_document(body, base);

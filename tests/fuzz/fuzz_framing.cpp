@@ -2,10 +2,10 @@
 // by the daemon (requests, limit kMaxFrameSize) and by clients (responses,
 // kMaxResponseFrameSize). A header accepted must encode back to itself.
 #include <algorithm>
-#include "proto/error.hpp"
-#include "proto/framing.hpp"
 
 #include "fuzz_support.hpp"
+#include "proto/error.hpp"
+#include "proto/framing.hpp"
 
 using namespace hostkeeper;
 

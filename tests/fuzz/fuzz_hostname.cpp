@@ -2,10 +2,10 @@
 // host must normalize to one name that normalizes to itself and is plain DNS
 // syntax with an optional port.
 #include <algorithm>
-#include "proto/error.hpp"
-#include "proto/hostname.hpp"
 
 #include "fuzz_support.hpp"
+#include "proto/error.hpp"
+#include "proto/hostname.hpp"
 
 using namespace hostkeeper;
 

@@ -2,11 +2,10 @@
 // then the checks made of requests and responses, and a credentials object as
 // a helper's `store` receives it on stdin (parse_credentials). What is
 // accepted must serialize and parse back equal.
+#include "fuzz_support.hpp"
 #include "proto/error.hpp"
 #include "proto/messages.hpp"
 #include "proto/secret.hpp"
-
-#include "fuzz_support.hpp"
 
 using namespace hostkeeper;
 using proto::Json;

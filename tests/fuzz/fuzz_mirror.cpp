@@ -1,11 +1,10 @@
 // A network mirror's URL as config.toml gives it. A URL accepted becomes one
 // https base ending in "/" whose host is normalized, and making a mirror of
 // that base gives the same mirror.
+#include "daemon/registry/mirror.hpp"
+#include "fuzz_support.hpp"
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
-
-#include "fuzz_support.hpp"
-#include "daemon/registry/mirror.hpp"
 
 using namespace hostkeeper;
 

@@ -1,9 +1,8 @@
 // Module and provider addresses as users write them. An address accepted
 // prints as host/namespace/... and that parses back to the same address.
+#include "fuzz_support.hpp"
 #include "proto/error.hpp"
 #include "proto/registry_address.hpp"
-
-#include "fuzz_support.hpp"
 
 using namespace hostkeeper;
 

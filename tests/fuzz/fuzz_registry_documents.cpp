@@ -2,13 +2,13 @@
 // picks the parser; the rest is the body, then (after the first NUL) the URL
 // it came from, or a version constraint for the version lists. Version lists
 // come out newest first, one parsed version per entry.
-#include "proto/error.hpp"
-#include "proto/registry_address.hpp"
 #include <stdexcept>
 
-#include "fuzz_support.hpp"
-#include "daemon/registry/registry_documents.hpp"
 #include "daemon/http/url.hpp"
+#include "daemon/registry/registry_documents.hpp"
+#include "fuzz_support.hpp"
+#include "proto/error.hpp"
+#include "proto/registry_address.hpp"
 
 using namespace hostkeeper;
 using proto::Json;
@@ -32,7 +32,8 @@ void check_list(const daemon::registry::VersionList& list, std::string_view cons
     (void)proto::serialize(list.body, proto::kMaxResponseFrameSize);
     try {
         const auto constraints = proto::VersionConstraints::parse(constraint);
-        const Json allowed = daemon::registry::allowed_versions(list.body, list.versions, constraints);
+        const Json allowed =
+            daemon::registry::allowed_versions(list.body, list.versions, constraints);
         fuzz::require(allowed.size() <= list.versions.size(), "more versions allowed than listed");
     } catch (const proto::Error&) {
     }

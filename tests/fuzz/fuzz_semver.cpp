@@ -2,11 +2,11 @@
 // The input is split at its first NUL: a constraint (or version) and a version.
 // A version accepted prints in a canonical form that parses back equal, and
 // precedence is a consistent order.
-#include "proto/error.hpp"
-#include "proto/semver.hpp"
 #include <optional>
 
 #include "fuzz_support.hpp"
+#include "proto/error.hpp"
+#include "proto/semver.hpp"
 
 using namespace hostkeeper;
 using proto::SemVer;

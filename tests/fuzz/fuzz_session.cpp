@@ -3,12 +3,12 @@
 // "v" and "host", a store's credentials) and the way a client reads
 // responses (check_response). An error ends the connection, as it does there.
 #include <algorithm>
+
+#include "fuzz_support.hpp"
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
 #include "proto/messages.hpp"
 #include "proto/secret.hpp"
-
-#include "fuzz_support.hpp"
 
 using namespace hostkeeper;
 using proto::Error;

@@ -1,9 +1,9 @@
 #include "harness.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,7 +22,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<std::string> environment_with(const std::map<std::string, std::optional<std::string>>& overrides) {
+std::vector<std::string> environment_with(
+    const std::map<std::string, std::optional<std::string>>& overrides) {
     std::map<std::string, std::string> env;
     for (char** e = environ; *e != nullptr; ++e) {
         const std::string entry(*e);
@@ -55,7 +56,8 @@ std::string drain(int fd) {
     ::lseek(fd, 0, SEEK_SET);
     char buffer[8192];
     ssize_t n = 0;
-    while ((n = ::read(fd, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<std::size_t>(n));
+    while ((n = ::read(fd, buffer, sizeof buffer)) > 0)
+        text.append(buffer, static_cast<std::size_t>(n));
     ::close(fd);
     return text;
 }
@@ -72,11 +74,14 @@ Result collect(Spawned& spawned, int status) {
 
 fs::path test_root() {
     const char* root = std::getenv("HK_TEST_ROOT");
-    if (root == nullptr) throw std::runtime_error("run the integration tests through tests/support/keyring-env.sh");
+    if (root == nullptr)
+        throw std::runtime_error("run the integration tests through tests/support/keyring-env.sh");
     return root;
 }
 
-std::string bin(const std::string& name) { return std::string(HK_BIN_DIR) + "/" + name; }
+std::string bin(const std::string& name) {
+    return std::string(HK_BIN_DIR) + "/" + name;
+}
 
 std::string read_file(const fs::path& path) {
     std::ifstream in(path);
@@ -85,7 +90,9 @@ std::string read_file(const fs::path& path) {
     return text.str();
 }
 
-bool is_root() { return ::geteuid() == 0; }
+bool is_root() {
+    return ::geteuid() == 0;
+}
 
 long resident_kib(pid_t pid) {
     std::ifstream status("/proc/" + std::to_string(pid) + "/status");
@@ -117,7 +124,8 @@ Spawned spawn(const std::vector<std::string>& argv, const RunOptions& options) {
     std::vector<std::string> env = environment_with(options.env);
     auto argp = pointers(args);
     auto envp = pointers(env);
-    const int rc = ::posix_spawn(&spawned.pid, args[0].c_str(), &actions, nullptr, argp.data(), envp.data());
+    const int rc =
+        ::posix_spawn(&spawned.pid, args[0].c_str(), &actions, nullptr, argp.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     if (options.input) {
         ::close(in_pipe[0]);
@@ -152,7 +160,8 @@ Result run(const std::vector<std::string>& argv, const RunOptions& options) {
         if (std::chrono::steady_clock::now() > deadline) {
             ::kill(spawned.pid, SIGKILL);
             Result result = spawned.wait();
-            result.err += "\n[harness: killed after " + std::to_string(options.timeout.count()) + " s]";
+            result.err +=
+                "\n[harness: killed after " + std::to_string(options.timeout.count()) + " s]";
             return result;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -169,7 +178,8 @@ fs::path fresh_socket() {
 
 Daemon::Daemon(fs::path socket, std::vector<std::string> extra_args) : socket_(std::move(socket)) {
     log_ = socket_.parent_path() / "daemon.log";
-    std::vector<std::string> argv{bin("hostkeeperd"), "--socket", socket_.string(), "--log-level", "trace"};
+    std::vector<std::string> argv{bin("hostkeeperd"), "--socket", socket_.string(), "--log-level",
+                                  "trace"};
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
     std::vector<std::string> env = environment_with({});
     auto argp = pointers(argv);
@@ -177,12 +187,15 @@ Daemon::Daemon(fs::path socket, std::vector<std::string> extra_args) : socket_(s
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    posix_spawn_file_actions_addopen(&actions, 2, log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    posix_spawn_file_actions_addopen(&actions, 1, log_.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                     0600);
+    posix_spawn_file_actions_addopen(&actions, 2, log_.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                     0600);
     const int rc = ::posix_spawn(&pid_, argp[0], &actions, nullptr, argp.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0) throw std::runtime_error("cannot start hostkeeperd");
-    if (!wait_until([&] { return fs::exists(socket_) || !process_alive(pid_); }, std::chrono::seconds(10)) ||
+    if (!wait_until([&] { return fs::exists(socket_) || !process_alive(pid_); },
+                    std::chrono::seconds(10)) ||
         !process_alive(pid_)) {
         throw std::runtime_error("hostkeeperd did not start; log:\n" + log());
     }
@@ -201,11 +214,14 @@ int Daemon::stop() {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-std::string Daemon::log() const { return read_file(log_); }
+std::string Daemon::log() const {
+    return read_file(log_);
+}
 
-Result helper(const fs::path& socket, const std::vector<std::string>& args, const std::optional<std::string>& input) {
-    std::vector<std::string> argv{bin("terraform-credentials-hostkeeper"), "--socket=" + socket.string(),
-                                  "--timeout=20"};
+Result helper(const fs::path& socket, const std::vector<std::string>& args,
+              const std::optional<std::string>& input) {
+    std::vector<std::string> argv{bin("terraform-credentials-hostkeeper"),
+                                  "--socket=" + socket.string(), "--timeout=20"};
     argv.insert(argv.end(), args.begin(), args.end());
     RunOptions options;
     options.input = input;
@@ -221,11 +237,13 @@ std::vector<pid_t> daemons_matching(const std::string& needle) {
         for (char& c : cmdline) {
             if (c == '\0') c = ' ';
         }
-        if (cmdline.find("hostkeeperd") != std::string::npos && cmdline.find(needle) != std::string::npos) {
+        if (cmdline.find("hostkeeperd") != std::string::npos &&
+            cmdline.find(needle) != std::string::npos) {
             // Zombies are gone for our purposes.
             const std::string stat = read_file(entry.path() / "stat");
             const auto close = stat.rfind(')');
-            if (close != std::string::npos && stat.size() > close + 2 && stat[close + 2] == 'Z') continue;
+            if (close != std::string::npos && stat.size() > close + 2 && stat[close + 2] == 'Z')
+                continue;
             found.push_back(std::stoi(name));
         }
     }

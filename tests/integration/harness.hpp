@@ -5,8 +5,8 @@
 #include <sys/types.h>
 
 #include <chrono>
-#include <functional>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,7 +21,7 @@ struct Result {
 };
 
 struct RunOptions {
-    std::optional<std::string> input;                     // stdin text; else /dev/null
+    std::optional<std::string> input;                       // stdin text; else /dev/null
     std::map<std::string, std::optional<std::string>> env;  // overrides; nullopt unsets
     std::chrono::seconds timeout{60};
 };
@@ -44,7 +44,7 @@ std::filesystem::path fresh_socket();
 
 // hostkeeperd in the foreground for one test, on `socket`, logging to a file.
 class Daemon {
-public:
+  public:
     explicit Daemon(std::filesystem::path socket, std::vector<std::string> extra_args = {});
     Daemon(const Daemon&) = delete;
     Daemon& operator=(const Daemon&) = delete;
@@ -55,7 +55,7 @@ public:
     const std::filesystem::path& socket() const { return socket_; }
     std::string log() const;
 
-private:
+  private:
     std::filesystem::path socket_;
     std::filesystem::path log_;
     pid_t pid_ = -1;

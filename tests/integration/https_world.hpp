@@ -5,24 +5,23 @@
 // resolves to loopback by itself: no DNS, no /etc/hosts.
 #include <stdlib.h>
 
-#include <catch2/catch.hpp>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
-#include <functional>
-#include <thread>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "helper/client/connection.hpp"
 #include "harness.hpp"
+#include "helper/client/connection.hpp"
 #include "tls_server.hpp"
 
 namespace hostkeeper::it {

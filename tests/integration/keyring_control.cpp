@@ -38,7 +38,8 @@ struct Reaper {
 } reaper;
 
 Result bus_call(const std::vector<std::string>& args) {
-    std::vector<std::string> argv{"/usr/bin/dbus-send", "--session", "--print-reply=literal", "--reply-timeout=2000"};
+    std::vector<std::string> argv{"/usr/bin/dbus-send", "--session", "--print-reply=literal",
+                                  "--reply-timeout=2000"};
     argv.insert(argv.end(), args.begin(), args.end());
     RunOptions options;
     options.timeout = std::chrono::seconds(5);
@@ -46,20 +47,22 @@ Result bus_call(const std::vector<std::string>& args) {
 }
 
 bool secrets_owned() {
-    return bus_call({"--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner",
-                     "string:org.freedesktop.secrets"})
+    return bus_call({"--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                     "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.secrets"})
                .out.find("true") != std::string::npos;
 }
 
 void put_u32(std::string& out, std::uint32_t value) {
-    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((value >> shift) & 0xffU));
+    for (int shift = 24; shift >= 0; shift -= 8)
+        out.push_back(static_cast<char>((value >> shift) & 0xffU));
 }
 
 }  // namespace
 
 Result lock_login_collection() {
-    return run({"/usr/bin/dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.secrets",
-                "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock",
+    return run({"/usr/bin/dbus-send", "--session", "--print-reply",
+                "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
+                "org.freedesktop.Secret.Service.Lock",
                 "array:objpath:/org/freedesktop/secrets/collection/login"});
 }
 
@@ -90,7 +93,8 @@ bool unlock_login_collection() {
                 got += static_cast<std::size_t>(n);
             }
         }
-        ok = got == sizeof answer && answer[4] == 0 && answer[5] == 0 && answer[6] == 0 && answer[7] == 0;
+        ok = got == sizeof answer && answer[4] == 0 && answer[5] == 0 && answer[6] == 0 &&
+             answer[7] == 0;
     }
     ::close(fd);
     return ok;
@@ -108,13 +112,16 @@ Result secret_tool_store(const std::string& host, const std::string& secret) {
 Result secret_tool_clear(const std::string& host) {
     RunOptions options;
     options.timeout = std::chrono::seconds(10);
-    return run({"/usr/bin/secret-tool", "clear", "xdg:schema", "io.hostkeeper.Credentials", "host", host}, options);
+    return run(
+        {"/usr/bin/secret-tool", "clear", "xdg:schema", "io.hostkeeper.Credentials", "host", host},
+        options);
 }
 
 pid_t keyring_pid() {
     if (restarted) return *restarted;
     const char* pid = std::getenv("HK_KEYRING_PID");
-    if (pid == nullptr) throw std::runtime_error("HK_KEYRING_PID is not set: run through keyring-env.sh");
+    if (pid == nullptr)
+        throw std::runtime_error("HK_KEYRING_PID is not set: run through keyring-env.sh");
     return static_cast<pid_t>(std::atoi(pid));
 }
 
@@ -134,16 +141,18 @@ void kill_keyring(int signal) {
 void start_keyring() {
     RunOptions options;
     options.input = kPassword;
-    Spawned keyring = spawn({"/usr/bin/gnome-keyring-daemon", "--foreground", "--components=secrets", "--unlock"},
-                            options);
+    Spawned keyring =
+        spawn({"/usr/bin/gnome-keyring-daemon", "--foreground", "--components=secrets", "--unlock"},
+              options);
     ::close(keyring.out_fd);
     ::close(keyring.err_fd);
     restarted = keyring.pid;
     const bool ready = wait_until(
         [] {
             if (!secrets_owned()) return false;
-            const Result alias = bus_call({"--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
-                                           "org.freedesktop.Secret.Service.ReadAlias", "string:default"});
+            const Result alias =
+                bus_call({"--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
+                          "org.freedesktop.Secret.Service.ReadAlias", "string:default"});
             return alias.out.find("/org/freedesktop/secrets/collection/") != std::string::npos;
         },
         std::chrono::seconds(10));

@@ -1,11 +1,11 @@
 // The helper run exactly as Terraform and OpenTofu run it
 // (docs/specs/credentials-helper-protocol.md): absolute argv[0], the
 // configured args first, verb and hostname last, stdin /dev/null for get.
-#include <catch2/catch.hpp>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <thread>
 
@@ -34,14 +34,16 @@ TEST_CASE("get/store/forget with configured args before the verb", "[conformance
         all.insert(all.end(), tail.begin(), tail.end());
         return all;
     };
-    for (const std::string host : {"app.terraform.io", "xn--bcher-kva.example.com", "tfe.corp.example:8443"}) {
+    for (const std::string host :
+         {"app.terraform.io", "xn--bcher-kva.example.com", "tfe.corp.example:8443"}) {
         CAPTURE(host);
         const Result none = as_terraform(helper_path, with({"get", host}));
         CHECK(none.exit_code == 0);
         CHECK(none.out == "{}\n");
         CHECK(none.err.empty());
         // Terraform sends compact JSON without a trailing newline.
-        const Result stored = as_terraform(helper_path, with({"store", host}), R"({"token":"tf-)" + host + R"("})");
+        const Result stored =
+            as_terraform(helper_path, with({"store", host}), R"({"token":"tf-)" + host + R"("})");
         CHECK(stored.exit_code == 0);
         CHECK(stored.out.empty());
         CHECK(stored.err.empty());
@@ -77,7 +79,8 @@ TEST_CASE("usage errors: unknown verb, missing host, bad host, extra args", "[co
     CHECK_THAT(r.err, Catch::Contains(message));
 }
 
-TEST_CASE("linked into ~/.terraform.d/plugins, the helper finds hostkeeperd beside its real path", "[conformance]") {
+TEST_CASE("linked into ~/.terraform.d/plugins, the helper finds hostkeeperd beside its real path",
+          "[conformance]") {
     const fs::path socket = fresh_socket();
     const fs::path plugins = test_root() / "home" / ".terraform.d" / "plugins";
     fs::create_directories(plugins);
@@ -86,7 +89,8 @@ TEST_CASE("linked into ~/.terraform.d/plugins, the helper finds hostkeeperd besi
     fs::create_symlink(bin("terraform-credentials-hostkeeper"), link);
     RunOptions options;
     options.env["PATH"] = "/usr/bin:/bin";  // not via PATH
-    const Result got = run({link.string(), "--socket=" + socket.string(), "get", "app.terraform.io"}, options);
+    const Result got =
+        run({link.string(), "--socket=" + socket.string(), "get", "app.terraform.io"}, options);
     CHECK(got.exit_code == 0);
     CHECK(got.out == "{}\n");
     CHECK(daemons_matching(socket.string()).size() == 1);
@@ -102,8 +106,8 @@ TEST_CASE("the helper never hangs: a daemon that does not answer hits --timeout"
     REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
     REQUIRE(::listen(fd, 8) == 0);
     const auto started = std::chrono::steady_clock::now();
-    const Result r = run({bin("terraform-credentials-hostkeeper"), "--socket=" + socket.string(), "--timeout=1",
-                          "get", "app.terraform.io"});
+    const Result r = run({bin("terraform-credentials-hostkeeper"), "--socket=" + socket.string(),
+                          "--timeout=1", "get", "app.terraform.io"});
     const auto took = std::chrono::steady_clock::now() - started;
     ::close(fd);
     CHECK(r.exit_code == 5);
@@ -121,7 +125,8 @@ TEST_CASE("--help and --version", "[conformance]") {
     CHECK_THAT(version.out, Catch::Contains("0.1.0"));
     const Result daemon_help = run({bin("hostkeeperd"), "--help"});
     CHECK(daemon_help.exit_code == 0);
-    CHECK_THAT(daemon_help.out, Catch::Contains("--credentials-ttl") && Catch::Contains("config.toml"));
+    CHECK_THAT(daemon_help.out,
+               Catch::Contains("--credentials-ttl") && Catch::Contains("config.toml"));
 }
 
 TEST_CASE("the helper loads libidn2 only for a hostname that needs IDNA", "[conformance]") {

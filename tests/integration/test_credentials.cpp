@@ -1,8 +1,8 @@
 // The credentials path end to end: the helper binary, an on-demand daemon,
 // and a real gnome-keyring-daemon.
-#include <catch2/catch.hpp>
 #include <signal.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -16,7 +16,8 @@ namespace {
 
 const char* const kSchema = "io.hostkeeper.Credentials";
 
-Result secret_tool(const std::vector<std::string>& args, const std::optional<std::string>& input = std::nullopt) {
+Result secret_tool(const std::vector<std::string>& args,
+                   const std::optional<std::string>& input = std::nullopt) {
     std::vector<std::string> argv{"/usr/bin/secret-tool"};
     argv.insert(argv.end(), args.begin(), args.end());
     RunOptions options;
@@ -61,7 +62,8 @@ TEST_CASE("store, get and forget through the helper and the keyring", "[credenti
 
 TEST_CASE("the whole credentials object is kept, in order", "[credentials]") {
     const fs::path socket = fresh_socket();
-    const std::string creds = R"({"token":"t-ordered","zeta":{"nested":[1,2,3]},"alpha":"ünïcødé","n":1.5})";
+    const std::string creds =
+        R"({"token":"t-ordered","zeta":{"nested":[1,2,3]},"alpha":"ünïcødé","n":1.5})";
     REQUIRE(helper(socket, {"store", "whole.example.com"}, creds + "\n").exit_code == 0);
     CHECK(helper(socket, {"get", "whole.example.com"}).out == creds + "\n");
     // The keyring holds the same text, which a fresh daemon reads back.
@@ -73,20 +75,26 @@ TEST_CASE("the whole credentials object is kept, in order", "[credentials]") {
 TEST_CASE("an item stored by secret-tool with our schema is read by the helper", "[credentials]") {
     const fs::path socket = fresh_socket();
     const std::string creds = R"({"token":"from-secret-tool-abc"})";
-    REQUIRE(secret_tool({"store", "--label=typed by a person", "xdg:schema", kSchema, "host", "st.example.com"}, creds)
+    REQUIRE(secret_tool({"store", "--label=typed by a person", "xdg:schema", kSchema, "host",
+                         "st.example.com"},
+                        creds)
                 .exit_code == 0);
     const Result got = helper(socket, {"get", "st.example.com"});
     CHECK(got.exit_code == 0);
     CHECK(got.out == creds + "\n");
 
     // A bare token pasted into secret-tool is served as {"token": ...}.
-    REQUIRE(secret_tool({"store", "--label=bare", "xdg:schema", kSchema, "host", "bare.example.com"}, "bare-token.123")
-                .exit_code == 0);
+    REQUIRE(
+        secret_tool({"store", "--label=bare", "xdg:schema", kSchema, "host", "bare.example.com"},
+                    "bare-token.123")
+            .exit_code == 0);
     CHECK(helper(socket, {"get", "bare.example.com"}).out == "{\"token\":\"bare-token.123\"}\n");
 
     // Junk is an error that says what to do, never a wrong token.
-    REQUIRE(secret_tool({"store", "--label=junk", "xdg:schema", kSchema, "host", "junk.example.com"}, "two words")
-                .exit_code == 0);
+    REQUIRE(
+        secret_tool({"store", "--label=junk", "xdg:schema", kSchema, "host", "junk.example.com"},
+                    "two words")
+            .exit_code == 0);
     const Result junk = helper(socket, {"get", "junk.example.com"});
     CHECK(junk.exit_code == 1);
     CHECK_THAT(junk.err, Catch::Contains("junk.example.com") && Catch::Contains("store it again"));
@@ -94,7 +102,8 @@ TEST_CASE("an item stored by secret-tool with our schema is read by the helper",
 
 TEST_CASE("an item stored by the helper is found by secret-tool search", "[credentials]") {
     const fs::path socket = fresh_socket();
-    REQUIRE(helper(socket, {"store", "search.example.com"}, R"({"token":"findable"})").exit_code == 0);
+    REQUIRE(helper(socket, {"store", "search.example.com"}, R"({"token":"findable"})").exit_code ==
+            0);
     const Result found = secret_tool({"search", "host", "search.example.com"});
     const std::string all = found.out + found.err;
     CHECK(found.exit_code == 0);
@@ -106,10 +115,12 @@ TEST_CASE("an item stored by the helper is found by secret-tool search", "[crede
 
 TEST_CASE("Unicode and punycode spellings of a host name one item", "[credentials]") {
     const fs::path socket = fresh_socket();
-    REQUIRE(helper(socket, {"store", "Bücher.Example.COM:443"}, R"({"token":"idn"})").exit_code == 0);
+    REQUIRE(helper(socket, {"store", "Bücher.Example.COM:443"}, R"({"token":"idn"})").exit_code ==
+            0);
     CHECK(helper(socket, {"get", "xn--bcher-kva.example.com"}).out == "{\"token\":\"idn\"}\n");
     CHECK(keyring_secret("xn--bcher-kva.example.com") == R"({"token":"idn"})");
-    CHECK(helper(socket, {"get", "tfe.example.com:8443"}).out == "{}\n");  // other ports are other hosts
+    CHECK(helper(socket, {"get", "tfe.example.com:8443"}).out ==
+          "{}\n");  // other ports are other hosts
 }
 
 TEST_CASE("bad store input is refused and the stored item stays as it was", "[credentials]") {
@@ -173,7 +184,8 @@ TEST_CASE("flush and SIGHUP make the daemon read the keyring again", "[credentia
     long long before = lookups();
     CHECK(helper(socket, {"get", "flush.example.com"}).out == "{\"token\":\"v1\"}\n");
     CHECK(lookups() == before);  // a cache hit
-    const Result flushed = run({bin("hostkeeper"), "--socket", socket.string(), "flush", "flush.example.com"});
+    const Result flushed =
+        run({bin("hostkeeper"), "--socket", socket.string(), "flush", "flush.example.com"});
     CHECK(flushed.exit_code == 0);
     CHECK_THAT(flushed.out, Catch::Contains("flushed 1 cached entry"));
     CHECK(helper(socket, {"get", "flush.example.com"}).out == "{\"token\":\"v1\"}\n");
@@ -218,5 +230,6 @@ TEST_CASE("hostkeeper status, flush and stop", "[credentials]") {
     CHECK(stopped.exit_code == 0);
     CHECK_THAT(stopped.out, Catch::Contains("hostkeeperd stopped"));
     CHECK_FALSE(fs::exists(socket));
-    CHECK(run({bin("hostkeeper"), "--socket", socket.string(), "stop"}).out == "hostkeeperd is not running\n");
+    CHECK(run({bin("hostkeeper"), "--socket", socket.string(), "stop"}).out ==
+          "hostkeeperd is not running\n");
 }

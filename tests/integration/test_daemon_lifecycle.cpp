@@ -148,7 +148,8 @@ TEST_CASE("a daemon that cannot start is reported by the helper with the reason"
     const fs::path config_dir = test_root() / "config" / "hostkeeper";
     fs::create_directories(config_dir);
     std::ofstream(config_dir / "config.toml") << "log_level = \"info\"\nidle_timout = \"10m\"\n";
-    const std::string reason = (config_dir / "config.toml").string() + ":2: unknown key \"idle_timout\"";
+    const std::string reason =
+        (config_dir / "config.toml").string() + ":2: unknown key \"idle_timout\"";
     // The daemon's own one-line reason, through whichever command started it.
     const Result got = helper(socket, {"get", "app.example.com"});
     CHECK(got.exit_code == 4);
@@ -166,27 +167,31 @@ TEST_CASE("a daemon that cannot start is reported by the helper with the reason"
     CHECK_THAT(fixed.out, Catch::Contains("the configuration is valid"));
 }
 
-TEST_CASE("a socket-activated daemon that cannot run answers every client with the reason", "[lifecycle]") {
+TEST_CASE("a socket-activated daemon that cannot run answers every client with the reason",
+          "[lifecycle]") {
     const fs::path socket = fresh_socket();
     const fs::path config = socket.parent_path() / "config.toml";
     std::ofstream(config) << "[credentials]\nttl = \"soon\"\n";
     Spawned activator = spawn({"/usr/bin/systemd-socket-activate", "-l", socket.string(), "-E",
-                               "DBUS_SESSION_BUS_ADDRESS", "-E", "HOME", "-E", "XDG_RUNTIME_DIR", bin("hostkeeperd"),
-                               "--config", config.string()});
+                               "DBUS_SESSION_BUS_ADDRESS", "-E", "HOME", "-E", "XDG_RUNTIME_DIR",
+                               bin("hostkeeperd"), "--config", config.string()});
     REQUIRE(wait_until([&] { return fs::exists(socket); }, std::chrono::seconds(10)));
     for (int i = 0; i < 3; ++i) {  // the same daemon answers each one: no restart loop
         const Result got = helper(socket, {"get", "app.example.com"});
         CHECK(got.exit_code == 4);
-        CHECK_THAT(got.err, Catch::Contains("hostkeeperd cannot run with its configuration: " + config.string() +
-                                            ":2: \"credentials.ttl\": \"soon\" is not a duration") &&
-                                Catch::Contains("hostkeeper stop"));
+        CHECK_THAT(
+            got.err,
+            Catch::Contains("hostkeeperd cannot run with its configuration: " + config.string() +
+                            ":2: \"credentials.ttl\": \"soon\" is not a duration") &&
+                Catch::Contains("hostkeeper stop"));
         CHECK(got.out.empty());
     }
     CHECK(daemons_matching(config.string()).size() == 1);
     // `hostkeeper stop` ends it; systemd (here: systemd-socket-activate) would start a new one.
     const Result stop = run({bin("hostkeeper"), "--socket", socket.string(), "stop"});
     CHECK(stop.exit_code == 0);
-    CHECK(wait_until([&] { return daemons_matching(config.string()).empty(); }, std::chrono::seconds(10)));
+    CHECK(wait_until([&] { return daemons_matching(config.string()).empty(); },
+                     std::chrono::seconds(10)));
     ::kill(activator.pid, SIGTERM);
     activator.wait();
 }
@@ -315,9 +320,11 @@ TEST_CASE("a daemon speaking another protocol version is stopped and replaced", 
     CHECK(daemons_matching(socket.string()).size() == 1);  // the installed one now serves
 }
 
-TEST_CASE("a daemon started without the session bus is replaced for a client that has it", "[lifecycle]") {
+TEST_CASE("a daemon started without the session bus is replaced for a client that has it",
+          "[lifecycle]") {
     const fs::path socket = fresh_socket();
-    REQUIRE(helper(socket, {"store", "bus.example.com"}, R"({"token":"on-the-bus"})").exit_code == 0);
+    REQUIRE(helper(socket, {"store", "bus.example.com"}, R"({"token":"on-the-bus"})").exit_code ==
+            0);
     REQUIRE(run({bin("hostkeeper"), "--socket", socket.string(), "stop"}).exit_code == 0);
     // As `sudo -u`, cron or an SSH login without dbus-user-session would start it.
     RunOptions no_bus;
@@ -325,8 +332,8 @@ TEST_CASE("a daemon started without the session bus is replaced for a client tha
     REQUIRE(run({bin("hostkeeper"), "--socket", socket.string(), "start"}, no_bus).exit_code == 0);
     const std::vector<pid_t> busless = daemons_matching(socket.string());
     REQUIRE(busless.size() == 1);
-    const Result refused = run({bin("terraform-credentials-hostkeeper"), "--socket=" + socket.string(), "get",
-                                "bus.example.com"},
+    const Result refused = run({bin("terraform-credentials-hostkeeper"),
+                                "--socket=" + socket.string(), "get", "bus.example.com"},
                                no_bus);
     CHECK(refused.exit_code == 1);  // no bus on either side: nothing to do better
 
@@ -338,17 +345,21 @@ TEST_CASE("a daemon started without the session bus is replaced for a client tha
     run({bin("hostkeeper"), "--socket", socket.string(), "stop"});
 }
 
-TEST_CASE("a daemon that others started without the session bus is named as the cause", "[lifecycle]") {
+TEST_CASE("a daemon that others started without the session bus is named as the cause",
+          "[lifecycle]") {
     const fs::path socket = fresh_socket();
     // Not on demand (as systemd would start it), and with no bus in its environment.
-    Spawned activator = spawn({"/usr/bin/systemd-socket-activate", "-l", socket.string(), "-E", "HOME",
-                               bin("hostkeeperd"), "--log-level", "debug"});
+    Spawned activator = spawn({"/usr/bin/systemd-socket-activate", "-l", socket.string(), "-E",
+                               "HOME", bin("hostkeeperd"), "--log-level", "debug"});
     REQUIRE(wait_until([&] { return fs::exists(socket); }, std::chrono::seconds(10)));
     const Result got = helper(socket, {"get", "bus.example.com"});
     ::kill(activator.pid, SIGTERM);
     activator.wait();
     CHECK(got.exit_code == 1);
-    CHECK_THAT(got.err, Catch::Contains("was started without your session bus (it has none, you have unix:path="));
-    CHECK_THAT(got.err, Catch::Contains("systemctl --user import-environment DBUS_SESSION_BUS_ADDRESS"));
+    CHECK_THAT(
+        got.err,
+        Catch::Contains("was started without your session bus (it has none, you have unix:path="));
+    CHECK_THAT(got.err,
+               Catch::Contains("systemctl --user import-environment DBUS_SESSION_BUS_ADDRESS"));
     CHECK(got.out.empty());
 }

@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "helper/client/connection.hpp"
 #include "harness.hpp"
+#include "helper/client/connection.hpp"
 #include "https_world.hpp"
 #include "tls_server.hpp"
 

@@ -165,7 +165,8 @@ while True:
     CHECK_THAT(r.out, Catch::Contains("fix: hostkeeper stop"));
 }
 
-TEST_CASE("doctor: a typo in config.toml, while a daemon started before it still runs", "[doctor]") {
+TEST_CASE("doctor: a typo in config.toml, while a daemon started before it still runs",
+          "[doctor]") {
     UserHome u;
     REQUIRE(u.hostkeeper({"setup", "--terraform"}).exit_code == 0);
     REQUIRE(u.hostkeeper({"start"}).exit_code == 0);

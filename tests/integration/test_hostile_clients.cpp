@@ -130,7 +130,8 @@ TEST_CASE("a client that never reads its replies is cut off after 16", "[hostile
     }
     // Not reading until the daemon has given up on it (reading earlier would
     // make it a client that keeps up, which may pipeline as much as it likes).
-    REQUIRE(wait_until([&] { return daemon.log().find("16 replies unread") != std::string::npos; }, 20s));
+    REQUIRE(wait_until([&] { return daemon.log().find("16 replies unread") != std::string::npos; },
+                       20s));
     // Every reply it is owed up to the limit, then the end of the stream.
     int replies = 0;
     while (greedy.read_frame(5s)) ++replies;
@@ -219,7 +220,8 @@ TEST_CASE("a flood of garbage connections leaves the daemon serving, its memory 
     const long after = resident_kib(daemon.pid());
     CAPTURE(before, after);
 #if defined(__SANITIZE_ADDRESS__)
-    // ASan's quarantine holds freed memory back: RSS says nothing here (LeakSanitizer checks leaks).
+    // ASan's quarantine holds freed memory back: RSS says nothing here (LeakSanitizer checks
+    // leaks).
     WARN("RSS growth not checked under AddressSanitizer: " << after - before << " KiB");
 #else
     CHECK(after < before + 16 * 1024);

@@ -1,7 +1,6 @@
 // Secret hygiene, checked on the real daemon: tokens never in logs at the
 // most verbose level, never written to disk by us, no core dumps.
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <sstream>
 
@@ -23,7 +22,8 @@ bool file_contains(const fs::path& path, const std::string& needle) {
 TEST_CASE("tokens never appear in the log, even at trace level", "[hygiene]") {
     const fs::path socket = fresh_socket();
     Daemon daemon(socket);  // --log-level trace
-    REQUIRE(helper(socket, {"store", "hygiene.example.com"}, R"({"token":")" + kToken + R"("})").exit_code == 0);
+    REQUIRE(helper(socket, {"store", "hygiene.example.com"}, R"({"token":")" + kToken + R"("})")
+                .exit_code == 0);
     REQUIRE(helper(socket, {"get", "hygiene.example.com"}).out.find(kToken) != std::string::npos);
     run({bin("hostkeeper"), "--socket", socket.string(), "flush"});
     REQUIRE(helper(socket, {"get", "hygiene.example.com"}).out.find(kToken) != std::string::npos);
@@ -44,7 +44,8 @@ TEST_CASE("tokens never appear in the log, even at trace level", "[hygiene]") {
 TEST_CASE("nothing we write to disk holds the token", "[hygiene]") {
     const fs::path socket = fresh_socket();
     Daemon daemon(socket);
-    REQUIRE(helper(socket, {"store", "disk.example.com"}, R"({"token":")" + kToken + R"("})").exit_code == 0);
+    REQUIRE(helper(socket, {"store", "disk.example.com"}, R"({"token":")" + kToken + R"("})")
+                .exit_code == 0);
     REQUIRE(helper(socket, {"get", "disk.example.com"}).exit_code == 0);
     // Everything under the throw-away world except the keyring's own
     // (encrypted) store: HOME, XDG dirs, the runtime and socket directories.
@@ -78,11 +79,15 @@ TEST_CASE("storing many items does not make the daemon grow", "[hygiene]") {
     const fs::path socket = fresh_socket();
     const Daemon daemon(socket);
     for (int i = 0; i < 20; ++i) {
-        REQUIRE(helper(socket, {"store", "warm" + std::to_string(i) + ".example.com"}, R"({"token":"t"})").exit_code == 0);
+        REQUIRE(helper(socket, {"store", "warm" + std::to_string(i) + ".example.com"},
+                       R"({"token":"t"})")
+                    .exit_code == 0);
     }
     const long before = resident_kib(daemon.pid());
     for (int i = 0; i < 200; ++i) {
-        REQUIRE(helper(socket, {"store", "many" + std::to_string(i) + ".example.com"}, R"({"token":"t"})").exit_code == 0);
+        REQUIRE(helper(socket, {"store", "many" + std::to_string(i) + ".example.com"},
+                       R"({"token":"t"})")
+                    .exit_code == 0);
     }
     const long after = resident_kib(daemon.pid());
     CAPTURE(before, after);

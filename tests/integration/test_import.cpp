@@ -192,8 +192,7 @@ TEST_CASE("import rewrites a symlinked credentials.tfrc.json's target and keeps 
     CHECK(mode_of(target) == 0600);
 }
 
-TEST_CASE("import reads each host back from the keyring, not from the daemon's cache",
-          "[import]") {
+TEST_CASE("import reads each host back from the keyring, not from the daemon's cache", "[import]") {
     UserHome u;
     const fs::path file = credentials_file(u);
     u.write(file, R"({"credentials":{"one.example.com":{"token":"tok-one"},

@@ -9,8 +9,9 @@ namespace fs = std::filesystem;
 
 namespace {
 Result lock_login_collection() {
-    return run({"/usr/bin/dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.secrets",
-                "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock",
+    return run({"/usr/bin/dbus-send", "--session", "--print-reply",
+                "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
+                "org.freedesktop.Secret.Service.Lock",
                 "array:objpath:/org/freedesktop/secrets/collection/login"});
 }
 }  // namespace
@@ -19,7 +20,8 @@ TEST_CASE("a locked collection is an error, not '{}'", "[keyring-failures]") {
     const fs::path socket = fresh_socket();
     const std::string creds = R"({"token":"locked-away"})";
     REQUIRE(helper(socket, {"store", "locked.example.com"}, creds).exit_code == 0);
-    REQUIRE(run({bin("hostkeeper"), "--socket", socket.string(), "stop"}).exit_code == 0);  // nothing cached
+    REQUIRE(run({bin("hostkeeper"), "--socket", socket.string(), "stop"}).exit_code ==
+            0);  // nothing cached
 
     REQUIRE(lock_login_collection().exit_code == 0);
     // No prompter can run on this bus, so the unlock request fails at once.
@@ -68,8 +70,8 @@ TEST_CASE("no session bus at all is a clear error", "[no-secret-service]") {
     const fs::path empty_runtime = test_root() / "no-bus-runtime";
     fs::create_directories(empty_runtime);
     options.env["XDG_RUNTIME_DIR"] = empty_runtime.string();
-    const Result got = run({bin("terraform-credentials-hostkeeper"), "--socket=" + socket.string(), "get",
-                            "app.example.com"},
+    const Result got = run({bin("terraform-credentials-hostkeeper"), "--socket=" + socket.string(),
+                            "get", "app.example.com"},
                            options);
     CHECK(got.exit_code == 1);
     CHECK(got.out.empty());

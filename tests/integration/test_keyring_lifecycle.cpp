@@ -6,11 +6,11 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <thread>
 #include <nlohmann/json.hpp>
+#include <thread>
 
-#include "helper/client/daemon_client.hpp"
 #include "harness.hpp"
+#include "helper/client/daemon_client.hpp"
 #include "https_world.hpp"
 #include "keyring_control.hpp"
 
@@ -38,7 +38,9 @@ void await_invalidation(const fs::path& socket, long long before) {
     (void)wait_until([&] { return invalidations(socket) > before; }, std::chrono::seconds(5));
 }
 
-std::string creds(const std::string& token) { return R"({"token":")" + token + R"("})"; }
+std::string creds(const std::string& token) {
+    return R"({"token":")" + token + R"("})";
+}
 
 // Tokens never leave their owner: not in the daemon's log.
 void check_log_clean(const Daemon& daemon, const std::vector<std::string>& tokens) {
@@ -48,11 +50,14 @@ void check_log_clean(const Daemon& daemon, const std::vector<std::string>& token
 
 }  // namespace
 
-TEST_CASE("after a keyring restart the next uncached get succeeds on the first try", "[keyring-lifecycle]") {
+TEST_CASE("after a keyring restart the next uncached get succeeds on the first try",
+          "[keyring-lifecycle]") {
     const fs::path socket = fresh_socket();
     Daemon daemon(socket);
     const pid_t pid = daemon.pid();
-    REQUIRE(helper(socket, {"store", "before.example.com"}, creds("tok-before-restart")).exit_code == 0);
+    REQUIRE(
+        helper(socket, {"store", "before.example.com"}, creds("tok-before-restart")).exit_code ==
+        0);
     // Stored behind the daemon's back: never cached, so the next get must ask the keyring.
     REQUIRE(secret_tool_store("uncached.example.com", creds("tok-uncached")).exit_code == 0);
 
@@ -70,7 +75,8 @@ TEST_CASE("after a keyring restart the next uncached get succeeds on the first t
     check_log_clean(daemon, {"tok-before-restart", "tok-uncached"});
 }
 
-TEST_CASE("a locked keyring serves no token, cached or not; unlocked, it serves again", "[keyring-lifecycle]") {
+TEST_CASE("a locked keyring serves no token, cached or not; unlocked, it serves again",
+          "[keyring-lifecycle]") {
     const fs::path socket = fresh_socket();
     Daemon daemon(socket);
     REQUIRE(helper(socket, {"store", "locked.example.com"}, creds("tok-locked")).exit_code == 0);
@@ -155,7 +161,8 @@ TEST_CASE("an item added, changed or removed with secret-tool is what the next g
     long long before = invalidations(socket);
     REQUIRE(secret_tool_store("edited.example.com", creds("tok-v2")).exit_code == 0);
     await_invalidation(socket, before);
-    CHECK(helper(socket, {"get", "edited.example.com"}).out == creds("tok-v2") + "\n");  // no stale token
+    CHECK(helper(socket, {"get", "edited.example.com"}).out ==
+          creds("tok-v2") + "\n");  // no stale token
 
     before = invalidations(socket);
     REQUIRE(secret_tool_clear("edited.example.com").exit_code == 0);
@@ -190,8 +197,8 @@ TEST_CASE("a stopped keyring: a bounded failure, the daemon lives on, and after 
     const pid_t keyring = keyring_pid();
     REQUIRE(::kill(keyring, SIGSTOP) == 0);
     const auto started = steady::now();
-    Spawned stalled = spawn({bin("terraform-credentials-hostkeeper"), "--socket=" + socket.string(), "--timeout=30",
-                             "get", "stalled.example.com"});
+    Spawned stalled = spawn({bin("terraform-credentials-hostkeeper"), "--socket=" + socket.string(),
+                             "--timeout=30", "get", "stalled.example.com"});
     // Meanwhile the event loop answers: status, and tokens it holds.
     const auto status_started = steady::now();
     CHECK(daemon_status(socket).at("daemon").value("pid", 0) == pid);
@@ -213,7 +220,8 @@ TEST_CASE("a stopped keyring: a bounded failure, the daemon lives on, and after 
     check_log_clean(daemon, {"tok-cached", "tok-stalled"});
 }
 
-TEST_CASE("a killed keyring is a clear error; restarted, everything stored is there", "[keyring-lifecycle]") {
+TEST_CASE("a killed keyring is a clear error; restarted, everything stored is there",
+          "[keyring-lifecycle]") {
     const fs::path socket = fresh_socket();
     Daemon daemon(socket);
     const pid_t pid = daemon.pid();
@@ -264,12 +272,14 @@ TEST_CASE("memory stays bounded through a thousand keyring events", "[keyring-li
     await_invalidation(socket, events_before + 1);
     const long rss_after = resident_kib(daemon.pid());
     const long long events_after = invalidations(socket);
-    WARN("VmRSS " << rss_before << " KiB -> " << rss_after << " KiB; invalidations " << events_before << " -> "
-                  << events_after);
-    CHECK(events_after - events_before >= 100);  // the events were seen (coalesced bursts count once)
+    WARN("VmRSS " << rss_before << " KiB -> " << rss_after << " KiB; invalidations "
+                  << events_before << " -> " << events_after);
+    CHECK(events_after - events_before >=
+          100);  // the events were seen (coalesced bursts count once)
     CHECK(rss_before > 0);
 #if defined(__SANITIZE_ADDRESS__)
-    // ASan's quarantine holds freed memory back: RSS says nothing here (LeakSanitizer checks leaks).
+    // ASan's quarantine holds freed memory back: RSS says nothing here (LeakSanitizer checks
+    // leaks).
     WARN("RSS growth not checked under AddressSanitizer");
 #else
     CHECK(rss_after - rss_before < 2048);

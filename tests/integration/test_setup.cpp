@@ -193,8 +193,10 @@ TEST_CASE("setup --opentofu uses OpenTofu's XDG places when ~/.terraform.d does 
     CHECK_FALSE(fs::exists(u.home / ".terraformrc"));
 }
 
-TEST_CASE("setup refuses to create ~/.terraform.d while OpenTofu's XDG credentials.tfrc.json holds tokens",
-          "[setup]") {
+TEST_CASE(
+    "setup refuses to create ~/.terraform.d while OpenTofu's XDG credentials.tfrc.json holds "
+    "tokens",
+    "[setup]") {
     UserHome u;
     const fs::path tofu_credentials = u.config / "opentofu" / "credentials.tfrc.json";
     u.write(tofu_credentials, R"({"credentials":{"tofu.example.com":{"token":"xdg-token"}}})");

@@ -20,7 +20,8 @@ __attribute__((constructor)) static void hostkeeper_ubsan_log_path(void) {
     path[length] = '\0';
     void* ubsan = dlopen("libubsan.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (ubsan == NULL) return;
-    void (*set_report_path)(const char*) = (void (*)(const char*))dlsym(ubsan, "__sanitizer_set_report_path");
+    void (*set_report_path)(const char*) =
+        (void (*)(const char*))dlsym(ubsan, "__sanitizer_set_report_path");
     if (set_report_path != NULL) set_report_path(path);
     dlclose(ubsan);
 }

@@ -4,7 +4,6 @@
 // flight until released. The real libcurl client is tested against a real
 // HTTPS server in the integration tests.
 
-#include <utility>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -13,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "daemon/http/http_client.hpp"
@@ -20,7 +20,7 @@
 namespace hostkeeper::test {
 
 class FakeHttpClient final : public daemon::http::HttpClient {
-public:
+  public:
     struct Seen {
         std::string url;
         std::optional<std::string> bearer;
@@ -39,23 +39,26 @@ public:
         gate_.cancel();
     }
 
-    boost::asio::awaitable<daemon::http::HttpResponse> fetch(daemon::http::HttpRequest request) override {
+    boost::asio::awaitable<daemon::http::HttpResponse> fetch(
+        daemon::http::HttpRequest request) override {
         requests.push_back({request.url, request.bearer_token
-                                             ? std::optional<std::string>(std::string(request.bearer_token->view()))
+                                             ? std::optional<std::string>(
+                                                   std::string(request.bearer_token->view()))
                                              : std::nullopt});
         while (held_) {
             boost::system::error_code ec;
             co_await gate_.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
         }
         const auto route = routes.find(request.url);
-        if (route == routes.end()) throw daemon::http::HttpError("could not resolve host (no route in the test)");
+        if (route == routes.end())
+            throw daemon::http::HttpError("could not resolve host (no route in the test)");
         daemon::http::HttpResponse response = route->second();
         response.url = request.url;
         co_return response;
     }
 
     static daemon::http::HttpResponse json(std::string body, long status = 200,
-                                     std::vector<std::string> cache_control = {}) {
+                                           std::vector<std::string> cache_control = {}) {
         daemon::http::HttpResponse r;
         r.status = status;
         r.content_type = "application/json";
@@ -70,7 +73,7 @@ public:
         return r;
     }
 
-private:
+  private:
     boost::asio::steady_timer gate_;
     bool held_ = false;
 };

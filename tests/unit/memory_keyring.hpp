@@ -9,13 +9,13 @@
 #include <optional>
 #include <string>
 
-#include "proto/error.hpp"
 #include "daemon/credentials/keyring.hpp"
+#include "proto/error.hpp"
 
 namespace hostkeeper::test {
 
 class MemoryKeyring final : public daemon::credentials::Keyring {
-public:
+  public:
     std::optional<proto::Secret> lookup(const std::string& host) override;
     void store(const std::string& host, const proto::Secret& credentials) override;
     bool remove(const std::string& host) override;
@@ -35,7 +35,7 @@ public:
     std::atomic<int> stores{0};
     std::atomic<int> removes{0};
 
-private:
+  private:
     void check_failure();
     std::mutex mutex_;
     std::condition_variable gate_cv_;

@@ -15,11 +15,11 @@
 #include <optional>
 #include <thread>
 
-#include "proto/socket_path.hpp"
 #include "daemon/server/request_handler.hpp"
 #include "daemon/server/server.hpp"
-#include "socket_fixture.hpp"
 #include "daemon/server/socket_owner.hpp"
+#include "proto/socket_path.hpp"
+#include "socket_fixture.hpp"
 
 namespace hostkeeper::test {
 
@@ -44,10 +44,10 @@ class SocketServer {
         options.max_connections = options.max_connections == 1 ? 16 : options.max_connections;
         server.emplace(io, owner->release_listener(), handler, options,
                        daemon::server::StopHooks{[this] { ++stopping; },
-                                         [this] {
-                                             stopped = true;
-                                             io.stop();
-                                         }});
+                                                 [this] {
+                                                     stopped = true;
+                                                     io.stop();
+                                                 }});
         server->start();
         thread = std::thread([this] { io.run(); });
     }

@@ -9,11 +9,11 @@
 
 #include <chrono>
 #include <cstring>
-#include <thread>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "proto/framing.hpp"
 #include "proto/messages.hpp"
@@ -21,7 +21,7 @@
 namespace hostkeeper::test {
 
 class RawClient {
-public:
+  public:
     explicit RawClient(const std::filesystem::path& socket) {
         fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         sockaddr_un address{};
@@ -43,7 +43,9 @@ public:
             done += static_cast<std::size_t>(n);
         }
     }
-    void send_json(const proto::Json& message) const { send_bytes(proto::encode_frame(message.dump())); }
+    void send_json(const proto::Json& message) const {
+        send_bytes(proto::encode_frame(message.dump()));
+    }
 
     // Reads exactly n bytes; nullopt on EOF/timeout first.
     std::optional<std::string> read_bytes(std::size_t n, int timeout_ms = 5000) const {
@@ -77,7 +79,7 @@ public:
     }
     int fd() const { return fd_; }
 
-private:
+  private:
     int fd_ = -1;
 };
 

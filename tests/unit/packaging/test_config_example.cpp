@@ -53,8 +53,9 @@ std::map<std::string, std::string> values_in(const std::string& text) {
 // The example with its commented-out settings ("# key = value", and the
 // forced-services example: "# [hosts...]", "# \"id\" = value") switched on.
 std::string uncommented(const std::string& text) {
-    return std::regex_replace(text, std::regex(R"(^# (([a-z_]+|"[a-z0-9.]+") = |\[hosts\.))", std::regex::multiline),
-                              "$1");
+    return std::regex_replace(
+        text, std::regex(R"(^# (([a-z_]+|"[a-z0-9.]+") = |\[hosts\.))", std::regex::multiline),
+        "$1");
 }
 
 std::set<std::string> keys_in(const std::string& text) {
@@ -68,7 +69,8 @@ std::set<std::string> keys_in(const std::string& text) {
     for (std::string line; std::getline(lines, line);) {
         if (std::regex_search(line, hosts)) {
             keys.insert("hosts");
-            table = "hosts.\"NAME\".services.";  // its entries are quoted service ids: not keys_in's business
+            table = "hosts.\"NAME\".services.";  // its entries are quoted service ids: not
+                                                 // keys_in's business
         } else if (std::regex_search(line, m, header)) {
             table = m[1].str() + ".";
             keys.insert(table);

@@ -18,13 +18,17 @@ TEST_CASE("a frame is a big-endian length and the payload", "[proto][framing]") 
 
 TEST_CASE("frame sizes are bounded: none empty, none over 64 KiB", "[proto][framing]") {
     CHECK(decode_header(encode_header(kMaxFrameSize)) == kMaxFrameSize);
-    CHECK_THROWS_MATCHES(encode_header(kMaxFrameSize + 1), Error,
-                         Catch::Predicate<Error>([](const Error& e) { return e.code() == ErrorCode::too_large; }));
-    CHECK_THROWS_MATCHES(decode_header(FrameHeader{0, 1, 0, 1}), Error,
-                         Catch::Predicate<Error>([](const Error& e) { return e.code() == ErrorCode::too_large; }));
-    CHECK_THROWS_MATCHES(decode_header(FrameHeader{0xff, 0xff, 0xff, 0xff}), Error,
-                         Catch::Predicate<Error>([](const Error& e) { return e.code() == ErrorCode::too_large; }));
-    CHECK_THROWS_MATCHES(decode_header(FrameHeader{0, 0, 0, 0}), Error,
-                         Catch::Predicate<Error>([](const Error& e) { return e.code() == ErrorCode::bad_request; }));
+    CHECK_THROWS_MATCHES(
+        encode_header(kMaxFrameSize + 1), Error,
+        Catch::Predicate<Error>([](const Error& e) { return e.code() == ErrorCode::too_large; }));
+    CHECK_THROWS_MATCHES(
+        decode_header(FrameHeader{0, 1, 0, 1}), Error,
+        Catch::Predicate<Error>([](const Error& e) { return e.code() == ErrorCode::too_large; }));
+    CHECK_THROWS_MATCHES(
+        decode_header(FrameHeader{0xff, 0xff, 0xff, 0xff}), Error,
+        Catch::Predicate<Error>([](const Error& e) { return e.code() == ErrorCode::too_large; }));
+    CHECK_THROWS_MATCHES(
+        decode_header(FrameHeader{0, 0, 0, 0}), Error,
+        Catch::Predicate<Error>([](const Error& e) { return e.code() == ErrorCode::bad_request; }));
     CHECK_THROWS_AS(encode_frame(std::string(kMaxFrameSize + 1, 'x')), Error);
 }

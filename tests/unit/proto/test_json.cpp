@@ -87,9 +87,11 @@ TEST_CASE("scrub does not recurse as deep as a value nests", "[proto][json]") {
     CHECK(inner->get_ref<const std::string&>().empty());
 }
 
-TEST_CASE("a number out of a double's range is invalid JSON, not another kind of exception", "[proto][json]") {
+TEST_CASE("a number out of a double's range is invalid JSON, not another kind of exception",
+          "[proto][json]") {
     // nlohmann throws out_of_range (not parse_error) for it, quoting the number.
-    CHECK(message_of([] { (void)parse_json("[1e999]"); }) == "not valid JSON (a number is out of range)");
+    CHECK(message_of([] { (void)parse_json("[1e999]"); }) ==
+          "not valid JSON (a number is out of range)");
     try {
         (void)parse_payload(R"({"v":1e999,"op":"get"})");
         FAIL("accepted");

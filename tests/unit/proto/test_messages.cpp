@@ -22,7 +22,8 @@ TEST_CASE("requests carry the protocol version and op", "[proto][messages]") {
     const Json request = make_request(Op::get);
     CHECK(request.dump() == R"({"v":1,"op":"get"})");
     CHECK(kProtocolVersion == 1);
-    for (const Op op : {Op::hello, Op::get, Op::store, Op::forget, Op::status, Op::flush, Op::stop}) {
+    for (const Op op :
+         {Op::hello, Op::get, Op::store, Op::forget, Op::status, Op::flush, Op::stop}) {
         CHECK(op_from_string(to_string(op)) == op);
     }
     CHECK_FALSE(op_from_string("delete").has_value());
@@ -39,7 +40,8 @@ TEST_CASE("payloads must be JSON objects", "[proto][messages]") {
 
 TEST_CASE("error responses round-trip into typed errors", "[proto][messages]") {
     const Json error = make_error(ErrorCode::keyring_locked, "unlock it");
-    CHECK(error.dump() == R"({"v":1,"ok":false,"error":{"code":"keyring_locked","message":"unlock it"}})");
+    CHECK(error.dump() ==
+          R"({"v":1,"ok":false,"error":{"code":"keyring_locked","message":"unlock it"}})");
     try {
         check_response(error);
         FAIL("no error");
@@ -51,8 +53,10 @@ TEST_CASE("error responses round-trip into typed errors", "[proto][messages]") {
     CHECK(code_of([] { check_response(Json::object()); }) == ErrorCode::bad_request);
     CHECK(code_of([] { check_response(Json{{"ok", false}}); }) == ErrorCode::bad_request);
     // An unknown code from a newer daemon still carries its message.
-    CHECK(code_of([] { check_response(Json{{"ok", false}, {"error", {{"code", "new_thing"}, {"message", "m"}}}}); }) ==
-          ErrorCode::internal);
+    CHECK(code_of([] {
+              check_response(
+                  Json{{"ok", false}, {"error", {{"code", "new_thing"}, {"message", "m"}}}});
+          }) == ErrorCode::internal);
 }
 
 TEST_CASE("every error code has a stable wire name", "[proto][messages]") {

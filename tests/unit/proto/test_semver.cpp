@@ -163,7 +163,8 @@ TEST_CASE("each constraint operator", "[proto][semver]") {
     CHECK(allows(constraint, version) == allowed);
 }
 
-TEST_CASE("the pessimistic operator ~> lets only the rightmost given part increase", "[proto][semver]") {
+TEST_CASE("the pessimistic operator ~> lets only the rightmost given part increase",
+          "[proto][semver]") {
     const auto [constraint, version, allowed] = GENERATE(table<const char*, const char*, bool>({
         // three parts: >= 1.2.3, < 1.3.0
         {"~> 1.2.3", "1.2.2", false},

@@ -1,7 +1,7 @@
-#include <catch2/catch.hpp>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -30,16 +30,18 @@ struct TempDir {
 }  // namespace
 
 TEST_CASE("socket path resolution order", "[proto][socket_path]") {
-    CHECK(resolve_socket_location(env_of({{"HOSTKEEPER_SOCKET", "/x/y/s"}, {"XDG_RUNTIME_DIR", "/run/user/7"}}), 7)
+    CHECK(resolve_socket_location(
+              env_of({{"HOSTKEEPER_SOCKET", "/x/y/s"}, {"XDG_RUNTIME_DIR", "/run/user/7"}}), 7)
               .socket == "/x/y/s");
     const auto xdg = resolve_socket_location(env_of({{"XDG_RUNTIME_DIR", "/run/user/7"}}), 7);
     CHECK(xdg.socket == "/run/user/7/hostkeeper/socket");
     CHECK(xdg.directory == "/run/user/7/hostkeeper");
     CHECK(resolve_socket_location(env_of({}), 1234).socket == "/tmp/hostkeeper-1234/socket");
     // Relative or empty values are not usable (XDG base directory spec).
-    CHECK(resolve_socket_location(env_of({{"XDG_RUNTIME_DIR", "relative"}}), 5).socket == "/tmp/hostkeeper-5/socket");
-    CHECK(resolve_socket_location(env_of({{"HOSTKEEPER_SOCKET", ""}, {"XDG_RUNTIME_DIR", "/r"}}), 5).socket ==
-          "/r/hostkeeper/socket");
+    CHECK(resolve_socket_location(env_of({{"XDG_RUNTIME_DIR", "relative"}}), 5).socket ==
+          "/tmp/hostkeeper-5/socket");
+    CHECK(resolve_socket_location(env_of({{"HOSTKEEPER_SOCKET", ""}, {"XDG_RUNTIME_DIR", "/r"}}), 5)
+              .socket == "/r/hostkeeper/socket");
 }
 
 TEST_CASE("the socket directory is created 0700 and checked", "[proto][socket_path]") {
@@ -59,7 +61,8 @@ TEST_CASE("the socket directory is created 0700 and checked", "[proto][socket_pa
     CHECK_NOTHROW(check_private_directory(dir, ::geteuid()));
 
     // Owned by someone else.
-    CHECK_THROWS_WITH(check_private_directory(dir, ::geteuid() + 1), Catch::Contains("owned by uid"));
+    CHECK_THROWS_WITH(check_private_directory(dir, ::geteuid() + 1),
+                      Catch::Contains("owned by uid"));
 
     // A symbolic link to a good directory is refused.
     const fs::path link = tmp.path / "link";
@@ -67,5 +70,6 @@ TEST_CASE("the socket directory is created 0700 and checked", "[proto][socket_pa
     CHECK_THROWS_WITH(check_private_directory(link, ::geteuid()), Catch::Contains("symbolic link"));
 
     // A missing parent is an error, not a silent mkdir -p.
-    CHECK_THROWS_AS(ensure_private_directory(tmp.path / "a" / "b", ::geteuid()), fs::filesystem_error);
+    CHECK_THROWS_AS(ensure_private_directory(tmp.path / "a" / "b", ::geteuid()),
+                    fs::filesystem_error);
 }

@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -123,9 +122,10 @@ unlock_timeout = "9s"
     CHECK(c.credentials.max_entries == 50);
     CHECK(c.unlock_timeout == 9s);
 
-    const auto overridden = parse({"--config", file.path.string(), "--log-level", "trace", "--credentials-ttl", "2h",
-                                   "--max-connections", "9", "--unlock-timeout", "1s", "--credentials-max-entries",
-                                   "3", "--credentials-negative-ttl", "7", "--socket", "/tmp/y/s"});
+    const auto overridden =
+        parse({"--config", file.path.string(), "--log-level", "trace", "--credentials-ttl", "2h",
+               "--max-connections", "9", "--unlock-timeout", "1s", "--credentials-max-entries", "3",
+               "--credentials-negative-ttl", "7", "--socket", "/tmp/y/s"});
     REQUIRE(overridden.config);
     CHECK(overridden.config->log_level == "trace");
     CHECK(overridden.config->credentials.ttl == 7200s);
@@ -139,7 +139,8 @@ unlock_timeout = "9s"
 
 TEST_CASE("unknown keys and bad values are errors that name the key", "[daemon][config]") {
     CHECK_THAT(error_of("log_levle = \"info\""), Catch::Contains("unknown key \"log_levle\""));
-    CHECK_THAT(error_of("[credentials]\nttl = 5\ntll = 5"), Catch::Contains("unknown key \"credentials.tll\""));
+    CHECK_THAT(error_of("[credentials]\nttl = 5\ntll = 5"),
+               Catch::Contains("unknown key \"credentials.tll\""));
     CHECK_THAT(error_of("[credentials]\nttl = 5\ntll = 5"), Catch::Contains(":3:"));  // the line
     CHECK_THAT(error_of("[nope]\nx = 1"), Catch::Contains("unknown key \"nope\""));
     CHECK_THAT(error_of("log_level = \"loud\""), Catch::Contains("not one of"));
@@ -148,7 +149,8 @@ TEST_CASE("unknown keys and bad values are errors that name the key", "[daemon][
     CHECK_THAT(error_of("max_connections = \"many\""), Catch::Contains("max_connections"));
     CHECK_THAT(error_of("max_connections = 0"), Catch::Contains("at least 1"));
     CHECK_THAT(error_of("this is = not toml ["), Catch::Contains("config.toml"));
-    CHECK_THROWS_WITH(parse({"--config", "/nonexistent/config.toml"}), Catch::Contains("cannot read"));
+    CHECK_THROWS_WITH(parse({"--config", "/nonexistent/config.toml"}),
+                      Catch::Contains("cannot read"));
     CHECK_THROWS_WITH(parse({"--credentials-ttl", "soon"}), Catch::Contains("--credentials-ttl"));
 }
 
@@ -187,7 +189,8 @@ ca_file = "/etc/hk/ca.pem"
 "modules.v1" = "/modules/"
 "login.v1" = { client = "terraform-cli", authz = "/oauth/authz", token = "/oauth/token", ports = [10000, 10010] }
 )");
-    const auto parsed = parse({"--config", file.path.string(), "--discovery-ttl", "30m", "--ca-file", "/x.pem"});
+    const auto parsed =
+        parse({"--config", file.path.string(), "--discovery-ttl", "30m", "--ca-file", "/x.pem"});
     REQUIRE(parsed.config);
     const DiscoveryOptions& d = parsed.config->discovery;
     CHECK(d.timeout == 3s);
@@ -207,15 +210,19 @@ ca_file = "/etc/hk/ca.pem"
 }
 
 TEST_CASE("bad forced services are errors that say where", "[daemon][config]") {
-    CHECK_THAT(error_of("[hosts.\"ex_ample.com\".services]\n\"modules.v1\" = \"/m/\""), Catch::Contains("ex_ample.com"));
-    CHECK_THAT(error_of("[hosts.\"a.example\"]\nservice = 1"), Catch::Contains("unknown key \"hosts.a.example.service\""));
+    CHECK_THAT(error_of("[hosts.\"ex_ample.com\".services]\n\"modules.v1\" = \"/m/\""),
+               Catch::Contains("ex_ample.com"));
+    CHECK_THAT(error_of("[hosts.\"a.example\"]\nservice = 1"),
+               Catch::Contains("unknown key \"hosts.a.example.service\""));
     CHECK_THAT(error_of("[hosts.\"a.example\"]\n"), Catch::Contains("needs a \"services\" table"));
     CHECK_THAT(error_of("hosts = 3"), Catch::Contains("must be a table"));
     CHECK_THAT(error_of("[discovery]\ntimeout = 0"), Catch::Contains("at least 1 second"));
-    CHECK_THAT(error_of("[discovery]\nttls = 0"), Catch::Contains("unknown key \"discovery.ttls\""));
+    CHECK_THAT(error_of("[discovery]\nttls = 0"),
+               Catch::Contains("unknown key \"discovery.ttls\""));
 }
 
-TEST_CASE("forced services nested deeper than JSON may be are a configuration error", "[daemon][config]") {
+TEST_CASE("forced services nested deeper than JSON may be are a configuration error",
+          "[daemon][config]") {
     std::string nested = "\"/m/\"";
     for (int i = 0; i < 70; ++i) nested = "{ a = " + nested + " }";
     CHECK_THAT(error_of("[hosts.\"a.example\".services]\n\"modules.v1\" = " + nested),

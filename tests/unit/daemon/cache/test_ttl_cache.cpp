@@ -14,10 +14,10 @@ const tp t0{};  // a fake clock: tests pass time explicitly
 TEST_CASE("entries expire after the sliding lifetime without use", "[daemon][cache]") {
     Cache cache(10);
     cache.put("a", 1, {10s, 100s}, t0);
-    REQUIRE(cache.find("a", t0 + 9s) != nullptr);   // use renews: now expires at 19s
-    CHECK(cache.find("a", t0 + 18s) != nullptr);    // renews to 28s
-    CHECK(cache.find("a", t0 + 28s) == nullptr);    // expired exactly at 28s
-    CHECK(cache.size() == 0);                        // and dropped
+    REQUIRE(cache.find("a", t0 + 9s) != nullptr);  // use renews: now expires at 19s
+    CHECK(cache.find("a", t0 + 18s) != nullptr);   // renews to 28s
+    CHECK(cache.find("a", t0 + 28s) == nullptr);   // expired exactly at 28s
+    CHECK(cache.size() == 0);                      // and dropped
 }
 
 TEST_CASE("the absolute cap wins over renewal", "[daemon][cache]") {

@@ -1,16 +1,15 @@
 // The credential service over an in-memory keyring and a fake clock.
-#include <catch2/catch.hpp>
-
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <utility>
 
 #include "daemon/credentials/credential_service.hpp"
-#include "proto/error.hpp"
 #include "memory_keyring.hpp"
+#include "proto/error.hpp"
 
 using namespace hostkeeper;
 using namespace std::chrono_literals;
@@ -21,7 +20,8 @@ namespace {
 
 struct Fixture {
     explicit Fixture(daemon::credentials::CredentialCacheOptions options = {})
-        : service(io.get_executor(), pool.get_executor(), keyring, options, [this] { return now; }) {}
+        : service(io.get_executor(), pool.get_executor(), keyring, options,
+                  [this] { return now; }) {}
     ~Fixture() {
         service.stop();
         pool.join();
@@ -133,7 +133,8 @@ TEST_CASE("a TTL of 0 disables caching", "[daemon][credentials]") {
     CHECK(f.service.stats().entries == 0);
 }
 
-TEST_CASE("store and forget write through to the keyring, then the cache", "[daemon][credentials]") {
+TEST_CASE("store and forget write through to the keyring, then the cache",
+          "[daemon][credentials]") {
     Fixture f;
     CHECK_FALSE(f.get("h").has_value());  // "none" is cached...
     f.run(f.service.store("h", proto::Secret(R"({"token":"new"})")));
@@ -226,13 +227,21 @@ TEST_CASE("the cache holds at most max_entries hosts", "[daemon][credentials]") 
     CHECK(stats.evictions == 7);
 }
 
-TEST_CASE("keyring text: JSON objects pass, bare tokens are wrapped, junk is refused", "[daemon][credentials]") {
-    CHECK(daemon::credentials::credentials_from_keyring_text("h", proto::Secret(R"( {"token" : "a", "x":1} )")).view() ==
-          R"({"token":"a","x":1})");
-    CHECK(daemon::credentials::credentials_from_keyring_text("h", proto::Secret("abc.def-123")).view() == R"({"token":"abc.def-123"})");
-    CHECK_THROWS_AS(daemon::credentials::credentials_from_keyring_text("h", proto::Secret("two words")), proto::Error);
-    CHECK_THROWS_AS(daemon::credentials::credentials_from_keyring_text("h", proto::Secret(R"({"token":1})")), proto::Error);
-    CHECK_THROWS_AS(daemon::credentials::credentials_from_keyring_text("h", proto::Secret("")), proto::Error);
+TEST_CASE("keyring text: JSON objects pass, bare tokens are wrapped, junk is refused",
+          "[daemon][credentials]") {
+    CHECK(daemon::credentials::credentials_from_keyring_text(
+              "h", proto::Secret(R"( {"token" : "a", "x":1} )"))
+              .view() == R"({"token":"a","x":1})");
+    CHECK(daemon::credentials::credentials_from_keyring_text("h", proto::Secret("abc.def-123"))
+              .view() == R"({"token":"abc.def-123"})");
+    CHECK_THROWS_AS(
+        daemon::credentials::credentials_from_keyring_text("h", proto::Secret("two words")),
+        proto::Error);
+    CHECK_THROWS_AS(
+        daemon::credentials::credentials_from_keyring_text("h", proto::Secret(R"({"token":1})")),
+        proto::Error);
+    CHECK_THROWS_AS(daemon::credentials::credentials_from_keyring_text("h", proto::Secret("")),
+                    proto::Error);
 }
 
 // The cache follows the keyring: what a watch on it reports.
@@ -277,8 +286,8 @@ TEST_CASE("a locked keyring announced mid-lookup: the answer read before is not 
         f.io.restart();
         f.io.run_for(std::chrono::milliseconds(10));
     }
-    CHECK(answer == R"({"token":"t"})");        // the request in flight gets what it read
-    CHECK(f.service.stats().entries == 0);      // but it is not kept
+    CHECK(answer == R"({"token":"t"})");    // the request in flight gets what it read
+    CHECK(f.service.stats().entries == 0);  // but it is not kept
     f.keyring.fail_with(proto::ErrorCode::keyring_locked);
     CHECK_THROWS_AS(f.get("h"), proto::Error);  // the next get asks the (now locked) keyring
 }
@@ -328,7 +337,8 @@ TEST_CASE("while the keyring is not watched, nothing is cached", "[daemon][crede
     CHECK(f.get("h") == R"({"token":"t"})");
     CHECK(f.get("h") == R"({"token":"t"})");
     CHECK(f.keyring.lookups == 5);
-    // The watch reports again that it stands (as its thread does after start-up): nothing is dropped.
+    // The watch reports again that it stands (as its thread does after start-up): nothing is
+    // dropped.
     f.service.keyring_watched(true);
     CHECK(f.get("h") == R"({"token":"t"})");
     CHECK(f.keyring.lookups == 5);

@@ -1,10 +1,10 @@
 // Discovery documents, URLs and Cache-Control: the pure parts of discovery.
 #include <catch2/catch.hpp>
 
-#include "daemon/http/cache_control.hpp"
 #include "daemon/discovery/discovery_document.hpp"
-#include "proto/services.hpp"
+#include "daemon/http/cache_control.hpp"
 #include "daemon/http/url.hpp"
+#include "proto/services.hpp"
 
 using namespace hostkeeper;
 using namespace std::chrono_literals;
@@ -58,15 +58,19 @@ TEST_CASE("unusable services are listed as invalid, the rest kept", "[daemon][di
     CHECK(s.services.size() == 1);
     CHECK(s.services.at("good.v1") == "https://example.com/ok/");
     REQUIRE(s.invalid.size() == 4);
-    CHECK_THAT(s.invalid.at("modules.v1").get<std::string>(), Catch::Contains("only http and https"));
+    CHECK_THAT(s.invalid.at("modules.v1").get<std::string>(),
+               Catch::Contains("only http and https"));
     CHECK_THAT(s.invalid.at("providers.v1").get<std::string>(), Catch::Contains("user:password"));
-    CHECK_THAT(s.invalid.at("state.v1").get<std::string>(), Catch::Contains("must be a URL string"));
+    CHECK_THAT(s.invalid.at("state.v1").get<std::string>(),
+               Catch::Contains("must be a URL string"));
     CHECK_THAT(s.invalid.at("login.v1").get<std::string>(), Catch::Contains("must be an object"));
 }
 
 TEST_CASE("a document must be a JSON object", "[daemon][discovery]") {
-    CHECK_THROWS_WITH(parse_discovery_document("[1,2]", kBase), Catch::Contains("JSON array, not a JSON object"));
-    CHECK_THROWS_WITH(parse_discovery_document("{\"a\":", kBase), Catch::Contains("not valid JSON"));
+    CHECK_THROWS_WITH(parse_discovery_document("[1,2]", kBase),
+                      Catch::Contains("JSON array, not a JSON object"));
+    CHECK_THROWS_WITH(parse_discovery_document("{\"a\":", kBase),
+                      Catch::Contains("not valid JSON"));
     CHECK_THROWS_WITH(parse_discovery_document("", kBase), Catch::Contains("not valid JSON"));
     CHECK(parse_discovery_document("{}", kBase).services.empty());
 }
@@ -79,8 +83,10 @@ TEST_CASE("service ids and the other versions of a service", "[proto][discovery]
     CHECK_FALSE(proto::is_service_id("modules.v"));
     CHECK_FALSE(proto::is_service_id(".v1"));
     CHECK_FALSE(proto::is_service_id("mod ules.v1"));
-    const Json services = {{"modules.v1", "a"}, {"modules.v3", "b"}, {"modulesx.v1", "c"}, {"providers.v1", "d"}};
-    CHECK(proto::other_versions(services, "modules.v2") == std::vector<std::string>{"modules.v1", "modules.v3"});
+    const Json services = {
+        {"modules.v1", "a"}, {"modules.v3", "b"}, {"modulesx.v1", "c"}, {"providers.v1", "d"}};
+    CHECK(proto::other_versions(services, "modules.v2") ==
+          std::vector<std::string>{"modules.v1", "modules.v3"});
     CHECK(proto::other_versions(services, "modules.v1") == std::vector<std::string>{"modules.v3"});
     CHECK(proto::other_versions(services, "state.v1").empty());
 }
@@ -88,7 +94,8 @@ TEST_CASE("service ids and the other versions of a service", "[proto][discovery]
 TEST_CASE("URLs through libcurl's URL API", "[daemon][url]") {
     CHECK(daemon::http::resolve_url(kBase, "../x/") == "https://example.com/x/");
     CHECK(daemon::http::resolve_url(kBase, "https://b.example/y") == "https://b.example/y");
-    CHECK_THROWS_AS(daemon::http::resolve_url(kBase, "https://exa mple.com/"), daemon::http::UrlError);
+    CHECK_THROWS_AS(daemon::http::resolve_url(kBase, "https://exa mple.com/"),
+                    daemon::http::UrlError);
     CHECK(daemon::http::same_origin("https://a.example/x", "https://A.example:443/y"));
     CHECK_FALSE(daemon::http::same_origin("https://a.example/x", "https://a.example:8443/x"));
     CHECK_FALSE(daemon::http::same_origin("https://a.example/x", "http://a.example/x"));
@@ -109,13 +116,15 @@ TEST_CASE("Cache-Control: max-age, no-store, no-cache", "[daemon][cache-control]
     CHECK(parse_cache_control({"max-age=\"45\""}).max_age == 45s);
     CHECK_FALSE(parse_cache_control({"max-age=abc"}).max_age.has_value());
     CHECK_FALSE(parse_cache_control({"private=\"a, max-age=5\""}).max_age.has_value());
-    CHECK(parse_cache_control({"max-age=99999999999999999999"}).max_age == std::chrono::seconds(1LL << 31));
+    CHECK(parse_cache_control({"max-age=99999999999999999999"}).max_age ==
+          std::chrono::seconds(1LL << 31));
     // fallback 900, bounds [60, 86400]
     CHECK(freshness({}, std::nullopt, 900s, 60s, 86400s) == 900s);
     CHECK(freshness(parse_cache_control({"max-age=120"}), std::nullopt, 900s, 60s, 86400s) == 120s);
     CHECK(freshness(parse_cache_control({"max-age=120"}), 100, 900s, 60s, 86400s) == 60s);
     CHECK(freshness(parse_cache_control({"max-age=120"}), 30, 900s, 0s, 86400s) == 90s);
     CHECK(freshness(parse_cache_control({"max-age=10"}), std::nullopt, 900s, 60s, 86400s) == 60s);
-    CHECK(freshness(parse_cache_control({"max-age=999999"}), std::nullopt, 900s, 60s, 86400s) == 86400s);
+    CHECK(freshness(parse_cache_control({"max-age=999999"}), std::nullopt, 900s, 60s, 86400s) ==
+          86400s);
     CHECK(freshness(parse_cache_control({"no-cache"}), std::nullopt, 900s, 0s, 86400s) == 0s);
 }

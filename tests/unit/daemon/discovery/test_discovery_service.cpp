@@ -1,11 +1,10 @@
 // The discovery service over a scripted HTTP client and a fake clock: the
 // cache's rules, single flight, redirects and where the token goes. The
 // real libcurl client against a real HTTPS server is in the integration tests.
-#include <catch2/catch.hpp>
-
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <utility>
 
@@ -42,7 +41,8 @@ daemon::discovery::DiscoveryOptions short_ttls() {
 struct Fixture {
     explicit Fixture(daemon::discovery::DiscoveryOptions options = short_ttls())
         : credentials(io.get_executor(), pool.get_executor(), keyring, {}, [this] { return now; }),
-          discovery(io.get_executor(), http, credentials, std::move(options), [this] { return now; }) {}
+          discovery(io.get_executor(), http, credentials, std::move(options),
+                    [this] { return now; }) {}
     ~Fixture() {
         discovery.stop();
         credentials.stop();
@@ -52,11 +52,12 @@ struct Fixture {
     DiscoveryAnswer discover(const std::string& host = "h.example", bool refresh = false) {
         std::optional<DiscoveryAnswer> result;
         std::exception_ptr failure;
-        asio::co_spawn(io, discovery.discover(host, refresh), [&](std::exception_ptr e, DiscoveryAnswer a) {
-            failure = e;
-            if (!e) result = std::move(a);
-            io.stop();
-        });
+        asio::co_spawn(io, discovery.discover(host, refresh),
+                       [&](std::exception_ptr e, DiscoveryAnswer a) {
+                           failure = e;
+                           if (!e) result = std::move(a);
+                           io.stop();
+                       });
         io.restart();
         io.run();
         if (failure) std::rethrow_exception(failure);
@@ -168,7 +169,8 @@ TEST_CASE("failures are remembered for error_ttl, or as Retry-After asks", "[dae
     CHECK(f.discovery.stats().errors == 1);
 }
 
-TEST_CASE("stale-if-error: the last good answer outlives a failing server, up to a limit", "[daemon][discovery]") {
+TEST_CASE("stale-if-error: the last good answer outlives a failing server, up to a limit",
+          "[daemon][discovery]") {
     Fixture f;
     f.http.routes[kUrl] = [] { return FakeHttpClient::json(R"({"modules.v1":"/m/"})"); };
     f.discover();
@@ -261,9 +263,15 @@ TEST_CASE("redirects: followed up to 3, the token only to its own origin", "[dae
     Fixture f;
     f.keyring.put("h.example", R"({"token":"sekrit"})");
     f.http.routes[kUrl] = [] { return FakeHttpClient::redirect("https://h.example/r1"); };
-    f.http.routes["https://h.example/r1"] = [] { return FakeHttpClient::redirect("https://other.example/r2"); };
-    f.http.routes["https://other.example/r2"] = [] { return FakeHttpClient::redirect("https://h.example/r3"); };
-    f.http.routes["https://h.example/r3"] = [] { return FakeHttpClient::json(R"({"modules.v1":"m/"})"); };
+    f.http.routes["https://h.example/r1"] = [] {
+        return FakeHttpClient::redirect("https://other.example/r2");
+    };
+    f.http.routes["https://other.example/r2"] = [] {
+        return FakeHttpClient::redirect("https://h.example/r3");
+    };
+    f.http.routes["https://h.example/r3"] = [] {
+        return FakeHttpClient::json(R"({"modules.v1":"m/"})");
+    };
     const DiscoveryAnswer a = f.discover();
     CHECK(a.url() == "https://h.example/r3");
     CHECK(a.services().services.at("modules.v1") == "https://h.example/m/");
@@ -273,7 +281,9 @@ TEST_CASE("redirects: followed up to 3, the token only to its own origin", "[dae
     CHECK_FALSE(f.http.requests[2].bearer.has_value());
     CHECK(f.http.requests[3].bearer == "sekrit");
 
-    f.http.routes["https://h.example/r3"] = [] { return FakeHttpClient::redirect("https://h.example/r4"); };
+    f.http.routes["https://h.example/r3"] = [] {
+        return FakeHttpClient::redirect("https://h.example/r4");
+    };
     f.http.routes["https://h.example/r4"] = [] { return FakeHttpClient::json("{}"); };
     f.discovery.flush();
     CHECK_THAT(f.discover_error().what(), Catch::Contains("more than 3 redirects"));
@@ -285,7 +295,9 @@ TEST_CASE("a redirect loop and a redirect without Location are errors", "[daemon
     f.http.routes[kUrl] = [] { return FakeHttpClient::redirect("https://h.example/a"); };
     f.http.routes["https://h.example/a"] = [] { return FakeHttpClient::redirect(kUrl); };
     CHECK_THAT(f.discover_error().what(), Catch::Contains("redirect loop"));
-    f.http.routes["https://g.example/.well-known/terraform.json"] = [] { return FakeHttpClient::redirect(""); };
+    f.http.routes["https://g.example/.well-known/terraform.json"] = [] {
+        return FakeHttpClient::redirect("");
+    };
     CHECK_THAT(f.discover_error("g.example").what(), Catch::Contains("without a Location"));
 }
 
@@ -298,7 +310,9 @@ TEST_CASE("content type and body are checked", "[daemon][discovery]") {
     html.content_type = "";
     f.http.routes["https://g.example/.well-known/terraform.json"] = [html] { return html; };
     CHECK_THAT(f.discover_error("g.example").what(), Catch::Contains("no Content-Type"));
-    f.http.routes["https://a.example/.well-known/terraform.json"] = [] { return FakeHttpClient::json("[]"); };
+    f.http.routes["https://a.example/.well-known/terraform.json"] = [] {
+        return FakeHttpClient::json("[]");
+    };
     CHECK_THAT(f.discover_error("a.example").what(), Catch::Contains("not a JSON object"));
 }
 
@@ -312,7 +326,8 @@ TEST_CASE("no credentials, no Authorization", "[daemon][discovery]") {
 
 TEST_CASE("forced services answer without the network", "[daemon][discovery]") {
     daemon::discovery::DiscoveryOptions options = short_ttls();
-    options.forced["h.example"] = {{"modules.v1", "/forced/"}, {"providers.v1", "https://p.example/v1/"}};
+    options.forced["h.example"] = {{"modules.v1", "/forced/"},
+                                   {"providers.v1", "https://p.example/v1/"}};
     Fixture f(options);
     const DiscoveryAnswer a = f.discover();
     CHECK(a.source == DiscoverySource::forced);

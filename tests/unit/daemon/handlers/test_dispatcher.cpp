@@ -9,9 +9,9 @@
 #include "daemon/credentials/credential_service.hpp"
 #include "daemon/discovery/discovery_service.hpp"
 #include "daemon/handlers/dispatcher.hpp"
+#include "daemon/registry/registry_service.hpp"
 #include "fake_http_client.hpp"
 #include "memory_keyring.hpp"
-#include "daemon/registry/registry_service.hpp"
 #include "server_fixture.hpp"
 #include "socket_fixture.hpp"
 
@@ -31,12 +31,13 @@ struct ServerFixture : test::SocketServer {
 
     asio::thread_pool pool{1};
     test::MemoryKeyring keyring;
-    daemon::credentials::CredentialService credentials{io.get_executor(), pool.get_executor(), keyring, {}};
+    daemon::credentials::CredentialService credentials{
+        io.get_executor(), pool.get_executor(), keyring, {}};
     test::FakeHttpClient http{io.get_executor()};
     daemon::discovery::DiscoveryService discovery{io.get_executor(), http, credentials, {}};
     daemon::registry::RegistryService registry{io.get_executor(), http, credentials, discovery, {}};
     daemon::handlers::Dispatcher dispatcher{credentials, discovery, registry,
-                                  daemon::handlers::DaemonInfo{"test", false, 0s}};
+                                            daemon::handlers::DaemonInfo{"test", false, 0s}};
 };
 
 proto::Json get_request(const std::string& host) {

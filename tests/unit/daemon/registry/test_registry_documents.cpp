@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "proto/error.hpp"
-#include "proto/semver.hpp"
 #include "daemon/registry/mirror.hpp"
 #include "daemon/registry/registry_documents.hpp"
+#include "proto/error.hpp"
+#include "proto/semver.hpp"
 
 using namespace hostkeeper;
 using daemon::registry::allowed_versions;
@@ -386,18 +386,22 @@ TEST_CASE("allowed versions: the entries the constraints allow, newest first",
           "[daemon][registry]") {
     const VersionList list = parse_module_versions(module_versions_body(
         R"({"version":"1.0.0"},{"version":"1.1.0"},{"version":"2.0.0"},{"version":"1.2.0-beta"},{"version":"1.2.0"})"));
-    CHECK(body_versions(allowed_versions(list.body, list.versions, proto::VersionConstraints::parse("~> 1.0"))) ==
+    CHECK(body_versions(allowed_versions(list.body, list.versions,
+                                         proto::VersionConstraints::parse("~> 1.0"))) ==
           std::vector<std::string>{"1.2.0", "1.1.0", "1.0.0"});
-    CHECK(body_versions(
-              allowed_versions(list.body, list.versions, proto::VersionConstraints::parse(">= 1.1, < 2.0.0"))) ==
+    CHECK(body_versions(allowed_versions(list.body, list.versions,
+                                         proto::VersionConstraints::parse(">= 1.1, < 2.0.0"))) ==
           std::vector<std::string>{"1.2.0", "1.1.0"});
-    CHECK(body_versions(allowed_versions(list.body, list.versions, proto::VersionConstraints::parse("1.2.0-beta"))) ==
+    CHECK(body_versions(allowed_versions(list.body, list.versions,
+                                         proto::VersionConstraints::parse("1.2.0-beta"))) ==
           std::vector<std::string>{"1.2.0-beta"});
-    CHECK(allowed_versions(list.body, list.versions, proto::VersionConstraints::parse("> 2.0.0")) == Json::array());
+    CHECK(allowed_versions(list.body, list.versions, proto::VersionConstraints::parse("> 2.0.0")) ==
+          Json::array());
 
     const VersionList providers = parse_provider_versions(
         R"({"versions":[{"version":"1.0.0","protocols":["5.0"]},{"version":"1.5.0","protocols":["6.0"]}]})");
-    const Json allowed = allowed_versions(providers.body, providers.versions, proto::VersionConstraints::parse("!= 1.0.0"));
+    const Json allowed = allowed_versions(providers.body, providers.versions,
+                                          proto::VersionConstraints::parse("!= 1.0.0"));
     REQUIRE(allowed.size() == 1);
     CHECK(allowed[0].at("version") == "1.5.0");
     CHECK(allowed[0].at("protocols") == Json::array({"6.0"}));
@@ -430,7 +434,8 @@ TEST_CASE("mirror URL: normalized, with a trailing slash; its host gets the port
 TEST_CASE("mirror URL: a host IDNA makes numeric is named as libcurl reads it",
           "[daemon][registry]") {
     for (const std::string url : {"https://\xef\xbc\x91\xef\xbc\x92\xef\xbc\x97.\xef\xbc\x91/p",
-                                  "https:/\xcb\x9a" "1"}) {
+                                  "https:/\xcb\x9a"
+                                  "1"}) {
         const daemon::registry::Mirror m = make_mirror(url);
         const daemon::registry::Mirror again = make_mirror(m.base);
         CHECK(again.base == m.base);
@@ -438,7 +443,9 @@ TEST_CASE("mirror URL: a host IDNA makes numeric is named as libcurl reads it",
     }
     CHECK(make_mirror("https://\xef\xbc\x91\xef\xbc\x92\xef\xbc\x97.\xef\xbc\x91/p").base ==
           "https://127.0.0.1/p/");
-    CHECK(make_mirror("https:/\xcb\x9a" "1").host == "0.0.0.1");
+    CHECK(make_mirror("https:/\xcb\x9a"
+                      "1")
+              .host == "0.0.0.1");
 }
 
 TEST_CASE("mirror URL: https only, no credentials, no query", "[daemon][registry]") {

@@ -2,8 +2,6 @@
 // fake clock: the cache's rules, single flight, where each document is
 // fetched from and where the token goes. The real libcurl client against a
 // real HTTPS server is in the integration tests.
-#include <utility>
-
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -11,16 +9,17 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "daemon/discovery/discovery_service.hpp"
-#include "fake_http_client.hpp"
-#include "proto/registry_address.hpp"
-#include "proto/semver.hpp"
-#include "memory_keyring.hpp"
+#include "daemon/handlers/replies.hpp"
 #include "daemon/registry/mirror.hpp"
 #include "daemon/registry/registry_service.hpp"
-#include "daemon/handlers/replies.hpp"
+#include "fake_http_client.hpp"
+#include "memory_keyring.hpp"
+#include "proto/registry_address.hpp"
+#include "proto/semver.hpp"
 
 using namespace hostkeeper;
 using namespace std::chrono_literals;
@@ -199,8 +198,8 @@ TEST_CASE("version lists are served from the cache for versions_ttl", "[daemon][
           Json::array({{{"version", "1.1.0"}}, {{"version", "1.0.0"}}}));
     REQUIRE(a.document->versions.size() == 2);
     CHECK(a.document->versions[0].to_string() == "1.1.0");
-    CHECK(daemon::handlers::reply::fields_of(*a.document).rfind("\"url\":\"" + kModuleVersions + "\",", 0) ==
-          0);
+    CHECK(daemon::handlers::reply::fields_of(*a.document)
+              .rfind("\"url\":\"" + kModuleVersions + "\",", 0) == 0);
 
     f.now += 99s;
     a = f.module_versions();
@@ -424,11 +423,13 @@ TEST_CASE("stale-if-error: the last good registry answer outlives a failing serv
     CHECK(f.registry.stats().stale == 3);
 }
 
-TEST_CASE("a modules.v1 URL without a trailing slash gets one, as in Terraform; providers.v1 does not",
-          "[daemon][registry]") {
+TEST_CASE(
+    "a modules.v1 URL without a trailing slash gets one, as in Terraform; providers.v1 does not",
+    "[daemon][registry]") {
     Fixture f;
     f.http.routes["https://s.example/.well-known/terraform.json"] = [] {
-        return FakeHttpClient::json(R"({"modules.v1":"/api/modules","providers.v1":"/api/providers"})");
+        return FakeHttpClient::json(
+            R"({"modules.v1":"/api/modules","providers.v1":"/api/providers"})");
     };
     f.http.routes["https://s.example/api/modules/a/b/c/versions"] = [] {
         return FakeHttpClient::json(kModuleVersionsBody);
@@ -436,18 +437,22 @@ TEST_CASE("a modules.v1 URL without a trailing slash gets one, as in Terraform; 
     f.http.routes["https://s.example/api/a/t/versions"] = [] {
         return FakeHttpClient::json(kProviderVersionsBody);
     };
-    CHECK(f.module_versions("s.example/a/b/c").document->url == "https://s.example/api/modules/a/b/c/versions");
-    CHECK(f.run(f.registry.provider_versions(proto::parse_provider_address("s.example/a/t"), std::nullopt, false))
+    CHECK(f.module_versions("s.example/a/b/c").document->url ==
+          "https://s.example/api/modules/a/b/c/versions");
+    CHECK(f.run(f.registry.provider_versions(proto::parse_provider_address("s.example/a/t"),
+                                             std::nullopt, false))
               .document->url == "https://s.example/api/a/t/versions");
 }
 
-TEST_CASE("a provider package for another platform than the one asked for is an error", "[daemon][registry]") {
+TEST_CASE("a provider package for another platform than the one asked for is an error",
+          "[daemon][registry]") {
     Fixture f;
     f.http.routes["https://r.example/v1/providers/acme/thing/1.0.0/download/linux/arm64"] = [] {
         return FakeHttpClient::json(package_body());  // says linux_amd64
     };
     const RegistryError e = f.error_of<RegistryError>(f.registry.provider_package(
-        proto::parse_provider_address(kProvider), proto::parse_semver("1.0.0"), "linux_arm64", std::nullopt, false));
+        proto::parse_provider_address(kProvider), proto::parse_semver("1.0.0"), "linux_arm64",
+        std::nullopt, false));
     CHECK_THAT(e.what(), Catch::Contains("a package for linux_amd64, not linux_arm64"));
 }
 
@@ -467,7 +472,8 @@ TEST_CASE("a cached answer needs no discovery; a host down altogether still gets
     const RegistryAnswer stale = f.module_versions();
     CHECK(stale.source == AnswerSource::stale);
     CHECK(stale.document == good.document);
-    CHECK_THAT(stale.error, Catch::Contains("discovery: https://r.example/.well-known/terraform.json"));
+    CHECK_THAT(stale.error,
+               Catch::Contains("discovery: https://r.example/.well-known/terraform.json"));
 }
 
 TEST_CASE("a locked keyring: the request goes without a token, and a 401 or 404 says why, uncached",
@@ -477,8 +483,8 @@ TEST_CASE("a locked keyring: the request goes without a token, and a 401 or 404 
         Fixture f;
         f.keyring.fail_with(proto::ErrorCode::keyring_locked);
         f.http.routes[kModuleVersions] = [status] { return FakeHttpClient::json("{}", status); };
-        const RegistryError e =
-            f.error_of<RegistryError>(f.registry.module_versions(proto::parse_module_address(kModule), false));
+        const RegistryError e = f.error_of<RegistryError>(
+            f.registry.module_versions(proto::parse_module_address(kModule), false));
         CHECK_THAT(e.what(), Catch::Contains("could not be read from the keyring"));
         CHECK(f.requests_to(kModuleVersions).at(0).bearer == std::nullopt);
         // Not remembered as "no such module": once the keyring answers, so does the registry.
@@ -492,7 +498,8 @@ TEST_CASE("a locked keyring: the request goes without a token, and a 401 or 404 
     }
 }
 
-TEST_CASE("a refusal (401, 403, 410) is never answered with the last good answer", "[daemon][registry]") {
+TEST_CASE("a refusal (401, 403, 410) is never answered with the last good answer",
+          "[daemon][registry]") {
     for (const long status : {401L, 403L, 410L}) {
         INFO("HTTP " << status);
         Fixture f;
@@ -500,14 +507,14 @@ TEST_CASE("a refusal (401, 403, 410) is never answered with the last good answer
         f.module_versions();
         f.now += 100s;
         f.http.routes[kModuleVersions] = [status] { return FakeHttpClient::json("{}", status); };
-        const RegistryError e =
-            f.error_of<RegistryError>(f.registry.module_versions(proto::parse_module_address(kModule), false));
+        const RegistryError e = f.error_of<RegistryError>(
+            f.registry.module_versions(proto::parse_module_address(kModule), false));
         CHECK_THAT(e.what(), Catch::Contains("HTTP status " + std::to_string(status)));
         CHECK(f.registry.stats().stale == 0);
         // Nor later, while the refusal is remembered: the good answer is gone.
         f.now += 1s;
-        const RegistryError again =
-            f.error_of<RegistryError>(f.registry.module_versions(proto::parse_module_address(kModule), false));
+        const RegistryError again = f.error_of<RegistryError>(
+            f.registry.module_versions(proto::parse_module_address(kModule), false));
         CHECK(again.cached());
     }
 }
@@ -749,8 +756,8 @@ TEST_CASE("module download: X-Terraform-Get from a 204, a 200 body's location or
         CHECK_THAT(e.what(), Catch::Contains("without an X-Terraform-Get header"));
     }
     // Terraform fails a 200 whose body is not JSON, header or not.
-    const RegistryError e = f.error_of<RegistryError>(
-        f.registry.module_download(proto::parse_module_address(kModule), proto::parse_semver("1.7.0"), false));
+    const RegistryError e = f.error_of<RegistryError>(f.registry.module_download(
+        proto::parse_module_address(kModule), proto::parse_semver("1.7.0"), false));
     CHECK_THAT(e.what(), Catch::Contains("must be a JSON object"));
 }
 

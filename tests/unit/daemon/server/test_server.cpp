@@ -18,12 +18,12 @@
 #include <memory>
 #include <thread>
 
-#include "proto/socket_path.hpp"
 #include "daemon/server/request_handler.hpp"
 #include "daemon/server/server.hpp"
+#include "daemon/server/socket_owner.hpp"
+#include "proto/socket_path.hpp"
 #include "server_fixture.hpp"
 #include "socket_fixture.hpp"
-#include "daemon/server/socket_owner.hpp"
 
 using namespace hostkeeper;
 using namespace std::chrono_literals;
@@ -42,7 +42,7 @@ class FakeHandler final : public daemon::server::RequestHandler {
         : io_(io), gate_(io, asio::steady_timer::time_point::max()) {}
 
     asio::awaitable<daemon::server::Reply> handle(std::string_view payload,
-                                          daemon::server::ServerState server) override {
+                                                  daemon::server::ServerState server) override {
         ++calls;
         const proto::Json request = proto::parse_payload(payload);
         if (request.value("host", "") == "slow.example") {
@@ -113,16 +113,19 @@ TEST_CASE("a reply that asks for it stops the server once it is written", "[daem
     CHECK(idle.closed_within(2000));  // idle connections are closed
 }
 
-TEST_CASE("an oversized or empty frame is answered with an error and the connection closed", "[daemon][server]") {
+TEST_CASE("an oversized or empty frame is answered with an error and the connection closed",
+          "[daemon][server]") {
     ServerFixture f;
-    for (const std::string& header : {std::string("\x00\x10\x00\x01", 4), std::string("\xff\xff\xff\xff", 4),
-                                      std::string("\x00\x00\x00\x00", 4)}) {
+    for (const std::string& header :
+         {std::string("\x00\x10\x00\x01", 4), std::string("\xff\xff\xff\xff", 4),
+          std::string("\x00\x00\x00\x00", 4)}) {
         const RawClient client(f.location.socket);
         client.send_bytes(header);
         const auto response = client.read_json();
         REQUIRE(response);
         CHECK(response->at("ok") == false);
-        CHECK((test::error_code_of(*response) == "too_large" || test::error_code_of(*response) == "bad_request"));
+        CHECK((test::error_code_of(*response) == "too_large" ||
+               test::error_code_of(*response) == "bad_request"));
         CHECK(client.closed_within(2000));
     }
     // The daemon still serves.
@@ -164,7 +167,8 @@ TEST_CASE("connections over the cap are refused with 'busy'", "[daemon][server]"
     CHECK(c.closed_within(2000));
 }
 
-TEST_CASE("a second owner of the same socket is refused while the first lives", "[daemon][server]") {
+TEST_CASE("a second owner of the same socket is refused while the first lives",
+          "[daemon][server]") {
     ServerFixture f;
     CHECK_THROWS_AS(daemon::server::SocketOwner(f.location), daemon::server::AlreadyRunning);
     // The first one still answers.

@@ -115,8 +115,8 @@ TEST_CASE("a daemon that answers garbage", "[helper][connection]") {
 TEST_CASE("nothing listening: no connection, and the reason", "[helper][connection]") {
     const helper::client::Deadline deadline(std::chrono::seconds(1));
     int error = 0;
-    CHECK_FALSE(
-        helper::client::Connection::open("/nonexistent/hostkeeper/socket", deadline, error).has_value());
+    CHECK_FALSE(helper::client::Connection::open("/nonexistent/hostkeeper/socket", deadline, error)
+                    .has_value());
     CHECK(error == ENOENT);
 }
 

@@ -54,11 +54,13 @@ TEST_CASE("the rewrite keeps what was written to credentials.tfrc.json after it 
           "[helper][plaintext_credentials]") {
     World w;
     const fs::path path = w.root / "credentials.tfrc.json";
-    put(path, R"({"credentials":{"a.example.com":{"token":"tok-a"},"b.example.com":{"token":"tok-b"}}})");
+    put(path,
+        R"({"credentials":{"a.example.com":{"token":"tok-a"},"b.example.com":{"token":"tok-b"}}})");
     const auto stored = stored_from(CredentialsFile(path));
 
     // Meanwhile: terraform login changed b, added c; someone added a top-level key.
-    put(path, R"({"credentials":{"a.example.com":{"token":"tok-a"},"b.example.com":{"token":"tok-b2"},
+    put(path,
+        R"({"credentials":{"a.example.com":{"token":"tok-a"},"b.example.com":{"token":"tok-b2"},
                  "c.example.com":{"token":"tok-c"}},"extra":true})");
     const auto result = CredentialsFile(path).rewrite_without(stored);
     CHECK_FALSE(result.removed_file);
@@ -126,8 +128,9 @@ TEST_CASE("a credentials file with a number out of range is refused as not valid
             FAIL("accepted " << text);
         } catch (const FileError& e) {
             const std::string what = e.what();
-            CHECK(what == path.string() +
-                              " is not valid JSON (a number is out of range); it was left as it is");
+            CHECK(what ==
+                  path.string() +
+                      " is not valid JSON (a number is out of range); it was left as it is");
             CHECK(what.find("tok-a") == std::string::npos);
         }
         CHECK_THROWS_AS(CredentialsFile("credentials.tfrc.json", text), FileError);
