@@ -7,9 +7,10 @@
 namespace hostkeeper::daemon::app {
 namespace {
 
-// The accessor of Config's member `member` (e.g. discovery.ttl).
+// The accessor of Config's member `member` (e.g. discovery.ttl). The
+// argument is a member path, which parentheses cannot enclose.
 // clang-format off
-#define HK_AT(member) +[](Config& c) -> auto& { return c.member; }
+#define HK_AT(member) +[](Config& c) -> auto& { return c.member; }  // NOLINT(bugprone-macro-parentheses)
 // clang-format on
 
 // In config.toml's order: top level, then each table.
@@ -157,7 +158,7 @@ std::string default_text(const Setting& setting) {
 }
 
 std::string toml_value(const Setting& setting, Config& config) {
-    const std::string value = plain_value(setting.field, config);
+    std::string value = plain_value(setting.field, config);
     if (value.empty() || std::holds_alternative<CountField>(setting.field)) return value;
     return "\"" + value + "\"";
 }

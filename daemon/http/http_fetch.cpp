@@ -47,7 +47,8 @@ asio::awaitable<FetchResult> fetch_following(HttpClient& http, std::string url,
             failure = e.what();
         }
         if (!failure.empty()) {
-            out.error = url + ": " + failure;
+            out.error = url;
+            out.error.append(": ").append(failure);
             co_return out;
         }
         const HttpResponse& response = *out.response;

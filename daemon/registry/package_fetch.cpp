@@ -105,14 +105,14 @@ asio::awaitable<FetchedPackage> PackageFetcher::fetch(std::string url,
     if (fd.get() < 0)
         throw Error(ErrorCode::internal,
                     "cannot create a file in " + dir_.string() + ": " + std::strerror(errno));
-    bool keep = false;
-    struct Remove {
+    // Removed on every way out but success.
+    struct RemoveUnlessKept {
         const std::string& path;
-        const bool& keep;
-        ~Remove() {
+        bool keep = false;
+        ~RemoveUnlessKept() {
             if (!keep) ::unlink(path.c_str());
         }
-    } remove{path, keep};
+    } partial{path};
 
     http::FetchRules rules;
     rules.max_body = kMaxPackageSize;
@@ -141,7 +141,7 @@ asio::awaitable<FetchedPackage> PackageFetcher::fetch(std::string url,
     auto check = [&path, &zh, &h1, &refusing] { return verify(path, zh, h1, refusing); };
     FetchedPackage out = co_await async::on_worker(hashing_.get_executor(), std::move(check));
     out.size = result.response->body_size;
-    keep = true;
+    partial.keep = true;
     out.path = path;
     spdlog::info("fetched {} ({} bytes), verified {}", what, out.size,
                  out.matched.size() == 2 ? "zh: and h1:" : out.matched.front());

@@ -312,7 +312,7 @@ asio::awaitable<RegistryAnswer> RegistryService::get(Job job, bool refresh) {
     co_return answer;
 }
 
-RegistryService::Cache::Fetch RegistryService::fetcher(std::shared_ptr<const Job> job) {
+RegistryService::Cache::Fetch RegistryService::fetcher(const std::shared_ptr<const Job>& job) {
     return [this, job] { return fetch(job); };
 }
 

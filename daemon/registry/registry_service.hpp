@@ -128,7 +128,7 @@ class RegistryService {
     Job provider_package_job(const proto::ProviderAddress& provider, const proto::SemVer& version,
                              const std::string& platform,
                              const std::optional<Mirror>& mirror) const;
-    Cache::Fetch fetcher(std::shared_ptr<const Job> job);
+    Cache::Fetch fetcher(const std::shared_ptr<const Job>& job);
     boost::asio::awaitable<std::string> service_url(std::string host, std::string service);
     boost::asio::awaitable<RegistryAnswer> get(Job job, bool refresh);
     boost::asio::awaitable<Cache::Fetched> fetch(std::shared_ptr<const Job> job);

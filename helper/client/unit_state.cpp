@@ -76,12 +76,11 @@ int to_int(const std::string& text) {
 // Runs `systemctl --user show -p ... hostkeeperd.socket hostkeeperd.service`
 // and returns its stdout; nullopt when it fails or takes longer than `limit`.
 std::optional<std::string> systemctl_show(std::chrono::milliseconds limit) {
-    const Captured shown =
-        run_captured({"systemctl", "--user", "--no-pager", "show", "-p",
-                      "Id,LoadState,ActiveState,SubState,Result,UnitFileState,ExecMainCode,"
-                      "ExecMainStatus",
-                      kSocketUnit, kServiceUnit},
-                     limit);
+    const std::string properties =
+        "Id,LoadState,ActiveState,SubState,Result,UnitFileState,ExecMainCode,ExecMainStatus";
+    const Captured shown = run_captured(
+        {"systemctl", "--user", "--no-pager", "show", "-p", properties, kSocketUnit, kServiceUnit},
+        limit);
     if (shown.timed_out || shown.status != 0) return std::nullopt;
     return shown.out;
 }
