@@ -14,8 +14,8 @@ runtime_packages=(gnome-keyring dbus-user-session libsecret-tools)
 test_packages=(dbus dbus-user-session gnome-keyring libsecret-tools openssl libssl-dev python3 util-linux systemd
     procps curl passwd lintian file man-db gzip)
 # The fuzz targets (tests/fuzz): clang with libFuzzer's runtime, and
-# llvm-symbolizer for readable stacks.
-fuzz_packages=(clang libclang-rt-14-dev llvm)
+# llvm-symbolizer for readable stacks; the style stage: clang-format, clang-tidy.
+fuzz_packages=(clang libclang-rt-14-dev llvm clang-format clang-tidy)
 # git: its credential-cache is the start-up benchmark's peer (tests/bench/startup.sh).
 bench_packages=(hyperfine nginx git)
 

@@ -8,11 +8,14 @@
 #      UndefinedBehaviorSanitizer (leaks included), in build-asan; a report
 #      from any process (daemons started on demand too) fails it;
 #   3. fuzz:  each libFuzzer target for HOSTKEEPER_FUZZ_SECONDS (default 45)
-#      from its seed corpus, in build-fuzz (tests/fuzz/run.sh).
-# All three run even when one fails; the last lines say which passed.
+#      from its seed corpus, in build-fuzz (tests/fuzz/run.sh);
+#   4. style: clang-format (check mode), the include rules and clang-tidy on
+#      the whole tree (tests/style.sh), with build-tests' compile commands.
+# All four run even when one fails; the last lines say which passed.
 #
-# Usage: tests/run.sh                       all three
+# Usage: tests/run.sh                       all four
 #        tests/run.sh suite|asan [BUILD_DIR] one of them
+#        tests/run.sh style [BUILD_DIR]
 #        tests/run.sh fuzz [BUILD_DIR [SECONDS [TARGET...]]]
 #        tests/run.sh BUILD_DIR              the suite in BUILD_DIR
 #          (HOSTKEEPER_SANITIZE=1: the asan stage in BUILD_DIR)
@@ -70,23 +73,25 @@ case "${1:-all}" in
     suite) suite "${2:-build-tests}" OFF ;;
     asan) (asan "${2:-build-asan}") ;;
     fuzz) shift; fuzz "$@" ;;
+    style) ./tests/style.sh "${2:-build-tests}" ;;
     all)
         declare -A result
-        for stage in suite asan fuzz; do
+        for stage in suite asan fuzz style; do
             echo "=== tests/run.sh: $stage"
             case $stage in
                 suite) (suite build-tests OFF) && result[$stage]=passed || result[$stage]=FAILED ;;
                 asan) (asan build-asan) && result[$stage]=passed || result[$stage]=FAILED ;;
                 fuzz) (HOSTKEEPER_FUZZ_JOBS=${HOSTKEEPER_FUZZ_JOBS:-2} fuzz) && result[$stage]=passed ||
                     result[$stage]=FAILED ;;
+                style) ./tests/style.sh build-tests && result[$stage]=passed || result[$stage]=FAILED ;;
             esac
         done
         failed=0
-        for stage in suite asan fuzz; do
+        for stage in suite asan fuzz style; do
             echo "tests/run.sh: $stage ${result[$stage]}"
             [[ ${result[$stage]} == passed ]] || failed=$((failed + 1))
         done
-        echo "tests/run.sh: $((3 - failed)) of 3 stages passed, $failed failed"
+        echo "tests/run.sh: $((4 - failed)) of 4 stages passed, $failed failed"
         [[ $failed -eq 0 ]]
         ;;
     *)
