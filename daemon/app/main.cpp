@@ -180,6 +180,7 @@ int refuse_to_run(const InvalidConfig& error) {
 
 int main(int argc, char** argv) {
     disable_core_dumps();
+    tune_allocator();
     std::signal(SIGPIPE, SIG_IGN);
     http::CurlHttpClient::prepare();
 
