@@ -157,17 +157,22 @@ nginx_log_lines() { wc -l <"$NGINX_LOG"; }
 # it has finished sending the response: once the answers are in, so are the lines.
 nginx_log_since() { tail -n +$(( $1 + 1 )) "$NGINX_LOG"; }
 
+# The 1-, 5- and 15-minute load averages.
+loadavg() { cut -d" " -f1-3 /proc/loadavg; }
+
 hk() { "$BIN/hostkeeper" --socket "$SOCK" "$@"; }
 hk_status() { hk status --json; }
 
-# hostkeeperd in the foreground on $SOCK, trusting $CA, with
+# hostkeeperd in the foreground on $SOCK, trusting $CA when set, with
 # --max-connections 512 (the default 128 would refuse part of a 200-connection
 # burst) and ARGS; waits until it answers.
 # shellcheck disable=SC2120  # ARGS are optional
 hkd_start() {
     DAEMON_N=$(( DAEMON_N + 1 ))
     DAEMON_LOG=$DIR/hostkeeperd-$DAEMON_N.log
-    "$BIN/hostkeeperd" --socket "$SOCK" --ca-file "$CA" --log-level warn --idle-timeout 0 \
+    local ca=()
+    [[ -n "${CA:-}" ]] && ca=(--ca-file "$CA")
+    "$BIN/hostkeeperd" --socket "$SOCK" "${ca[@]}" --log-level warn --idle-timeout 0 \
         --max-connections 512 "$@" >"$DAEMON_LOG" 2>&1 &
     DAEMON_PID=$!
     local _

@@ -153,7 +153,6 @@ CONF
 # The machine's load
 
 MAX_LOAD="" LOAD_WAITS="" LOAD_WAIT_SECONDS="" LOAD_BEFORE="" LOAD_WAITED=0 LOADS=""
-loadavg() { cut -d" " -f1-3 /proc/loadavg; }
 
 # Before a measurement: waits while the 1-minute load average is above
 # MAX_LOAD, LOAD_WAIT_SECONDS at a time, at most LOAD_WAITS times. Sets

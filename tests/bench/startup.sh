@@ -59,7 +59,6 @@ die() {
 
 BIN="" DIR="" SOCK="" GIT_SOCK="" DAEMON_PID="" DAEMON_LOG="" GIT_DAEMON_PID=""
 
-loadavg() { cut -d" " -f1-3 /proc/loadavg; }
 lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 
 # Waits for a quiet machine (see the top of this file); prints the load
@@ -76,23 +75,8 @@ quiet() {
     echo "$load"
 }
 
-hk() { "$BIN/hostkeeper" --socket "$SOCK" "$@"; }
-
 start_daemons() {
-    DAEMON_LOG=$DIR/hostkeeperd.log
-    "$BIN/hostkeeperd" --socket "$SOCK" --log-level warn --idle-timeout 0 \
-        --credentials-ttl 2h --credentials-max-lifetime 4h >"$DAEMON_LOG" 2>&1 &
-    DAEMON_PID=$!
-    local _
-    for _ in $(seq 1 500); do
-        if hk --timeout 1 status >/dev/null 2>&1; then
-            [[ "$(hk status --json | jq -r .daemon.pid)" == "$DAEMON_PID" ]] || die "another hostkeeperd answers on $SOCK"
-            break
-        fi
-        kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$DAEMON_LOG" >&2; die "hostkeeperd exited at start-up"; }
-        sleep 0.02
-    done
-    hk --timeout 1 status >/dev/null 2>&1 || die "hostkeeperd did not answer within 10 s"
+    hkd_start --credentials-ttl 2h --credentials-max-lifetime 4h
 
     # git's daemon in the foreground of its own; the client does not start
     # another while this one answers.
