@@ -36,9 +36,8 @@ ALLOWED = {
                    'daemon/server', 'daemon/handlers'},
     'helper/client': {'proto'},
     'helper/credentials_helper': {'proto', 'helper/client'},
-    'helper/files': {'proto'},
-    'helper/terraform_config': {'proto', 'helper/files'},
-    'helper/cli': {'proto', 'helper/client', 'helper/files', 'helper/terraform_config'},
+    'helper/terraform_config': {'proto'},
+    'helper/cli': {'proto', 'helper/client', 'helper/terraform_config'},
 }
 SOURCE_DIRS = ('proto', 'daemon', 'helper')
 # Where an include may be found, in order (the flat layout before issue 11
