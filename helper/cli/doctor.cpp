@@ -10,12 +10,12 @@
 #include "helper/client/launcher.hpp"
 #include "helper/client/subprocess.hpp"
 #include "helper/client/unit_state.hpp"
-#include "proto/file_io.hpp"
 #include "helper/terraform_config/cli_config.hpp"
 #include "helper/terraform_config/plaintext_credentials.hpp"
 #include "helper/terraform_config/shadowing.hpp"
 #include "helper/terraform_config/tool_locations.hpp"
 #include "proto/error.hpp"
+#include "proto/file_io.hpp"
 #include "proto/session_bus.hpp"
 #include "proto/version.hpp"
 

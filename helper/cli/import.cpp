@@ -9,10 +9,10 @@
 
 #include "helper/client/exit_codes.hpp"
 #include "helper/client/launcher.hpp"
-#include "proto/file_io.hpp"
 #include "helper/terraform_config/plaintext_credentials.hpp"
 #include "helper/terraform_config/shadowing.hpp"
 #include "proto/error.hpp"
+#include "proto/file_io.hpp"
 #include "proto/hostname.hpp"
 #include "proto/secret.hpp"
 #include "proto/socket_path.hpp"

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "proto/file_io.hpp"
 #include "helper/terraform_config/tool_locations.hpp"
+#include "proto/file_io.hpp"
 #include "proto/json.hpp"
 #include "proto/secret.hpp"
 

@@ -1,8 +1,8 @@
 // credentials.tfrc.json as `terraform login` leaves it and import reads it.
 // A file accepted lists its hosts, each with its credentials.
 #include "fuzz_support.hpp"
-#include "proto/file_io.hpp"
 #include "helper/terraform_config/plaintext_credentials.hpp"
+#include "proto/file_io.hpp"
 
 using namespace hostkeeper;
 

@@ -7,8 +7,8 @@
 #include <map>
 #include <string>
 
-#include "proto/file_io.hpp"
 #include "helper/terraform_config/plaintext_credentials.hpp"
+#include "proto/file_io.hpp"
 
 using namespace hostkeeper::proto;
 using namespace hostkeeper::helper::terraform_config;
