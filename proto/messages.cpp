@@ -24,6 +24,7 @@ constexpr std::array<std::pair<Op, std::string_view>, 13> kOps{{
     {Op::provider_versions, "provider_versions"},
     {Op::provider_package, "provider_package"},
     {Op::provider_fetch, "provider_fetch"},
+    {Op::registry_cache_sync, "registry_cache_sync"},
 }};
 
 }  // namespace
