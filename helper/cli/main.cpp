@@ -292,8 +292,10 @@ int main(int argc, char** argv) {
             return helper::cli::run_provider_fetch(fetching, query);
         }
         if (setup_cmd->parsed()) {
-            if (!setup.registry_hosts.empty() && !setup.registry_cache) {
-                std::fprintf(stderr, "hostkeeper setup: HOST arguments go with --registry-cache\n");
+            if (!setup.registry_hosts.empty() && (!setup.registry_cache || setup.undo)) {
+                std::fprintf(stderr,
+                             "hostkeeper setup: HOST arguments go with --registry-cache, without "
+                             "--undo\n");
                 return helper::client::kExitUsage;
             }
             return helper::cli::run_setup(setup, with_start(options));

@@ -228,6 +228,12 @@ int sync_registry_cache(const client::ClientOptions& client, const std::vector<s
                 "not know the registry cache (%s): it is older than this hostkeeper; "
                 "restart it: hostkeeper stop (or systemctl --user restart %s)\n",
                 e.what(), client::kServiceUnit);
+        } else if (e.code() == proto::ErrorCode::unsupported_service) {
+            std::fprintf(stderr,
+                         "hostkeeper setup: the files are written, but the running hostkeeperd "
+                         "has no registry cache (%s): it did not read %s; run 'hostkeeper stop', "
+                         "then this again\n",
+                         e.what(), registry_cache_config_path().c_str());
         } else {
             std::fprintf(stderr,
                          "hostkeeper setup: the files are written, but hostkeeperd could not "
@@ -242,6 +248,13 @@ int sync_registry_cache(const client::ClientOptions& client, const std::vector<s
                                    ? cache["listen"].get<std::string>()
                                    : std::string("its port");
     int status = client::kExitOk;
+    if (!cache.value("enabled", true)) {
+        std::fprintf(stderr,
+                     "hostkeeper setup: the running hostkeeperd has the registry cache off: it did "
+                     "not read %s; run 'hostkeeper stop', then this again\n",
+                     registry_cache_config_path().c_str());
+        return client::kExitFailed;
+    }
     if (cache.value("held", false)) {
         const Json by = cache.value("held_by", Json());
         std::printf("registry cache: hostkeeperd holds %s%s\n", listen.c_str(),

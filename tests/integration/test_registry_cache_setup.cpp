@@ -132,6 +132,8 @@ TEST_CASE("setup --registry-cache refuses a bad HOST before changing anything", 
     const Result without = u.hostkeeper({"setup", "some.invalid"});
     CHECK(without.exit_code == 2);
     CHECK_THAT(without.err, Catch::Contains("HOST arguments go with --registry-cache"));
+    CHECK(u.hostkeeper({"setup", "--registry-cache", "--undo", "good.invalid"}).exit_code == 2);
+    CHECK(read_file(cache_json(u)) == written);
 }
 
 TEST_CASE("setup --registry-cache --dry-run changes nothing", "[setup]") {

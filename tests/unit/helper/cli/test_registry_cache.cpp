@@ -265,6 +265,17 @@ TEST_CASE("setup says when hostkeeperd does not hold the port, or does not know 
     }
     {
         options.socket = private_socket();
+        Json reply = proto::make_ok();
+        reply["registry_cache"] = Json{{"enabled", false}, {"listen", nullptr}, {"held", false}};
+        FakeDaemon daemon(*options.socket, reply);
+        const Captured c = capture([&] { return cli::sync_registry_cache(options, {}, false); });
+        CHECK(c.status == 1);
+        CHECK_THAT(c.err, Catch::Contains("the running hostkeeperd has the registry cache off"));
+        CHECK_THAT(c.err, Catch::Contains("run 'hostkeeper stop', then this again"));
+        fs::remove_all(options.socket->parent_path());
+    }
+    {
+        options.socket = private_socket();
         FakeDaemon daemon(*options.socket, proto::make_error(proto::ErrorCode::unknown_op,
                                                              "unknown op \"registry_cache_sync\""));
         const Captured c = capture([&] { return cli::sync_registry_cache(options, {}, false); });
