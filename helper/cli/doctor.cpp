@@ -11,12 +11,12 @@
 #include "helper/client/launcher.hpp"
 #include "helper/client/subprocess.hpp"
 #include "helper/client/unit_state.hpp"
-#include "helper/files/file_io.hpp"
 #include "helper/terraform_config/cli_config.hpp"
 #include "helper/terraform_config/plaintext_credentials.hpp"
 #include "helper/terraform_config/shadowing.hpp"
 #include "helper/terraform_config/tool_locations.hpp"
 #include "proto/error.hpp"
+#include "proto/file_io.hpp"
 #include "proto/session_bus.hpp"
 #include "proto/version.hpp"
 
@@ -138,7 +138,7 @@ void check_shadowing(Report& report) {
             for (const auto& host : hosts) list += (list.empty() ? "" : ", ") + host;
             report.fail(path.string() + " holds tokens for " + list + ", which shadow the keyring",
                         "hostkeeper import");
-        } catch (const files::FileError& e) {
+        } catch (const proto::FileError& e) {
             ++found;
             report.fail(e.what(), "repair or remove the file");
         }

@@ -13,9 +13,9 @@
 #include "helper/cli/user_systemd.hpp"
 #include "helper/client/daemon_client.hpp"
 #include "helper/client/exit_codes.hpp"
-#include "helper/files/file_io.hpp"
 #include "helper/terraform_config/cli_config.hpp"
 #include "helper/terraform_config/tool_locations.hpp"
+#include "proto/file_io.hpp"
 #include "proto/json.hpp"
 #include "proto/messages.hpp"
 
@@ -41,7 +41,7 @@ fs::path state_path() {
 
 Json load_state() {
     const fs::path path = state_path();
-    const auto text = files::read_file_if_exists(path);
+    const auto text = proto::read_file_if_exists(path);
     if (!text) return Json{{"version", 1}, {"actions", Json::array()}};
     Json state;
     try {
@@ -50,7 +50,7 @@ Json load_state() {
         state = nullptr;  // refused just below
     }
     if (!state.is_object() || !state.contains("actions") || !state["actions"].is_array()) {
-        throw files::FileError(path.string() +
+        throw proto::FileError(path.string() +
                                " is not hostkeeper setup's record; move it away to continue");
     }
     return state;
@@ -59,11 +59,11 @@ Json load_state() {
 void save_state(const Json& state) {
     const fs::path path = state_path();
     if (state["actions"].empty()) {
-        files::remove_file(path);
+        proto::remove_file(path);
         return;
     }
     fs::create_directories(path.parent_path());
-    files::write_file_atomically(path, state.dump(2) + "\n", 0600);
+    proto::write_file_atomically(path, state.dump(2) + "\n", 0600);
 }
 
 bool links_to(const fs::path& link, const fs::path& target) {
@@ -147,14 +147,14 @@ void plan_block(Plan& plan, const terraform_config::ToolPaths& paths) {
     const std::string what = "credentials_helper \"" + std::string(terraform_config::kHelperLabel) +
                              "\" {} to " + file.string();
     plan.steps.push_back({tool + ": would add " + what, tool + ": added " + what, [file] {
-                              const auto text = files::read_file_if_exists(file);
+                              const auto text = proto::read_file_if_exists(file);
                               std::string inserted = kBlockText;
                               if (text && !text->empty())
                                   inserted = (text->back() == '\n' ? "\n" : "\n\n") + inserted;
                               if (!text && file.has_parent_path())
                                   fs::create_directories(file.parent_path());
-                              files::write_file_atomically(file, text.value_or("") + inserted,
-                                                           files::mode_or(file, 0600));
+                              proto::write_file_atomically(file, text.value_or("") + inserted,
+                                                           proto::mode_or(file, 0600));
                               return Json{{"action", "config_block"},
                                           {"file", file.string()},
                                           {"inserted", inserted},
@@ -355,7 +355,7 @@ std::string undo_one(const Json& action, bool dry_run, const client::ClientOptio
     if (kind == "config_block") {
         const fs::path file = action.value("file", "");
         const std::string inserted = action.value("inserted", "");
-        const auto text = files::read_file_if_exists(file);
+        const auto text = proto::read_file_if_exists(file);
         const auto at = text ? text->rfind(inserted) : std::string::npos;
         if (inserted.empty() || at == std::string::npos) {
             return "left " + file.string() +
@@ -366,9 +366,9 @@ std::string undo_one(const Json& action, bool dry_run, const client::ClientOptio
         const bool remove = action.value("created", false) && rest.empty();
         if (!dry_run) {
             if (remove) {
-                files::remove_file(file);
+                proto::remove_file(file);
             } else {
-                files::write_file_atomically(file, rest, files::mode_or(file, 0600));
+                proto::write_file_atomically(file, rest, proto::mode_or(file, 0600));
             }
         }
         return remove ? say("remove ", "removed ") + file.string() + " (setup created it)"
