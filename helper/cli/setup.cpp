@@ -1,5 +1,6 @@
 #include "helper/cli/setup.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -7,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "helper/cli/registry_cache_setup.hpp"
+#include "helper/cli/setup_plan.hpp"
 #include "helper/cli/user_systemd.hpp"
 #include "helper/client/daemon_client.hpp"
 #include "helper/client/exit_codes.hpp"
@@ -62,19 +65,6 @@ void save_state(const Json& state) {
     fs::create_directories(path.parent_path());
     proto::write_file_atomically(path, state.dump(2) + "\n", 0600);
 }
-
-struct Step {
-    std::string would;            // "would add ..."
-    std::string done;             // "added ..."
-    std::function<Json()> apply;  // does it; returns the record for --undo (or null)
-};
-
-struct Plan {
-    std::vector<Step> steps;
-    std::vector<std::string> notes;
-    std::vector<std::string> refusals;
-    std::set<fs::path> seen;  // links and files already planned (both tools may share them)
-};
 
 bool links_to(const fs::path& link, const fs::path& target) {
     std::error_code ec;
@@ -296,7 +286,7 @@ void guard_opentofu_directory(Plan& plan, const std::vector<terraform_config::To
     }
 }
 
-int setup(const SetupOptions& options) {
+int setup(const SetupOptions& options, const client::ClientOptions& client) {
     Plan plan;
     const fs::path helper = terraform_config::installed_helper();
     const std::vector<terraform_config::ToolPaths> tools = selected_tools(options, plan);
@@ -306,6 +296,7 @@ int setup(const SetupOptions& options) {
     }
     guard_opentofu_directory(plan, tools);
     plan_socket(plan);
+    if (options.registry_cache) plan_registry_cache(plan, tools, options.registry_hosts, client);
     if (!plan.refusals.empty()) {
         for (const auto& refusal : plan.refusals)
             std::fprintf(stderr, "hostkeeper setup: %s\n", refusal.c_str());
@@ -313,9 +304,14 @@ int setup(const SetupOptions& options) {
         return client::kExitFailed;
     }
     for (const auto& note : plan.notes) std::printf("%s\n", note.c_str());
+    const auto finish = [&] {
+        return options.registry_cache
+                   ? sync_registry_cache(client, options.registry_hosts, options.dry_run)
+                   : client::kExitOk;
+    };
     if (plan.steps.empty()) {
         std::printf("nothing to change\n");
-        return client::kExitOk;
+        return finish();
     }
     Json state = options.dry_run ? Json() : load_state();
     for (const auto& step : plan.steps) {
@@ -330,12 +326,14 @@ int setup(const SetupOptions& options) {
         }
         std::printf("%s\n", step.done.c_str());
     }
+    const int status = finish();
     if (options.dry_run) std::printf("dry run: nothing was changed\n");
-    return client::kExitOk;
+    return status;
 }
 
 // Reverses one record; returns what happened, for the user.
-std::string undo_one(const Json& action, bool dry_run) {
+std::string undo_one(const Json& action, bool dry_run, const client::ClientOptions& client) {
+    if (is_registry_cache_record(action)) return undo_registry_cache(action, dry_run, client);
     const std::string kind = action.value("action", "");
     const auto say = [dry_run](const std::string& would, const std::string& did) {
         return dry_run ? "would " + would : did;
@@ -390,17 +388,23 @@ std::string undo_one(const Json& action, bool dry_run) {
     return "skipped an unknown record \"" + kind + "\"";
 }
 
-int undo(const SetupOptions& options) {
+int undo(const SetupOptions& options, const client::ClientOptions& client) {
     Json state = load_state();
     auto& actions = state["actions"];
-    if (actions.empty()) {
-        std::printf("nothing to undo: hostkeeper setup has no record of changes (%s)\n",
+    // --registry-cache --undo: only the registry cache's records.
+    const auto selected = [&](const Json& action) {
+        return !options.registry_cache || is_registry_cache_record(action);
+    };
+    if (std::none_of(actions.begin(), actions.end(), selected)) {
+        std::printf("nothing to undo: hostkeeper setup has no record of %s (%s)\n",
+                    options.registry_cache ? "registry cache changes" : "changes",
                     state_path().c_str());
         return client::kExitOk;
     }
-    while (!actions.empty()) {
-        std::printf("%s\n", undo_one(actions.back(), options.dry_run).c_str());
-        actions.erase(actions.size() - 1);
+    for (std::size_t i = actions.size(); i-- > 0;) {
+        if (!selected(actions[i])) continue;
+        std::printf("%s\n", undo_one(actions[i], options.dry_run, client).c_str());
+        actions.erase(i);
         if (!options.dry_run) save_state(state);
     }
     if (options.dry_run) std::printf("dry run: nothing was changed\n");
@@ -409,8 +413,8 @@ int undo(const SetupOptions& options) {
 
 }  // namespace
 
-int run_setup(const SetupOptions& options) {
-    return options.undo ? undo(options) : setup(options);
+int run_setup(const SetupOptions& options, const client::ClientOptions& client) {
+    return options.undo ? undo(options, client) : setup(options, client);
 }
 
 }  // namespace hostkeeper::helper::cli
