@@ -104,9 +104,9 @@ int serve(const Config& config, StartupReport& report) {
         cache_problem = e.what();
         spdlog::error("registry cache off: {}", e.what());
     }
-    registry_cache::RegistryCache registry_cache(io.get_executor(), std::move(cache_config),
-                                                 registry_cache::default_state_path(), credentials,
-                                                 discovery, registry, archive_store);
+    registry_cache::RegistryCache registry_cache(
+        io.get_executor(), std::move(cache_config), registry_cache::default_state_path(),
+        registry_cache::default_snapshot_dir(), credentials, discovery, registry, archive_store);
     std::optional<registry_cache::HttpListener> cache_listener;
     // Started on demand or by socket activation, it exits when idle: the next
     // client starts it again (the helper, or systemd through the socket).

@@ -90,7 +90,7 @@ std::string last_segment(const std::string& url) {
 }  // namespace
 
 RegistryCache::RegistryCache(asio::any_io_executor io, std::optional<CacheConfig> config,
-                             std::filesystem::path state_file,
+                             std::filesystem::path state_file, std::filesystem::path snapshot_dir,
                              credentials::CredentialService& credentials,
                              discovery::DiscoveryService& discovery,
                              registry::RegistryService& registry, archives::ArchiveStore& archives)
@@ -99,7 +99,8 @@ RegistryCache::RegistryCache(asio::any_io_executor io, std::optional<CacheConfig
       credentials_(credentials),
       discovery_(discovery),
       registry_(registry),
-      archives_(archives) {
+      archives_(archives),
+      snapshots_(std::move(snapshot_dir)) {
     if (!config_) return;
     base_url_ = config_->base_url();
     routed_.emplace(config_->hosts, std::move(state_file), config_->tfrc_files, base_url_);
@@ -310,10 +311,19 @@ asio::awaitable<ListenerResponse> RegistryCache::answer(Route route, std::string
         co_await std::move(following);
         auto serving = registry_answer(route);
         response = co_await std::move(serving);
+        if (worth_keeping(route, response))
+            snapshots_.save(base_url_ + route_path(route), response);
     } catch (const cache::FetchFailure& e) {
-        response = error_response(status_of(e), e.what());
-        if (e.retry_in().count() > 0)
-            response.headers.emplace_back("Retry-After", std::to_string(e.retry_in().count()));
+        // The last answer kept on disk stands in, as the answer cache's stale
+        // one would have before a restart.
+        if (std::optional<ListenerResponse> kept = snapshots_.load(base_url_ + route_path(route))) {
+            spdlog::warn("registry cache: {}; serving the answer kept on disk", e.what());
+            response = std::move(*kept);
+        } else {
+            response = error_response(status_of(e), e.what());
+            if (e.retry_in().count() > 0)
+                response.headers.emplace_back("Retry-After", std::to_string(e.retry_in().count()));
+        }
     } catch (const Error& e) {
         failed = e;
     } catch (const std::exception& e) {
@@ -321,6 +331,26 @@ asio::awaitable<ListenerResponse> RegistryCache::answer(Route route, std::string
     }
     if (failed) response = error_response(status_of(*failed), failed->what());
     co_return response;
+}
+
+// Answers that hold only registry metadata and the listener's own URLs: a
+// location passed through as given (a signed URL, git::...) is never written.
+bool RegistryCache::worth_keeping(const Route& route, const ListenerResponse& response) const {
+    if (response.status != 200 && response.status != 204) return false;
+    switch (route.kind) {
+        case RouteKind::module_versions:
+        case RouteKind::provider_versions:
+        case RouteKind::provider_shasums:
+        case RouteKind::provider_signature:
+            return true;
+        case RouteKind::module_download:
+            return response.headers.size() == 1 &&
+                   response.headers.front().second.rfind(base_url_, 0) == 0;
+        case RouteKind::provider_package:
+            return response.body.find("\"download_url\":\"" + base_url_) != std::string::npos;
+        default:
+            return false;
+    }
 }
 
 void RegistryCache::remember(const std::string& key, PendingArchive pending) {

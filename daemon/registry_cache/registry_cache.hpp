@@ -27,27 +27,14 @@
 #include "daemon/discovery/discovery_service.hpp"
 #include "daemon/registry/registry_service.hpp"
 #include "daemon/registry_cache/cache_config.hpp"
+#include "daemon/registry_cache/document_snapshots.hpp"
+#include "daemon/registry_cache/listener_messages.hpp"
 #include "daemon/registry_cache/listener_routes.hpp"
 #include "daemon/registry_cache/routed_hosts.hpp"
 #include "proto/json.hpp"
 #include "proto/secret.hpp"
 
 namespace hostkeeper::daemon::registry_cache {
-
-struct ListenerRequest {
-    std::string target;
-    std::string host_header;
-    std::optional<proto::Secret> authorization;  // the header's value
-};
-
-struct ListenerResponse {
-    unsigned status = 200;
-    std::string reason;  // "" for the status's usual reason phrase
-    std::string content_type = "application/json";
-    std::string body;
-    std::vector<std::pair<std::string, std::string>> headers;
-    std::optional<archives::Archive> file;  // sent instead of `body`
-};
 
 // Where the listener's socket came from.
 enum class ListenerHolder { none, systemd, daemon };
@@ -57,7 +44,8 @@ class RegistryCache {
     // `config`: nullopt when the cache is off (every listener request is
     // refused, `routes` is false for every host).
     RegistryCache(boost::asio::any_io_executor io, std::optional<CacheConfig> config,
-                  std::filesystem::path state_file, credentials::CredentialService& credentials,
+                  std::filesystem::path state_file, std::filesystem::path snapshot_dir,
+                  credentials::CredentialService& credentials,
                   discovery::DiscoveryService& discovery, registry::RegistryService& registry,
                   archives::ArchiveStore& archives);
 
@@ -104,6 +92,7 @@ class RegistryCache {
     boost::asio::awaitable<void> follow_discovery(std::string host);
     boost::asio::awaitable<void> discover_and_route(std::string host, bool refresh);
     void write_files();
+    bool worth_keeping(const Route& route, const ListenerResponse& response) const;
     void remember(const std::string& key, PendingArchive pending);
 
     boost::asio::any_io_executor io_;
@@ -113,6 +102,7 @@ class RegistryCache {
     registry::RegistryService& registry_;
     archives::ArchiveStore& archives_;
     std::optional<RoutedHosts> routed_;
+    DocumentSnapshots snapshots_;
     std::string base_url_;
     ListenerHolder holder_ = ListenerHolder::none;
     std::string listener_error_ = "not opened yet";

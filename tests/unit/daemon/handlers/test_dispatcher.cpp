@@ -47,9 +47,14 @@ struct ServerFixture : test::SocketServer {
     std::filesystem::path archive_dir =
         std::filesystem::temp_directory_path() / ("hk-dispatcher-" + std::to_string(::getpid()));
     daemon::archives::ArchiveStore archives{io.get_executor(), http, {archive_dir}};
-    daemon::registry_cache::RegistryCache cache{
-        io.get_executor(), std::nullopt, archive_dir / "state.json", credentials, discovery,
-        registry,          archives};
+    daemon::registry_cache::RegistryCache cache{io.get_executor(),
+                                                std::nullopt,
+                                                archive_dir / "state.json",
+                                                archive_dir / "documents",
+                                                credentials,
+                                                discovery,
+                                                registry,
+                                                archives};
     daemon::handlers::Dispatcher dispatcher{credentials, discovery, registry, cache,
                                             daemon::handlers::DaemonInfo{"test", false, 0s}};
 };

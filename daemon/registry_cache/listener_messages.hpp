@@ -1,0 +1,30 @@
+#pragma once
+// One request on the registry cache's listener and its answer, as the HTTP
+// layer (http_listener) and the cache (registry_cache) exchange them.
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "daemon/archives/archive_store.hpp"
+#include "proto/secret.hpp"
+
+namespace hostkeeper::daemon::registry_cache {
+
+struct ListenerRequest {
+    std::string target;
+    std::string host_header;
+    std::optional<proto::Secret> authorization;  // the header's value
+};
+
+struct ListenerResponse {
+    unsigned status = 200;
+    std::string reason;  // "" for the status's usual reason phrase
+    std::string content_type = "application/json";
+    std::string body;
+    std::vector<std::pair<std::string, std::string>> headers;
+    std::optional<archives::Archive> file;  // sent instead of `body`
+};
+
+}  // namespace hostkeeper::daemon::registry_cache
