@@ -25,11 +25,16 @@ using proto::Json;
 
 namespace {
 
-fs::path config_home() {
-    const char* xdg = std::getenv("XDG_CONFIG_HOME");
+// $NAME when absolute, else ~/FALLBACK (the XDG base directory rule).
+fs::path xdg_home(const char* name, const char* fallback) {
+    const char* xdg = std::getenv(name);
     if (xdg != nullptr && xdg[0] == '/') return xdg;
-    return terraform_config::home_directory([](const char* name) { return std::getenv(name); }) /
-           ".config";
+    return terraform_config::home_directory([](const char* n) { return std::getenv(n); }) /
+           fallback;
+}
+
+fs::path config_home() {
+    return xdg_home("XDG_CONFIG_HOME", ".config");
 }
 
 [[noreturn]] void malformed(const std::string& what) {
@@ -67,6 +72,45 @@ fs::path registry_cache_config_path() {
 
 fs::path registry_cache_drop_in_path() {
     return config_home() / "systemd" / "user" / "hostkeeperd.socket.d" / "registry-cache.conf";
+}
+
+fs::path registry_cache_service_drop_in_path() {
+    return config_home() / "systemd" / "user" / "hostkeeperd.service.d" / "registry-cache.conf";
+}
+
+std::vector<fs::path> daemon_write_dirs(const RegistryCacheConfig& config) {
+    std::vector<fs::path> dirs;
+    const auto add = [&dirs](const fs::path& dir) {
+        if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
+    };
+    for (const auto& tfrc : config.tfrc_files) add(tfrc.parent_path());
+    add(xdg_home("XDG_CACHE_HOME", ".cache") / "hostkeeper");
+    add(xdg_home("XDG_STATE_HOME", ".local/state") / "hostkeeper");
+    return dirs;
+}
+
+std::string service_drop_in_text(const std::vector<fs::path>& dirs) {
+    std::string text =
+        "# Written by \"hostkeeper setup --registry-cache\"; \"hostkeeper setup --registry-cache "
+        "--undo\" removes it.\n# hostkeeperd writes the registry cache's host blocks, learned "
+        "hosts and archives here.\n[Service]\nReadWritePaths=";
+    bool first = true;
+    for (const auto& dir : dirs) {
+        // A quoted word; in unit files '%' starts a specifier and '\\' an escape.
+        std::string word = "\"-";
+        for (const char c : dir.string()) {
+            if (c == '%')
+                word += "%%";
+            else if (c == '\\' || c == '"')
+                word.append(1, '\\').append(1, c);
+            else
+                word += c;
+        }
+        word += '"';
+        text += (first ? "" : " ") + word;
+        first = false;
+    }
+    return text + "\n";
 }
 
 std::optional<int> loopback_port(const std::string& listen) {

@@ -29,14 +29,24 @@ struct RegistryCacheConfig {
 std::filesystem::path registry_cache_config_path();
 // $XDG_CONFIG_HOME/systemd/user/hostkeeperd.socket.d/registry-cache.conf
 std::filesystem::path registry_cache_drop_in_path();
+// $XDG_CONFIG_HOME/systemd/user/hostkeeperd.service.d/registry-cache.conf:
+// hostkeeperd.service runs with ProtectSystem=strict and ProtectHome=read-only,
+// so the directories it writes for the registry cache are made writable here.
+std::filesystem::path registry_cache_service_drop_in_path();
 
 // The file, checked; nullopt when it does not exist. Throws proto::FileError
 // naming the file and what is wrong with it.
 std::optional<RegistryCacheConfig> read_registry_cache_config();
 // The file's text (version 1), ending in a newline.
 std::string registry_cache_json(const RegistryCacheConfig& config);
-// The drop-in's text for `listen`.
+// The socket drop-in's text for `listen`.
 std::string drop_in_text(const std::string& listen);
+// Where hostkeeperd writes for the registry cache: each tfrc file's
+// directory, $XDG_CACHE_HOME/hostkeeper (archives), $XDG_STATE_HOME/hostkeeper
+// (learned hosts); absolute, deduplicated.
+std::vector<std::filesystem::path> daemon_write_dirs(const RegistryCacheConfig& config);
+// The service drop-in's text: ReadWritePaths= for `dirs` (quoted, % escaped).
+std::string service_drop_in_text(const std::vector<std::filesystem::path>& dirs);
 
 // 32 bytes from getrandom(2), base64url without padding (43 characters).
 std::string new_capability();

@@ -83,18 +83,19 @@ void note_cli_config_override(Plan& plan, const std::vector<terraform_config::To
     }
 }
 
-void plan_drop_in(Plan& plan, const std::string& listen) {
-    const fs::path path = registry_cache_drop_in_path();
-    const std::string text = drop_in_text(listen);
+// A drop-in `text` at `path`; `what` says what it does. `dirs` are created
+// first (ReadWritePaths= of a missing directory would not let the daemon
+// create it).
+void plan_drop_in(Plan& plan, const fs::path& path, const std::string& text,
+                  const std::string& what, const std::vector<fs::path>& dirs = {}) {
     const auto previous = proto::read_file_if_exists(path);
     if (previous == text) {
-        plan.notes.push_back("systemd: " + path.string() + " already makes " + client::kSocketUnit +
-                             " listen on " + listen);
+        plan.notes.push_back("systemd: " + path.string() + " already " + what);
         return;
     }
-    const std::string what =
-        path.string() + " (" + client::kSocketUnit + " listens on " + listen + ")";
-    plan.steps.push_back({"systemd: would write " + what, "systemd: wrote " + what, [=] {
+    const std::string said = path.string() + " (" + what + ")";
+    plan.steps.push_back({"systemd: would write " + said, "systemd: wrote " + said, [=] {
+                              for (const auto& dir : dirs) fs::create_directories(dir);
                               fs::create_directories(path.parent_path());
                               proto::write_file_atomically(path, text, 0644);
                               return Json{{"action", kDropInRecord},
@@ -199,7 +200,15 @@ void plan_registry_cache(Plan& plan, const std::vector<terraform_config::ToolPat
              }});
     }
     const std::size_t before = plan.steps.size();
-    if (client::user_manager_running()) plan_drop_in(plan, config.listen);
+    if (client::user_manager_running()) {
+        plan_drop_in(plan, registry_cache_drop_in_path(), drop_in_text(config.listen),
+                     std::string("makes ") + client::kSocketUnit + " listen on " + config.listen);
+        const std::vector<fs::path> dirs = daemon_write_dirs(config);
+        plan_drop_in(plan, registry_cache_service_drop_in_path(), service_drop_in_text(dirs),
+                     std::string("lets the sandboxed ") + client::kServiceUnit + " write " +
+                         joined(path_strings(dirs)),
+                     dirs);
+    }
     if (plan.steps.size() > before || !existing || !hosts_added.empty() || !tfrc_added.empty())
         plan_restart(plan, config.listen, client);
 }

@@ -205,6 +205,7 @@ TEST_CASE(
     "[setup]") {
     UserHome u;
     const fs::path log = fake_user_manager(u);
+    u.options.env["XDG_CACHE_HOME"] = (u.root / "cache").string();
     const fs::path drop_in =
         u.config / "systemd" / "user" / "hostkeeperd.socket.d" / "registry-cache.conf";
     const Result r = u.hostkeeper({"setup", "--terraform", "--registry-cache"});
@@ -214,6 +215,18 @@ TEST_CASE(
     REQUIRE(fs::exists(drop_in));
     const std::string text = read_file(drop_in);
     CHECK_THAT(text, Catch::Contains("[Socket]\nListenStream=" + listen + "\nNoDelay=true\n"));
+    // The service's sandbox (ProtectHome=read-only) lets it write where the cache needs.
+    const fs::path service_drop_in =
+        u.config / "systemd" / "user" / "hostkeeperd.service.d" / "registry-cache.conf";
+    REQUIRE(fs::exists(service_drop_in));
+    CHECK_THAT(
+        read_file(service_drop_in),
+        Catch::Contains("[Service]\nReadWritePaths=\"-" + (u.home / ".terraform.d").string() +
+                        "\" \"-" + (u.root / "cache" / "hostkeeper").string() + "\" \"-" +
+                        (u.state / "hostkeeper").string() + "\"\n"));
+    CHECK(fs::is_directory(u.home / ".terraform.d"));
+    CHECK(fs::is_directory(u.root / "cache" / "hostkeeper"));
+    CHECK(fs::is_directory(u.state / "hostkeeper"));
     const std::string calls = read_file(log);
     const auto reload = calls.find("--user daemon-reload");
     const auto start = calls.find("--user start hostkeeperd.socket", reload);
@@ -226,6 +239,7 @@ TEST_CASE(
     INFO(undo.out << undo.err);
     CHECK(undo.exit_code == 0);
     CHECK_FALSE(fs::exists(drop_in));
+    CHECK_FALSE(fs::exists(service_drop_in));
     CHECK_FALSE(fs::exists(cache_json(u)));
     CHECK_THAT(read_file(log), Catch::Contains("--user daemon-reload"));
     CHECK_THAT(read_file(log), Catch::Contains("--user start hostkeeperd.socket"));
