@@ -31,13 +31,7 @@ source "$(dirname "$0")/user_world.sh"
 
 # The units as the package installs them, starting BIN_DIR's binaries copied
 # where the user can run them.
-mkdir "$world/bin"
-cp "$bin/hostkeeperd" "$bin/hostkeeper" "$bin/terraform-credentials-hostkeeper" "$world/bin/"
-chmod 755 "$world/bin" "$world/bin"/*
-sed "s|@CMAKE_INSTALL_FULL_BINDIR@|$world/bin|" "$src/packaging/systemd/hostkeeperd.service.in" \
-    >"$home/.config/systemd/user/hostkeeperd.service"
-cp "$src/packaging/systemd/hostkeeperd.socket" "$home/.config/systemd/user/"
-chown "$user:" "$home/.config/systemd/user/hostkeeperd.service" "$home/.config/systemd/user/hostkeeperd.socket"
+install_units "$src" "$bin"
 
 # --- The units ------------------------------------------------------------------------------
 helper() { as_user "$world/bin/terraform-credentials-hostkeeper" "$@"; }

@@ -21,6 +21,8 @@
 # ctest runs the tests that source this RUN_SERIAL.
 #
 # Provides: as_user CMD... (runs CMD as the user, in its session environment),
+# install_units SOURCE_DIR BIN_DIR (the source tree's units, starting BIN_DIR's
+# binaries copied to $world/bin, in the user's ~/.config/systemd/user),
 # pass, fail (prints the units' status), skip, setup_error.
 
 skip() { echo "SKIP: $*"; exit 77; }
@@ -81,11 +83,19 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-useradd --system --user-group --no-create-home --home-dir "$world/home" --shell /usr/sbin/nologin "$user" ||
+# A test may set user_world_home_parent=/home before sourcing: the home is
+# then where users' homes are, so that ProtectHome= applies to it as it does
+# on a real machine (under /run it does not).
+if [[ -n ${user_world_home_parent:-} ]]; then
+    home=$(mktemp -d "$user_world_home_parent/hk-user-world.XXXXXX")
+    on_exit rm -rf "$home"
+else
+    home=$world/home
+fi
+useradd --system --user-group --no-create-home --home-dir "$home" --shell /usr/sbin/nologin "$user" ||
     setup_error "useradd $user failed"
 uid=$(id -u "$user")
 gid=$(id -g "$user")
-home=$world/home
 runtime=/run/user/$uid
 mkdir -p "$home"
 [[ -d /run/user ]] || { mkdir -m 755 /run/user && created_dirs+=(/run/user); }
@@ -178,3 +188,13 @@ done
 [[ $ready == 1 ]] || setup_error "gnome-keyring-daemon did not become ready on the user's bus"
 pass "the user's bus and an unlocked keyring"
 
+
+install_units() {
+    mkdir "$world/bin"
+    cp "$2/hostkeeperd" "$2/hostkeeper" "$2/terraform-credentials-hostkeeper" "$world/bin/"
+    chmod 755 "$world/bin" "$world/bin"/*
+    sed "s|@CMAKE_INSTALL_FULL_BINDIR@|$world/bin|" "$1/packaging/systemd/hostkeeperd.service.in" \
+        >"$home/.config/systemd/user/hostkeeperd.service"
+    cp "$1/packaging/systemd/hostkeeperd.socket" "$home/.config/systemd/user/"
+    chown "$user:" "$home/.config/systemd/user/hostkeeperd.service" "$home/.config/systemd/user/hostkeeperd.socket"
+}

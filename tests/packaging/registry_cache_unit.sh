@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# registry_cache_unit.sh SOURCE_DIR BIN_DIR
+#
+# The registry cache under a real systemd user manager (user_world.sh's
+# throw-away user, `systemd --user`, D-Bus and keyring), with the units as the
+# package installs them, sandbox included. Asserts:
+#   - `hostkeeper setup --registry-cache` makes hostkeeperd.socket hold the
+#     listener's loopback port from then on (systemd, not the daemon, listens);
+#   - a first TCP connection to the port, with no daemon running, starts
+#     hostkeeperd.service, which answers it, says the port is held by
+#     systemd, and (inside ProtectHome=read-only) writes its tfrc file, its
+#     state file and its archive directory;
+#   - the helper's get is still answered through the same unit;
+#   - `setup --registry-cache --undo` gives the port back and removes the files.
+# Root only (exit 77, skipped, otherwise); ctest runs it RUN_SERIAL.
+# Exit status: 0 pass, 1 fail, 2 set-up error, 77 skipped.
+set -euo pipefail
+
+[[ $# -eq 2 ]] || { echo "usage: $0 SOURCE_DIR BIN_DIR" >&2; exit 2; }
+src=$(cd "$1" && pwd)
+bin=$(cd "$2" && pwd)
+for program in hostkeeperd hostkeeper terraform-credentials-hostkeeper; do
+    [[ -x $bin/$program ]] || { echo "$0: $bin/$program is missing" >&2; exit 2; }
+done
+for tool in curl python3 ss; do
+    command -v "$tool" >/dev/null || { echo "$0: $tool is missing (packaging/deps.sh test installs it)" >&2; exit 2; }
+done
+# The home under /home, where ProtectHome=read-only makes it read-only for the service.
+user_world_home_parent=/home
+# shellcheck source=user_world.sh
+source "$(dirname "$0")/user_world.sh"
+
+install_units "$src" "$bin"
+hostkeeper() { as_user "$world/bin/hostkeeper" "$@"; }
+unit_show() { as_user systemctl --user show -p "$2" --value "$1"; }
+json_get() { python3 -c 'import json, sys; d = json.load(sys.stdin)
+for k in sys.argv[1].split("."): d = d[k]
+print(json.dumps(d) if not isinstance(d, str) else d)' "$1"; }
+
+as_user systemctl --user daemon-reload
+as_user systemctl --user enable --now hostkeeperd.socket >/dev/null 2>&1 ||
+    fail "systemctl --user enable --now hostkeeperd.socket failed"
+
+# --- setup --registry-cache ----------------------------------------------------------
+hostkeeper setup --registry-cache >"$world/setup.out" 2>&1 || { cat "$world/setup.out"; fail "setup --registry-cache failed"; }
+config=$home/.config/hostkeeper/registry-cache.json
+[[ -f $config && $(stat -c %a "$config") == 600 ]] || { cat "$world/setup.out"; fail "no 0600 $config"; }
+listen=$(json_get listen <"$config")
+capability=$(json_get capability <"$config")
+port=${listen##*:}
+listens=$(unit_show hostkeeperd.socket Listen)
+[[ $listens == *"127.0.0.1:$port"* ]] || fail "hostkeeperd.socket does not listen on 127.0.0.1:$port: $listens"
+pass "setup --registry-cache: hostkeeperd.socket listens on $listen"
+
+# No daemon: systemd itself holds the port.
+as_user systemctl --user stop hostkeeperd.service
+[[ $(unit_show hostkeeperd.service ActiveState) == inactive ]] || fail "hostkeeperd.service did not stop"
+holder=$(ss -Hltnp "sport = :$port" | grep -o 'users:((".*"' || true)
+[[ $holder == *'"systemd"'* ]] || fail "the port is not held by the user manager: $(ss -Hltnp "sport = :$port")"
+pass "with hostkeeperd stopped, the user's systemd holds 127.0.0.1:$port"
+
+# --- the first connection starts the daemon ---------------------------------------------
+url="http://$listen/$capability/v1/unrouted.example.com/modules/acme/x/null/versions"
+code=$(curl -s -o "$world/answer.json" -w '%{http_code}' --max-time 20 "$url") || fail "curl to $listen failed"
+[[ $code == 404 ]] || { cat "$world/answer.json"; fail "an unrouted host's request got HTTP $code, not 404"; }
+grep -q 'is not routed' "$world/answer.json" || fail "the 404 does not say why: $(cat "$world/answer.json")"
+[[ $(unit_show hostkeeperd.service ActiveState) == active ]] || fail "the TCP connection did not start hostkeeperd.service"
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 "http://$listen/wrong-capability/v1/x/modules/a/b/c/versions")
+[[ $code == 404 ]] || fail "a wrong capability got HTTP $code"
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 -H "Host: evil.example:$port" "$url")
+[[ $code == 403 ]] || fail "a foreign Host header got HTTP $code"
+pass "a connection to the port started hostkeeperd.service, which answered (404 unrouted, 404 capability, 403 Host)"
+
+hostkeeper status --json >"$world/status.json" || fail "hostkeeper status failed"
+cache=$(json_get registry_cache <"$world/status.json")
+[[ $(json_get held_by <<<"$cache") == systemd ]] || fail "status: the listener is not held_by systemd: $cache"
+[[ $(json_get files_error <<<"$cache") == null ]] || fail "the daemon could not write its files in its sandbox: $cache"
+tfrc=$home/.terraform.d/hostkeeper.tfrc
+[[ -f $tfrc && $(stat -c %a "$tfrc") == 600 ]] || fail "no 0600 $tfrc written by the daemon"
+head -1 "$tfrc" | grep -q '^# Written by hostkeeperd' || fail "$tfrc is not hostkeeperd's"
+[[ -f $home/.local/state/hostkeeper/registry-cache-hosts.json ]] || fail "no state file written by the daemon"
+[[ -d $home/.cache/hostkeeper/archives/tmp ]] || fail "the daemon could not make its archive directory"
+pid=$(unit_show hostkeeperd.service MainPID)
+# ProtectHome=read-only holds (a write elsewhere in the home fails in the
+# unit's mount namespace); only setup's ReadWritePaths= are writable.
+if touch "/proc/$pid/root$home/probe" 2>/dev/null; then
+    rm -f "$home/probe"
+    fail "the home is writable inside the unit: ProtectHome=read-only is not in effect"
+fi
+mount_options() { awk -v p="$1" '$5 == p { print $6 }' "/proc/$pid/mountinfo" | tail -1; }
+for dir in "$home/.terraform.d" "$home/.cache/hostkeeper" "$home/.local/state/hostkeeper"; do
+    [[ $(mount_options "$dir") == rw* ]] || fail "ReadWritePaths=: $dir is not writable in the unit"
+done
+pass "inside its sandbox (home read-only) the daemon wrote its tfrc, state and archive directory; held_by systemd"
+
+# The credentials socket still works through the same unit; doctor agrees.
+helper() { as_user "$world/bin/terraform-credentials-hostkeeper" "$@"; }
+token=rc-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+printf '{"token":"%s"}' "$token" | helper store rc.example.com || fail "store through the socket failed"
+[[ $(helper get rc.example.com) == "{\"token\":\"$token\"}" ]] || fail "get with both sockets passed failed"
+doctor_out=$(hostkeeper doctor 2>&1) || true
+grep -q "^ok    registry cache: hostkeeperd holds $listen (from systemd)" <<<"$doctor_out" ||
+    { echo "$doctor_out"; fail "doctor does not report the held port"; }
+grep -q "^ok    registry cache: $tfrc is hostkeeperd's" <<<"$doctor_out" ||
+    { echo "$doctor_out"; fail "doctor does not report the tfrc file"; }
+pass "the helper's store and get are answered by the same unit; doctor agrees"
+
+# --- undo ------------------------------------------------------------------------------
+hostkeeper setup --registry-cache --undo >"$world/undo.out" 2>&1 || { cat "$world/undo.out"; fail "setup --registry-cache --undo failed"; }
+[[ ! -e $config ]] || fail "undo left $config"
+[[ ! -e $tfrc ]] || fail "undo left $tfrc"
+[[ $(unit_show hostkeeperd.socket Listen) != *"127.0.0.1:$port"* ]] || fail "the socket still listens on $port after undo"
+[[ -z $(ss -Hltn "sport = :$port") ]] || fail "something still listens on $port after undo: $(ss -Hltnp "sport = :$port")"
+drop_in=$home/.config/systemd/user/hostkeeperd.socket.d/registry-cache.conf
+[[ ! -e $drop_in && ! -e ${drop_in/socket.d/service.d} ]] || fail "undo left a drop-in"
+[[ $(helper get rc.example.com) == "{\"token\":\"$token\"}" ]] || fail "get after --undo failed"
+[[ $(unit_show hostkeeperd.socket ActiveState) == active ]] || fail "hostkeeperd.socket is not active after undo"
+pass "setup --registry-cache --undo: port given back, files removed, the socket unit still serves"
