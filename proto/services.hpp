@@ -10,7 +10,8 @@
 
 namespace hostkeeper::proto {
 
-// "NAME.vN": a name of letters, digits, '-' and '_', then ".v" and digits.
+// "NAME.vN" or "NAME.vN.M" (tfe.v2.1): a name of letters, digits, '-' and
+// '_', then ".v" and a version of dot-separated numbers, as Terraform parses them.
 bool is_service_id(std::string_view id);
 
 // The other versions of `id`'s service among the keys of `services`, e.g.

@@ -77,7 +77,11 @@ TEST_CASE("a document must be a JSON object", "[daemon][discovery]") {
 
 TEST_CASE("service ids and the other versions of a service", "[proto][discovery]") {
     CHECK(proto::is_service_id("modules.v1"));
-    CHECK(proto::is_service_id("tfe.v2.1") == false);
+    CHECK(proto::is_service_id("tfe.v2.1"));  // Terraform's remote backend asks for it
+    CHECK(proto::is_service_id("tfe.v2.2"));
+    CHECK_FALSE(proto::is_service_id("tfe.v2."));
+    CHECK_FALSE(proto::is_service_id("tfe.v2..1"));
+    CHECK_FALSE(proto::is_service_id("tfe.v.1"));
     CHECK(proto::is_service_id("login.v10"));
     CHECK_FALSE(proto::is_service_id("modules"));
     CHECK_FALSE(proto::is_service_id("modules.v"));
