@@ -69,9 +69,15 @@ python3 "$support/https_registry.py" --port-file "$root/port" --cert "$root/tls/
     --key "$root/tls/server.key" --token "$TOKEN" --log "$log" ${registry_args[@]+"${registry_args[@]}"} \
     2>"$root/registry.stderr" &
 server_pid=$!
+extra_pids=()  # start_registry's servers
 stop_server() {
     kill "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
+    local pid
+    for pid in ${extra_pids[@]+"${extra_pids[@]}"}; do
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
 }
 trap stop_server EXIT
 trap 'exit 130' INT
@@ -153,3 +159,26 @@ download=/v1/modules/acme/hello/null/1.0.0/download
 # shellcheck disable=SC2034
 archive=/archives/hello-1.0.0.tar.gz
 
+
+# start_registry NAME TOKEN [ARGS...]: one more https_registry.py (same CA and
+# certificate), requiring TOKEN, logging to $root/NAME.jsonl, with ARGS (such
+# as --port P to come back where a stopped one was); stopped on exit. Sets
+# registry_pid and registry_port.
+start_registry() {
+    local name=$1 token=$2 _
+    shift 2
+    rm -f "$root/$name.port"
+    python3 "$support/https_registry.py" --port-file "$root/$name.port" --cert "$root/tls/server.pem" \
+        --key "$root/tls/server.key" --token "$token" --log "$root/$name.jsonl" "$@" \
+        2>>"$root/$name.stderr" &
+    registry_pid=$!
+    extra_pids+=("$registry_pid")
+    for _ in $(seq 1 200); do
+        [[ -s "$root/$name.port" ]] && break
+        kill -0 "$registry_pid" 2>/dev/null || { cat "$root/$name.stderr"; fail "registry $name died at start-up"; }
+        sleep 0.05
+    done
+    [[ -s "$root/$name.port" ]] || fail "registry $name did not write its port within 10s"
+    # shellcheck disable=SC2034  # read by the scenario
+    registry_port=$(<"$root/$name.port")
+}

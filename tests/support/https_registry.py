@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A tiny HTTPS Terraform module registry for end-to-end tests (stdlib only).
 
-It listens on 127.0.0.1 on an ephemeral port, writes that port to
+It listens on 127.0.0.1 on an ephemeral port (or --port), writes that port to
 --port-file once it accepts connections, and serves one module,
 acme/hello/null, in the versions --versions lists (default: 1.0.0 only):
 
@@ -75,7 +75,8 @@ tests/e2e/lib.sh passes a scenario's ${registry_args[@]} on to these options.
 "(token)" endpoints want "Authorization: Bearer <--token>" and answer 401
 with a JSON error body otherwise; unknown paths are 404. Every request is
 appended to --log as one JSON line: {"method", "path", "query",
-"authorization" (the header's value, or null), "status"}: one line per
+"authorization" (the header's value, or null), "status", "user_agent"
+(the header's value, or null)}: one line per
 request, so a scenario counts requests per path.
 
 Stops cleanly on SIGTERM or SIGINT.
@@ -333,6 +334,7 @@ class Registry(http.server.BaseHTTPRequestHandler):
             "query": split.query,
             "authorization": self.headers.get("Authorization"),
             "status": status,
+            "user_agent": self.headers.get("User-Agent"),
         })
         with self.log_lock:
             self.log_file.write(line + "\n")
@@ -532,6 +534,8 @@ class Server(http.server.ThreadingHTTPServer):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port-file", required=True, help="where to write the chosen port")
+    parser.add_argument("--port", type=int, default=0,
+                        help="listen on this port (default: 0, an ephemeral one): to restart a server where it was")
     parser.add_argument("--cert", required=True, help="server certificate (PEM)")
     parser.add_argument("--key", required=True, help="server private key (PEM)")
     parser.add_argument("--token", required=True, help="the bearer token to require")
@@ -590,7 +594,7 @@ def main():
         Registry.provider_documents[version] = {"archives": archives}
     Registry.log_file = open(args.log, "a", encoding="utf-8")
 
-    server = Server(("127.0.0.1", 0), Registry)
+    server = Server(("127.0.0.1", args.port), Registry)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(args.cert, args.key)
     server.socket = context.wrap_socket(server.socket, server_side=True,
