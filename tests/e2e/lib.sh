@@ -182,3 +182,36 @@ start_registry() {
     # shellcheck disable=SC2034  # read by the scenario
     registry_port=$(<"$root/$name.port")
 }
+
+# tf_login HOST: `terraform login HOST` through its OAuth authorization-code
+# flow (login.v1), non-interactively: "yes" on its stdin, then curl plays the
+# browser, following the authorization URL terraform prints (the registry
+# redirects it to terraform's callback on localhost). Output in
+# $root/login-HOST.out (":" as "_"); fails the scenario unless login succeeds.
+tf_login() {
+    local out=$root/login-${1//:/_}.out fifo=$root/login-${1//:/_}.in url="" login_pid rc=0 _
+    rm -f "$fifo"
+    mkfifo "$fifo"
+    (cd "$root" && exec "$terraform" login -no-color "$1" <"$fifo" >"$out" 2>&1) &
+    login_pid=$!
+    exec 3>"$fifo"
+    echo yes >&3
+    for _ in $(seq 1 200); do
+        url=$(grep -o 'https://[^ ]*/app/oauth/authorize[^ ]*' "$out" | head -n1 || true)
+        [[ -n $url ]] && break
+        kill -0 "$login_pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    [[ -n $url ]] && { curl -sS -L --max-time 30 --cacert "$root/tls/ca.pem" -o "$out.html" "$url" || rc=$?; }
+    exec 3>&-
+    if [[ -z $url || $rc != 0 ]]; then
+        kill "$login_pid" 2>/dev/null || true
+        wait "$login_pid" 2>/dev/null || true
+        show "$out"
+        fail "terraform login $1: ${url:+following the authorization URL failed (curl exit $rc)}${url:-no authorization URL}"
+    fi
+    wait "$login_pid" || rc=$?
+    [[ $rc == 0 ]] || { show "$out"; fail "terraform login $1 exited with $rc"; }
+    grep -q 'Success! Terraform has obtained and saved an API token' "$out" ||
+        { show "$out"; fail "terraform login $1 did not report success"; }
+}

@@ -390,25 +390,7 @@ grep -qF "https://$tfe_host/api/v2/" "$tfrc" || fail "$tfe_host's block lacks tf
 grep -qF "login.v1" "$tfrc" || fail "$tfe_host's block lacks login.v1"
 pass "the TFE-like host's block carries its other services with real URLs"
 n0=$(lines "$tfe_log")
-mkfifo "$root/login.in"
-(cd "$root" && "$terraform" login -no-color "$tfe_host" <"$root/login.in" >"$root/login.out" 2>&1) &
-login_pid=$!
-exec 3>"$root/login.in"
-echo yes >&3
-url=
-for _ in $(seq 1 200); do
-    url=$(grep -o 'https://[^ ]*/app/oauth/authorize[^ ]*' "$root/login.out" | head -n1 || true)
-    [[ -n $url ]] && break
-    kill -0 "$login_pid" 2>/dev/null || break
-    sleep 0.05
-done
-[[ -n $url ]] || { exec 3>&-; show "$root/login.out"; fail "terraform login printed no authorization URL"; }
-# curl is the browser: the authorization endpoint redirects to terraform's callback.
-curl -sS -L --max-time 30 -o "$root/browser.html" "$url" || { exec 3>&-; show "$root/login.out"; fail "the OAuth redirect failed"; }
-exec 3>&-
-rc=0
-wait "$login_pid" || rc=$?
-[[ $rc == 0 ]] || { show "$root/login.out"; fail "terraform login exited with $rc"; }
+tf_login "$tfe_host"
 [[ $("$helper" get "$tfe_host") == "{\"token\":\"$TOKEN\"}" ]] || fail "terraform login did not store the token through the helper"
 since "$tfe_log" "$n0" "$root/up8.jsonl"
 grep -q '"user_agent": "Terraform' "$root/up8.jsonl" && expect_zero <(grep '"user_agent": "Terraform' "$root/up8.jsonl") '^/\.well-known/' "terraform login (terraform's own requests)"
