@@ -205,7 +205,8 @@ tf_login() {
     [[ -n $url ]] && { curl -sS -L --max-time 30 --cacert "$root/tls/ca.pem" -o "$out.html" "$url" || rc=$?; }
     exec 3>&-
     if [[ -z $url || $rc != 0 ]]; then
-        kill "$login_pid" 2>/dev/null || true
+        # terraform login waits for its callback and outlives a SIGTERM there.
+        kill -KILL "$login_pid" 2>/dev/null || true
         wait "$login_pid" 2>/dev/null || true
         show "$out"
         fail "terraform login $1: ${url:+following the authorization URL failed (curl exit $rc)}${url:-no authorization URL}"
