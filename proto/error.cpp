@@ -6,7 +6,7 @@
 namespace hostkeeper::proto {
 namespace {
 
-constexpr std::array<std::pair<ErrorCode, std::string_view>, 19> kNames{{
+constexpr std::array<std::pair<ErrorCode, std::string_view>, 20> kNames{{
     {ErrorCode::bad_request, "bad_request"},
     {ErrorCode::bad_host, "bad_host"},
     {ErrorCode::too_large, "too_large"},
@@ -25,6 +25,7 @@ constexpr std::array<std::pair<ErrorCode, std::string_view>, 19> kNames{{
     {ErrorCode::busy, "busy"},
     {ErrorCode::forbidden, "forbidden"},
     {ErrorCode::config_error, "config_error"},
+    {ErrorCode::listener_unavailable, "listener_unavailable"},
     {ErrorCode::internal, "internal"},
 }};
 

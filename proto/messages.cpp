@@ -10,7 +10,7 @@
 namespace hostkeeper::proto {
 namespace {
 
-constexpr std::array<std::pair<Op, std::string_view>, 13> kOps{{
+constexpr std::array<std::pair<Op, std::string_view>, 14> kOps{{
     {Op::hello, "hello"},
     {Op::get, "get"},
     {Op::store, "store"},
@@ -24,6 +24,7 @@ constexpr std::array<std::pair<Op, std::string_view>, 13> kOps{{
     {Op::provider_versions, "provider_versions"},
     {Op::provider_package, "provider_package"},
     {Op::provider_fetch, "provider_fetch"},
+    {Op::registry_cache_sync, "registry_cache_sync"},
 }};
 
 }  // namespace

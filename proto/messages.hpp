@@ -26,6 +26,7 @@ enum class Op {
     provider_versions,
     provider_package,
     provider_fetch,
+    registry_cache_sync,
 };
 std::string_view to_string(Op op) noexcept;
 std::optional<Op> op_from_string(std::string_view text) noexcept;

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "daemon/archives/archive_options.hpp"
 #include "daemon/credentials/credential_cache_options.hpp"
 #include "daemon/discovery/discovery_options.hpp"
 #include "daemon/http/http_options.hpp"
@@ -32,6 +33,8 @@ struct Config {
     discovery::DiscoveryOptions discovery;
     registry::RegistryOptions registry;
     http::HttpOptions http;
+    // The archive cache ([registry_cache]): main sets its dir and fetch_timeout.
+    archives::ArchiveStoreOptions archives;
 
     // Command line only.
     bool on_demand = false;     // started by the helper: idle timeout applies, log to the journal

@@ -112,6 +112,13 @@ constexpr std::array kSettings{
     Setting{"registry.mirror_url", "--mirror-url", TextField{HK_AT(registry.mirror_url)},
             "take providers from this network mirror (https) unless a request names another",
             "none"},
+
+    Setting{.key = "registry_cache.max_archive_bytes",
+            .option = "--max-archive-bytes",
+            .field = CountField{HK_AT(archives.max_bytes)},
+            .help = "keep cached provider packages and module archives within this many bytes, "
+                    "the least recently used going first",
+            .zero_error = "registry_cache.max_archive_bytes must be at least 1"},
 };
 
 #undef HK_AT

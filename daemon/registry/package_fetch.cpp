@@ -1,20 +1,14 @@
 #include "daemon/registry/package_fetch.hpp"
 
-#include <fcntl.h>
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 
-#include "daemon/async/on_worker.hpp"
-#include "daemon/http/http_fetch.hpp"
-#include "daemon/registry/package_hash.hpp"
-#include "daemon/registry/registry_options.hpp"
+#include "daemon/archives/verified_download.hpp"
 #include "proto/error.hpp"
 #include "proto/socket_path.hpp"
 #include "proto/unique_fd.hpp"
@@ -24,48 +18,6 @@ namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using proto::Error;
 using proto::ErrorCode;
-
-namespace {
-
-std::string lowercase(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(), [](char c) {
-        return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    });
-    return text;
-}
-
-using Fd = proto::UniqueFd;
-
-// The package's hashes, checked against those published; `refusing` starts
-// the message of a mismatch.
-FetchedPackage verify(const std::string& path, const std::vector<std::string>& zh,
-                      const std::vector<std::string>& h1, const std::string& refusing) {
-    FetchedPackage out;
-    const auto check = [&](const std::string& computed, const std::vector<std::string>& expected,
-                           const char* kind) {
-        if (expected.empty()) return;
-        if (std::find(expected.begin(), expected.end(), computed) == expected.end()) {
-            std::string list;
-            for (const std::string& e : expected) list += (list.empty() ? "" : ", ") + e;
-            throw Error(ErrorCode::verification_failed, refusing + ": its " + kind + " hash is " +
-                                                            computed + ", but the publisher gave " +
-                                                            list);
-        }
-        out.matched.push_back(computed);
-    };
-    try {
-        // The cheap hash first: a package that fails it is not unpacked at all.
-        out.zh = zip_hash(path);
-        check(out.zh, zh, "zh: (SHA-256 of the zip)");
-        out.h1 = h1_hash(path);
-        check(out.h1, h1, "h1: (of its contents)");
-    } catch (const PackageError& e) {
-        throw Error(ErrorCode::verification_failed, refusing + ": " + e.what());
-    }
-    return out;
-}
-
-}  // namespace
 
 PackageFetcher::PackageFetcher(http::HttpClient& http, fs::path dir, std::chrono::seconds timeout)
     : http_(http), dir_(std::move(dir)), timeout_(timeout) {}
@@ -86,22 +38,12 @@ void PackageFetcher::sweep() const {
 asio::awaitable<FetchedPackage> PackageFetcher::fetch(std::string url,
                                                       std::vector<std::string> published,
                                                       std::string what) {
-    std::vector<std::string> zh;
-    std::vector<std::string> h1;
-    for (const std::string& hash : published) {
-        if (hash.rfind("zh:", 0) == 0) zh.push_back(lowercase(hash));
-        if (hash.rfind("h1:", 0) == 0) h1.push_back(hash);
-    }
-    if (zh.empty() && h1.empty()) {
-        throw Error(ErrorCode::verification_failed,
-                    what +
-                        ": its publisher gave no zh: or h1: hash to check the package against; not "
-                        "downloading it");
-    }
+    std::optional<archives::ExpectedHashes> expected =
+        archives::ExpectedHashes::from(published, what);
     proto::ensure_private_directory(dir_, ::geteuid());  // 0700, ours, or an error that says so
     sweep();
     std::string path = (dir_ / "package-XXXXXX.zip").string();
-    const Fd fd(::mkstemps(path.data(), 4));
+    const proto::UniqueFd fd(::mkstemps(path.data(), 4));
     if (fd.get() < 0)
         throw Error(ErrorCode::internal,
                     "cannot create a file in " + dir_.string() + ": " + std::strerror(errno));
@@ -114,37 +56,18 @@ asio::awaitable<FetchedPackage> PackageFetcher::fetch(std::string url,
         }
     } partial{path};
 
-    http::FetchRules rules;
-    rules.max_body = kMaxPackageSize;
-    rules.max_redirects = kMaxRegistryRedirects;
-    rules.timeout = timeout_;
-    rules.body_fd = fd.get();
-    // No credentials: Terraform sends none to archive URLs either.
-    // (Named first: async/toolchain.hpp.)
-    const std::optional<proto::Secret> no_token;
-    const std::string no_origin;
-    const http::FetchResult result =
-        co_await http::fetch_following(http_, url, no_token, no_origin, rules);
-    if (!result.response)
-        throw Error(ErrorCode::registry_failed, "downloading " + what + ": " + result.error);
-    if (result.response->status != 200) {
-        throw Error(ErrorCode::registry_failed, "downloading " + what + ": " +
-                                                    result.response->url + ": HTTP status " +
-                                                    std::to_string(result.response->status));
-    }
-    if (::fsync(fd.get()) != 0) {
-        throw Error(ErrorCode::internal, "writing " + path + ": " + std::strerror(errno));
-    }
-
-    // Hashing unpacks the archive: off the event loop, which keeps serving.
-    const std::string refusing = "refusing " + what + " from " + url;
-    auto check = [&path, &zh, &h1, &refusing] { return verify(path, zh, h1, refusing); };
-    FetchedPackage out = co_await async::on_worker(hashing_.get_executor(), std::move(check));
-    out.size = result.response->body_size;
+    // Named first (async/toolchain.hpp).
+    auto download =
+        archives::download_verified(http_, hashing_.get_executor(), fd.get(), path, std::move(url),
+                                    std::move(expected), std::move(what), timeout_);
+    archives::DownloadedFile file = co_await std::move(download);
     partial.keep = true;
+    FetchedPackage out;
     out.path = path;
-    spdlog::info("fetched {} ({} bytes), verified {}", what, out.size,
-                 out.matched.size() == 2 ? "zh: and h1:" : out.matched.front());
+    out.size = file.size;
+    out.zh = std::move(file.zh);
+    out.h1 = std::move(file.h1);
+    out.matched = std::move(file.matched);
     co_return out;
 }
 

@@ -1,8 +1,8 @@
 #pragma once
-// Downloading a provider package and checking it against the hashes its
-// registry or mirror published, before anyone uses it. The archive goes to a
-// file in the daemon's private directory (never to memory); archive URLs get
-// no credentials, as in Terraform. A mismatch deletes the file.
+// `provider fetch`: a provider package downloaded into the daemon's private
+// downloads directory for a client to collect, checked against the hashes its
+// registry or mirror published (archives/verified_download, the download and
+// verification the archive cache shares). A mismatch deletes the file.
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -16,8 +16,6 @@
 #include "daemon/http/http_client.hpp"
 
 namespace hostkeeper::daemon::registry {
-
-inline constexpr std::size_t kMaxPackageSize = std::size_t{2} * 1024 * 1024 * 1024;  // 2 GiB
 
 struct FetchedPackage {
     std::string path;  // the verified archive, in the downloads directory

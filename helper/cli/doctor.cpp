@@ -6,16 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "helper/cli/registry_cache_doctor.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "helper/client/launcher.hpp"
 #include "helper/client/subprocess.hpp"
 #include "helper/client/unit_state.hpp"
-#include "helper/files/file_io.hpp"
 #include "helper/terraform_config/cli_config.hpp"
 #include "helper/terraform_config/plaintext_credentials.hpp"
 #include "helper/terraform_config/shadowing.hpp"
 #include "helper/terraform_config/tool_locations.hpp"
 #include "proto/error.hpp"
+#include "proto/file_io.hpp"
 #include "proto/session_bus.hpp"
 #include "proto/version.hpp"
 
@@ -33,6 +34,7 @@ class Report {
   public:
     void ok(const std::string& what) { std::printf("ok    %s\n", what.c_str()); }
     void skip(const std::string& what) { std::printf("skip  %s\n", what.c_str()); }
+    void warn(const std::string& what) { std::printf("warn  %s\n", what.c_str()); }
     void fail(const std::string& what, const std::string& fix) {
         ++failures_;
         std::printf("FAIL  %s; fix: %s\n", what.c_str(), fix.c_str());
@@ -136,7 +138,7 @@ void check_shadowing(Report& report) {
             for (const auto& host : hosts) list += (list.empty() ? "" : ", ") + host;
             report.fail(path.string() + " holds tokens for " + list + ", which shadow the keyring",
                         "hostkeeper import");
-        } catch (const files::FileError& e) {
+        } catch (const proto::FileError& e) {
             ++found;
             report.fail(e.what(), "repair or remove the file");
         }
@@ -351,8 +353,14 @@ int run_doctor(const client::ClientOptions& client) {
     check_shadowing(report);
     check_socket_directory(report, client);
     check_daemon_config(report);
-    if (check_daemon(report, client)) check_keyring(report, client);
+    const bool daemon_answers = check_daemon(report, client);
+    if (daemon_answers) check_keyring(report, client);
     if (!client.socket) check_units(report);  // the units serve only the default socket
+    check_registry_cache(
+        {[&](const std::string& what) { report.ok(what); },
+         [&](const std::string& what) { report.warn(what); },
+         [&](const std::string& what, const std::string& fix) { report.fail(what, fix); }},
+        client, daemon_answers);
     if (report.failures() > 0) {
         std::printf("%d check(s) failed\n", report.failures());
         return client::kExitFailed;

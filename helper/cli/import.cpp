@@ -9,10 +9,10 @@
 
 #include "helper/client/exit_codes.hpp"
 #include "helper/client/launcher.hpp"
-#include "helper/files/file_io.hpp"
 #include "helper/terraform_config/plaintext_credentials.hpp"
 #include "helper/terraform_config/shadowing.hpp"
 #include "proto/error.hpp"
+#include "proto/file_io.hpp"
 #include "proto/hostname.hpp"
 #include "proto/secret.hpp"
 #include "proto/socket_path.hpp"
@@ -141,8 +141,8 @@ int import_file(const client::ClientOptions& client, const ImportOptions& option
     std::optional<terraform_config::CredentialsFile> now;
     try {
         now.emplace(path);
-    } catch (const files::FileError& e) {
-        throw files::FileError(std::string(e.what()) + " (it changed while importing; the " +
+    } catch (const proto::FileError& e) {
+        throw proto::FileError(std::string(e.what()) + " (it changed while importing; the " +
                                std::to_string(imported.size()) +
                                " imported host(s) are in the keyring but still in the file too)");
     }
@@ -175,7 +175,7 @@ int run_import(const client::ClientOptions& client, const ImportOptions& options
         any_file = true;
         try {
             failed += import_file(client, options, path);
-        } catch (const files::FileError& e) {
+        } catch (const proto::FileError& e) {
             ++failed;
             std::fprintf(stderr, "hostkeeper import: %s\n", e.what());
         }

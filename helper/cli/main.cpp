@@ -7,6 +7,7 @@
 #include "helper/cli/discover.hpp"
 #include "helper/cli/doctor.hpp"
 #include "helper/cli/import.hpp"
+#include "helper/cli/registry_cache_doctor.hpp"
 #include "helper/cli/registry_cli.hpp"
 #include "helper/cli/setup.hpp"
 #include "helper/client/common_cli.hpp"
@@ -74,6 +75,10 @@ int status(const helper::client::ClientOptions& options, bool json) {
             reg->value("stale", 0LL), reg->value("upstream_requests", 0LL),
             reg->value("upstream_failures", 0LL), reg->value("in_flight", 0LL),
             reg->value("evictions", 0LL));
+    }
+    if (const auto cache = response.find("registry_cache");
+        cache != response.end() && cache->is_object()) {
+        std::printf("%s\n", helper::cli::registry_cache_status_line(*cache).c_str());
     }
     return helper::client::kExitOk;
 }
@@ -237,7 +242,14 @@ int main(int argc, char** argv) {
                         "set up OpenTofu (default: each tool that is found)");
     setup_cmd->add_flag("--dry-run", setup.dry_run, "only print what would change");
     setup_cmd->add_flag("--undo", setup.undo,
-                        "reverse what setup changed (recorded in $XDG_STATE_HOME/hostkeeper)");
+                        "reverse what setup changed (recorded in $XDG_STATE_HOME/hostkeeper); "
+                        "with --registry-cache, only the registry cache");
+    setup_cmd->add_flag("--registry-cache", setup.registry_cache,
+                        "also route Terraform's and OpenTofu's registry requests through "
+                        "hostkeeperd's cache (a loopback listener and host blocks)");
+    setup_cmd->add_option("hosts", setup.registry_hosts,
+                          "with --registry-cache: registry hosts to route now (others are "
+                          "learned as Terraform asks the helper about them)");
     helper::cli::ImportOptions import;
     auto* import_cmd = app.add_subcommand(
         "import",
@@ -279,7 +291,15 @@ int main(int argc, char** argv) {
                 fetching.timeout = std::chrono::minutes(15);
             return helper::cli::run_provider_fetch(fetching, query);
         }
-        if (setup_cmd->parsed()) return helper::cli::run_setup(setup);
+        if (setup_cmd->parsed()) {
+            if (!setup.registry_hosts.empty() && (!setup.registry_cache || setup.undo)) {
+                std::fprintf(stderr,
+                             "hostkeeper setup: HOST arguments go with --registry-cache, without "
+                             "--undo\n");
+                return helper::client::kExitUsage;
+            }
+            return helper::cli::run_setup(setup, with_start(options));
+        }
         if (import_cmd->parsed()) return helper::cli::run_import(with_start(options), import);
         if (doctor_cmd->parsed()) return helper::cli::run_doctor(options);
         return helper::client::kExitUsage;

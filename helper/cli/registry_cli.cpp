@@ -8,8 +8,8 @@
 #include "helper/cli/answer_source.hpp"
 #include "helper/client/common_cli.hpp"
 #include "helper/client/exit_codes.hpp"
-#include "helper/files/file_io.hpp"
 #include "proto/error.hpp"
+#include "proto/file_io.hpp"
 #include "proto/messages.hpp"
 #include "proto/registry_address.hpp"
 #include "proto/semver.hpp"
@@ -186,7 +186,7 @@ int run_provider_fetch(const client::ClientOptions& client, const RegistryQuery&
     // The daemon left the verified archive in its private directory: copy it
     // into place (whole or not at all), then remove the daemon's copy.
     try {
-        files::copy_file_atomically(downloaded, target, 0644);
+        proto::copy_file_atomically(downloaded, target, 0644);
     } catch (...) {
         std::filesystem::remove(downloaded, ec);
         throw;

@@ -1,5 +1,6 @@
 #include "helper/cli/setup.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -7,12 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "helper/cli/registry_cache_setup.hpp"
+#include "helper/cli/setup_plan.hpp"
 #include "helper/cli/user_systemd.hpp"
 #include "helper/client/daemon_client.hpp"
 #include "helper/client/exit_codes.hpp"
-#include "helper/files/file_io.hpp"
 #include "helper/terraform_config/cli_config.hpp"
 #include "helper/terraform_config/tool_locations.hpp"
+#include "proto/file_io.hpp"
 #include "proto/json.hpp"
 #include "proto/messages.hpp"
 
@@ -38,7 +41,7 @@ fs::path state_path() {
 
 Json load_state() {
     const fs::path path = state_path();
-    const auto text = files::read_file_if_exists(path);
+    const auto text = proto::read_file_if_exists(path);
     if (!text) return Json{{"version", 1}, {"actions", Json::array()}};
     Json state;
     try {
@@ -47,7 +50,7 @@ Json load_state() {
         state = nullptr;  // refused just below
     }
     if (!state.is_object() || !state.contains("actions") || !state["actions"].is_array()) {
-        throw files::FileError(path.string() +
+        throw proto::FileError(path.string() +
                                " is not hostkeeper setup's record; move it away to continue");
     }
     return state;
@@ -56,25 +59,12 @@ Json load_state() {
 void save_state(const Json& state) {
     const fs::path path = state_path();
     if (state["actions"].empty()) {
-        files::remove_file(path);
+        proto::remove_file(path);
         return;
     }
     fs::create_directories(path.parent_path());
-    files::write_file_atomically(path, state.dump(2) + "\n", 0600);
+    proto::write_file_atomically(path, state.dump(2) + "\n", 0600);
 }
-
-struct Step {
-    std::string would;            // "would add ..."
-    std::string done;             // "added ..."
-    std::function<Json()> apply;  // does it; returns the record for --undo (or null)
-};
-
-struct Plan {
-    std::vector<Step> steps;
-    std::vector<std::string> notes;
-    std::vector<std::string> refusals;
-    std::set<fs::path> seen;  // links and files already planned (both tools may share them)
-};
 
 bool links_to(const fs::path& link, const fs::path& target) {
     std::error_code ec;
@@ -157,14 +147,14 @@ void plan_block(Plan& plan, const terraform_config::ToolPaths& paths) {
     const std::string what = "credentials_helper \"" + std::string(terraform_config::kHelperLabel) +
                              "\" {} to " + file.string();
     plan.steps.push_back({tool + ": would add " + what, tool + ": added " + what, [file] {
-                              const auto text = files::read_file_if_exists(file);
+                              const auto text = proto::read_file_if_exists(file);
                               std::string inserted = kBlockText;
                               if (text && !text->empty())
                                   inserted = (text->back() == '\n' ? "\n" : "\n\n") + inserted;
                               if (!text && file.has_parent_path())
                                   fs::create_directories(file.parent_path());
-                              files::write_file_atomically(file, text.value_or("") + inserted,
-                                                           files::mode_or(file, 0600));
+                              proto::write_file_atomically(file, text.value_or("") + inserted,
+                                                           proto::mode_or(file, 0600));
                               return Json{{"action", "config_block"},
                                           {"file", file.string()},
                                           {"inserted", inserted},
@@ -296,7 +286,7 @@ void guard_opentofu_directory(Plan& plan, const std::vector<terraform_config::To
     }
 }
 
-int setup(const SetupOptions& options) {
+int setup(const SetupOptions& options, const client::ClientOptions& client) {
     Plan plan;
     const fs::path helper = terraform_config::installed_helper();
     const std::vector<terraform_config::ToolPaths> tools = selected_tools(options, plan);
@@ -306,6 +296,7 @@ int setup(const SetupOptions& options) {
     }
     guard_opentofu_directory(plan, tools);
     plan_socket(plan);
+    if (options.registry_cache) plan_registry_cache(plan, tools, options.registry_hosts, client);
     if (!plan.refusals.empty()) {
         for (const auto& refusal : plan.refusals)
             std::fprintf(stderr, "hostkeeper setup: %s\n", refusal.c_str());
@@ -313,9 +304,14 @@ int setup(const SetupOptions& options) {
         return client::kExitFailed;
     }
     for (const auto& note : plan.notes) std::printf("%s\n", note.c_str());
+    const auto finish = [&] {
+        return options.registry_cache
+                   ? sync_registry_cache(client, options.registry_hosts, options.dry_run)
+                   : client::kExitOk;
+    };
     if (plan.steps.empty()) {
         std::printf("nothing to change\n");
-        return client::kExitOk;
+        return finish();
     }
     Json state = options.dry_run ? Json() : load_state();
     for (const auto& step : plan.steps) {
@@ -330,12 +326,14 @@ int setup(const SetupOptions& options) {
         }
         std::printf("%s\n", step.done.c_str());
     }
+    const int status = finish();
     if (options.dry_run) std::printf("dry run: nothing was changed\n");
-    return client::kExitOk;
+    return status;
 }
 
 // Reverses one record; returns what happened, for the user.
-std::string undo_one(const Json& action, bool dry_run) {
+std::string undo_one(const Json& action, bool dry_run, const client::ClientOptions& client) {
+    if (is_registry_cache_record(action)) return undo_registry_cache(action, dry_run, client);
     const std::string kind = action.value("action", "");
     const auto say = [dry_run](const std::string& would, const std::string& did) {
         return dry_run ? "would " + would : did;
@@ -357,7 +355,7 @@ std::string undo_one(const Json& action, bool dry_run) {
     if (kind == "config_block") {
         const fs::path file = action.value("file", "");
         const std::string inserted = action.value("inserted", "");
-        const auto text = files::read_file_if_exists(file);
+        const auto text = proto::read_file_if_exists(file);
         const auto at = text ? text->rfind(inserted) : std::string::npos;
         if (inserted.empty() || at == std::string::npos) {
             return "left " + file.string() +
@@ -368,9 +366,9 @@ std::string undo_one(const Json& action, bool dry_run) {
         const bool remove = action.value("created", false) && rest.empty();
         if (!dry_run) {
             if (remove) {
-                files::remove_file(file);
+                proto::remove_file(file);
             } else {
-                files::write_file_atomically(file, rest, files::mode_or(file, 0600));
+                proto::write_file_atomically(file, rest, proto::mode_or(file, 0600));
             }
         }
         return remove ? say("remove ", "removed ") + file.string() + " (setup created it)"
@@ -390,17 +388,23 @@ std::string undo_one(const Json& action, bool dry_run) {
     return "skipped an unknown record \"" + kind + "\"";
 }
 
-int undo(const SetupOptions& options) {
+int undo(const SetupOptions& options, const client::ClientOptions& client) {
     Json state = load_state();
     auto& actions = state["actions"];
-    if (actions.empty()) {
-        std::printf("nothing to undo: hostkeeper setup has no record of changes (%s)\n",
+    // --registry-cache --undo: only the registry cache's records.
+    const auto selected = [&](const Json& action) {
+        return !options.registry_cache || is_registry_cache_record(action);
+    };
+    if (std::none_of(actions.begin(), actions.end(), selected)) {
+        std::printf("nothing to undo: hostkeeper setup has no record of %s (%s)\n",
+                    options.registry_cache ? "registry cache changes" : "changes",
                     state_path().c_str());
         return client::kExitOk;
     }
-    while (!actions.empty()) {
-        std::printf("%s\n", undo_one(actions.back(), options.dry_run).c_str());
-        actions.erase(actions.size() - 1);
+    for (std::size_t i = actions.size(); i-- > 0;) {
+        if (!selected(actions[i])) continue;
+        std::printf("%s\n", undo_one(actions[i], options.dry_run, client).c_str());
+        actions.erase(i);
         if (!options.dry_run) save_state(state);
     }
     if (options.dry_run) std::printf("dry run: nothing was changed\n");
@@ -409,8 +413,8 @@ int undo(const SetupOptions& options) {
 
 }  // namespace
 
-int run_setup(const SetupOptions& options) {
-    return options.undo ? undo(options) : setup(options);
+int run_setup(const SetupOptions& options, const client::ClientOptions& client) {
+    return options.undo ? undo(options, client) : setup(options, client);
 }
 
 }  // namespace hostkeeper::helper::cli

@@ -5,9 +5,15 @@
 // What setup changes, it records in $XDG_STATE_HOME/hostkeeper/setup.json
 // (~/.local/state/hostkeeper/setup.json): each symlink with what it replaced,
 // each credentials_helper block with the exact text inserted and whether the
-// file was created, and whether it enabled hostkeeperd.socket. --undo
-// reverses those records, newest first, and leaves alone anything the user
-// changed since (it says so).
+// file was created, whether it enabled hostkeeperd.socket, and the registry
+// cache's files. --undo reverses those records, newest first (with
+// --registry-cache, only the registry cache's), and leaves alone anything the
+// user changed since (it says so).
+
+#include <string>
+#include <vector>
+
+#include "helper/client/daemon_client.hpp"
 
 namespace hostkeeper::helper::cli {
 
@@ -16,9 +22,12 @@ struct SetupOptions {
     bool opentofu = false;
     bool dry_run = false;
     bool undo = false;
+    bool registry_cache = false;              // --registry-cache (registry_cache_setup.hpp)
+    std::vector<std::string> registry_hosts;  // its HOST... arguments
 };
 
-// Prints what it changes (or would change); the process exit code.
-int run_setup(const SetupOptions& options);
+// Prints what it changes (or would change); the process exit code. `client`:
+// how to reach hostkeeperd (the registry cache restarts and asks it).
+int run_setup(const SetupOptions& options, const client::ClientOptions& client = {});
 
 }  // namespace hostkeeper::helper::cli

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "helper/files/file_io.hpp"
+#include "proto/file_io.hpp"
 
 namespace hostkeeper::helper::terraform_config {
 namespace fs = std::filesystem;
@@ -171,7 +171,7 @@ std::vector<ScannedFile> scan_cli_config_files(const ToolPaths& paths) {
     }
     std::vector<ScannedFile> scanned;
     for (const auto& file : files) {
-        const auto text = files::read_file_if_exists(file);
+        const auto text = proto::read_file_if_exists(file);
         if (!text) continue;
         try {
             scanned.push_back({file, scan_cli_config(*text)});

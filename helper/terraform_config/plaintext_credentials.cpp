@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "helper/files/file_io.hpp"
 #include "helper/terraform_config/tool_locations.hpp"
+#include "proto/file_io.hpp"
 #include "proto/json.hpp"
 #include "proto/secret.hpp"
 
@@ -18,12 +18,12 @@ Json parse_document(std::string_view text, const fs::path& path) {
     try {
         document = proto::parse_json(text);
     } catch (const proto::JsonError& e) {
-        throw files::FileError(path.string() + " is " + e.what() + "; it was left as it is");
+        throw proto::FileError(path.string() + " is " + e.what() + "; it was left as it is");
     }
     if (!document.is_object() ||
         (document.contains("credentials") && !document["credentials"].is_object())) {
         proto::scrub(document);
-        throw files::FileError(
+        throw proto::FileError(
             path.string() +
             " is not a credentials file ({\"credentials\": {\"HOST\": {...}}}); it was "
             "left as it is");
@@ -34,8 +34,8 @@ Json parse_document(std::string_view text, const fs::path& path) {
 }  // namespace
 
 CredentialsFile::CredentialsFile(fs::path path) : path_(std::move(path)) {
-    auto text = files::read_file_if_exists(path_, 4 << 20);
-    if (!text) throw files::FileError(path_.string() + " does not exist");
+    auto text = proto::read_file_if_exists(path_, 4 << 20);
+    if (!text) throw proto::FileError(path_.string() + " does not exist");
     const proto::ScrubGuard guard(*text);
     document_ = parse_document(*text, path_);
 }
@@ -83,13 +83,13 @@ CredentialsFile::Rewritten CredentialsFile::rewrite_without(
     const bool symlink = fs::is_symlink(fs::symlink_status(path_, ec));
     if (!symlink && rest.size() <= 1 &&
         (rest.empty() || (rest.contains("credentials") && rest["credentials"].empty()))) {
-        files::remove_file(path_);
+        proto::remove_file(path_);
         result.removed_file = true;
         return result;
     }
     std::string text = rest.dump(2) + "\n";
     const proto::ScrubGuard text_guard(text);
-    files::write_file_atomically(path_, text, 0600);  // through a symlink: its target
+    proto::write_file_atomically(path_, text, 0600);  // through a symlink: its target
     return result;
 }
 

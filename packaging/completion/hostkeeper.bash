@@ -48,7 +48,7 @@ _hostkeeper() {
     case $command in
         "") options="$commands $global" ;;
         status) options="--json --help" ;;
-        setup) options="--terraform --opentofu --dry-run --undo --help" ;;
+        setup) options="--terraform --opentofu --dry-run --undo --registry-cache --help" ;;
         import) options="--keep-file --help" ;;
         discover) options="--json --refresh --help modules.v1 providers.v1 login.v1" ;;
         module)

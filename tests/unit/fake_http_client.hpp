@@ -1,8 +1,11 @@
 #pragma once
-// A scripted HttpClient for unit tests of discovery: answers by URL, records
+// A scripted HttpClient for unit tests of discovery, the registry clients and
+// the archive cache: answers by URL (a download's body written to its file), records
 // what was asked (and with which bearer token), and can hold requests in
 // flight until released. The real libcurl client is tested against a real
 // HTTPS server in the integration tests.
+
+#include <unistd.h>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -54,6 +57,14 @@ class FakeHttpClient final : public daemon::http::HttpClient {
             throw daemon::http::HttpError("could not resolve host (no route in the test)");
         daemon::http::HttpResponse response = route->second();
         response.url = request.url;
+        response.body_size = response.body.size();
+        if (request.body_fd >= 0) {  // a download: the body goes to the file, as curl's does
+            if (::ftruncate(request.body_fd, 0) != 0 ||
+                ::pwrite(request.body_fd, response.body.data(), response.body.size(), 0) !=
+                    static_cast<ssize_t>(response.body.size()))
+                throw daemon::http::HttpError("cannot write the body (in the test)");
+            response.body.clear();
+        }
         co_return response;
     }
 

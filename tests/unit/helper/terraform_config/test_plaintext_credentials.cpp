@@ -7,10 +7,10 @@
 #include <map>
 #include <string>
 
-#include "helper/files/file_io.hpp"
 #include "helper/terraform_config/plaintext_credentials.hpp"
+#include "proto/file_io.hpp"
 
-using namespace hostkeeper::helper::files;
+using namespace hostkeeper::proto;
 using namespace hostkeeper::helper::terraform_config;
 namespace fs = std::filesystem;
 

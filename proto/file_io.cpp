@@ -1,4 +1,4 @@
-#include "helper/files/file_io.hpp"
+#include "proto/file_io.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,7 +11,7 @@
 
 #include "proto/unique_fd.hpp"
 
-namespace hostkeeper::helper::files {
+namespace hostkeeper::proto {
 namespace fs = std::filesystem;
 
 namespace {
@@ -139,4 +139,4 @@ void remove_file(const fs::path& path) {
         throw FileError(errno_text("cannot remove " + path.string()));
 }
 
-}  // namespace hostkeeper::helper::files
+}  // namespace hostkeeper::proto

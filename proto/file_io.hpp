@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace hostkeeper::helper::files {
+namespace hostkeeper::proto {
 
 class FileError : public std::runtime_error {
   public:
@@ -41,4 +41,4 @@ mode_t mode_or(const std::filesystem::path& path, mode_t fallback);
 // Removes `path`, following nothing; throws FileError on failure other than ENOENT.
 void remove_file(const std::filesystem::path& path);
 
-}  // namespace hostkeeper::helper::files
+}  // namespace hostkeeper::proto

@@ -8,13 +8,17 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
-namespace hostkeeper::daemon::registry {
+namespace hostkeeper::daemon::archives {
 
 class PackageError : public std::runtime_error {
   public:
     using std::runtime_error::runtime_error;
 };
+
+// The SHA-256 of `text`, 64 lowercase hex digits (a module archive's key).
+std::string sha256_hex(std::string_view text);
 
 // "zh:<64 lowercase hex digits>" of the file at `path`. Throws PackageError.
 std::string zip_hash(const std::string& path);
@@ -29,4 +33,4 @@ inline constexpr std::uint64_t kMaxPackageUnpacked =
 // a newline (dirhash refuses those too), or unpacks to more than the limits.
 std::string h1_hash(const std::string& path);
 
-}  // namespace hostkeeper::daemon::registry
+}  // namespace hostkeeper::daemon::archives

@@ -1,4 +1,4 @@
-#include "daemon/registry/package_hash.hpp"
+#include "daemon/archives/package_hash.hpp"
 
 #include <openssl/evp.h>
 #include <zip.h>
@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-namespace hostkeeper::daemon::registry {
+namespace hostkeeper::daemon::archives {
 namespace {
 
 using Digest = std::array<unsigned char, 32>;
@@ -55,6 +55,12 @@ struct ZipFileCloser {
 };
 
 }  // namespace
+
+std::string sha256_hex(std::string_view text) {
+    Sha256 sha;
+    sha.update(text.data(), text.size());
+    return hex(sha.finish());
+}
 
 std::string zip_hash(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -127,4 +133,4 @@ std::string h1_hash(const std::string& path) {
     return "h1:" + std::string(reinterpret_cast<const char*>(encoded.data()));
 }
 
-}  // namespace hostkeeper::daemon::registry
+}  // namespace hostkeeper::daemon::archives

@@ -1,0 +1,156 @@
+#pragma once
+// The archive cache: provider packages and module archives downloaded once
+// per machine user into $XDG_CACHE_HOME/hostkeeper/archives/ (0700) and
+// served from there (the registry cache's listener serves them).
+//
+// Layout: DIR/providers/<sha256 of the zip>, DIR/modules/<sha256 of the
+// source URL>, DIR/tmp/ for downloads in progress. A file appears under its
+// key only complete and verified: it is written in DIR/tmp/ under a name of
+// this process's own (mkstemp), verified, then renamed into place, so two
+// daemons sharing DIR (two sessions of one user) never see half a file.
+// Archives are verified once, before they are stored: a provider's key is
+// the SHA-256 of its contents, and Terraform checks the package it gets
+// against the registry's shasum again; the directory is the user's own
+// (0700). A found file is not hashed again; an empty or unreadable one is a
+// miss (and is replaced by the next download).
+//
+// Least recently used goes first: a hit sets the file's mtime to now, and
+// eviction (after each insert) removes the oldest mtimes until the files
+// under DIR (another daemon's included) fit max_bytes, never the file just
+// stored. Archives are returned as open file descriptors, so eviction (an
+// unlink, here or in another daemon) never cuts a response short.
+//
+// Event-loop only, like async::SingleFlight: hashing runs on a thread of
+// its own; file-system calls (open, rename, a directory scan per insert)
+// run on the caller's thread.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/archives/archive_options.hpp"
+#include "daemon/async/single_flight.hpp"
+#include "daemon/http/http_client.hpp"
+
+namespace hostkeeper::daemon::archives {
+
+// An owned file descriptor (closed on destruction), movable.
+class OwnedFd {
+  public:
+    OwnedFd() = default;
+    explicit OwnedFd(int fd) noexcept : fd_(fd) {}
+    OwnedFd(OwnedFd&& other) noexcept : fd_(other.release()) {}
+    OwnedFd& operator=(OwnedFd&& other) noexcept;
+    OwnedFd(const OwnedFd&) = delete;
+    OwnedFd& operator=(const OwnedFd&) = delete;
+    ~OwnedFd();
+    int get() const noexcept { return fd_; }
+    int release() noexcept;
+    // The same file opened again read-only (close-on-exec), with an offset
+    // of its own (through /proc/self/fd; dup() where /proc is missing).
+    // Throws proto::Error internal.
+    OwnedFd reopen() const;
+
+  private:
+    int fd_ = -1;
+};
+
+struct Archive {
+    OwnedFd fd;  // open read-only, at offset 0 when returned
+    std::uint64_t size = 0;
+    // The last segment of the download URL's path when it is a plain file
+    // name (letters, digits, "._+-"); "" otherwise and for find().
+    std::string filename_hint;
+
+    Archive duplicate() const;  // the same file with an open file description of its own
+};
+
+struct ArchiveRequest {
+    // "providers/<sha256 hex of the zip>" or "modules/<sha256 hex of the
+    // source URL>" (module_archive_key), lowercase; anything else is refused
+    // with proto::Error bad_request.
+    std::string key;
+    std::string url;  // the upstream archive (https or http), fetched without credentials
+    // "zh:"/"h1:" hashes that must confirm the file (others are ignored).
+    // A provider's must include at least one; its key is its zh: hash too.
+    std::vector<std::string> published;
+    bool verify = true;  // false only for module archives: nothing published to check against
+    std::string what;    // names it in messages: "provider hashicorp/null 3.2.1 linux_amd64"
+};
+
+struct ArchiveStats {
+    std::uint64_t count = 0;      // archives stored (at the last scan, plus this daemon's changes)
+    std::uint64_t bytes = 0;      // their size
+    std::uint64_t max_bytes = 0;  // the cap
+    std::uint64_t downloads = 0;  // archives downloaded, verified and stored by this daemon
+    std::uint64_t hits = 0;       // archives served from the directory
+    std::uint64_t evictions = 0;  // archives removed to stay under the cap
+    std::uint64_t failures = 0;   // downloads that failed or did not verify
+};
+
+// Throws proto::Error bad_request unless `key` is an archive key (above).
+void check_archive_key(const std::string& key);
+// "modules/<sha256 hex of url>".
+std::string module_archive_key(const std::string& url);
+
+class ArchiveStore {
+  public:
+    // Makes the directories (0700) when it can, removes temp files older
+    // than an hour, and counts what is stored; a directory it cannot make
+    // is logged here and an error of every get().
+    ArchiveStore(boost::asio::any_io_executor io, http::HttpClient& http,
+                 ArchiveStoreOptions options);
+    ArchiveStore(const ArchiveStore&) = delete;
+    ArchiveStore& operator=(const ArchiveStore&) = delete;
+
+    // The stored archive, opened and marked used; nullopt when it is not
+    // stored (or empty or unreadable). Throws bad_request for a bad key.
+    std::optional<Archive> find(const std::string& key);
+
+    // The archive: stored, else downloaded (once, whoever else asks
+    // meanwhile), verified, stored and returned. Throws proto::Error:
+    // bad_request (key, URL, a provider without verification or whose
+    // published zh: hashes are not its key), registry_failed (the download),
+    // verification_failed (nothing stored; the next get() tries again),
+    // internal (the directory; stopping).
+    boost::asio::awaitable<Archive> get(ArchiveRequest request);
+
+    ArchiveStats stats() const;
+
+    // Refuses new downloads (get() throws internal); downloads in progress
+    // finish. find() still answers.
+    void stop();
+
+  private:
+    struct Entry {
+        std::uint64_t size = 0;
+        std::filesystem::file_time_type used;
+    };
+
+    void prepare();
+    void scan();
+    void sweep_temp_files() const;
+    void evict(const std::string& keep);
+    boost::asio::awaitable<Archive> download(ArchiveRequest request);
+    boost::asio::awaitable<Archive> insert(ArchiveRequest request);
+
+    boost::asio::any_io_executor io_;
+    http::HttpClient& http_;
+    ArchiveStoreOptions options_;
+    boost::asio::thread_pool hashing_{1};
+    async::SingleFlight<Archive> flights_;
+    std::map<std::string, Entry> stored_;
+    std::uint64_t downloads_ = 0;
+    std::uint64_t hits_ = 0;
+    std::uint64_t evictions_ = 0;
+    std::uint64_t failures_ = 0;
+    bool stopped_ = false;
+};
+
+}  // namespace hostkeeper::daemon::archives

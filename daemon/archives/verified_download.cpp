@@ -1,0 +1,124 @@
+#include "daemon/archives/verified_download.hpp"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "daemon/archives/package_hash.hpp"
+#include "daemon/async/on_worker.hpp"
+#include "daemon/http/http_fetch.hpp"
+#include "proto/error.hpp"
+#include "proto/secret.hpp"
+
+namespace hostkeeper::daemon::archives {
+namespace asio = boost::asio;
+using proto::Error;
+using proto::ErrorCode;
+
+namespace {
+
+std::string lowercase(std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(), [](char c) {
+        return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    });
+    return text;
+}
+
+}  // namespace
+
+ExpectedHashes ExpectedHashes::from(const std::vector<std::string>& published,
+                                    const std::string& what) {
+    ExpectedHashes out;
+    for (const std::string& hash : published) {
+        if (hash.rfind("zh:", 0) == 0) out.zh.push_back(lowercase(hash));
+        if (hash.rfind("h1:", 0) == 0) out.h1.push_back(hash);
+    }
+    if (out.zh.empty() && out.h1.empty()) {
+        throw Error(ErrorCode::verification_failed,
+                    what +
+                        ": its publisher gave no zh: or h1: hash to check the package against; not "
+                        "downloading it");
+    }
+    return out;
+}
+
+DownloadedFile verify_package(const std::string& path, const ExpectedHashes& expected,
+                              const std::string& refusing) {
+    DownloadedFile out;
+    const auto check = [&](const std::string& computed, const std::vector<std::string>& listed,
+                           const char* kind) {
+        if (listed.empty()) return;
+        if (std::find(listed.begin(), listed.end(), computed) == listed.end()) {
+            std::string list;
+            for (const std::string& e : listed) list += (list.empty() ? "" : ", ") + e;
+            throw Error(ErrorCode::verification_failed, refusing + ": its " + kind + " hash is " +
+                                                            computed + ", but the publisher gave " +
+                                                            list);
+        }
+        out.matched.push_back(computed);
+    };
+    try {
+        out.zh = zip_hash(path);
+        check(out.zh, expected.zh, "zh: (SHA-256 of the zip)");
+        out.h1 = h1_hash(path);
+        check(out.h1, expected.h1, "h1: (of its contents)");
+    } catch (const PackageError& e) {
+        throw Error(ErrorCode::verification_failed, refusing + ": " + e.what());
+    }
+    return out;
+}
+
+asio::awaitable<DownloadedFile> download_verified(http::HttpClient& http,
+                                                  asio::any_io_executor hashing, int fd,
+                                                  std::string path, std::string url,
+                                                  std::optional<ExpectedHashes> expected,
+                                                  std::string what, std::chrono::seconds timeout) {
+    http::FetchRules rules;
+    rules.max_body = kMaxPackageSize;
+    rules.max_redirects = kMaxDownloadRedirects;
+    rules.timeout = timeout;
+    rules.body_fd = fd;
+    // No credentials: Terraform sends none to archive URLs either.
+    // (Named first: async/toolchain.hpp.)
+    const std::optional<proto::Secret> no_token;
+    const std::string no_origin;
+    const http::FetchResult result =
+        co_await http::fetch_following(http, url, no_token, no_origin, rules);
+    if (!result.response)
+        throw Error(ErrorCode::registry_failed, "downloading " + what + ": " + result.error);
+    if (result.response->status != 200) {
+        throw Error(ErrorCode::registry_failed, "downloading " + what + ": " +
+                                                    result.response->url + ": HTTP status " +
+                                                    std::to_string(result.response->status));
+    }
+    if (::fsync(fd) != 0) {
+        throw Error(ErrorCode::internal, "writing " + path + ": " + std::strerror(errno));
+    }
+    DownloadedFile out;
+    if (expected) {
+        // Hashing unpacks the archive: off the event loop, which keeps serving.
+        const std::string refusing = "refusing " + what + " from " + url;
+        auto check = [&path, &expected, &refusing] {
+            return verify_package(path, *expected, refusing);
+        };
+        // Named first (async/toolchain.hpp).
+        auto hashed = async::on_worker(hashing, std::move(check));
+        out = co_await std::move(hashed);
+    }
+    out.size = result.response->body_size;
+    if (expected) {
+        spdlog::info("fetched {} ({} bytes), verified {}", what, out.size,
+                     out.matched.size() == 2 ? "zh: and h1:" : out.matched.front());
+    } else {
+        spdlog::info("fetched {} ({} bytes), nothing published to verify it against", what,
+                     out.size);
+    }
+    co_return out;
+}
+
+}  // namespace hostkeeper::daemon::archives

@@ -1,0 +1,61 @@
+#pragma once
+// The one download-and-verify path of the daemon's package downloads
+// (`provider fetch` and the archive cache): an archive URL fetched with no
+// credentials (as Terraform fetches it) into a file the caller made, then
+// checked against the hashes its publisher gave, off the event loop. The
+// caller owns the file: it removes it when this throws.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/http/http_client.hpp"
+
+namespace hostkeeper::daemon::archives {
+
+inline constexpr std::size_t kMaxPackageSize = std::size_t{2} * 1024 * 1024 * 1024;  // 2 GiB
+inline constexpr int kMaxDownloadRedirects = 10;  // Go's net/http default, kept by Terraform
+
+// What a publisher's hashes say a package must be.
+struct ExpectedHashes {
+    std::vector<std::string> zh;  // "zh:<hex>", lowercased
+    std::vector<std::string> h1;  // "h1:<base64>"
+
+    // The "zh:" and "h1:" hashes of `published` (others are ignored). Throws
+    // proto::Error verification_failed when there are none (`what` names the
+    // package): a package with nothing to check against is not downloaded.
+    static ExpectedHashes from(const std::vector<std::string>& published, const std::string& what);
+};
+
+struct DownloadedFile {
+    std::size_t size = 0;
+    std::string zh;                    // "zh:..." computed; "" when not verified
+    std::string h1;                    // "h1:..." computed; "" when not verified
+    std::vector<std::string> matched;  // which of them the publisher's hashes confirmed
+};
+
+// Checks the zip at `path` against `expected` (zh: first: a package that
+// fails it is not unpacked). Blocking. Throws proto::Error
+// verification_failed naming the expected and the computed hash; `refusing`
+// starts its message.
+DownloadedFile verify_package(const std::string& path, const ExpectedHashes& expected,
+                              const std::string& refusing);
+
+// GETs `url` (no credentials, redirects followed, at most kMaxPackageSize)
+// into `fd` (an empty file at `path`, opened for writing), fsyncs it, then,
+// unless `expected` is nullopt, verifies it on `hashing` (see
+// verify_package). Throws proto::Error: registry_failed for the download
+// (no response, or a status other than 200), verification_failed,
+// internal for a write that failed.
+boost::asio::awaitable<DownloadedFile> download_verified(http::HttpClient& http,
+                                                         boost::asio::any_io_executor hashing,
+                                                         int fd, std::string path, std::string url,
+                                                         std::optional<ExpectedHashes> expected,
+                                                         std::string what,
+                                                         std::chrono::seconds timeout);
+
+}  // namespace hostkeeper::daemon::archives

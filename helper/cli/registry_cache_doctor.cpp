@@ -1,0 +1,211 @@
+#include "helper/cli/registry_cache_doctor.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "helper/cli/registry_cache_files.hpp"
+#include "helper/files/file_io.hpp"
+#include "helper/terraform_config/tool_locations.hpp"
+#include "proto/messages.hpp"
+
+namespace hostkeeper::helper::cli {
+namespace fs = std::filesystem;
+using proto::Json;
+
+namespace {
+
+std::string text_of(const Json& object, const char* key, const std::string& fallback) {
+    const auto field = object.find(key);
+    return field != object.end() && field->is_string() ? field->get<std::string>() : fallback;
+}
+
+std::vector<std::string> strings_in(const Json& object, const char* key) {
+    std::vector<std::string> values;
+    const auto field = object.find(key);
+    if (field == object.end() || !field->is_array()) return values;
+    for (const auto& item : *field)
+        if (item.is_string()) values.push_back(item.get<std::string>());
+    return values;
+}
+
+std::string joined(const std::vector<std::string>& list) {
+    std::string text;
+    for (const auto& item : list) text += (text.empty() ? "" : ", ") + item;
+    return text;
+}
+
+std::vector<terraform_config::ToolPaths> both_tools() {
+    return {terraform_config::locate(terraform_config::Tool::terraform),
+            terraform_config::locate(terraform_config::Tool::opentofu)};
+}
+
+// A tfrc file's blocks against the port hostkeeperd holds (nullopt: none).
+void check_tfrc(const DoctorSink& report, const fs::path& path, std::optional<int> held_port,
+                const std::string& listen) {
+    std::optional<std::string> text;
+    try {
+        text = files::read_file_if_exists(path);
+    } catch (const files::FileError& e) {
+        report.fail(e.what(), "remove it; hostkeeperd writes it again");
+        return;
+    }
+    if (!text) {
+        report.warn("registry cache: " + path.string() +
+                    " does not exist yet (hostkeeperd writes it when it starts with the cache)");
+        return;
+    }
+    if (text->rfind(kTfrcHeader, 0) != 0) {
+        report.fail("registry cache: " + path.string() +
+                        " was not written by hostkeeperd (its first line is not hostkeeperd's)",
+                    "move it away: hostkeeperd owns that name and writes it again");
+        return;
+    }
+    for (const int port : tfrc_listener_ports(*text)) {
+        if (held_port && port == *held_port) continue;
+        report.fail(
+            "registry cache: " + path.string() + " points Terraform and OpenTofu at 127.0.0.1:" +
+                std::to_string(port) + ", which no hostkeeperd holds" +
+                (listen.empty() ? " (the registry cache is off)"
+                                : " (the cache listens on " + listen + ")") +
+                ": their registry requests for those hosts fail",
+            listen.empty() ? "hostkeeper setup --registry-cache --undo, or delete " + path.string()
+                           : "hostkeeper stop (the next hostkeeperd holds " + listen +
+                                 " and rewrites the file); 'hostkeeper doctor' again");
+        return;
+    }
+    report.ok("registry cache: " + path.string() + " is hostkeeperd's" +
+              (held_port ? " and points at the port it holds" : ""));
+}
+
+}  // namespace
+
+void check_registry_cache(const DoctorSink& report, const client::ClientOptions& client,
+                          bool daemon_answers) {
+    std::optional<RegistryCacheConfig> config;
+    try {
+        config = read_registry_cache_config();
+    } catch (const std::exception& e) {
+        report.fail(std::string("registry cache: ") + e.what(),
+                    "move the file away, then hostkeeper setup --registry-cache");
+        return;
+    }
+    if (!config) {
+        report.ok("registry cache: off (no " + registry_cache_config_path().string() + ")");
+        std::vector<fs::path> seen;
+        for (const auto& paths : both_tools()) {
+            const fs::path tfrc = paths.config_dir / kTfrcName;
+            std::error_code ec;
+            if (std::find(seen.begin(), seen.end(), tfrc) != seen.end() || !fs::exists(tfrc, ec))
+                continue;
+            seen.push_back(tfrc);
+            check_tfrc(report, tfrc, std::nullopt, "");
+        }
+        return;
+    }
+    report.ok("registry cache: on, listening address " + config->listen + " (" +
+              registry_cache_config_path().string() + ")");
+    for (const auto& paths : both_tools()) {
+        if (!paths.cli_config_from_env) continue;
+        report.warn("registry cache: TF_CLI_CONFIG_FILE is set, so " + paths.name + " reads only " +
+                    paths.cli_config.string() +
+                    " and the cache does not apply to it (no include directive exists: unset it, "
+                    "or copy the host blocks from " +
+                    (paths.config_dir / kTfrcName).string() + ")");
+        break;  // one variable for both tools
+    }
+    std::optional<int> held_port;
+    Json cache;
+    if (daemon_answers) {
+        try {
+            const Json status =
+                client::DaemonClient(client).call(proto::make_request(proto::Op::status));
+            const auto found = status.find("registry_cache");
+            if (found != status.end() && found->is_object()) cache = *found;
+        } catch (const std::exception& e) {
+            report.fail(std::string("registry cache: hostkeeperd's status: ") + e.what(),
+                        "'hostkeeperd --log-level debug' in a terminal shows more");
+        }
+    }
+    if (!daemon_answers) {
+        report.fail("registry cache: no hostkeeperd answers, so none holds " + config->listen,
+                    "see the hostkeeperd check above");
+    } else if (!cache.is_object()) {
+        report.fail(
+            "registry cache: hostkeeperd does not report a registry cache: it is older "
+            "than this hostkeeper",
+            "hostkeeper stop (the next request starts the installed hostkeeperd)");
+    } else if (!cache.value("enabled", false)) {
+        report.fail("registry cache: hostkeeperd runs without it (it started before " +
+                        registry_cache_config_path().string() + " was written)",
+                    "hostkeeper stop (the next request starts one that reads the file)");
+    } else if (text_of(cache, "listen", "") != config->listen) {
+        report.fail("registry cache: hostkeeperd listens on " +
+                        text_of(cache, "listen", "nothing") + ", the file says " + config->listen,
+                    "hostkeeper stop (the next request starts one that reads the file)");
+    } else if (!cache.value("held", false)) {
+        report.fail("registry cache: hostkeeperd does not hold " + config->listen + ": " +
+                        text_of(cache, "error", "no reason given"),
+                    "free the port ('ss -ltnp' shows who holds it), or move to another one: "
+                    "hostkeeper setup --registry-cache --undo, then hostkeeper setup "
+                    "--registry-cache");
+    } else {
+        held_port = loopback_port(config->listen);
+        report.ok("registry cache: hostkeeperd holds " + config->listen +
+                  (text_of(cache, "held_by", "").empty()
+                       ? std::string()
+                       : " (from " + text_of(cache, "held_by", "") + ")"));
+    }
+    if (cache.is_object() && cache.contains("hosts") && cache["hosts"].is_array()) {
+        if (cache["hosts"].empty())
+            report.ok(
+                "registry cache: no hosts yet (hostkeeperd learns those Terraform asks about)");
+        for (const auto& host : cache["hosts"]) {
+            if (!host.is_object()) continue;
+            std::string what = "registry cache: ";
+            what.append(text_of(host, "host", "?"))
+                .append(" (")
+                .append(text_of(host, "source", "?"));
+            if (host.value("routed", false)) {
+                report.ok(
+                    what.append(") is routed: ").append(joined(strings_in(host, "services"))));
+            } else {
+                report.warn(what.append(") is not routed: ")
+                                .append(text_of(host, "reason", "no reason given")));
+            }
+        }
+    }
+    for (const auto& tfrc : config->tfrc_files) check_tfrc(report, tfrc, held_port, config->listen);
+}
+
+std::string registry_cache_status_line(const Json& cache) {
+    if (!cache.value("enabled", false)) return "registry cache listener: off";
+    std::string line = "registry cache listener: " + text_of(cache, "listen", "?");
+    if (cache.value("held", false)) {
+        const std::string by = text_of(cache, "held_by", "");
+        line += " held" + (by.empty() ? std::string() : " (from " + by + ")");
+    } else {
+        line += " NOT held: " + text_of(cache, "error", "no reason given");
+    }
+    long long routed = 0, total = 0;
+    if (cache.contains("hosts") && cache["hosts"].is_array()) {
+        for (const auto& host : cache["hosts"]) {
+            ++total;
+            if (host.is_object() && host.value("routed", false)) ++routed;
+        }
+    }
+    line += ", " + std::to_string(routed) + " of " + std::to_string(total) + " hosts routed, " +
+            std::to_string(cache.value("requests", 0LL)) + " requests (" +
+            std::to_string(cache.value("refused", 0LL)) + " refused)";
+    if (const auto archives = cache.find("archives");
+        archives != cache.end() && archives->is_object()) {
+        line += ", " + std::to_string(archives->value("count", 0LL)) + " archives (" +
+                std::to_string(archives->value("bytes", 0LL)) + " of " +
+                std::to_string(archives->value("max_bytes", 0LL)) + " bytes), " +
+                std::to_string(archives->value("hits", 0LL)) + " archive hits, " +
+                std::to_string(archives->value("downloads", 0LL)) + " downloads";
+    }
+    return line;
+}
+
+}  // namespace hostkeeper::helper::cli

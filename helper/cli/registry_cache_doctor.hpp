@@ -1,0 +1,30 @@
+#pragma once
+// hostkeeper doctor's "registry cache" checks, and the line hostkeeper status
+// prints for it.
+
+#include <functional>
+#include <string>
+
+#include "helper/client/daemon_client.hpp"
+#include "proto/json.hpp"
+
+namespace hostkeeper::helper::cli {
+
+// How doctor reports: ok, warn (worth knowing, not a failure), fail (with the fix).
+struct DoctorSink {
+    std::function<void(const std::string&)> ok;
+    std::function<void(const std::string&)> warn;
+    std::function<void(const std::string&, const std::string&)> fail;
+};
+
+// Off (no registry-cache.json; a leftover tfrc file is a failure), or: the
+// listen address, whether hostkeeperd holds it, each host, each tfrc file
+// (a block pointing at a port hostkeeperd does not hold is a failure), and
+// TF_CLI_CONFIG_FILE. `daemon_answers`: check_daemon's verdict.
+void check_registry_cache(const DoctorSink& report, const client::ClientOptions& client,
+                          bool daemon_answers);
+
+// One line for `hostkeeper status` from its registry_cache object.
+std::string registry_cache_status_line(const proto::Json& cache);
+
+}  // namespace hostkeeper::helper::cli

@@ -1,0 +1,220 @@
+#include "helper/cli/registry_cache_files.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "helper/files/file_io.hpp"
+#include "helper/terraform_config/tool_locations.hpp"
+#include "proto/json.hpp"
+#include "proto/secret.hpp"
+#include "proto/unique_fd.hpp"
+
+namespace hostkeeper::helper::cli {
+namespace fs = std::filesystem;
+using proto::Json;
+
+namespace {
+
+fs::path config_home() {
+    const char* xdg = std::getenv("XDG_CONFIG_HOME");
+    if (xdg != nullptr && xdg[0] == '/') return xdg;
+    return terraform_config::home_directory([](const char* name) { return std::getenv(name); }) /
+           ".config";
+}
+
+[[noreturn]] void malformed(const std::string& what) {
+    throw files::FileError(registry_cache_config_path().string() + ": " + what +
+                           "; it is written by 'hostkeeper setup --registry-cache': move it "
+                           "away and run that again");
+}
+
+std::vector<std::string> strings_of(const Json& json, const char* key) {
+    const auto field = json.find(key);
+    if (field == json.end() || !field->is_array())
+        malformed(std::string("no \"") + key + "\" list");
+    std::vector<std::string> values;
+    for (const auto& item : *field) {
+        if (!item.is_string()) malformed(std::string("\"") + key + "\" holds a non-string");
+        values.push_back(item.get<std::string>());
+    }
+    return values;
+}
+
+bool base64url_text(const std::string& text) {
+    for (const char c : text) {
+        const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                        (c >= '0' && c <= '9') || c == '-' || c == '_';
+        if (!ok) return false;
+    }
+    return !text.empty();
+}
+
+}  // namespace
+
+fs::path registry_cache_config_path() {
+    return config_home() / "hostkeeper" / "registry-cache.json";
+}
+
+fs::path registry_cache_drop_in_path() {
+    return config_home() / "systemd" / "user" / "hostkeeperd.socket.d" / "registry-cache.conf";
+}
+
+std::optional<int> loopback_port(const std::string& listen) {
+    const std::string prefix = "127.0.0.1:";
+    if (listen.rfind(prefix, 0) != 0) return std::nullopt;
+    const std::string digits = listen.substr(prefix.size());
+    if (digits.empty() || digits.size() > 5) return std::nullopt;
+    int port = 0;
+    for (const char c : digits) {
+        if (c < '0' || c > '9') return std::nullopt;
+        port = port * 10 + (c - '0');
+    }
+    if (port < 1 || port > 65535) return std::nullopt;
+    return port;
+}
+
+std::optional<RegistryCacheConfig> read_registry_cache_config() {
+    auto text = files::read_file_if_exists(registry_cache_config_path());
+    if (!text) return std::nullopt;
+    Json json;
+    try {
+        json = proto::parse_json(*text);
+        proto::scrub(*text);  // the capability
+    } catch (const proto::JsonError& e) {
+        proto::scrub(*text);
+        malformed(std::string("not JSON (") + e.what() + ")");
+    }
+    if (!json.is_object()) malformed("not a JSON object");
+    if (json.value("version", 0) != 1) malformed("\"version\" is not 1");
+    RegistryCacheConfig config;
+    const auto listen = json.find("listen");
+    if (listen == json.end() || !listen->is_string() ||
+        !loopback_port(listen->get<std::string>())) {
+        malformed("\"listen\" is not 127.0.0.1:PORT");
+    }
+    config.listen = listen->get<std::string>();
+    const auto capability = json.find("capability");
+    if (capability == json.end() || !capability->is_string() ||
+        capability->get<std::string>().size() < 22 ||
+        !base64url_text(capability->get<std::string>())) {
+        malformed("\"capability\" is not at least 22 characters of base64url");
+    }
+    config.capability = capability->get<std::string>();
+    for (const auto& path : strings_of(json, "tfrc_files")) {
+        if (path.empty() || path[0] != '/') malformed("\"tfrc_files\" holds a relative path");
+        config.tfrc_files.emplace_back(path);
+    }
+    config.hosts = strings_of(json, "hosts");
+    proto::scrub(json);
+    return config;
+}
+
+std::string registry_cache_json(const RegistryCacheConfig& config) {
+    Json tfrc = Json::array();
+    for (const auto& path : config.tfrc_files) tfrc.push_back(path.string());
+    Json json{{"version", 1},
+              {"listen", config.listen},
+              {"capability", config.capability},
+              {"tfrc_files", tfrc},
+              {"hosts", config.hosts}};
+    std::string text = json.dump(2) + "\n";
+    proto::scrub(json);
+    return text;
+}
+
+std::string drop_in_text(const std::string& listen) {
+    return "# Written by \"hostkeeper setup --registry-cache\"; \"hostkeeper setup "
+           "--registry-cache "
+           "--undo\" removes it.\n[Socket]\nListenStream=" +
+           listen + "\nNoDelay=true\n";
+}
+
+std::string base64url(const unsigned char* bytes, std::size_t size) {
+    static constexpr char kAlphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    std::string out;
+    out.reserve((size * 4 + 2) / 3);
+    std::size_t i = 0;
+    for (; i + 3 <= size; i += 3) {
+        const unsigned v =
+            (unsigned{bytes[i]} << 16) | (unsigned{bytes[i + 1]} << 8) | bytes[i + 2];
+        for (const int shift : {18, 12, 6, 0}) out.push_back(kAlphabet[(v >> shift) & 63U]);
+    }
+    if (size - i == 1) {
+        const unsigned v = unsigned{bytes[i]} << 16;
+        for (const int shift : {18, 12}) out.push_back(kAlphabet[(v >> shift) & 63U]);
+    } else if (size - i == 2) {
+        const unsigned v = (unsigned{bytes[i]} << 16) | (unsigned{bytes[i + 1]} << 8);
+        for (const int shift : {18, 12, 6}) out.push_back(kAlphabet[(v >> shift) & 63U]);
+    }
+    return out;
+}
+
+std::string new_capability() {
+    std::array<unsigned char, 32> bytes{};
+    std::size_t got = 0;
+    while (got < bytes.size()) {
+        const ssize_t n = ::getrandom(bytes.data() + got, bytes.size() - got, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw std::runtime_error(std::string("getrandom: ") + std::strerror(errno));
+        }
+        got += static_cast<std::size_t>(n);
+    }
+    std::string capability = base64url(bytes.data(), bytes.size());
+    proto::scrub(bytes.data(), bytes.size());
+    return capability;
+}
+
+int free_loopback_port() {
+    const proto::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (fd.get() < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = 0;
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
+    if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0)
+        throw std::runtime_error(std::string("bind 127.0.0.1:0: ") + std::strerror(errno));
+    socklen_t length = sizeof address;
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
+    if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0)
+        throw std::runtime_error(std::string("getsockname: ") + std::strerror(errno));
+    return ntohs(address.sin_port);
+}
+
+bool written_by_daemon(const fs::path& path) {
+    std::optional<std::string> text;
+    try {
+        text = files::read_file_if_exists(path);
+    } catch (const files::FileError&) {
+        return false;
+    }
+    return text && text->rfind(kTfrcHeader, 0) == 0;
+}
+
+std::vector<int> tfrc_listener_ports(const std::string& text) {
+    std::vector<int> ports;
+    const std::string prefix = "http://127.0.0.1:";
+    for (auto at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at + 1)) {
+        std::size_t end = at + prefix.size();
+        while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+        const auto port =
+            loopback_port("127.0.0.1:" + text.substr(at + prefix.size(), end - at - prefix.size()));
+        if (port && std::find(ports.begin(), ports.end(), *port) == ports.end())
+            ports.push_back(*port);
+    }
+    return ports;
+}
+
+}  // namespace hostkeeper::helper::cli

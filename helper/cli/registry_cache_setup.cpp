@@ -1,0 +1,389 @@
+#include "helper/cli/registry_cache_setup.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+
+#include "helper/cli/registry_cache_files.hpp"
+#include "helper/cli/user_systemd.hpp"
+#include "helper/client/exit_codes.hpp"
+#include "helper/client/launcher.hpp"
+#include "helper/files/file_io.hpp"
+#include "proto/error.hpp"
+#include "proto/hostname.hpp"
+#include "proto/messages.hpp"
+#include "proto/secret.hpp"
+
+namespace hostkeeper::helper::cli {
+namespace fs = std::filesystem;
+using proto::Json;
+
+namespace {
+
+constexpr const char* kConfigRecord = "registry_cache_config";
+constexpr const char* kDropInRecord = "registry_cache_drop_in";
+
+template <typename T>
+bool contains(const std::vector<T>& list, const T& value) {
+    return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+std::string joined(const std::vector<std::string>& list) {
+    std::string text;
+    for (const auto& item : list) text += (text.empty() ? "" : ", ") + item;
+    return text;
+}
+
+std::vector<std::string> path_strings(const std::vector<fs::path>& paths) {
+    std::vector<std::string> text;
+    text.reserve(paths.size());
+    for (const auto& path : paths) text.push_back(path.string());
+    return text;
+}
+
+// Stops the hostkeeperd answering on the user's socket, if any, so that the
+// next one (started by systemd or on demand) reads the files as they are now.
+void stop_running_daemon(client::ClientOptions options) {
+    options.start_daemon = false;
+    try {
+        client::DaemonClient(options).stop();
+    } catch (const client::NoDaemon&) {
+        // Nothing answers: nothing to stop.
+    } catch (const proto::Error&) {
+        // A socket-activated daemon that cannot start (config_error) stops by itself.
+    }
+}
+
+// systemctl --user daemon-reload, then hostkeeperd.socket restarted with the
+// service stopped: the daemon that starts next gets the sockets systemd holds now.
+void restart_units(const client::ClientOptions& client) {
+    if (systemctl_user({"daemon-reload"}) != 0)
+        throw std::runtime_error("systemctl --user daemon-reload failed");
+    systemctl_user({"stop", client::kServiceUnit, client::kSocketUnit}, true);
+    stop_running_daemon(client);  // one started on demand while the socket was off
+    if (systemctl_user({"start", client::kSocketUnit}) != 0) {
+        throw std::runtime_error(std::string("systemctl --user start ") + client::kSocketUnit +
+                                 " failed; 'systemctl --user status " + client::kSocketUnit +
+                                 "' says why (is the port taken?)");
+    }
+}
+
+void note_cli_config_override(Plan& plan, const std::vector<terraform_config::ToolPaths>& tools) {
+    for (const auto& paths : tools) {
+        if (!paths.cli_config_from_env) continue;
+        const fs::path tfrc = paths.config_dir / kTfrcName;
+        plan.notes.push_back(
+            "registry cache: TF_CLI_CONFIG_FILE is set, so " + paths.name + " reads only " +
+            paths.cli_config.string() + " and not " + tfrc.string() +
+            ": the registry cache does not apply to it. " + paths.name +
+            "'s CLI configuration has no include directive; unset TF_CLI_CONFIG_FILE, or copy the "
+            "host blocks from " +
+            tfrc.string() + " into " + paths.cli_config.string() +
+            " (and copy them again whenever hostkeeperd rewrites them)");
+    }
+}
+
+void plan_drop_in(Plan& plan, const std::string& listen) {
+    const fs::path path = registry_cache_drop_in_path();
+    const std::string text = drop_in_text(listen);
+    const auto previous = files::read_file_if_exists(path);
+    if (previous == text) {
+        plan.notes.push_back("systemd: " + path.string() + " already makes " + client::kSocketUnit +
+                             " listen on " + listen);
+        return;
+    }
+    const std::string what =
+        path.string() + " (" + client::kSocketUnit + " listens on " + listen + ")";
+    plan.steps.push_back({"systemd: would write " + what, "systemd: wrote " + what, [=] {
+                              fs::create_directories(path.parent_path());
+                              files::write_file_atomically(path, text, 0644);
+                              return Json{{"action", kDropInRecord},
+                                          {"path", path.string()},
+                                          {"written", text},
+                                          {"previous", previous ? Json(*previous) : Json()}};
+                          }});
+}
+
+void plan_restart(Plan& plan, const std::string& listen, const client::ClientOptions& client) {
+    if (client::user_manager_running()) {
+        plan.steps.push_back(
+            {std::string("systemd: would reload and restart ") + client::kSocketUnit +
+                 " so that it holds " + listen,
+             std::string("systemd: reloaded and restarted ") + client::kSocketUnit +
+                 " (hostkeeperd starts with the registry cache on the next request)",
+             [client] {
+                 restart_units(client);
+                 return Json();
+             }});
+        return;
+    }
+    plan.steps.push_back({"would stop a running hostkeeperd so that the next one reads " +
+                              registry_cache_config_path().string(),
+                          "stopped a running hostkeeperd (if any): the next one reads " +
+                              registry_cache_config_path().string(),
+                          [client] {
+                              stop_running_daemon(client);
+                              return Json();
+                          }});
+}
+
+}  // namespace
+
+void plan_registry_cache(Plan& plan, const std::vector<terraform_config::ToolPaths>& tools,
+                         const std::vector<std::string>& hosts,
+                         const client::ClientOptions& client) {
+    std::vector<std::string> named;
+    for (const auto& host : hosts) {
+        try {
+            const std::string normal = proto::normalize_hostname(host);
+            if (!contains(named, normal)) named.push_back(normal);
+        } catch (const proto::Error& e) {
+            plan.refusals.push_back("registry cache: \"" + host +
+                                    "\" is not a registry hostname: " + e.what());
+        }
+    }
+    const fs::path path = registry_cache_config_path();
+    std::optional<RegistryCacheConfig> existing;
+    try {
+        existing = read_registry_cache_config();
+    } catch (const std::exception& e) {
+        plan.refusals.push_back(std::string("registry cache: ") + e.what());
+        return;
+    }
+    RegistryCacheConfig config = existing.value_or(RegistryCacheConfig{});
+    if (!existing) config.listen = "127.0.0.1:" + std::to_string(free_loopback_port());
+    std::vector<std::string> hosts_added;
+    for (const auto& host : named) {
+        if (contains(config.hosts, host)) continue;
+        config.hosts.push_back(host);
+        hosts_added.push_back(host);
+    }
+    std::vector<fs::path> tfrc_added;
+    for (const auto& paths : tools) {
+        const fs::path tfrc = fs::absolute(paths.config_dir / kTfrcName);
+        if (contains(config.tfrc_files, tfrc)) continue;
+        config.tfrc_files.push_back(tfrc);
+        tfrc_added.push_back(tfrc);
+    }
+    if (config.tfrc_files.empty()) {
+        plan.refusals.push_back(
+            "registry cache: no tool to write host blocks for (neither Terraform nor OpenTofu was "
+            "found); name one with --terraform or --opentofu");
+        return;
+    }
+    note_cli_config_override(plan, tools);
+    if (existing && hosts_added.empty() && tfrc_added.empty()) {
+        plan.notes.push_back("registry cache: " + path.string() + " already has " +
+                             (named.empty() ? "the tools" : joined(named)) + " (listening on " +
+                             config.listen + ")");
+    } else {
+        std::string what = path.string() + " (listen " + config.listen;
+        if (!hosts_added.empty()) what += "; hosts " + joined(hosts_added);
+        if (!tfrc_added.empty()) what += "; host blocks in " + joined(path_strings(tfrc_added));
+        what += ")";
+        plan.steps.push_back(
+            {"registry cache: would " + std::string(existing ? "update " : "write ") + what,
+             "registry cache: " + std::string(existing ? "updated " : "wrote ") + what,
+             [path, config, hosts_added, tfrc_added, created = !existing]() mutable {
+                 if (config.capability.empty()) config.capability = new_capability();
+                 fs::create_directories(path.parent_path());
+                 std::string text = registry_cache_json(config);
+                 files::write_file_atomically(path, text, 0600);
+                 proto::scrub(text);
+                 proto::scrub(config.capability);
+                 return Json{{"action", kConfigRecord},
+                             {"path", path.string()},
+                             {"created", created},
+                             {"hosts_added", hosts_added},
+                             {"tfrc_files_added", path_strings(tfrc_added)}};
+             }});
+    }
+    const std::size_t before = plan.steps.size();
+    if (client::user_manager_running()) plan_drop_in(plan, config.listen);
+    if (plan.steps.size() > before || !existing || !hosts_added.empty() || !tfrc_added.empty())
+        plan_restart(plan, config.listen, client);
+}
+
+int sync_registry_cache(const client::ClientOptions& client, const std::vector<std::string>& hosts,
+                        bool dry_run) {
+    std::vector<std::string> named;
+    named.reserve(hosts.size());
+    for (const auto& host : hosts) named.push_back(proto::normalize_hostname(host));
+    if (dry_run) {
+        std::printf(
+            "registry cache: would ask hostkeeperd to discover %s and write the host blocks\n",
+            named.empty() ? "every host it knows" : joined(named).c_str());
+        return client::kExitOk;
+    }
+    Json request = proto::make_request(proto::Op::registry_cache_sync);
+    if (!named.empty()) request["hosts"] = named;
+    Json reply;
+    try {
+        reply = client::DaemonClient(client).call(request);
+    } catch (const proto::Error& e) {
+        if (e.code() == proto::ErrorCode::unknown_op) {
+            std::fprintf(
+                stderr,
+                "hostkeeper setup: the files are written, but the running hostkeeperd does "
+                "not know the registry cache (%s): it is older than this hostkeeper; "
+                "restart it: hostkeeper stop (or systemctl --user restart %s)\n",
+                e.what(), client::kServiceUnit);
+        } else if (e.code() == proto::ErrorCode::unsupported_service) {
+            std::fprintf(stderr,
+                         "hostkeeper setup: the files are written, but the running hostkeeperd "
+                         "has no registry cache (%s): it did not read %s; run 'hostkeeper stop', "
+                         "then this again\n",
+                         e.what(), registry_cache_config_path().c_str());
+        } else {
+            std::fprintf(stderr,
+                         "hostkeeper setup: the files are written, but hostkeeperd could not "
+                         "route the hosts: %s\n",
+                         e.what());
+        }
+        return client::exit_code_for(e.code());
+    }
+    const auto nested = reply.find("registry_cache");
+    const Json& cache = nested != reply.end() && nested->is_object() ? *nested : reply;
+    const std::string listen = cache.value("listen", Json()).is_string()
+                                   ? cache["listen"].get<std::string>()
+                                   : std::string("its port");
+    int status = client::kExitOk;
+    if (!cache.value("enabled", true)) {
+        std::fprintf(stderr,
+                     "hostkeeper setup: the running hostkeeperd has the registry cache off: it did "
+                     "not read %s; run 'hostkeeper stop', then this again\n",
+                     registry_cache_config_path().c_str());
+        return client::kExitFailed;
+    }
+    if (cache.value("held", false)) {
+        const Json by = cache.value("held_by", Json());
+        std::printf("registry cache: hostkeeperd holds %s%s\n", listen.c_str(),
+                    by.is_string() ? (" (from " + by.get<std::string>() + ")").c_str() : "");
+    } else {
+        const Json why = cache.value("error", Json());
+        std::fprintf(stderr,
+                     "hostkeeper setup: hostkeeperd does not hold %s: %s; Terraform and OpenTofu "
+                     "get no credentials for the routed hosts until it does ('hostkeeper doctor' "
+                     "says more)\n",
+                     listen.c_str(),
+                     why.is_string() ? why.get<std::string>().c_str() : "no reason given");
+        status = client::kExitFailed;
+    }
+    const auto list = cache.find("hosts");
+    bool any = false;
+    if (list != cache.end() && list->is_array()) {
+        for (const auto& host : *list) {
+            if (!host.is_object() || !host.value("host", Json()).is_string()) continue;
+            const std::string name = host["host"].get<std::string>();
+            if (!named.empty() && !contains(named, name)) continue;
+            any = true;
+            if (host.value("routed", false)) {
+                std::vector<std::string> services;
+                if (host.contains("services") && host["services"].is_array()) {
+                    for (const auto& s : host["services"])
+                        if (s.is_string()) services.push_back(s.get<std::string>());
+                }
+                std::printf("registry cache: %s: routed through the cache (%s)\n", name.c_str(),
+                            joined(services).c_str());
+            } else {
+                const Json why = host.value("reason", Json());
+                std::printf("registry cache: %s: not routed: %s\n", name.c_str(),
+                            why.is_string() ? why.get<std::string>().c_str() : "no reason given");
+            }
+        }
+    }
+    if (!any) {
+        std::printf(
+            "registry cache: no hosts yet; hostkeeperd learns each host Terraform or "
+            "OpenTofu asks the helper about\n");
+    }
+    return status;
+}
+
+bool is_registry_cache_record(const Json& action) {
+    const std::string kind = action.value("action", "");
+    return kind == kConfigRecord || kind == kDropInRecord;
+}
+
+std::string undo_registry_cache(const Json& action, bool dry_run,
+                                const client::ClientOptions& client) {
+    const std::string kind = action.value("action", "");
+    const auto say = [dry_run](const std::string& would, const std::string& did) {
+        return dry_run ? "would " + would : did;
+    };
+    const fs::path path = action.value("path", "");
+    std::string said;
+    const auto line = [&said](const std::string& text) {
+        said += (said.empty() ? "" : "\n") + text;
+    };
+    if (kind == kDropInRecord) {
+        const std::string written = action.value("written", "");
+        const auto text = files::read_file_if_exists(path);
+        if (!text) {
+            line(path.string() + " is already gone");
+        } else if (*text != written) {
+            return "left " + path.string() + " alone: it changed since setup wrote it";
+        } else if (action["previous"].is_string()) {
+            if (!dry_run)
+                files::write_file_atomically(path, action["previous"].get<std::string>(), 0644);
+            line(say("restore ", "restored ") + path.string());
+        } else {
+            if (!dry_run) files::remove_file(path);
+            line(say("remove ", "removed ") + path.string());
+        }
+        if (!client::user_manager_running()) {
+            line(std::string("left ") + client::kSocketUnit +
+                 " alone: no systemd user manager runs");
+        } else {
+            if (!dry_run) restart_units(client);
+            line(say("reload and restart ", "reloaded and restarted ") + client::kSocketUnit);
+        }
+        return said;
+    }
+    // kConfigRecord: the hosts and tfrc files it added go; the file too if it created it.
+    std::vector<std::string> hosts_added, tfrc_added;
+    for (const auto& h : action.value("hosts_added", Json::array()))
+        if (h.is_string()) hosts_added.push_back(h.get<std::string>());
+    for (const auto& t : action.value("tfrc_files_added", Json::array()))
+        if (t.is_string()) tfrc_added.push_back(t.get<std::string>());
+    std::optional<RegistryCacheConfig> config;
+    try {
+        config = read_registry_cache_config();
+    } catch (const files::FileError& e) {
+        return std::string("left ") + path.string() + " alone: " + e.what();
+    }
+    if (!config) {
+        line(path.string() + " is already gone");
+    } else if (action.value("created", false)) {
+        if (!dry_run) files::remove_file(path);
+        line(say("remove ", "removed ") + path.string() + " (setup created it)");
+    } else {
+        std::erase_if(config->hosts,
+                      [&](const std::string& h) { return contains(hosts_added, h); });
+        std::erase_if(config->tfrc_files,
+                      [&](const fs::path& t) { return contains(tfrc_added, t.string()); });
+        if (!dry_run) {
+            std::string text = registry_cache_json(*config);
+            files::write_file_atomically(path, text, 0600);
+            proto::scrub(text);
+        }
+        line(say("remove ", "removed ") + "what setup added to " + path.string() +
+             (hosts_added.empty() ? "" : " (hosts " + joined(hosts_added) + ")"));
+    }
+    if (config) proto::scrub(config->capability);
+    // Before the tfrc files go: a running daemon would write them again.
+    if (!dry_run) stop_running_daemon(client);
+    for (const auto& tfrc : tfrc_added) {
+        std::error_code ec;
+        if (!fs::exists(fs::symlink_status(tfrc, ec))) continue;
+        if (!written_by_daemon(tfrc)) {
+            line("left " + tfrc + " alone: it does not start with hostkeeperd's header (edited?)");
+            continue;
+        }
+        if (!dry_run) files::remove_file(tfrc);
+        line(say("remove ", "removed ") + tfrc);
+    }
+    return said;
+}
+
+}  // namespace hostkeeper::helper::cli

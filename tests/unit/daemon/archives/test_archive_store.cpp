@@ -1,0 +1,448 @@
+// The archive cache over a scripted HTTP client and a temp directory: one
+// download per key (single flight), verification before anything is
+// stored, LRU eviction by mtime, open descriptors that outlive eviction, key
+// checks, temp files swept, and a directory shared by two stores (two
+// daemons). Provider packages are real zip archives built here.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "daemon/archives/archive_store.hpp"
+#include "daemon/archives/package_hash.hpp"
+#include "fake_http_client.hpp"
+#include "proto/error.hpp"
+
+using namespace hostkeeper;
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+using daemon::archives::Archive;
+using daemon::archives::ArchiveRequest;
+using daemon::archives::ArchiveStore;
+using daemon::archives::ArchiveStoreOptions;
+using daemon::http::HttpResponse;
+using proto::Error;
+using proto::ErrorCode;
+using test::FakeHttpClient;
+
+namespace {
+
+// A zip archive with one stored (uncompressed) file, as libzip reads it.
+std::uint32_t crc32(const std::string& data) {
+    std::uint32_t crc = 0xFFFFFFFFU;
+    for (const char c : data) {
+        crc ^= static_cast<unsigned char>(c);
+        for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1U) ^ (0xEDB88320U & (0U - (crc & 1U)));
+    }
+    return ~crc;
+}
+
+void put16(std::string& out, std::uint32_t v) {
+    out += static_cast<char>(v & 0xFFU);
+    out += static_cast<char>((v >> 8U) & 0xFFU);
+}
+void put32(std::string& out, std::uint32_t v) {
+    put16(out, v & 0xFFFFU);
+    put16(out, v >> 16U);
+}
+
+std::string zip_of(const std::string& name, const std::string& contents) {
+    const auto size = static_cast<std::uint32_t>(contents.size());
+    const auto name_size = static_cast<std::uint32_t>(name.size());
+    const std::uint32_t crc = crc32(contents);
+    const auto common = [&](std::string& out) {
+        put16(out, 20);  // version needed
+        put16(out, 0);   // flags
+        put16(out, 0);   // stored
+        put16(out, 0);   // time
+        put16(out, 33);  // date: 1980-01-01
+        put32(out, crc);
+        put32(out, size);
+        put32(out, size);
+        put16(out, name_size);
+        put16(out, 0);  // extra
+    };
+    std::string zip;
+    put32(zip, 0x04034b50);
+    common(zip);
+    zip += name + contents;
+    const auto directory_at = static_cast<std::uint32_t>(zip.size());
+    std::string directory;
+    put32(directory, 0x02014b50);
+    put16(directory, 20);  // made by
+    common(directory);
+    put16(directory, 0);  // comment
+    put16(directory, 0);  // disk
+    put16(directory, 0);  // internal attributes
+    put32(directory, 0);  // external attributes
+    put32(directory, 0);  // local header at
+    directory += name;
+    zip += directory;
+    put32(zip, 0x06054b50);
+    put16(zip, 0);
+    put16(zip, 0);
+    put16(zip, 1);
+    put16(zip, 1);
+    put32(zip, static_cast<std::uint32_t>(directory.size()));
+    put32(zip, directory_at);
+    put16(zip, 0);
+    return zip;
+}
+
+std::string sha256(const std::string& bytes) {
+    return daemon::archives::sha256_hex(bytes);
+}
+
+HttpResponse bytes(std::string body) {
+    HttpResponse r;
+    r.status = 200;
+    r.content_type = "application/zip";
+    r.body = std::move(body);
+    return r;
+}
+
+// Everything the descriptor reads, from offset 0.
+std::string contents(const Archive& archive) {
+    std::string out(archive.size + 1, '\0');
+    const ssize_t n = ::pread(archive.fd.get(), out.data(), out.size(), 0);
+    REQUIRE(n >= 0);
+    out.resize(static_cast<std::size_t>(n));
+    return out;
+}
+
+std::size_t files_in(const fs::path& dir) {
+    std::size_t n = 0;
+    for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir)) ++n;
+    return n;
+}
+
+void set_age(const fs::path& path, std::chrono::minutes age) {
+    fs::last_write_time(path, fs::file_time_type::clock::now() - age);
+}
+
+struct Fixture {
+    Fixture() {
+        char pattern[] = "/tmp/hk-archives-XXXXXX";
+        root = ::mkdtemp(pattern);
+        dir = root / "cache" / "hostkeeper" / "archives";  // parents made too
+    }
+    ~Fixture() { fs::remove_all(root); }
+    Fixture(const Fixture&) = delete;
+    Fixture& operator=(const Fixture&) = delete;
+
+    ArchiveStoreOptions options(std::size_t max_bytes = std::size_t{1} << 30) const {
+        ArchiveStoreOptions o;
+        o.dir = dir;
+        o.max_bytes = max_bytes;
+        o.fetch_timeout = 10s;
+        return o;
+    }
+
+    Archive run(asio::awaitable<Archive> work) {
+        std::optional<Archive> result;
+        std::exception_ptr failure;
+        asio::co_spawn(io, std::move(work), [&](std::exception_ptr e, std::optional<Archive> a) {
+            failure = e;
+            result = std::move(a);
+        });
+        io.restart();
+        io.run();
+        if (failure) std::rethrow_exception(failure);
+        return std::move(*result);
+    }
+
+    Error error_of(asio::awaitable<Archive> work) {
+        try {
+            run(std::move(work));
+        } catch (const Error& e) {
+            return e;
+        }
+        FAIL("no proto::Error");
+        return Error(ErrorCode::internal, "unreachable");
+    }
+
+    // A provider package served at `url`, and the request for it.
+    ArchiveRequest provider(const std::string& url, const std::string& zip) {
+        http.routes[url] = [zip] { return bytes(zip); };
+        ArchiveRequest r;
+        r.key = "providers/" + sha256(zip);
+        r.url = url;
+        r.published = {"zh:" + sha256(zip)};
+        r.what = "provider acme/thing";
+        return r;
+    }
+
+    // A module archive (nothing published) of `size` bytes at `url`.
+    ArchiveRequest module(const std::string& url, std::size_t size, char fill = 'm') {
+        const std::string body(size, fill);
+        http.routes[url] = [body] { return bytes(body); };
+        ArchiveRequest r;
+        r.key = daemon::archives::module_archive_key(url);
+        r.url = url;
+        r.verify = false;
+        r.what = "module acme/thing/aws";
+        return r;
+    }
+
+    fs::path root;
+    fs::path dir;
+    asio::io_context io;
+    FakeHttpClient http{io.get_executor()};
+};
+
+const std::string kUrl = "https://cdn.example/terraform-provider-thing_1.0.0_linux_amd64.zip";
+
+}  // namespace
+
+TEST_CASE("archives: a miss downloads and stores, the next get is a hit", "[archives]") {
+    Fixture f;
+    const std::string zip = zip_of("terraform-provider-thing", "binary");
+    ArchiveStore store(f.io.get_executor(), f.http, f.options());
+    const ArchiveRequest request = f.provider(kUrl, zip);
+
+    CHECK_FALSE(store.find(request.key));
+    const Archive first = f.run(store.get(request));
+    CHECK(contents(first) == zip);
+    CHECK(first.size == zip.size());
+    CHECK(first.filename_hint == "terraform-provider-thing_1.0.0_linux_amd64.zip");
+    const Archive second = f.run(store.get(request));
+    CHECK(contents(second) == zip);
+
+    CHECK(f.http.requests.size() == 1);
+    CHECK_FALSE(f.http.requests[0].bearer);  // archive URLs get no credentials
+    CHECK(fs::exists(f.dir / request.key));
+    CHECK(files_in(f.dir / "tmp") == 0);
+    const auto stats = store.stats();
+    CHECK(stats.count == 1);
+    CHECK(stats.bytes == zip.size());
+    CHECK(stats.downloads == 1);
+    CHECK(stats.hits == 1);
+    CHECK(stats.failures == 0);
+    // Private: the directory and its parents made 0700.
+    for (const fs::path& d : {f.dir, f.dir.parent_path(), f.dir / "providers", f.dir / "tmp"}) {
+        struct stat st {};
+        REQUIRE(::stat(d.c_str(), &st) == 0);
+        CHECK((st.st_mode & 0777U) == 0700U);
+    }
+}
+
+TEST_CASE("archives: twenty concurrent gets of one key download it once", "[archives]") {
+    Fixture f;
+    const std::string zip = zip_of("terraform-provider-thing", "twenty");
+    ArchiveStore store(f.io.get_executor(), f.http, f.options());
+    const ArchiveRequest request = f.provider(kUrl, zip);
+    f.http.hold();
+    std::vector<std::optional<Archive>> got(20);
+    int failed = 0;
+    for (auto& slot : got) {
+        asio::co_spawn(f.io, store.get(request),
+                       [&slot, &failed](std::exception_ptr e, std::optional<Archive> a) {
+                           if (e) ++failed;
+                           slot = std::move(a);
+                       });
+    }
+    f.io.poll();  // every get waits: on the held download, or on its flight
+    CHECK(f.http.requests.size() == 1);
+    f.http.release();
+    f.io.restart();
+    f.io.run();
+    CHECK(failed == 0);
+    CHECK(f.http.requests.size() == 1);
+    for (const auto& archive : got) {
+        REQUIRE(archive);
+        CHECK(contents(*archive) == zip);
+    }
+    CHECK(store.stats().downloads == 1);
+}
+
+TEST_CASE("archives: a hash mismatch stores nothing, and the next get tries again", "[archives]") {
+    Fixture f;
+    const std::string good = zip_of("terraform-provider-thing", "good");
+    const std::string bad = zip_of("terraform-provider-thing", "tampered");
+    ArchiveStore store(f.io.get_executor(), f.http, f.options());
+    const ArchiveRequest request = f.provider(kUrl, good);
+    f.http.routes[kUrl] = [bad] { return bytes(bad); };
+
+    const Error e = f.error_of(store.get(request));
+    CHECK(e.code() == ErrorCode::verification_failed);
+    CHECK_THAT(e.what(), Catch::Contains("zh:" + sha256(bad)));   // what it is
+    CHECK_THAT(e.what(), Catch::Contains("zh:" + sha256(good)));  // what it should be
+    CHECK_FALSE(fs::exists(f.dir / request.key));
+    CHECK(files_in(f.dir / "providers") == 0);
+    CHECK(files_in(f.dir / "tmp") == 0);
+    CHECK(store.stats().failures == 1);
+    CHECK(store.stats().count == 0);
+
+    f.http.routes[kUrl] = [good] { return bytes(good); };
+    CHECK(contents(f.run(store.get(request))) == good);
+    CHECK(f.http.requests.size() == 2);
+}
+
+TEST_CASE("archives: an h1: mismatch is refused too", "[archives]") {
+    Fixture f;
+    const std::string zip = zip_of("terraform-provider-thing", "contents");
+    ArchiveStore store(f.io.get_executor(), f.http, f.options());
+    ArchiveRequest request = f.provider(kUrl, zip);
+    request.published = {"h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="};
+    const Error e = f.error_of(store.get(request));
+    CHECK(e.code() == ErrorCode::verification_failed);
+    CHECK_THAT(e.what(), Catch::Contains("h1:AAAAAAAA"));
+    CHECK(files_in(f.dir / "providers") == 0);
+}
+
+TEST_CASE("archives: a provider's published zh: must be its key", "[archives]") {
+    Fixture f;
+    const std::string zip = zip_of("terraform-provider-thing", "contents");
+    ArchiveStore store(f.io.get_executor(), f.http, f.options());
+    ArchiveRequest request = f.provider(kUrl, zip);
+    request.key = "providers/" + sha256("something else");
+    CHECK(f.error_of(store.get(request)).code() == ErrorCode::bad_request);
+    // Only an h1: published: the key's zh: is still checked against the file.
+    request.published = {"h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="};
+    const Error e = f.error_of(store.get(request));
+    CHECK(e.code() == ErrorCode::verification_failed);
+    CHECK_THAT(e.what(), Catch::Contains("zh:" + sha256(zip)));
+    CHECK(files_in(f.dir / "providers") == 0);
+}
+
+TEST_CASE("archives: the least recently used go first, never the one just stored", "[archives]") {
+    Fixture f;
+    ArchiveStore store(f.io.get_executor(), f.http, f.options(250));
+    const ArchiveRequest a = f.module("https://git.example/a.tar.gz", 100);
+    const ArchiveRequest b = f.module("https://git.example/b.tar.gz", 100);
+    const ArchiveRequest c = f.module("https://git.example/c.tar.gz", 100);
+    const ArchiveRequest big = f.module("https://git.example/big.tar.gz", 400);
+    f.run(store.get(a));
+    f.run(store.get(b));
+    set_age(f.dir / a.key, 120min);  // a is older than b ...
+    set_age(f.dir / b.key, 60min);
+    CHECK(store.find(a.key));  // ... until it is used again
+    f.run(store.get(c));       // 300 bytes: one goes
+    CHECK(fs::exists(f.dir / a.key));
+    CHECK_FALSE(fs::exists(f.dir / b.key));
+    CHECK(fs::exists(f.dir / c.key));
+    CHECK(store.stats().evictions == 1);
+    CHECK(store.stats().bytes == 200);
+
+    // Larger than the cap on its own: kept, everything else goes.
+    const Archive kept = f.run(store.get(big));
+    CHECK(contents(kept).size() == 400);
+    CHECK(fs::exists(f.dir / big.key));
+    CHECK(files_in(f.dir / "modules") == 1);
+    CHECK(store.stats().evictions == 3);
+    CHECK(store.stats().count == 1);
+}
+
+TEST_CASE("archives: an evicted archive stays readable through its open descriptor", "[archives]") {
+    Fixture f;
+    ArchiveStore store(f.io.get_executor(), f.http, f.options(150));
+    const ArchiveRequest a = f.module("https://git.example/a.tar.gz", 100, 'a');
+    const ArchiveRequest b = f.module("https://git.example/b.tar.gz", 100, 'b');
+    const Archive held = f.run(store.get(a));
+    set_age(f.dir / a.key, 60min);
+    f.run(store.get(b));
+    REQUIRE_FALSE(fs::exists(f.dir / a.key));        // evicted ...
+    CHECK(contents(held) == std::string(100, 'a'));  // ... and still served
+}
+
+TEST_CASE("archives: keys, URLs and unverified providers are refused", "[archives]") {
+    Fixture f;
+    ArchiveStore store(f.io.get_executor(), f.http, f.options());
+    const std::string hex(64, 'a');
+    for (const std::string& key :
+         {std::string(), "providers/" + hex.substr(1), "providers/" + std::string(64, 'A'),
+          "providers/" + hex + "/", "../providers/" + hex, "providers/../" + hex.substr(3),
+          "tmp/" + hex, "/providers/" + hex, "providers//" + hex.substr(1),
+          "modules/" + hex + ".zip"}) {
+        INFO(key);
+        try {
+            store.find(key);
+            FAIL("accepted");
+        } catch (const Error& e) {
+            CHECK(e.code() == ErrorCode::bad_request);
+        }
+        ArchiveRequest r = f.module("https://git.example/x.tar.gz", 10);
+        r.key = key;
+        CHECK(f.error_of(store.get(r)).code() == ErrorCode::bad_request);
+    }
+    CHECK_NOTHROW(store.find("modules/" + hex));
+
+    ArchiveRequest unverified = f.provider(kUrl, zip_of("p", "x"));
+    unverified.verify = false;
+    CHECK(f.error_of(store.get(unverified)).code() == ErrorCode::bad_request);
+    ArchiveRequest ftp = f.module("ftp://git.example/x.tar.gz", 10);
+    CHECK(f.error_of(store.get(ftp)).code() == ErrorCode::bad_request);
+    ArchiveRequest nothing_published = f.provider(kUrl, zip_of("p", "x"));
+    nothing_published.published = {"sha256:abc"};
+    CHECK(f.error_of(store.get(nothing_published)).code() == ErrorCode::verification_failed);
+    CHECK(f.http.requests.empty());
+}
+
+TEST_CASE("archives: temp files older than an hour are swept at start", "[archives]") {
+    Fixture f;
+    fs::create_directories(f.dir / "tmp");
+    for (fs::path d = f.dir / "tmp"; d != f.root; d = d.parent_path())
+        fs::permissions(d, fs::perms::owner_all);  // 0700, as the store makes them
+    std::ofstream(f.dir / "tmp" / "4242-abcdef") << "half a download";
+    std::ofstream(f.dir / "tmp" / "4243-ghijkl") << "a download in progress";
+    set_age(f.dir / "tmp" / "4242-abcdef", 61min);
+    set_age(f.dir / "tmp" / "4243-ghijkl", 10min);
+    const ArchiveStore store(f.io.get_executor(), f.http, f.options());
+    CHECK_FALSE(fs::exists(f.dir / "tmp" / "4242-abcdef"));
+    CHECK(fs::exists(f.dir / "tmp" / "4243-ghijkl"));  // another daemon's, still going
+    CHECK(store.stats().count == 0);
+}
+
+TEST_CASE("archives: a second store on the same directory sees the first's archives",
+          "[archives]") {
+    Fixture f;
+    const std::string zip = zip_of("terraform-provider-thing", "shared");
+    ArchiveStore first(f.io.get_executor(), f.http, f.options());
+    const ArchiveRequest request = f.provider(kUrl, zip);
+    f.run(first.get(request));
+
+    ArchiveStore second(f.io.get_executor(), f.http, f.options());
+    CHECK(second.stats().count == 1);
+    CHECK(second.stats().bytes == zip.size());
+    CHECK(contents(f.run(second.get(request))) == zip);
+    CHECK(f.http.requests.size() == 1);
+    CHECK(second.stats().hits == 1);
+}
+
+TEST_CASE("archives: an empty stored file is a miss, replaced by the next download", "[archives]") {
+    Fixture f;
+    const std::string zip = zip_of("terraform-provider-thing", "again");
+    ArchiveStore store(f.io.get_executor(), f.http, f.options());
+    const ArchiveRequest request = f.provider(kUrl, zip);
+    std::ofstream(f.dir / request.key).flush();  // size 0
+    CHECK_FALSE(store.find(request.key));
+    CHECK(contents(f.run(store.get(request))) == zip);
+    CHECK(fs::file_size(f.dir / request.key) == zip.size());
+    CHECK(f.http.requests.size() == 1);
+}
+
+TEST_CASE("archives: a failed download stores nothing", "[archives]") {
+    Fixture f;
+    ArchiveStore store(f.io.get_executor(), f.http, f.options());
+    ArchiveRequest request = f.module("https://git.example/gone.tar.gz", 10);
+    f.http.routes[request.url] = [] { return FakeHttpClient::json("{}", 404); };
+    CHECK(f.error_of(store.get(request)).code() == ErrorCode::registry_failed);
+    f.http.routes.erase(request.url);
+    CHECK(f.error_of(store.get(request)).code() == ErrorCode::registry_failed);
+    CHECK(files_in(f.dir / "modules") == 0);
+    CHECK(files_in(f.dir / "tmp") == 0);
+    CHECK(store.stats().failures == 2);
+}
