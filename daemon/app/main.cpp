@@ -16,6 +16,7 @@
 
 #include "daemon/app/config.hpp"
 #include "daemon/app/process.hpp"
+#include "daemon/archives/archive_store.hpp"
 #include "daemon/credentials/credential_service.hpp"
 #include "daemon/discovery/discovery_service.hpp"
 #include "daemon/handlers/config_error_handler.hpp"
@@ -24,6 +25,9 @@
 #include "daemon/libsecret/libsecret_keyring.hpp"
 #include "daemon/libsecret/secret_service_watch.hpp"
 #include "daemon/registry/registry_service.hpp"
+#include "daemon/registry_cache/cache_config.hpp"
+#include "daemon/registry_cache/http_listener.hpp"
+#include "daemon/registry_cache/registry_cache.hpp"
 #include "daemon/server/server.hpp"
 #include "daemon/server/socket_owner.hpp"
 #include "proto/socket_path.hpp"
@@ -53,7 +57,8 @@ void wait_for_signals(asio::signal_set& signals, server::Server& server,
 
 int serve(const Config& config, StartupReport& report) {
     std::optional<server::SocketOwner> owner;
-    int listen_fd = server::systemd_listener();
+    const server::SystemdListeners passed = server::systemd_listeners();
+    int listen_fd = passed.unix_fd;
     const bool activated = listen_fd >= 0;
     std::string socket_path = "(socket activation)";
     proto::SocketLocation location = proto::resolve_socket_location();
@@ -83,19 +88,39 @@ int serve(const Config& config, StartupReport& report) {
     registry::RegistryOptions registry_options = config.registry;
     // Packages wait for their client in the socket's private (0700) directory.
     registry_options.downloads_dir = location.directory / "downloads";
+    archives::ArchiveStoreOptions archive_options = config.archives;
+    if (archive_options.dir.empty()) archive_options.dir = archives::default_archive_dir();
+    archive_options.fetch_timeout = config.registry.fetch_timeout;
+    archives::ArchiveStore archive_store(io.get_executor(), http, archive_options);
     registry::RegistryService registry(io.get_executor(), http, credentials, discovery,
                                        registry_options);
+    // The registry cache: on when `hostkeeper setup --registry-cache` wrote its file.
+    std::optional<registry_cache::CacheConfig> cache_config;
+    std::string cache_problem;
+    try {
+        cache_config =
+            registry_cache::load_cache_config(registry_cache::default_cache_config_path());
+    } catch (const std::exception& e) {
+        cache_problem = e.what();
+        spdlog::error("registry cache off: {}", e.what());
+    }
+    registry_cache::RegistryCache registry_cache(io.get_executor(), std::move(cache_config),
+                                                 registry_cache::default_state_path(), credentials,
+                                                 discovery, registry, archive_store);
+    std::optional<registry_cache::HttpListener> cache_listener;
     // Started on demand or by socket activation, it exits when idle: the next
     // client starts it again (the helper, or systemd through the socket).
     // Started by hand, it runs until it is stopped.
     const std::chrono::seconds idle_timeout =
         config.on_demand || activated ? config.idle_timeout : std::chrono::seconds(0);
     handlers::Dispatcher dispatcher(
-        credentials, discovery, registry,
+        credentials, discovery, registry, registry_cache,
         handlers::DaemonInfo{socket_path, config.on_demand, idle_timeout});
     asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
-    const server::StopHooks hooks{[&http] {
+    const server::StopHooks hooks{[&http, &cache_listener, &registry_cache] {
                                       sd_notify(0, "STOPPING=1");
+                                      registry_cache.stop();
+                                      if (cache_listener) cache_listener->stop();
                                       // Fetches in flight fail now ("hostkeeperd is stopping"), so
                                       // that their clients get an answer instead of waiting out the
                                       // shutdown timeout.
@@ -120,6 +145,40 @@ int serve(const Config& config, StartupReport& report) {
         server.stop();
     });
     server.start();
+    if (registry_cache.enabled()) {
+        const registry_cache::CacheConfig& cc = *registry_cache.config();
+        int tcp_fd = passed.tcp_fd;
+        registry_cache::ListenerHolder holder = registry_cache::ListenerHolder::systemd;
+        std::string error;
+        if (tcp_fd >= 0 && !registry_cache::is_listener_on(tcp_fd, cc.port)) {
+            error = "the socket unit listens on another port than " + cc.listen() +
+                    " (run hostkeeper setup --registry-cache again)";
+            ::close(tcp_fd);
+            tcp_fd = -1;
+        } else if (tcp_fd < 0) {
+            holder = registry_cache::ListenerHolder::daemon;
+            tcp_fd = registry_cache::bind_loopback(cc.address, cc.port, error);
+        }
+        if (tcp_fd >= 0) {
+            cache_listener.emplace(io, tcp_fd, registry_cache, registry_cache::ListenerOptions{},
+                                   [&server] { server.activity(); });
+            cache_listener->start();
+            registry_cache.listener(holder, "");
+            spdlog::info(
+                "registry cache listening on {} (held by {})", cc.listen(),
+                holder == registry_cache::ListenerHolder::systemd ? "systemd" : "hostkeeperd");
+        } else {
+            registry_cache.listener(registry_cache::ListenerHolder::none, error);
+            spdlog::error(
+                "registry cache: cannot listen on {}: {}; no token is handed out for "
+                "the hosts routed through it",
+                cc.listen(), error);
+        }
+    } else if (passed.tcp_fd >= 0) {
+        ::close(passed.tcp_fd);
+    }
+    if (!cache_problem.empty())
+        registry_cache.listener(registry_cache::ListenerHolder::none, cache_problem);
 
     report.send("ready");
     sd_notify(0, "READY=1");
@@ -128,6 +187,7 @@ int serve(const Config& config, StartupReport& report) {
                  ::getpid());
     io.run();
     http.stop();
+    archive_store.stop();
     registry.stop();
     discovery.stop();
     credentials.stop();
@@ -145,7 +205,9 @@ int refuse_to_run(const InvalidConfig& error) {
     if (command_line.check_config) return 2;
     StartupReport report(command_line.ready_fd);
     report.send(std::string("error ") + error.what());
-    const int listen_fd = server::systemd_listener();
+    const server::SystemdListeners passed = server::systemd_listeners();
+    if (passed.tcp_fd >= 0) ::close(passed.tcp_fd);
+    const int listen_fd = passed.unix_fd;
     if (listen_fd < 0) return 2;
 
     // Socket activation: systemd would restart us into the same error until

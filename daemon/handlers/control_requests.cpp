@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include "daemon/handlers/replies.hpp"
+#include "daemon/registry_cache/registry_cache.hpp"
 #include "proto/error.hpp"
+#include "proto/hostname.hpp"
 
 namespace hostkeeper::daemon::handlers {
 using proto::Op;
@@ -15,7 +17,24 @@ boost::asio::awaitable<server::Reply> ControlRequests::handle(const Request& req
             co_return server::Reply{reply::hello()};
         case Op::status:
             co_return server::Reply{reply::status(daemon_, request.server, credentials_.stats(),
-                                                  discovery_.stats(), registry_.stats())};
+                                                  discovery_.stats(), registry_.stats(),
+                                                  cache_.status())};
+        case Op::registry_cache_sync: {
+            std::vector<std::string> hosts;
+            if (const auto it = request.fields.find("hosts"); it != request.fields.end()) {
+                if (!it->is_array())
+                    throw proto::Error(proto::ErrorCode::bad_request, "\"hosts\" must be an array");
+                for (const proto::Json& host : *it) {
+                    if (!host.is_string())
+                        throw proto::Error(proto::ErrorCode::bad_request,
+                                           "\"hosts\" must hold hostnames");
+                    hosts.push_back(proto::normalize_hostname(host.get<std::string>()));
+                }
+            }
+            auto syncing = cache_.sync(std::move(hosts));  // named first (async/toolchain.hpp)
+            const proto::Json state = co_await std::move(syncing);
+            co_return server::Reply{reply::registry_cache(state)};
+        }
         case Op::flush: {
             std::size_t flushed = 0;
             if (request.fields.contains("host")) {

@@ -1,5 +1,6 @@
 #pragma once
-// The requests about the daemon itself: hello, status, flush, stop
+// The requests about the daemon itself: hello, status, flush, stop, and
+// registry_cache_sync
 // (PROTOCOL.md). `stop` answers, and the server stops once the answer is
 // written.
 
@@ -20,6 +21,9 @@ class DiscoveryService;
 namespace hostkeeper::daemon::registry {
 class RegistryService;
 }
+namespace hostkeeper::daemon::registry_cache {
+class RegistryCache;
+}
 
 namespace hostkeeper::daemon::handlers {
 
@@ -27,8 +31,12 @@ class ControlRequests {
   public:
     ControlRequests(credentials::CredentialService& credentials,
                     discovery::DiscoveryService& discovery, registry::RegistryService& registry,
-                    const DaemonInfo& daemon)
-        : credentials_(credentials), discovery_(discovery), registry_(registry), daemon_(daemon) {}
+                    registry_cache::RegistryCache& cache, const DaemonInfo& daemon)
+        : credentials_(credentials),
+          discovery_(discovery),
+          registry_(registry),
+          cache_(cache),
+          daemon_(daemon) {}
     // Throws proto::Error.
     boost::asio::awaitable<server::Reply> handle(const Request& request);
 
@@ -36,6 +44,7 @@ class ControlRequests {
     credentials::CredentialService& credentials_;
     discovery::DiscoveryService& discovery_;
     registry::RegistryService& registry_;
+    registry_cache::RegistryCache& cache_;
     const DaemonInfo& daemon_;
 };
 

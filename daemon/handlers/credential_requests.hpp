@@ -11,18 +11,26 @@
 namespace hostkeeper::daemon::credentials {
 class CredentialService;
 }
+namespace hostkeeper::daemon::registry_cache {
+class RegistryCache;
+}
 
 namespace hostkeeper::daemon::handlers {
 
 class CredentialRequests {
   public:
-    explicit CredentialRequests(credentials::CredentialService& credentials)
-        : credentials_(credentials) {}
+    // `cache`: a host routed through the registry cache gets its credentials
+    // only while this daemon holds the cache's listener; a `get` tells the
+    // cache which hosts Terraform uses.
+    CredentialRequests(credentials::CredentialService& credentials,
+                       registry_cache::RegistryCache& cache)
+        : credentials_(credentials), cache_(cache) {}
     // Throws proto::Error.
     boost::asio::awaitable<server::Reply> handle(const Request& request);
 
   private:
     credentials::CredentialService& credentials_;
+    registry_cache::RegistryCache& cache_;
 };
 
 }  // namespace hostkeeper::daemon::handlers

@@ -68,7 +68,6 @@ asio::awaitable<server::Reply> Dispatcher::route(const Request& request) {
         case Op::provider_fetch:
             co_return co_await registry_.handle(request);
         case Op::registry_cache_sync:
-            throw Error(ErrorCode::unsupported_service, "the registry cache is not set up");
         case Op::hello:
         case Op::status:
         case Op::flush:

@@ -21,12 +21,13 @@ class Dispatcher final : public server::RequestHandler {
   public:
     // `daemon` is described in status and keyring_unavailable replies.
     Dispatcher(credentials::CredentialService& credentials, discovery::DiscoveryService& discovery,
-               registry::RegistryService& registry, DaemonInfo daemon)
+               registry::RegistryService& registry, registry_cache::RegistryCache& cache,
+               DaemonInfo daemon)
         : daemon_(std::move(daemon)),
-          credentials_(credentials),
+          credentials_(credentials, cache),
           discovery_(discovery),
           registry_(registry),
-          control_(credentials, discovery, registry, daemon_) {}
+          control_(credentials, discovery, registry, cache, daemon_) {}
 
     boost::asio::awaitable<server::Reply> handle(std::string_view payload,
                                                  server::ServerState server) override;

@@ -93,7 +93,7 @@ std::string stopping(long pid) {
 
 std::string status(const DaemonInfo& daemon, server::ServerState server,
                    const credentials::CredentialStats& c, const discovery::DiscoveryStats& d,
-                   const registry::RegistryStats& r) {
+                   const registry::RegistryStats& r, const Json& registry_cache) {
     Json response = proto::make_ok();
     response["daemon"] = daemon_object(daemon, server);
     response["credentials"] = {{"entries", c.entries},
@@ -128,6 +128,13 @@ std::string status(const DaemonInfo& daemon, server::ServerState server,
                             {"upstream_failures", r.upstream_failures},
                             {"in_flight", r.in_flight},
                             {"evictions", r.evictions}};
+    response["registry_cache"] = registry_cache;
+    return ok_payload(response);
+}
+
+std::string registry_cache(const Json& state) {
+    Json response = proto::make_ok();
+    response["registry_cache"] = state;
     return ok_payload(response);
 }
 

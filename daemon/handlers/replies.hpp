@@ -32,7 +32,9 @@ std::string stopping(long pid);
 std::string status(const DaemonInfo& daemon, server::ServerState server,
                    const credentials::CredentialStats& credentials,
                    const discovery::DiscoveryStats& discovery,
-                   const registry::RegistryStats& registry);
+                   const registry::RegistryStats& registry, const proto::Json& registry_cache);
+// registry_cache_sync: {"v":1,"ok":true,"registry_cache":{...}}
+std::string registry_cache(const proto::Json& state);
 
 // `host`'s answer. Throws proto::Error{too_large} past the response frame size.
 std::string discovery(const std::string& host, const discovery::DiscoveryAnswer& answer);

@@ -288,6 +288,23 @@ asio::awaitable<RegistryAnswer> RegistryService::provider_package(proto::Provide
     co_return co_await std::move(answering);
 }
 
+asio::awaitable<RegistryAnswer> RegistryService::published_file(std::string url,
+                                                                std::string label) {
+    Job job;
+    job.kind = Kind::file;
+    job.url = url;
+    job.key = "file " + url;
+    job.label = label;
+    job.not_found = label + " does not exist";
+    job.parse = [](const http::HttpResponse& r, const std::string&) {
+        Json bytes = Json::binary(Json::binary_t::container_type(r.body.begin(), r.body.end()));
+        return RegistryDocument(r.url, std::move(bytes));
+    };
+    // Named first (async/toolchain.hpp).
+    auto answering = get(std::move(job), false);
+    co_return co_await std::move(answering);
+}
+
 asio::awaitable<RegistryAnswer> RegistryService::get(Job job, bool refresh) {
     const std::string key = job.key;
     const std::string label = job.label;
@@ -366,7 +383,7 @@ upstream::UpstreamRequest RegistryService::request_of(const Job& job,
     request.rules.timeout = options_.timeout;
     // Terraform's mirror client insists on application/json; its registry
     // clients read any body as JSON, and so does this.
-    request.json_media_type = job.service.empty();
+    request.json_media_type = job.service.empty() && job.kind != Kind::file;
     request.accept_204 = job.kind == Kind::module_download;
     request.explain_refusal = true;
     return request;

@@ -83,6 +83,12 @@ class RegistryService {
                                                             std::optional<Mirror> mirror,
                                                             bool refresh);
 
+    // A file a registry publishes beside a package (SHA256SUMS and its
+    // signature), byte for byte, cached as the documents are (download_ttl,
+    // stale-if-error); fetched without credentials, as Terraform fetches it.
+    // The answer's document body is a JSON binary value.
+    boost::asio::awaitable<RegistryAnswer> published_file(std::string url, std::string label);
+
     // Downloads a package and checks it against the hashes published for it
     // (see PackageFetcher::fetch).
     boost::asio::awaitable<FetchedPackage> fetch_package(std::string url,
@@ -99,7 +105,7 @@ class RegistryService {
     void stop();
 
   private:
-    enum class Kind { versions, download, module_download };
+    enum class Kind { versions, download, module_download, file };
     // One document to fetch: at `url`, or (a registry's) at `path` below the
     // URL discovery gives for `service`.
     struct Job {

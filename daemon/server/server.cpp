@@ -240,6 +240,10 @@ void Server::arm_idle_timer() {
     });
 }
 
+void Server::activity() {
+    if (connections_.empty()) arm_idle_timer();
+}
+
 void Server::stop() {
     if (stopping_) return;
     stopping_ = true;

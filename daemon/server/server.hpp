@@ -55,6 +55,10 @@ class Server {
     // Called when no client has been connected for idle_timeout.
     void on_idle(std::function<void()> callback) { on_idle_ = std::move(callback); }
 
+    // Another kind of client (the registry cache's listener) was served: the
+    // idle timeout starts again.
+    void activity();
+
     std::size_t connections() const { return connections_.size(); }
 
   private:

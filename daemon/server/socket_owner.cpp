@@ -116,19 +116,26 @@ int SocketOwner::release_listener() {
     return fd;
 }
 
-int systemd_listener() {
+SystemdListeners systemd_listeners() {
     const int n = sd_listen_fds(1);
     if (n < 0) throw std::system_error(-n, std::generic_category(), "sd_listen_fds");
-    if (n == 0) return -1;
-    if (n > 1)
-        throw std::runtime_error("systemd passed " + std::to_string(n) +
-                                 " sockets; hostkeeperd takes one");
-    const int fd = SD_LISTEN_FDS_START;
-    if (sd_is_socket_unix(fd, SOCK_STREAM, 1, nullptr, 0) <= 0) {
-        throw std::runtime_error("the socket systemd passed is not a listening Unix stream socket");
+    SystemdListeners out;
+    for (int fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + n; ++fd) {
+        ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+        if (sd_is_socket_unix(fd, SOCK_STREAM, 1, nullptr, 0) > 0 && out.unix_fd < 0) {
+            out.unix_fd = fd;
+        } else if (sd_is_socket_inet(fd, AF_INET, SOCK_STREAM, 1, 0) > 0 && out.tcp_fd < 0) {
+            out.tcp_fd = fd;
+        } else {
+            throw std::runtime_error("systemd passed " + std::to_string(n) +
+                                     " sockets; hostkeeperd takes one listening Unix stream "
+                                     "socket and at most one listening IPv4 TCP socket");
+        }
     }
-    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-    return fd;
+    if (n > 0 && out.unix_fd < 0) {
+        throw std::runtime_error("systemd passed no listening Unix stream socket");
+    }
+    return out;
 }
 
 }  // namespace hostkeeper::daemon::server

@@ -41,8 +41,14 @@ class SocketOwner {
     ino_t inode_ = 0;
 };
 
-// The listening Unix stream socket systemd passed (LISTEN_FDS), or -1 when
-// not socket-activated. Throws std::runtime_error for an unusable hand-over.
-int systemd_listener();
+// The sockets systemd passed (LISTEN_FDS): the listening Unix stream socket
+// (-1 when not socket-activated) and, when the socket unit also listens on
+// the registry cache's loopback port, that listening TCP socket (else -1).
+// Throws std::runtime_error for an unusable hand-over.
+struct SystemdListeners {
+    int unix_fd = -1;
+    int tcp_fd = -1;
+};
+SystemdListeners systemd_listeners();
 
 }  // namespace hostkeeper::daemon::server

@@ -71,8 +71,12 @@ asio::awaitable<Verdict> Upstream::fetch(UpstreamRequest request) {
     Verdict out;
     out.url_asked = request.url;
     std::string keyring_problem;
-    const std::optional<proto::Secret> token =
-        co_await bearer_token(credentials_, request.token_host, request.purpose, &keyring_problem);
+    // No token_host: a file fetched without credentials (SHA256SUMS, as Terraform fetches it).
+    std::optional<proto::Secret> token;
+    if (!request.token_host.empty()) {
+        token = co_await bearer_token(credentials_, request.token_host, request.purpose,
+                                      &keyring_problem);
+    }
     http::FetchResult fetched = co_await http::fetch_following(http_, request.url, token,
                                                                request.token_origin, request.rules);
     requests_ += fetched.requests;

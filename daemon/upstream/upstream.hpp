@@ -39,7 +39,7 @@ struct UpstreamStats : cache::AnswerCacheStats {
 // One document to fetch.
 struct UpstreamRequest {
     std::string url;
-    std::string token_host;    // whose credentials are sent ...
+    std::string token_host;    // whose credentials are sent ("": none) ...
     std::string token_origin;  // ... to this origin only
     std::string purpose;       // "discovery of HOST", for the log
     http::FetchRules rules;

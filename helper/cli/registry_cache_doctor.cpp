@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "helper/cli/registry_cache_files.hpp"
-#include "helper/files/file_io.hpp"
 #include "helper/terraform_config/tool_locations.hpp"
+#include "proto/file_io.hpp"
 #include "proto/messages.hpp"
 
 namespace hostkeeper::helper::cli {
@@ -45,8 +45,8 @@ void check_tfrc(const DoctorSink& report, const fs::path& path, std::optional<in
                 const std::string& listen) {
     std::optional<std::string> text;
     try {
-        text = files::read_file_if_exists(path);
-    } catch (const files::FileError& e) {
+        text = proto::read_file_if_exists(path);
+    } catch (const proto::FileError& e) {
         report.fail(e.what(), "remove it; hostkeeperd writes it again");
         return;
     }

@@ -13,8 +13,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "helper/files/file_io.hpp"
 #include "helper/terraform_config/tool_locations.hpp"
+#include "proto/file_io.hpp"
 #include "proto/json.hpp"
 #include "proto/secret.hpp"
 #include "proto/unique_fd.hpp"
@@ -33,7 +33,7 @@ fs::path config_home() {
 }
 
 [[noreturn]] void malformed(const std::string& what) {
-    throw files::FileError(registry_cache_config_path().string() + ": " + what +
+    throw proto::FileError(registry_cache_config_path().string() + ": " + what +
                            "; it is written by 'hostkeeper setup --registry-cache': move it "
                            "away and run that again");
 }
@@ -84,7 +84,7 @@ std::optional<int> loopback_port(const std::string& listen) {
 }
 
 std::optional<RegistryCacheConfig> read_registry_cache_config() {
-    auto text = files::read_file_if_exists(registry_cache_config_path());
+    auto text = proto::read_file_if_exists(registry_cache_config_path());
     if (!text) return std::nullopt;
     Json json;
     try {
@@ -196,8 +196,8 @@ int free_loopback_port() {
 bool written_by_daemon(const fs::path& path) {
     std::optional<std::string> text;
     try {
-        text = files::read_file_if_exists(path);
-    } catch (const files::FileError&) {
+        text = proto::read_file_if_exists(path);
+    } catch (const proto::FileError&) {
         return false;
     }
     return text && text->rfind(kTfrcHeader, 0) == 0;

@@ -30,7 +30,7 @@ std::filesystem::path registry_cache_config_path();
 // $XDG_CONFIG_HOME/systemd/user/hostkeeperd.socket.d/registry-cache.conf
 std::filesystem::path registry_cache_drop_in_path();
 
-// The file, checked; nullopt when it does not exist. Throws files::FileError
+// The file, checked; nullopt when it does not exist. Throws proto::FileError
 // naming the file and what is wrong with it.
 std::optional<RegistryCacheConfig> read_registry_cache_config();
 // The file's text (version 1), ending in a newline.

@@ -8,8 +8,8 @@
 #include "helper/cli/user_systemd.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "helper/client/launcher.hpp"
-#include "helper/files/file_io.hpp"
 #include "proto/error.hpp"
+#include "proto/file_io.hpp"
 #include "proto/hostname.hpp"
 #include "proto/messages.hpp"
 #include "proto/secret.hpp"
@@ -86,7 +86,7 @@ void note_cli_config_override(Plan& plan, const std::vector<terraform_config::To
 void plan_drop_in(Plan& plan, const std::string& listen) {
     const fs::path path = registry_cache_drop_in_path();
     const std::string text = drop_in_text(listen);
-    const auto previous = files::read_file_if_exists(path);
+    const auto previous = proto::read_file_if_exists(path);
     if (previous == text) {
         plan.notes.push_back("systemd: " + path.string() + " already makes " + client::kSocketUnit +
                              " listen on " + listen);
@@ -96,7 +96,7 @@ void plan_drop_in(Plan& plan, const std::string& listen) {
         path.string() + " (" + client::kSocketUnit + " listens on " + listen + ")";
     plan.steps.push_back({"systemd: would write " + what, "systemd: wrote " + what, [=] {
                               fs::create_directories(path.parent_path());
-                              files::write_file_atomically(path, text, 0644);
+                              proto::write_file_atomically(path, text, 0644);
                               return Json{{"action", kDropInRecord},
                                           {"path", path.string()},
                                           {"written", text},
@@ -188,7 +188,7 @@ void plan_registry_cache(Plan& plan, const std::vector<terraform_config::ToolPat
                  if (config.capability.empty()) config.capability = new_capability();
                  fs::create_directories(path.parent_path());
                  std::string text = registry_cache_json(config);
-                 files::write_file_atomically(path, text, 0600);
+                 proto::write_file_atomically(path, text, 0600);
                  proto::scrub(text);
                  proto::scrub(config.capability);
                  return Json{{"action", kConfigRecord},
@@ -318,17 +318,17 @@ std::string undo_registry_cache(const Json& action, bool dry_run,
     };
     if (kind == kDropInRecord) {
         const std::string written = action.value("written", "");
-        const auto text = files::read_file_if_exists(path);
+        const auto text = proto::read_file_if_exists(path);
         if (!text) {
             line(path.string() + " is already gone");
         } else if (*text != written) {
             return "left " + path.string() + " alone: it changed since setup wrote it";
         } else if (action["previous"].is_string()) {
             if (!dry_run)
-                files::write_file_atomically(path, action["previous"].get<std::string>(), 0644);
+                proto::write_file_atomically(path, action["previous"].get<std::string>(), 0644);
             line(say("restore ", "restored ") + path.string());
         } else {
-            if (!dry_run) files::remove_file(path);
+            if (!dry_run) proto::remove_file(path);
             line(say("remove ", "removed ") + path.string());
         }
         if (!client::user_manager_running()) {
@@ -349,13 +349,13 @@ std::string undo_registry_cache(const Json& action, bool dry_run,
     std::optional<RegistryCacheConfig> config;
     try {
         config = read_registry_cache_config();
-    } catch (const files::FileError& e) {
+    } catch (const proto::FileError& e) {
         return std::string("left ") + path.string() + " alone: " + e.what();
     }
     if (!config) {
         line(path.string() + " is already gone");
     } else if (action.value("created", false)) {
-        if (!dry_run) files::remove_file(path);
+        if (!dry_run) proto::remove_file(path);
         line(say("remove ", "removed ") + path.string() + " (setup created it)");
     } else {
         std::erase_if(config->hosts,
@@ -364,7 +364,7 @@ std::string undo_registry_cache(const Json& action, bool dry_run,
                       [&](const fs::path& t) { return contains(tfrc_added, t.string()); });
         if (!dry_run) {
             std::string text = registry_cache_json(*config);
-            files::write_file_atomically(path, text, 0600);
+            proto::write_file_atomically(path, text, 0600);
             proto::scrub(text);
         }
         line(say("remove ", "removed ") + "what setup added to " + path.string() +
@@ -380,7 +380,7 @@ std::string undo_registry_cache(const Json& action, bool dry_run,
             line("left " + tfrc + " alone: it does not start with hostkeeperd's header (edited?)");
             continue;
         }
-        if (!dry_run) files::remove_file(tfrc);
+        if (!dry_run) proto::remove_file(tfrc);
         line(say("remove ", "removed ") + tfrc);
     }
     return said;

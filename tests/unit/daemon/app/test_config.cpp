@@ -228,3 +228,23 @@ TEST_CASE("forced services nested deeper than JSON may be are a configuration er
     CHECK_THAT(error_of("[hosts.\"a.example\".services]\n\"modules.v1\" = " + nested),
                Catch::Contains("hosts.\"a.example\": services JSON nested deeper than 64 levels"));
 }
+
+TEST_CASE("the archive cache's cap: registry_cache.max_archive_bytes", "[daemon][config]") {
+    const ConfigFile none("");
+    const auto defaults = parse({"--config", none.path.string()});
+    REQUIRE(defaults.config);
+    CHECK(defaults.config->archives.max_bytes == std::size_t{5} * 1024 * 1024 * 1024);
+
+    const ConfigFile file("[registry_cache]\nmax_archive_bytes = 1000000\n");
+    const auto from_file = parse({"--config", file.path.string()});
+    REQUIRE(from_file.config);
+    CHECK(from_file.config->archives.max_bytes == 1000000);
+    const auto overridden = parse({"--config", file.path.string(), "--max-archive-bytes", "77"});
+    REQUIRE(overridden.config);
+    CHECK(overridden.config->archives.max_bytes == 77);
+
+    CHECK_THAT(error_of("[registry_cache]\nmax_archive_bytes = 0"),
+               Catch::Contains("registry_cache.max_archive_bytes must be at least 1"));
+    CHECK_THAT(error_of("[registry_cache]\nmax_archive_bytes = \"5G\""),
+               Catch::Contains("registry_cache.max_archive_bytes"));
+}

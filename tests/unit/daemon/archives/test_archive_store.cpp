@@ -446,3 +446,19 @@ TEST_CASE("archives: a failed download stores nothing", "[archives]") {
     CHECK(files_in(f.dir / "tmp") == 0);
     CHECK(store.stats().failures == 2);
 }
+
+TEST_CASE("archives: once stopped, no download starts; stored archives are still found",
+          "[archives]") {
+    Fixture f;
+    const std::string zip = zip_of("terraform-provider-thing", "stopping");
+    ArchiveStore store(f.io.get_executor(), f.http, f.options());
+    const ArchiveRequest stored = f.provider(kUrl, zip);
+    f.run(store.get(stored));
+    store.stop();
+    CHECK(contents(f.run(store.get(stored))) == zip);
+    const ArchiveRequest missing = f.module("https://git.example/late.tar.gz", 10);
+    const Error e = f.error_of(store.get(missing));
+    CHECK(e.code() == ErrorCode::internal);
+    CHECK_THAT(e.what(), Catch::Contains("stopping"));
+    CHECK(f.http.requests.size() == 1);
+}

@@ -2,14 +2,19 @@
 // in-memory keyring: the wire protocol of the requests and their errors.
 // (The socket alone is test_daemon_server; the real keyring and the real
 // binaries are covered by the integration tests.)
+#include <unistd.h>
+
 #include <boost/asio/thread_pool.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <filesystem>
 
+#include "daemon/archives/archive_store.hpp"
 #include "daemon/credentials/credential_service.hpp"
 #include "daemon/discovery/discovery_service.hpp"
 #include "daemon/handlers/dispatcher.hpp"
 #include "daemon/registry/registry_service.hpp"
+#include "daemon/registry_cache/registry_cache.hpp"
 #include "fake_http_client.hpp"
 #include "memory_keyring.hpp"
 #include "server_fixture.hpp"
@@ -27,6 +32,8 @@ struct ServerFixture : test::SocketServer {
     ~ServerFixture() {
         shutdown();
         pool.join();
+        std::error_code ignored;
+        std::filesystem::remove_all(archive_dir, ignored);
     }
 
     asio::thread_pool pool{1};
@@ -36,7 +43,14 @@ struct ServerFixture : test::SocketServer {
     test::FakeHttpClient http{io.get_executor()};
     daemon::discovery::DiscoveryService discovery{io.get_executor(), http, credentials, {}};
     daemon::registry::RegistryService registry{io.get_executor(), http, credentials, discovery, {}};
-    daemon::handlers::Dispatcher dispatcher{credentials, discovery, registry,
+    // The registry cache is off here (no configuration): the store is never used.
+    std::filesystem::path archive_dir =
+        std::filesystem::temp_directory_path() / ("hk-dispatcher-" + std::to_string(::getpid()));
+    daemon::archives::ArchiveStore archives{io.get_executor(), http, {archive_dir}};
+    daemon::registry_cache::RegistryCache cache{
+        io.get_executor(), std::nullopt, archive_dir / "state.json", credentials, discovery,
+        registry,          archives};
+    daemon::handlers::Dispatcher dispatcher{credentials, discovery, registry, cache,
                                             daemon::handlers::DaemonInfo{"test", false, 0s}};
 };
 

@@ -1,0 +1,158 @@
+#include "daemon/registry_cache/cache_config.hpp"
+
+#include <arpa/inet.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <stdexcept>
+
+#include "proto/file_io.hpp"
+#include "proto/hostname.hpp"
+#include "proto/json.hpp"
+
+namespace hostkeeper::daemon::registry_cache {
+namespace fs = std::filesystem;
+using proto::Json;
+
+namespace {
+
+[[noreturn]] void bad(const std::string& what) {
+    throw std::runtime_error("registry-cache.json: " + what);
+}
+
+const Json& member(const Json& doc, const char* name, Json::value_t type, const char* type_name) {
+    const auto it = doc.find(name);
+    if (it == doc.end()) bad(std::string("\"") + name + "\" is missing");
+    if (it->type() != type) bad(std::string("\"") + name + "\" must be " + type_name);
+    return *it;
+}
+
+bool is_base64url(std::string_view text) {
+    for (const char c : text) {
+        const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                        (c >= '0' && c <= '9') || c == '-' || c == '_';
+        if (!ok) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+std::string CacheConfig::listen() const {
+    return address + ":" + std::to_string(port);
+}
+
+std::string CacheConfig::base_url() const {
+    return "http://" + listen() + "/" + std::string(capability.view()) + "/";
+}
+
+CacheConfig parse_cache_config(std::string_view text) {
+    Json doc;
+    try {
+        doc = proto::parse_json(text);
+    } catch (const proto::JsonError& e) {
+        bad(std::string("not JSON: ") + e.what());
+    }
+    if (!doc.is_object()) bad("must be a JSON object");
+    for (const auto& [key, value] : doc.items()) {
+        if (key != "version" && key != "listen" && key != "capability" && key != "tfrc_files" &&
+            key != "hosts") {
+            bad("unknown key \"" + key + "\"");
+        }
+    }
+    const Json& version = member(doc, "version", Json::value_t::number_unsigned, "1");
+    if (version.get<std::uint64_t>() != 1) bad("\"version\" must be 1");
+
+    CacheConfig config;
+    const std::string listen =
+        member(doc, "listen", Json::value_t::string, "a string").get<std::string>();
+    const auto colon = listen.rfind(':');
+    if (colon == std::string::npos) bad("\"listen\" must be 127.0.0.1:PORT");
+    config.address = listen.substr(0, colon);
+    in_addr addr{};
+    if (::inet_pton(AF_INET, config.address.c_str(), &addr) != 1 ||
+        (ntohl(addr.s_addr) >> 24) != 127) {
+        bad("\"listen\" must be an IPv4 loopback address (127.x.y.z:PORT), not \"" + listen + "\"");
+    }
+    const std::string port = listen.substr(colon + 1);
+    if (port.empty() || port.size() > 5 ||
+        port.find_first_not_of("0123456789") != std::string::npos || std::stoul(port) == 0 ||
+        std::stoul(port) > 65535) {
+        bad("\"listen\" has no valid port (1-65535): \"" + listen + "\"");
+    }
+    config.port = static_cast<std::uint16_t>(std::stoul(port));
+
+    std::string capability =
+        member(doc, "capability", Json::value_t::string, "a string").get<std::string>();
+    if (capability.size() < kMinCapabilityChars || capability.size() > 256 ||
+        !is_base64url(capability)) {
+        proto::scrub(capability);
+        bad("\"capability\" must be at least " + std::to_string(kMinCapabilityChars) +
+            " base64url characters (128 bits)");
+    }
+    config.capability = proto::Secret::adopt(capability);
+
+    for (const Json& file : member(doc, "tfrc_files", Json::value_t::array, "an array")) {
+        if (!file.is_string()) bad("\"tfrc_files\" must hold strings");
+        const fs::path path(file.get<std::string>());
+        if (!path.is_absolute() || path.filename().empty())
+            bad("\"tfrc_files\" must hold absolute file paths");
+        config.tfrc_files.push_back(path);
+    }
+    for (const Json& host : member(doc, "hosts", Json::value_t::array, "an array")) {
+        if (!host.is_string()) bad("\"hosts\" must hold strings");
+        try {
+            const std::string normalized = proto::normalize_hostname(host.get<std::string>());
+            bool seen = false;
+            for (const std::string& h : config.hosts) seen = seen || h == normalized;
+            if (!seen) config.hosts.push_back(normalized);
+        } catch (const std::exception& e) {
+            bad("\"hosts\": " + std::string(e.what()));
+        }
+    }
+    proto::scrub(doc);  // the capability's copy in it
+    return config;
+}
+
+fs::path default_cache_config_path() {
+    const char* xdg = std::getenv("XDG_CONFIG_HOME");
+    if (xdg != nullptr && *xdg == '/') return fs::path(xdg) / "hostkeeper" / "registry-cache.json";
+    const char* home = std::getenv("HOME");
+    return fs::path(home != nullptr ? home : "/") / ".config" / "hostkeeper" /
+           "registry-cache.json";
+}
+
+fs::path default_state_path() {
+    const char* xdg = std::getenv("XDG_STATE_HOME");
+    if (xdg != nullptr && *xdg == '/')
+        return fs::path(xdg) / "hostkeeper" / "registry-cache-hosts.json";
+    const char* home = std::getenv("HOME");
+    return fs::path(home != nullptr ? home : "/") / ".local" / "state" / "hostkeeper" /
+           "registry-cache-hosts.json";
+}
+
+std::optional<CacheConfig> load_cache_config(const fs::path& path) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) {
+        if (errno == ENOENT) return std::nullopt;
+        bad(path.string() + ": cannot be read");
+    }
+    // It holds the capability: the owner's, and nobody else's to read.
+    if (!S_ISREG(st.st_mode)) bad(path.string() + " is not a regular file");
+    if (st.st_uid != ::geteuid()) bad(path.string() + " is not owned by this user");
+    if ((st.st_mode & 077) != 0) bad(path.string() + " is readable by others: chmod 600 it");
+    std::optional<std::string> text;
+    try {
+        text = proto::read_file_if_exists(path, kMaxCacheConfig);
+    } catch (const proto::FileError& e) {
+        bad(e.what());
+    }
+    if (!text) return std::nullopt;
+    CacheConfig config = parse_cache_config(*text);
+    proto::scrub(*text);
+    config.origin = path;
+    return config;
+}
+
+}  // namespace hostkeeper::daemon::registry_cache

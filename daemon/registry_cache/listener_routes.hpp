@@ -1,0 +1,55 @@
+#pragma once
+// What a request target on the registry cache's listener asks for. Pure: the
+// path below the capability prefix, read as proto/PROTOCOL.md ("The registry
+// cache") lays it out. The capability itself is checked by the caller.
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace hostkeeper::daemon::registry_cache {
+
+enum class RouteKind {
+    module_versions,     // v1/HOST/modules/NS/NAME/SYSTEM/versions
+    module_download,     // v1/HOST/modules/NS/NAME/SYSTEM/VERSION/download
+    provider_versions,   // v1/HOST/providers/NS/TYPE/versions
+    provider_package,    // v1/HOST/providers/NS/TYPE/VERSION/download/OS/ARCH
+    provider_shasums,    // ... /download/OS/ARCH/SHA256SUMS
+    provider_signature,  // ... /download/OS/ARCH/SHA256SUMS.sig
+    provider_archive,    // archives/providers/SHA256/FILENAME
+    module_archive,      // archives/modules/KEY/FILENAME
+    mirror_index,        // mirror/HOSTNAME/NS/TYPE/index.json
+    mirror_version,      // mirror/HOSTNAME/NS/TYPE/VERSION.json
+};
+
+struct Route {
+    RouteKind kind = RouteKind::module_versions;
+    std::string host;  // the registry host (for a mirror: the provider's HOSTNAME), as in the URL
+    std::string name_space;  // NS
+    std::string name;        // a module's NAME, a provider's TYPE
+    std::string system;      // a module's SYSTEM
+    std::string version;     // as in the URL (parsed by the caller)
+    std::string os, arch;
+    std::string key;       // an archive's store key ("providers/SHA256", "modules/KEY")
+    std::string filename;  // an archive's file name
+};
+
+// Thrown for a target that names nothing the listener serves (a 404).
+class RouteError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+// Splits a request target into its first segment (the capability, not yet
+// checked) and the route after it. The query is ignored; segments are
+// percent-decoded and may not decode to "/", "..", "." or control characters.
+struct ParsedTarget {
+    std::string capability;
+    Route route;
+};
+ParsedTarget parse_target(std::string_view target);
+
+// The path of `route` below the listener's base URL (the inverse of parse_target).
+std::string route_path(const Route& route);
+
+}  // namespace hostkeeper::daemon::registry_cache

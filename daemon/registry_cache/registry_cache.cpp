@@ -1,0 +1,488 @@
+#include "daemon/registry_cache/registry_cache.hpp"
+
+#include <openssl/crypto.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <exception>
+
+#include "daemon/registry_cache/wire_answers.hpp"
+#include "daemon/upstream/bearer_token.hpp"
+#include "proto/error.hpp"
+#include "proto/hostname.hpp"
+#include "proto/registry_address.hpp"
+#include "proto/semver.hpp"
+
+namespace hostkeeper::daemon::registry_cache {
+namespace asio = boost::asio;
+using proto::Error;
+using proto::ErrorCode;
+using proto::Json;
+
+namespace {
+
+constexpr std::chrono::minutes kLearnAgain{10};
+constexpr std::size_t kMaxPending = 4096;
+constexpr std::size_t kMaxReason = 400;
+
+bool equal_secret(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+// A reason phrase Go shows as the response's Status ("502 <reason>"):
+// Terraform prints it, so it carries the upstream's reason.
+std::string reason_phrase(std::string text) {
+    for (char& c : text) {
+        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = ' ';
+    }
+    if (text.size() > kMaxReason) text = text.substr(0, kMaxReason - 3) + "...";
+    return text;
+}
+
+ListenerResponse json_response(unsigned status, const Json& body) {
+    ListenerResponse out;
+    out.status = status;
+    out.body = body.dump();
+    return out;
+}
+
+ListenerResponse error_response(unsigned status, const std::string& message) {
+    ListenerResponse out = json_response(status, Json{{"errors", Json::array({message})}});
+    out.reason = reason_phrase(message);
+    return out;
+}
+
+unsigned status_of(const Error& e) {
+    switch (e.code()) {
+        case ErrorCode::not_found:
+        case ErrorCode::unsupported_service:
+            return 404;
+        case ErrorCode::bad_request:
+        case ErrorCode::bad_host:
+            return 400;
+        case ErrorCode::keyring_locked:
+        case ErrorCode::keyring_unavailable:
+        case ErrorCode::no_default_collection:
+        case ErrorCode::keyring_error:
+            return 503;
+        default:
+            return 502;
+    }
+}
+
+bool safe_filename(const std::string& name) {
+    if (name.empty() || name.size() > 200 || name == "." || name == "..") return false;
+    for (const char c : name) {
+        const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                        (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_' || c == '+';
+        if (!ok) return false;
+    }
+    return true;
+}
+
+std::string last_segment(const std::string& url) {
+    const std::string path = url.substr(0, url.find_first_of("?#"));
+    return path.substr(path.rfind('/') + 1);
+}
+
+}  // namespace
+
+RegistryCache::RegistryCache(asio::any_io_executor io, std::optional<CacheConfig> config,
+                             std::filesystem::path state_file,
+                             credentials::CredentialService& credentials,
+                             discovery::DiscoveryService& discovery,
+                             registry::RegistryService& registry, archives::ArchiveStore& archives)
+    : io_(std::move(io)),
+      config_(std::move(config)),
+      credentials_(credentials),
+      discovery_(discovery),
+      registry_(registry),
+      archives_(archives) {
+    if (!config_) return;
+    base_url_ = config_->base_url();
+    routed_.emplace(config_->hosts, std::move(state_file), config_->tfrc_files, base_url_);
+    if (std::string problem = routed_->load(); !problem.empty())
+        spdlog::warn("registry cache: {}; starting with the named hosts only", problem);
+    write_files();
+    // The named hosts are discovered at start; the learned ones when used.
+    for (const std::string& host : config_->hosts) {
+        asio::co_spawn(io_, discover_and_route(host, false), asio::detached);
+    }
+}
+
+void RegistryCache::listener(ListenerHolder holder, std::string error) {
+    holder_ = holder;
+    listener_error_ = std::move(error);
+}
+
+bool RegistryCache::routes(const std::string& host) const {
+    return routed_ && routed_->routed(host);
+}
+
+void RegistryCache::write_files() {
+    try {
+        routed_->write();
+        files_error_.clear();
+    } catch (const std::exception& e) {
+        files_error_ = e.what();
+        spdlog::error("registry cache: cannot write its files: {}", e.what());
+    }
+}
+
+void RegistryCache::learn(const std::string& host) {
+    if (!routed_ || stopped_ || routed_->routed(host)) return;
+    const auto now = std::chrono::steady_clock::now();
+    const auto it = learning_.find(host);
+    if (it != learning_.end() && now - it->second < kLearnAgain) return;
+    if (learning_.size() >= kMaxPending) learning_.clear();
+    learning_[host] = now;
+    asio::co_spawn(io_, discover_and_route(host, false), asio::detached);
+}
+
+asio::awaitable<void> RegistryCache::discover_and_route(std::string host, bool refresh) {
+    std::string failure;
+    try {
+        auto discovering = discovery_.discover(host, refresh);  // named first (async/toolchain.hpp)
+        const discovery::DiscoveryAnswer answer = co_await std::move(discovering);
+        seen_[host] = answer.document;
+        if (routed_->discovered(host, answer.services().services)) {
+            spdlog::info("registry cache: {} {}", host,
+                         routed_->routed(host) ? "routed through the listener"
+                                               : "no longer routed (it offers no registry)");
+            write_files();
+        }
+    } catch (const std::exception& e) {
+        failure = e.what();
+    }
+    if (!failure.empty()) {
+        spdlog::info("registry cache: {} not routed: {}", host, failure);
+        routed_->failed(host, failure);
+    }
+}
+
+// A routed host's block follows its discovery document: a new document
+// (refreshed by any request) with other services rewrites the files.
+asio::awaitable<void> RegistryCache::follow_discovery(std::string host) {
+    std::shared_ptr<const discovery::DiscoveryDocument> document;
+    try {
+        auto discovering = discovery_.discover(host, false);  // named first (async/toolchain.hpp)
+        const discovery::DiscoveryAnswer answer = co_await std::move(discovering);
+        document = answer.document;
+    } catch (const std::exception&) {
+        co_return;  // an outage changes no block; the request says what failed
+    }
+    std::shared_ptr<const discovery::DiscoveryDocument>& seen = seen_[host];
+    if (seen == document) co_return;
+    seen = document;
+    if (routed_->discovered(host, document->services.services)) write_files();
+}
+
+asio::awaitable<Json> RegistryCache::sync(std::vector<std::string> hosts) {
+    if (!routed_)
+        throw Error(ErrorCode::unsupported_service,
+                    "the registry cache is off: run hostkeeper setup --registry-cache");
+    if (hosts.empty()) {
+        for (const auto& [host, entry] : routed_->hosts()) hosts.push_back(host);
+    }
+    for (const std::string& host : hosts) {
+        // Named first (async/toolchain.hpp).
+        auto routing = discover_and_route(host, true);
+        co_await std::move(routing);
+    }
+    co_return status();
+}
+
+Json RegistryCache::status() const {
+    if (!config_) return Json{{"enabled", false}};
+    const char* held_by = holder_ == ListenerHolder::systemd  ? "systemd"
+                          : holder_ == ListenerHolder::daemon ? "daemon"
+                                                              : nullptr;
+    Json files = Json::array();
+    for (const auto& file : config_->tfrc_files) files.push_back(file.string());
+    const archives::ArchiveStats a = archives_.stats();
+    return {{"enabled", true},
+            {"listen", config_->listen()},
+            {"held", holds_listener()},
+            {"held_by", held_by ? Json(held_by) : Json(nullptr)},
+            {"error", holds_listener() ? Json(nullptr) : Json(listener_error_)},
+            {"config_file", config_->origin.string()},
+            {"tfrc_files", std::move(files)},
+            {"files_error", files_error_.empty() ? Json(nullptr) : Json(files_error_)},
+            {"hosts", routed_->status()},
+            {"requests", requests_},
+            {"refused", refused_},
+            {"archives",
+             {{"count", a.count},
+              {"bytes", a.bytes},
+              {"max_bytes", a.max_bytes},
+              {"downloads", a.downloads},
+              {"hits", a.hits},
+              {"evictions", a.evictions},
+              {"failures", a.failures}}}};
+}
+
+asio::awaitable<ListenerResponse> RegistryCache::serve(ListenerRequest request) {
+    ++requests_;
+    if (!config_) {
+        ++refused_;
+        co_return error_response(404, "the registry cache is off");
+    }
+    const std::string port = std::to_string(config_->port);
+    if (request.host_header != config_->listen() && request.host_header != "localhost:" + port) {
+        ++refused_;
+        co_return error_response(
+            403, "the Host header must name this listener (" + config_->listen() + ")");
+    }
+    ParsedTarget parsed;
+    try {
+        parsed = parse_target(request.target);
+    } catch (const RouteError& e) {
+        ++refused_;
+        co_return error_response(404, "not found");
+    }
+    if (!equal_secret(parsed.capability, config_->capability.view())) {
+        ++refused_;
+        co_return error_response(404, "not found");
+    }
+    std::string authorization(request.authorization ? request.authorization->view() : "");
+    // Named first (async/toolchain.hpp).
+    auto answering = answer(std::move(parsed.route), std::move(authorization));
+    ListenerResponse response = co_await std::move(answering);
+    co_return response;
+}
+
+asio::awaitable<ListenerResponse> RegistryCache::answer(Route route, std::string authorization) {
+    struct Scrub {
+        std::string& text;
+        ~Scrub() { proto::scrub(text); }
+    } scrub_authorization{authorization};
+    ListenerResponse response;
+    std::optional<Error> failed;
+    try {
+        switch (route.kind) {
+            case RouteKind::provider_archive:
+            case RouteKind::module_archive: {
+                auto serving = archive_answer(route);
+                co_return co_await std::move(serving);
+            }
+            case RouteKind::mirror_index:
+            case RouteKind::mirror_version: {
+                auto serving = mirror_answer(route);
+                co_return co_await std::move(serving);
+            }
+            default:
+                break;
+        }
+        route.host = proto::normalize_hostname(route.host);
+        if (!routed_->routed(route.host)) {
+            ++refused_;
+            co_return error_response(
+                404, route.host + " is not routed through hostkeeper's registry cache");
+        }
+        // The host's own token, or nothing for a host without one.
+        std::string problem;
+        const std::string purpose = "a registry cache request for " + route.host;
+        auto looking_up = upstream::bearer_token(credentials_, route.host, purpose, &problem);
+        const std::optional<proto::Secret> token = co_await std::move(looking_up);
+        if (!problem.empty()) {
+            ++refused_;
+            co_return error_response(
+                503, "the credentials of " + route.host + " cannot be checked: " + problem);
+        }
+        if (token) {
+            std::string expected = "Bearer ";
+            expected.append(token->view());
+            const bool ok = equal_secret(authorization, expected);
+            proto::scrub(expected);
+            if (!ok) {
+                ++refused_;
+                co_return error_response(
+                    401, "this request must carry the credentials stored for " + route.host);
+            }
+        }
+        auto following = follow_discovery(route.host);
+        co_await std::move(following);
+        auto serving = registry_answer(route);
+        response = co_await std::move(serving);
+    } catch (const cache::FetchFailure& e) {
+        response = error_response(status_of(e), e.what());
+        if (e.retry_in().count() > 0)
+            response.headers.emplace_back("Retry-After", std::to_string(e.retry_in().count()));
+    } catch (const Error& e) {
+        failed = e;
+    } catch (const std::exception& e) {
+        failed = Error(ErrorCode::internal, e.what());
+    }
+    if (failed) response = error_response(status_of(*failed), failed->what());
+    co_return response;
+}
+
+void RegistryCache::remember(const std::string& key, PendingArchive pending) {
+    if (pending_.size() >= kMaxPending && pending_.count(key) == 0)
+        pending_.erase(pending_.begin());
+    pending_[key] = std::move(pending);
+}
+
+asio::awaitable<ListenerResponse> RegistryCache::registry_answer(const Route& route) {
+    switch (route.kind) {
+        case RouteKind::module_versions: {
+            const proto::ModuleAddress module = proto::parse_module_address(
+                route.host + "/" + route.name_space + "/" + route.name + "/" + route.system);
+            auto asking = registry_.module_versions(module, false);
+            const registry::RegistryAnswer answer = co_await std::move(asking);
+            co_return json_response(200, module_versions_wire(answer.document->body));
+        }
+        case RouteKind::module_download: {
+            const proto::ModuleAddress module = proto::parse_module_address(
+                route.host + "/" + route.name_space + "/" + route.name + "/" + route.system);
+            const proto::SemVer version = proto::parse_semver(route.version);
+            auto asking = registry_.module_download(module, version, false);
+            const registry::RegistryAnswer answer = co_await std::move(asking);
+            const std::string& location =
+                answer.document->body.at("location").get_ref<const std::string&>();
+            std::string served = location;
+            if (const std::optional<ModuleArchive> archive = cacheable_module_archive(location)) {
+                const std::string key = archives::module_archive_key(archive->url);
+                remember(key, {archive->url,
+                               {},
+                               false,
+                               "module " + module.to_string() + " " + version.to_string()});
+                served = base_url_ + "archives/" + key + "/" + archive->filename + archive->suffix;
+            }
+            ListenerResponse out;
+            out.status = 204;
+            out.content_type.clear();
+            out.headers.emplace_back("X-Terraform-Get", served);
+            co_return out;
+        }
+        case RouteKind::provider_versions: {
+            const proto::ProviderAddress provider = proto::parse_provider_address(
+                route.host + "/" + route.name_space + "/" + route.name);
+            auto asking = registry_.provider_versions(provider, std::nullopt, false);
+            const registry::RegistryAnswer answer = co_await std::move(asking);
+            co_return json_response(200, provider_versions_wire(answer.document->body));
+        }
+        case RouteKind::provider_package:
+        case RouteKind::provider_shasums:
+        case RouteKind::provider_signature: {
+            const proto::ProviderAddress provider = proto::parse_provider_address(
+                route.host + "/" + route.name_space + "/" + route.name);
+            const proto::SemVer version = proto::parse_semver(route.version);
+            const std::string platform = route.os + "_" + route.arch;
+            auto asking =
+                registry_.provider_package(provider, version, platform, std::nullopt, false);
+            const registry::RegistryAnswer answer = co_await std::move(asking);
+            const Json& body = answer.document->body;
+            if (route.kind == RouteKind::provider_package) {
+                std::string shasum = body.at("hashes").at(0).get<std::string>().substr(3);
+                const std::string& filename = body.at("filename").get_ref<const std::string&>();
+                const std::string& upstream_url =
+                    body.at("download_url").get_ref<const std::string&>();
+                std::string archive_url = upstream_url;
+                if (safe_filename(filename)) {
+                    const std::string key = "providers/" + shasum;
+                    remember(key,
+                             {upstream_url, body.at("hashes").get<std::vector<std::string>>(), true,
+                              "provider " + provider.to_string() + " " + version.to_string() + " " +
+                                  route.os + "_" + route.arch});
+                    archive_url = base_url_ + "archives/" + key + "/" + filename;
+                }
+                Route sums = route;
+                sums.host = route.host;
+                sums.kind = RouteKind::provider_shasums;
+                co_return json_response(
+                    200, provider_package_wire(body, archive_url, base_url_ + route_path(sums)));
+            }
+            const char* field =
+                route.kind == RouteKind::provider_shasums ? "shasums_url" : "shasums_signature_url";
+            const auto it = body.find(field);
+            if (it == body.end())
+                throw Error(ErrorCode::not_found, provider.to_string() + " " + version.to_string() +
+                                                      " publishes no " + field);
+            const std::string label = std::string(route.kind == RouteKind::provider_shasums
+                                                      ? "the SHA256SUMS of "
+                                                      : "the SHA256SUMS signature of ") +
+                                      provider.to_string() + " " + version.to_string();
+            const std::string url = it->get<std::string>();
+            auto fetching = registry_.published_file(url, label);
+            const registry::RegistryAnswer file = co_await std::move(fetching);
+            ListenerResponse out;
+            out.content_type = route.kind == RouteKind::provider_shasums
+                                   ? "text/plain; charset=utf-8"
+                                   : "application/octet-stream";
+            const auto& bytes = file.document->body.get_binary();
+            out.body.assign(bytes.begin(), bytes.end());
+            co_return out;
+        }
+        default:
+            break;
+    }
+    throw Error(ErrorCode::internal, "unrouted request kind");
+}
+
+asio::awaitable<ListenerResponse> RegistryCache::archive_answer(const Route& route) {
+    if (std::optional<archives::Archive> found = archives_.find(route.key)) {
+        ListenerResponse out;
+        out.content_type = "application/octet-stream";
+        out.file = std::move(found);
+        co_return out;
+    }
+    const auto it = pending_.find(route.key);
+    if (it == pending_.end()) {
+        throw Error(ErrorCode::not_found,
+                    "this archive is not in hostkeeper's cache and no registry answer named it "
+                    "(run init again)");
+    }
+    archives::ArchiveRequest request;
+    request.key = route.key;
+    request.url = it->second.url;
+    request.published = it->second.published;
+    request.verify = it->second.verify;
+    request.what = it->second.what;
+    ListenerResponse out;
+    out.content_type = "application/octet-stream";
+    auto getting = archives_.get(std::move(request));
+    out.file = co_await std::move(getting);
+    co_return out;
+}
+
+asio::awaitable<ListenerResponse> RegistryCache::mirror_answer(const Route& route) {
+    const std::optional<registry::Mirror>& mirror = registry_.default_mirror();
+    if (!mirror)
+        throw Error(ErrorCode::not_found, "no network mirror is configured (registry.mirror_url)");
+    const proto::ProviderAddress provider =
+        proto::parse_provider_address(route.host + "/" + route.name_space + "/" + route.name);
+    if (route.kind == RouteKind::mirror_index) {
+        auto asking = registry_.provider_versions(provider, mirror, false);
+        const registry::RegistryAnswer answer = co_await std::move(asking);
+        co_return json_response(200, mirror_index_wire(answer.document->body));
+    }
+    const proto::SemVer version = proto::parse_semver(route.version);
+    // A mirror's VERSION.json holds every platform: any valid one asks for it.
+    const std::string platform = "linux_amd64";
+    auto asking = registry_.provider_package(provider, version, platform, mirror, false);
+    const registry::RegistryAnswer answer = co_await std::move(asking);
+    co_return json_response(
+        200, mirror_version(answer.document->body,
+                            "provider " + provider.to_string() + " " + version.to_string()));
+}
+
+// Not a coroutine: it makes a lambda (async/toolchain.hpp, rule 3).
+Json RegistryCache::mirror_version(const Json& body, const std::string& what) {
+    return mirror_version_wire(body, [&](const std::string& platform, const Json& entry) {
+        std::optional<std::string> served;
+        const std::optional<std::string> sha = zh_sha256(entry.at("hashes"));
+        const std::string& url = entry.at("url").get_ref<const std::string&>();
+        const std::string filename = last_segment(url);
+        if (!sha || !safe_filename(filename)) return served;
+        const std::string key = "providers/" + *sha;
+        remember(key, {url, entry.at("hashes").get<std::vector<std::string>>(), true,
+                       what + " " + platform});
+        served = base_url_ + "archives/" + key + "/" + filename;
+        return served;
+    });
+}
+
+}  // namespace hostkeeper::daemon::registry_cache

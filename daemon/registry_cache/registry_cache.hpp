@@ -1,0 +1,129 @@
+#pragma once
+// The registry cache: Terraform's and OpenTofu's module and provider registry
+// requests (and a configured network mirror's) answered from the daemon's own
+// answer cache and archive store, on a loopback listener whose URLs the
+// hosts' `host` blocks point at. One cache and one set of counters with the
+// socket's registry operations: what `hostkeeper module versions` says is
+// what Terraform installs.
+//
+// Every request must carry the capability (the first path segment), name the
+// listener in its Host header (no DNS rebinding), and, for a host with stored
+// credentials, carry that host's token (compared in constant time), which
+// the daemon then sends upstream to that host's own origin only.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "daemon/archives/archive_store.hpp"
+#include "daemon/credentials/credential_service.hpp"
+#include "daemon/discovery/discovery_service.hpp"
+#include "daemon/registry/registry_service.hpp"
+#include "daemon/registry_cache/cache_config.hpp"
+#include "daemon/registry_cache/listener_routes.hpp"
+#include "daemon/registry_cache/routed_hosts.hpp"
+#include "proto/json.hpp"
+#include "proto/secret.hpp"
+
+namespace hostkeeper::daemon::registry_cache {
+
+struct ListenerRequest {
+    std::string target;
+    std::string host_header;
+    std::optional<proto::Secret> authorization;  // the header's value
+};
+
+struct ListenerResponse {
+    unsigned status = 200;
+    std::string reason;  // "" for the status's usual reason phrase
+    std::string content_type = "application/json";
+    std::string body;
+    std::vector<std::pair<std::string, std::string>> headers;
+    std::optional<archives::Archive> file;  // sent instead of `body`
+};
+
+// Where the listener's socket came from.
+enum class ListenerHolder { none, systemd, daemon };
+
+class RegistryCache {
+  public:
+    // `config`: nullopt when the cache is off (every listener request is
+    // refused, `routes` is false for every host).
+    RegistryCache(boost::asio::any_io_executor io, std::optional<CacheConfig> config,
+                  std::filesystem::path state_file, credentials::CredentialService& credentials,
+                  discovery::DiscoveryService& discovery, registry::RegistryService& registry,
+                  archives::ArchiveStore& archives);
+
+    bool enabled() const { return config_.has_value(); }
+    const std::optional<CacheConfig>& config() const { return config_; }
+
+    // Main tells it whether the daemon holds the listener's port, and if not, why.
+    void listener(ListenerHolder holder, std::string error);
+    bool holds_listener() const { return holder_ != ListenerHolder::none; }
+
+    // Whether Terraform's requests for `host` (normalized) go through the listener.
+    bool routes(const std::string& host) const;
+
+    // One HTTP request on the listener.
+    boost::asio::awaitable<ListenerResponse> serve(ListenerRequest request);
+
+    // Terraform asked the helper for `host`'s credentials: discover it in the
+    // background and route it when it offers a registry (once per host per
+    // 10 minutes at most).
+    void learn(const std::string& host);
+
+    // Discovers `hosts` (all known when empty) again, routes or unroutes
+    // them, rewrites the files; the status object.
+    boost::asio::awaitable<proto::Json> sync(std::vector<std::string> hosts);
+
+    // status's "registry_cache" object.
+    proto::Json status() const;
+
+    void stop() { stopped_ = true; }
+
+  private:
+    struct PendingArchive {
+        std::string url;
+        std::vector<std::string> published;
+        bool verify = true;
+        std::string what;
+    };
+
+    boost::asio::awaitable<ListenerResponse> answer(Route route, std::string authorization);
+    boost::asio::awaitable<ListenerResponse> registry_answer(const Route& route);
+    boost::asio::awaitable<ListenerResponse> archive_answer(const Route& route);
+    boost::asio::awaitable<ListenerResponse> mirror_answer(const Route& route);
+    proto::Json mirror_version(const proto::Json& body, const std::string& what);
+    boost::asio::awaitable<void> follow_discovery(std::string host);
+    boost::asio::awaitable<void> discover_and_route(std::string host, bool refresh);
+    void write_files();
+    void remember(const std::string& key, PendingArchive pending);
+
+    boost::asio::any_io_executor io_;
+    std::optional<CacheConfig> config_;
+    credentials::CredentialService& credentials_;
+    discovery::DiscoveryService& discovery_;
+    registry::RegistryService& registry_;
+    archives::ArchiveStore& archives_;
+    std::optional<RoutedHosts> routed_;
+    std::string base_url_;
+    ListenerHolder holder_ = ListenerHolder::none;
+    std::string listener_error_ = "not opened yet";
+    std::string files_error_;
+    // Archives Terraform was pointed at, by store key: where to fetch them.
+    std::map<std::string, PendingArchive> pending_;
+    std::map<std::string, std::chrono::steady_clock::time_point> learning_;
+    std::map<std::string, std::shared_ptr<const discovery::DiscoveryDocument>> seen_;
+    std::uint64_t requests_ = 0;
+    std::uint64_t refused_ = 0;
+    bool stopped_ = false;
+};
+
+}  // namespace hostkeeper::daemon::registry_cache
