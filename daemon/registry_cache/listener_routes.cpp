@@ -75,15 +75,15 @@ Route registry_route(const std::vector<std::string>& s) {
     if (s[2] == "providers") {
         if (n == 6 && s[5] == "versions") {
             r.kind = RouteKind::provider_versions;
-        } else if ((n == 10 || n == 11) && s[7] == "download") {
+        } else if ((n == 9 || n == 10) && s[6] == "download") {
             r.version = s[5];
-            r.os = s[8];
-            r.arch = s[9];
-            if (n == 10) {
+            r.os = s[7];
+            r.arch = s[8];
+            if (n == 9) {
                 r.kind = RouteKind::provider_package;
-            } else if (s[10] == "SHA256SUMS") {
+            } else if (s[9] == "SHA256SUMS") {
                 r.kind = RouteKind::provider_shasums;
-            } else if (s[10] == "SHA256SUMS.sig") {
+            } else if (s[9] == "SHA256SUMS.sig") {
                 r.kind = RouteKind::provider_signature;
             } else {
                 not_served("no such provider registry path");
