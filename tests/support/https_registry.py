@@ -602,7 +602,6 @@ def main():
     base_url = "https://127.0.0.1:%d" % server.server_address[1]
 
     discovery = {"modules.v1": MODULES}
-    stop_agent = None
     if providers:
         discovery["providers.v1"] = PROVIDERS
         gpg_home = args.gpg_home or tempfile.mkdtemp(prefix="gnupg-", dir=os.path.dirname(os.path.abspath(args.log)))
