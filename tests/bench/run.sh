@@ -39,6 +39,11 @@
 #        clients; bursts of 200 cold lookups of 20 modules (upstream requests
 #        counted by the daemon and by nginx); it waits for a 1-minute load
 #        average of at most 1.5 before each measurement (at most 3 minutes);
+#      - the registry cache (tests/bench/registry_cache.sh, in a keyring world
+#        of its own, skipped without terraform): `terraform init` of 4 modules
+#        and 3 providers from a registry adding 100 ms per request, through
+#        `hostkeeper setup --registry-cache` cold and warm, against plain
+#        terraform and plugin_cache_dir, with upstream request counts;
 #   4. prints a markdown table and writes it to BUILD_DIR/bench-results.md
 #      (raw hyperfine and load-generator JSON in BUILD_DIR/bench-raw/).
 #
@@ -438,7 +443,24 @@ inner() {
     "$repo/tests/bench/startup.sh" "$BIN" "$RAW" >&2 || die "the start-up benchmark failed"
     [[ -s "$RAW/startup-rows.md" && -s "$RAW/startup-notes.md" ]] || die "startup.sh wrote no results"
 
-    # -- h. report ----------------------------------------------------------
+    # -- h. registry cache ----------------------------------------------------
+    # terraform init through hostkeeper setup --registry-cache, against plain
+    # terraform and plugin_cache_dir: see registry_cache.sh. In a keyring world
+    # of its own (it runs setup and stops its daemons; without HK_TEST_ROOT it
+    # makes one). Exit status 77: skipped (no terraform).
+    log "registry cache: tests/bench/registry_cache.sh"
+    local cache_rc=0
+    env -u HK_TEST_ROOT "$repo/tests/bench/registry_cache.sh" "$BIN" "$RAW" >&2 || cache_rc=$?
+    if [[ $cache_rc == 77 ]]; then
+        log "  skipped (registry_cache.sh: no terraform)"
+        rm -f "$RAW/registry-cache-rows.md" "$RAW/registry-cache-notes.md"
+    else
+        [[ $cache_rc == 0 ]] || die "the registry cache benchmark failed"
+        [[ -s "$RAW/registry-cache-rows.md" && -s "$RAW/registry-cache-notes.md" ]] ||
+            die "registry_cache.sh wrote no results"
+    fi
+
+    # -- i. report ----------------------------------------------------------
     local cpu version gk commit date_ elapsed
     cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
     version=$("$BIN/hostkeeperd" --version | awk '{print $NF}')
@@ -487,6 +509,7 @@ inner() {
         cat "$RAW/startup-rows.md"
         cat "$RAW/discovery-rows.md"
         [[ ! -s "$RAW/registry-rows.md" ]] || cat "$RAW/registry-rows.md"
+        [[ ! -s "$RAW/registry-cache-rows.md" ]] || cat "$RAW/registry-cache-rows.md"
         echo
         echo "Notes:"
         echo "- Latency: hyperfine -N (no shell), $warmup warm-up runs; the helper is run as Terraform runs it (no" \
@@ -510,6 +533,7 @@ inner() {
         cat "$RAW/startup-notes.md"
         cat "$RAW/discovery-notes.md"
         [[ ! -s "$RAW/registry-notes.md" ]] || cat "$RAW/registry-notes.md"
+        [[ ! -s "$RAW/registry-cache-notes.md" ]] || cat "$RAW/registry-cache-notes.md"
         echo "- Raw data: $RAW/ (discovery: $RAW/discovery/, registries: $RAW/registry/). Run time: $elapsed s (build not included)."
     } >"$report"
     echo

@@ -69,9 +69,15 @@ python3 "$support/https_registry.py" --port-file "$root/port" --cert "$root/tls/
     --key "$root/tls/server.key" --token "$TOKEN" --log "$log" ${registry_args[@]+"${registry_args[@]}"} \
     2>"$root/registry.stderr" &
 server_pid=$!
+extra_pids=()  # start_registry's servers
 stop_server() {
     kill "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
+    local pid
+    for pid in ${extra_pids[@]+"${extra_pids[@]}"}; do
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
 }
 trap stop_server EXIT
 trap 'exit 130' INT
@@ -153,3 +159,60 @@ download=/v1/modules/acme/hello/null/1.0.0/download
 # shellcheck disable=SC2034
 archive=/archives/hello-1.0.0.tar.gz
 
+
+# start_registry NAME TOKEN [ARGS...]: one more https_registry.py (same CA and
+# certificate), requiring TOKEN, logging to $root/NAME.jsonl, with ARGS (such
+# as --port P to come back where a stopped one was); stopped on exit. Sets
+# registry_pid and registry_port.
+start_registry() {
+    local name=$1 token=$2 _
+    shift 2
+    rm -f "$root/$name.port"
+    python3 "$support/https_registry.py" --port-file "$root/$name.port" --cert "$root/tls/server.pem" \
+        --key "$root/tls/server.key" --token "$token" --log "$root/$name.jsonl" "$@" \
+        2>>"$root/$name.stderr" &
+    registry_pid=$!
+    extra_pids+=("$registry_pid")
+    for _ in $(seq 1 200); do
+        [[ -s "$root/$name.port" ]] && break
+        kill -0 "$registry_pid" 2>/dev/null || { cat "$root/$name.stderr"; fail "registry $name died at start-up"; }
+        sleep 0.05
+    done
+    [[ -s "$root/$name.port" ]] || fail "registry $name did not write its port within 10s"
+    # shellcheck disable=SC2034  # read by the scenario
+    registry_port=$(<"$root/$name.port")
+}
+
+# tf_login HOST: `terraform login HOST` through its OAuth authorization-code
+# flow (login.v1), non-interactively: "yes" on its stdin, then curl plays the
+# browser, following the authorization URL terraform prints (the registry
+# redirects it to terraform's callback on localhost). Output in
+# $root/login-HOST.out (":" as "_"); fails the scenario unless login succeeds.
+tf_login() {
+    local out=$root/login-${1//:/_}.out fifo=$root/login-${1//:/_}.in url="" login_pid rc=0 _
+    rm -f "$fifo"
+    mkfifo "$fifo"
+    (cd "$root" && exec "$terraform" login -no-color "$1" <"$fifo" >"$out" 2>&1) &
+    login_pid=$!
+    exec 3>"$fifo"
+    echo yes >&3
+    for _ in $(seq 1 200); do
+        url=$(grep -o 'https://[^ ]*/app/oauth/authorize[^ ]*' "$out" | head -n1 || true)
+        [[ -n $url ]] && break
+        kill -0 "$login_pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    [[ -n $url ]] && { curl -sS -L --max-time 30 --cacert "$root/tls/ca.pem" -o "$out.html" "$url" || rc=$?; }
+    exec 3>&-
+    if [[ -z $url || $rc != 0 ]]; then
+        # terraform login waits for its callback and outlives a SIGTERM there.
+        kill -KILL "$login_pid" 2>/dev/null || true
+        wait "$login_pid" 2>/dev/null || true
+        show "$out"
+        fail "terraform login $1: ${url:+following the authorization URL failed (curl exit $rc)}${url:-no authorization URL}"
+    fi
+    wait "$login_pid" || rc=$?
+    [[ $rc == 0 ]] || { show "$out"; fail "terraform login $1 exited with $rc"; }
+    grep -q 'Success! Terraform has obtained and saved an API token' "$out" ||
+        { show "$out"; fail "terraform login $1 did not report success"; }
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A tiny HTTPS Terraform module registry for end-to-end tests (stdlib only).
 
-It listens on 127.0.0.1 on an ephemeral port, writes that port to
+It listens on 127.0.0.1 on an ephemeral port (or --port), writes that port to
 --port-file once it accepts connections, and serves one module,
 acme/hello/null, in the versions --versions lists (default: 1.0.0 only):
 
@@ -36,12 +36,48 @@ of the zip, hex) and "h1:" (golang.org/x/mod/sumdb/dirhash Hash1 over the
 zip's files, as Terraform computes it). Each zip holds one executable shell
 script, terraform-provider-thing_vVERSION, that fails if it is ever run.
 
+With --modules (default: acme/hello/null only) it serves more modules, each
+in the same --versions; a module other than acme/hello/null has main.tf with
+an output "greeting" ("hello from NS/NAME/SYSTEM VERSION") and the absolute
+X-Terraform-Get "/archives/NS-NAME-SYSTEM-VERSION.tar.gz" (open).
+
+With --providers NS/TYPE,... (default: none, and then discovery offers no
+providers.v1) it is also a provider registry (provider-registry-protocol),
+providers.v1 = /v1/providers/, each provider in the versions
+--registry-provider-versions lists (default: 1.0.0), protocols ["5.0"],
+platforms linux_amd64 and darwin_arm64:
+
+  GET /v1/providers/NS/TYPE/versions                the versions       (token)
+  GET /v1/providers/NS/TYPE/VERSION/download/OS/ARCH
+                                                    the package document (token)
+  GET /provider-files/NS/TYPE/VERSION/terraform-provider-TYPE_VERSION_OS_ARCH.zip
+  GET /provider-files/NS/TYPE/VERSION/terraform-provider-TYPE_VERSION_SHA256SUMS
+  GET /provider-files/NS/TYPE/VERSION/terraform-provider-TYPE_VERSION_SHA256SUMS.sig
+                                                    package, sums, signature (open)
+
+The package document's download_url, shasums_url and shasums_signature_url
+are absolute (https://127.0.0.1:PORT/provider-files/...), its shasum is the
+zip's sha256 and signing_keys.gpg_public_keys holds the public key that made
+the detached binary signature of SHA256SUMS: a throw-away RSA key made with
+`gpg --batch` in --gpg-home (made there if it holds none; default: a
+temporary directory beside --log), so Terraform installs them as
+"self-signed". The zips are make_provider_zip()'s, named for TYPE.
+
+--delay-ms N sleeps N ms before answering each request (benchmarks).
+
+--tfe makes it TFE-like as well: discovery is open (no token needed) and adds tfe.v2, tfe.v2.1, tfe.v2.2,
+state.v2, motd.v1 and login.v1, and it answers the API paths listed in Tfe's
+docstring (ping, account details, organizations, workspaces, the OAuth
+authorization-code flow with PKCE that `terraform login` uses).
+
 tests/e2e/lib.sh passes a scenario's ${registry_args[@]} on to these options.
 
 "(token)" endpoints want "Authorization: Bearer <--token>" and answer 401
 with a JSON error body otherwise; unknown paths are 404. Every request is
 appended to --log as one JSON line: {"method", "path", "query",
-"authorization" (the header's value, or null), "status"}.
+"authorization" (the header's value, or null), "status", "user_agent"
+(the header's value, or null)}: one line per
+request, so a scenario counts requests per path.
 
 Stops cleanly on SIGTERM or SIGINT.
 """
@@ -55,19 +91,25 @@ import json
 import os
 import signal
 import ssl
+import subprocess
 import sys
 import tarfile
+import tempfile
 import threading
+import time
 import urllib.parse
 import zipfile
 
-MODULE = "/v1/modules/acme/hello/null"
+MODULES = "/v1/modules/"
+HELLO = "acme/hello/null"
+MODULE = MODULES + HELLO
 # go-getter picks the unpacker from the URL path's suffix, not the Content-Type:
 # without ".tar.gz" it would GET "?terraform-get=1" and parse the body as HTML.
 ARCHIVE = "/archives/hello-1.0.0.tar.gz"
 MAIN_TF = b'output "greeting" {\n  value = "hello from the keyring"\n}\n'
 
 MIRROR = "/mirror/"
+PROVIDERS = "/v1/providers/"
 PROVIDER = "acme/thing"
 PLATFORMS = ("linux_amd64", "darwin_arm64")
 # A fixed timestamp keeps the zips, and so their zh: hashes, the same every run.
@@ -93,8 +135,12 @@ def make_archive(content=MAIN_TF):
     return buf.getvalue()
 
 
-def module_location(version):
-    """(X-Terraform-Get for version, the server path it resolves to)."""
+def module_location(module, version):
+    """(X-Terraform-Get for module's version, the server path it resolves to)."""
+    if module != HELLO:
+        # Other modules (--modules): an absolute path, like hello 1.0.0's.
+        path = "/archives/%s-%s.tar.gz" % (module.replace("/", "-"), version)
+        return path, path
     if version == "1.0.0":
         return ARCHIVE, ARCHIVE
     name = "hello-%s.tar.gz" % version
@@ -107,6 +153,13 @@ def module_location(version):
     return "../" * 6 + "archives/" + name, "/archives/" + name
 
 
+def module_main_tf(module, version):
+    """main.tf of module's version: hello's as main_tf() says; others greet by name."""
+    if module == HELLO:
+        return main_tf(version)
+    return ('output "greeting" {\n  value = "hello from %s %s"\n}\n' % (module, version)).encode()
+
+
 def dirhash_h1(files):
     """golang.org/x/mod/sumdb/dirhash.Hash1 over {name: content}."""
     summary = "".join("%s  %s\n" % (hashlib.sha256(files[name]).hexdigest(), name)
@@ -114,13 +167,13 @@ def dirhash_h1(files):
     return "h1:" + base64.b64encode(hashlib.sha256(summary.encode()).digest()).decode()
 
 
-def make_provider_zip(version, platform):
-    """(zip file name, zip bytes, hashes) of the provider package for platform."""
-    executable = "terraform-provider-thing_v" + version
+def make_provider_zip(version, platform, kind="thing"):
+    """(zip file name, zip bytes, hashes) of provider kind's package for platform."""
+    executable = "terraform-provider-%s_v%s" % (kind, version)
     # terraform init only installs providers: should anything run this, it fails.
     script = ("#!/bin/sh\n"
-              "echo 'terraform-provider-thing %s (%s): a test fixture, not a provider' >&2\n"
-              "exit 1\n" % (version, platform)).encode()
+              "echo 'terraform-provider-%s %s (%s): a test fixture, not a provider' >&2\n"
+              "exit 1\n" % (kind, version, platform)).encode()
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         info = zipfile.ZipInfo(executable, date_time=ZIP_DATE)
@@ -130,7 +183,7 @@ def make_provider_zip(version, platform):
         z.writestr(info, script)
     data = buf.getvalue()
     hashes = [dirhash_h1({executable: script}), "zh:" + hashlib.sha256(data).hexdigest()]
-    return "terraform-provider-thing_%s_%s.zip" % (version, platform), data, hashes
+    return "terraform-provider-%s_%s_%s.zip" % (kind, version, platform), data, hashes
 
 
 def version_list(text):
@@ -141,15 +194,23 @@ def version_list(text):
 class Registry(http.server.BaseHTTPRequestHandler):
     # Set by main(): the token we require, the open log file, the module's
     # versions, {server path: module tarball}, the provider's versions,
-    # {version: VERSION.json document} and {zip file name: zip bytes}.
+    # {version: VERSION.json document} and {zip file name: zip bytes}; the
+    # other modules served, the provider registry's documents and files,
+    # the per-request delay and the TFE-like API (see main()).
     token = None
     log_file = None
     log_lock = threading.Lock()
     module_versions = ["1.0.0"]
+    modules = [HELLO]
     archives = {}
     provider_versions = []
     provider_documents = {}
     provider_zips = {}
+    registry_documents = {}  # {server path: JSON document} (token)
+    registry_files = {}      # {server path: (bytes, content type)} (open)
+    discovery = {"modules.v1": MODULES}
+    delay = 0.0
+    tfe = None               # a Tfe when --tfe
 
     protocol_version = "HTTP/1.1"
 
@@ -160,33 +221,64 @@ class Registry(http.server.BaseHTTPRequestHandler):
         super().setup()
 
     def do_GET(self):
+        if self.delay:
+            time.sleep(self.delay)
         path = urllib.parse.urlsplit(self.path).path
         # go-getter appends "?terraform-get=1" to some URLs: route on the path.
+        module, rest = self.module_request(path)
         if path == "/.well-known/terraform.json":
-            self.authorized(200, {"modules.v1": "/v1/modules/"})
-        elif path == MODULE + "/versions":
+            if self.tfe is not None:
+                # Open, as on HCP Terraform: `terraform login` discovers before it has a token.
+                self.reply_json(200, self.discovery)
+            else:
+                self.authorized(200, self.discovery)
+        elif module is not None and rest == "versions":
             self.authorized(200, {"modules": [{"versions": [{"version": v} for v in self.module_versions]}]})
-        elif self.module_download(path) is not None:
+        elif self.module_download(module, rest) is not None:
             # Relative: terraform resolves it against this request's URL.
-            self.authorized(204, None, {"X-Terraform-Get": module_location(self.module_download(path))[0]})
+            location = module_location(module, self.module_download(module, rest))[0]
+            self.authorized(204, None, {"X-Terraform-Get": location})
         elif path in self.archives:
             # Deliberately open, like a pre-signed storage URL would be.
             self.reply(200, self.archives[path], "application/x-gzip")
+        elif path in self.registry_documents:
+            self.authorized(200, self.registry_documents[path])
+        elif path in self.registry_files:
+            # Open, like a release download (GitHub's) would be.
+            self.reply(200, *self.registry_files[path])
         elif self.mirror_file(path) in self.provider_zips:
             # Open too: Terraform never sends credentials for mirror archives.
             self.reply(200, self.provider_zips[self.mirror_file(path)], "application/zip")
         elif self.mirror_file(path, ".json") is not None:
             self.authorized(*self.mirror_document(self.mirror_file(path, ".json")))
+        elif self.tfe is not None and self.tfe.get(self, path):
+            pass
         else:
             self.reply_json(404, {"errors": ["not found"]})
 
-    def module_download(self, path):
-        """The version if path is a known version's download endpoint, else None."""
-        prefix, suffix = MODULE + "/", "/download"
-        if path.startswith(prefix) and path.endswith(suffix):
-            version = path[len(prefix):-len(suffix)]
-            if version in self.module_versions:
-                return version
+    def do_POST(self):
+        if self.delay:
+            time.sleep(self.delay)
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length > 0 else b""
+        path = urllib.parse.urlsplit(self.path).path
+        if self.tfe is None or not self.tfe.post(self, path, body):
+            self.reply_json(404, {"errors": ["not found"]})
+
+    def module_request(self, path):
+        """("NS/NAME/SYSTEM", the rest of path) for a served module's path, else (None, None)."""
+        if not path.startswith(MODULES):
+            return None, None
+        parts = path[len(MODULES):].split("/", 3)
+        if len(parts) < 4 or "/".join(parts[:3]) not in self.modules:
+            return None, None
+        return "/".join(parts[:3]), parts[3]
+
+    def module_download(self, module, rest):
+        """The version if module/rest is a known version's download endpoint, else None."""
+        suffix = "/download"
+        if module is not None and rest.endswith(suffix) and rest[:-len(suffix)] in self.module_versions:
+            return rest[:-len(suffix)]
         return None
 
     def mirror_file(self, path, suffix=""):
@@ -242,6 +334,7 @@ class Registry(http.server.BaseHTTPRequestHandler):
             "query": split.query,
             "authorization": self.headers.get("Authorization"),
             "status": status,
+            "user_agent": self.headers.get("User-Agent"),
         })
         with self.log_lock:
             self.log_file.write(line + "\n")
@@ -250,6 +343,179 @@ class Registry(http.server.BaseHTTPRequestHandler):
     def log_message(self, format, *args):
         # The JSON log is the record; keep stderr for real problems.
         pass
+
+
+def gpg_signer(home):
+    """(key id, ASCII-armored public key, sign(bytes) -> detached binary signature).
+
+    The key lives in GnuPG home directory home: a throw-away RSA key made
+    there with `gpg --batch` when it holds none yet (no passphrase, signing
+    only, no expiry), so a scenario may pass one directory to several server
+    starts and keep one key.
+    """
+    os.makedirs(home, mode=0o700, exist_ok=True)
+    env = dict(os.environ, GNUPGHOME=home)
+
+    def gpg(*args, data=None):
+        return subprocess.run(["gpg", "--batch", "--quiet", "--no-tty", "--pinentry-mode", "loopback",
+                               "--passphrase", ""] + list(args), input=data, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True).stdout
+
+    def key_id():
+        for line in gpg("--with-colons", "--list-secret-keys").decode().splitlines():
+            if line.startswith("sec:"):
+                return line.split(":")[4]
+        return None
+
+    if key_id() is None:
+        gpg("--quick-gen-key", "https_registry test signer <signer@example.invalid>", "rsa2048", "sign", "never")
+    kid = key_id()
+    armor = gpg("--armor", "--export", kid).decode()
+
+    def sign(data):
+        return gpg("--detach-sign", "--local-user", kid, "--output", "-", data=data)
+
+    def stop_agent():
+        # gpg started a gpg-agent for this home: it must not outlive us.
+        subprocess.run(["gpgconf", "--kill", "all"], env=env, check=False,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    return kid, armor, sign, stop_agent
+
+
+def build_provider_registry(providers, versions, base_url, signer):
+    """({path: JSON document}, {path: (bytes, content type)}) of the provider registry.
+
+    For each "NS/TYPE" in providers and each version: the versions document,
+    the download document of every platform, and the open files under
+    /provider-files/NS/TYPE/VERSION/: each platform's zip, the SHA256SUMS
+    file and its detached signature (signer: gpg_signer()'s first three).
+    """
+    kid, armor, sign = signer
+    documents, files = {}, {}
+    for name in providers:
+        namespace, kind = name.split("/")
+        documents[PROVIDERS + name + "/versions"] = {"versions": [{
+            "version": v, "protocols": ["5.0"],
+            "platforms": [dict(zip(("os", "arch"), p.split("_"))) for p in PLATFORMS]} for v in versions]}
+        for version in versions:
+            files_dir = "/provider-files/%s/%s/" % (name, version)
+            sums_name = "terraform-provider-%s_%s_SHA256SUMS" % (kind, version)
+            zips = {p: make_provider_zip(version, p, kind) for p in PLATFORMS}
+            sums = "".join("%s  %s\n" % (hashlib.sha256(data).hexdigest(), filename)
+                           for filename, data, _ in sorted(zips.values())).encode()
+            files[files_dir + sums_name] = (sums, "text/plain")
+            files[files_dir + sums_name + ".sig"] = (sign(sums), "application/octet-stream")
+            for platform, (filename, data, _) in zips.items():
+                files[files_dir + filename] = (data, "application/zip")
+                os_name, arch = platform.split("_")
+                documents["%s%s/%s/download/%s/%s" % (PROVIDERS, name, version, os_name, arch)] = {
+                    "protocols": ["5.0"], "os": os_name, "arch": arch, "filename": filename,
+                    "download_url": base_url + files_dir + filename,
+                    "shasums_url": base_url + files_dir + sums_name,
+                    "shasums_signature_url": base_url + files_dir + sums_name + ".sig",
+                    "shasum": hashlib.sha256(data).hexdigest(),
+                    "signing_keys": {"gpg_public_keys": [{"key_id": kid, "ascii_armor": armor}]}}
+    return documents, files
+
+
+class Tfe:
+    """The TFE-like part (--tfe): the services HCP Terraform / Terraform
+    Enterprise add to discovery, and just enough of their API for `terraform
+    login` and for `terraform init` with a `cloud` block or a `remote` backend.
+
+      GET  /api/v2/ping                                 (open; TFP-API-Version header)
+      GET  /api/v2/account/details                      the user --tfe-user (token)
+      GET  /api/v2/organizations/ORG[/entitlement-set]  any ORG (token)
+      GET  /api/v2/organizations/ORG/workspaces/NAME    a local-execution workspace (token)
+      GET  /api/v2/workspaces/ws-NAME[/current-state-version]  (token; no state: 404)
+      GET  /app/oauth/authorize?...                     302 to redirect_uri?code=..&state=.. (open)
+      POST /oauth/token                                 the --token, for a code and its PKCE verifier
+    """
+
+    def __init__(self, base_url, user):
+        self.base_url = base_url
+        self.user = user
+        self.codes = {}  # {code: (code_challenge, redirect_uri)}
+        self.lock = threading.Lock()
+
+    def services(self):
+        """Discovery entries: relative API URLs (as TFE gives), absolute login URLs."""
+        return {"tfe.v2": "/api/v2/", "tfe.v2.1": "/api/v2/", "tfe.v2.2": "/api/v2/",
+                "state.v2": "/api/v2/", "motd.v1": "/api/terraform/motd",
+                "login.v1": {"client": "terraform-cli", "grant_types": ["authz_code"],
+                             "authz": self.base_url + "/app/oauth/authorize",
+                             "token": self.base_url + "/oauth/token", "ports": [10000, 10010]}}
+
+    @staticmethod
+    def api_headers():
+        return {"TFP-API-Version": "2.6", "TFP-AppName": "Terraform Enterprise", "X-TFE-Version": "v202401-1"}
+
+    def get(self, handler, path):
+        """Answers a GET for one of our paths (True), or leaves it (False)."""
+        if path == "/api/v2/ping":
+            handler.reply_json(200, {}, self.api_headers())
+        elif path == "/api/v2/account/details":
+            handler.authorized(200, {"data": {"id": "user-e2e", "type": "users", "attributes": {
+                "username": self.user, "email": self.user + "@example.invalid", "is-service-account": False,
+                "two-factor": {"enabled": False, "verified": False}}}}, self.api_headers())
+        elif path.startswith("/api/v2/organizations/"):
+            parts = path[len("/api/v2/organizations/"):].split("/")
+            if len(parts) == 1:
+                handler.authorized(200, {"data": {"id": parts[0], "type": "organizations",
+                                                  "attributes": {"name": parts[0], "email": "org@example.invalid"}}},
+                                   self.api_headers())
+            elif len(parts) == 2 and parts[1] == "entitlement-set":
+                handler.authorized(200, {"data": {"id": "org-" + parts[0], "type": "entitlement-sets", "attributes": {
+                    "operations": True, "private-module-registry": True, "sentinel": False, "state-storage": True,
+                    "teams": False, "vcs-integrations": False}}}, self.api_headers())
+            elif len(parts) == 3 and parts[1] == "workspaces":
+                handler.authorized(200, self.workspace(parts[0], parts[2]), self.api_headers())
+            else:
+                return False
+        elif path.startswith("/api/v2/workspaces/ws-"):
+            parts = path[len("/api/v2/workspaces/ws-"):].split("/")
+            if len(parts) == 1:
+                handler.authorized(200, self.workspace("org", parts[0]), self.api_headers())
+            else:
+                handler.authorized(404, {"errors": [{"status": "404", "title": "not found"}]}, self.api_headers())
+        elif path == "/app/oauth/authorize":
+            query = urllib.parse.parse_qs(urllib.parse.urlsplit(handler.path).query)
+            code = base64.urlsafe_b64encode(os.urandom(18)).decode()
+            redirect = query.get("redirect_uri", [""])[0]
+            with self.lock:
+                self.codes[code] = (query.get("code_challenge", [""])[0], redirect)
+            location = redirect + "?" + urllib.parse.urlencode({"code": code, "state": query.get("state", [""])[0]})
+            handler.reply(302, b"", "text/plain", {"Location": location})
+        else:
+            return False
+        return True
+
+    def post(self, handler, path, body):
+        """Answers a POST for one of our paths (True), or leaves it (False)."""
+        if path != "/oauth/token":
+            return False
+        form = urllib.parse.parse_qs(body.decode("ascii", "replace"))
+        code, verifier = form.get("code", [""])[0], form.get("code_verifier", [""])[0]
+        with self.lock:
+            challenge, redirect = self.codes.pop(code, (None, None))
+        expected = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+        if challenge is None or challenge != expected or form.get("redirect_uri", [""])[0] != redirect \
+                or form.get("grant_type", [""])[0] != "authorization_code":
+            handler.reply_json(400, {"error": "invalid_grant"})
+        else:
+            handler.reply_json(200, {"access_token": handler.token, "token_type": "bearer"})
+        return True
+
+    def workspace(self, org, name):
+        return {"data": {"id": "ws-" + name, "type": "workspaces", "attributes": {
+            "name": name, "execution-mode": "local", "operations": False, "terraform-version": "latest",
+            "locked": False, "auto-apply": False, "setting-overwrites": {"execution-mode": True},
+            "actions": {"is-destroyable": True},
+            "permissions": {"can-update": True, "can-queue-run": True, "can-read-state-versions": True,
+                            "can-create-state-versions": True, "can-lock": True, "can-unlock": True,
+                            "can-force-unlock": True, "can-read-settings": True, "can-update-variable": True}},
+            "relationships": {"organization": {"data": {"id": org, "type": "organizations"}}}}}
 
 
 class Server(http.server.ThreadingHTTPServer):
@@ -268,6 +534,8 @@ class Server(http.server.ThreadingHTTPServer):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port-file", required=True, help="where to write the chosen port")
+    parser.add_argument("--port", type=int, default=0,
+                        help="listen on this port (default: 0, an ephemeral one): to restart a server where it was")
     parser.add_argument("--cert", required=True, help="server certificate (PEM)")
     parser.add_argument("--key", required=True, help="server private key (PEM)")
     parser.add_argument("--token", required=True, help="the bearer token to require")
@@ -276,10 +544,30 @@ def main():
                         help="the module's versions, comma-separated (default: 1.0.0)")
     parser.add_argument("--provider-versions", default="",
                         help="the mirror's versions of acme/thing, comma-separated (default: none: no mirror)")
+    parser.add_argument("--modules", default=HELLO,
+                        help="the registry's modules NS/NAME/SYSTEM, comma-separated (default: %s)" % HELLO)
+    parser.add_argument("--providers", default="",
+                        help="the provider registry's providers NS/TYPE, comma-separated "
+                             "(default: none: no providers.v1)")
+    parser.add_argument("--registry-provider-versions", default="1.0.0",
+                        help="the provider registry's versions of each provider, comma-separated (default: 1.0.0)")
+    parser.add_argument("--gpg-home", default=None,
+                        help="GnuPG home holding (or to hold) the key that signs SHA256SUMS "
+                             "(default: a temporary one beside --log)")
+    parser.add_argument("--delay-ms", type=int, default=0, help="milliseconds added to every request")
+    parser.add_argument("--tfe", action="store_true",
+                        help="be TFE-like too: tfe.v2*, login.v1 and enough of /api/v2/ (see Tfe)")
+    parser.add_argument("--tfe-user", default="hk-e2e-user", help="the user name account/details gives")
     args = parser.parse_args()
     module_versions = version_list(args.versions)
+    modules = version_list(args.modules)
+    providers = version_list(args.providers)
+    registry_provider_versions = version_list(args.registry_provider_versions)
+    for name in modules + providers:
+        if name.count("/") != (2 if name in modules else 1) or "" in name.split("/"):
+            parser.error("bad module or provider name %r" % name)
     provider_versions = version_list(args.provider_versions)
-    for version in module_versions + provider_versions:
+    for version in module_versions + provider_versions + registry_provider_versions:
         if "/" in version:
             parser.error("bad version %r" % version)
 
@@ -290,8 +578,11 @@ def main():
 
     Registry.token = args.token
     Registry.module_versions = module_versions
-    for version in module_versions:
-        Registry.archives[module_location(version)[1]] = make_archive(main_tf(version))
+    Registry.modules = modules
+    for module in modules:
+        for version in module_versions:
+            Registry.archives[module_location(module, version)[1]] = make_archive(module_main_tf(module, version))
+    Registry.delay = args.delay_ms / 1000.0
     Registry.provider_versions = provider_versions
     for version in provider_versions:
         archives = {}
@@ -303,11 +594,27 @@ def main():
         Registry.provider_documents[version] = {"archives": archives}
     Registry.log_file = open(args.log, "a", encoding="utf-8")
 
-    server = Server(("127.0.0.1", 0), Registry)
+    server = Server(("127.0.0.1", args.port), Registry)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(args.cert, args.key)
     server.socket = context.wrap_socket(server.socket, server_side=True,
                                         do_handshake_on_connect=False)
+    base_url = "https://127.0.0.1:%d" % server.server_address[1]
+
+    discovery = {"modules.v1": MODULES}
+    if providers:
+        discovery["providers.v1"] = PROVIDERS
+        gpg_home = args.gpg_home or tempfile.mkdtemp(prefix="gnupg-", dir=os.path.dirname(os.path.abspath(args.log)))
+        kid, armor, sign, stop_agent = gpg_signer(gpg_home)
+        try:
+            Registry.registry_documents, Registry.registry_files = build_provider_registry(
+                providers, registry_provider_versions, base_url, (kid, armor, sign))
+        finally:
+            stop_agent()
+    if args.tfe:
+        Registry.tfe = Tfe(base_url, args.tfe_user)
+        discovery.update(Registry.tfe.services())
+    Registry.discovery = discovery
 
     # Requests are served from a thread; the main thread waits for a stop
     # signal (blocked above, so it stays pending until sigwait takes it).

@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# tests/bench/registry_cache.sh BIN_DIR OUT_DIR
+#
+# The registry cache benchmark: `terraform init` of one configuration with
+# 4 modules and 3 providers from a registry on loopback that adds
+# HK_BENCH_TF_DELAY_MS (100) ms to every request, in four variants measured in
+# the same run, each init in a fresh working directory (no .terraform, no lock
+# file), HK_BENCH_TF_RUNS (5) times each, interleaved:
+#   plain     terraform with only the credentials helper (TF_CLI_CONFIG_FILE);
+#   plugin    the same plus plugin_cache_dir, warm (filled by one earlier init),
+#             and plugin_cache_may_break_dependency_lock_file = true (else
+#             terraform downloads the providers again without a lock file);
+#   cold      hostkeeper's registry cache (hostkeeper setup --registry-cache; no
+#             TF_CLI_CONFIG_FILE, so terraform reads ~/.terraform.d/hostkeeper.tfrc),
+#             hostkeeperd stopped and its archives removed before each run;
+#   warm      the registry cache with the daemon warm.
+# Per run: wall time (date, around `terraform init`) and the upstream requests
+# from the registry's own log (tests/support/https_registry.py --log): metadata
+# (discovery, /v1/...) and archives. Targets: warm makes zero upstream metadata
+# requests and is at least 3× faster than plain.
+#
+# run.sh runs this inside its keyring world and puts the rows it writes into
+# its own table; run by hand, it re-runs itself inside
+# tests/support/keyring-env.sh. BIN_DIR must hold hostkeeperd, hostkeeper and
+# terraform-credentials-hostkeeper. Without terraform it says so and exits 77.
+#
+# Writes OUT_DIR/registry-cache-rows.md (rows of run.sh's table),
+# OUT_DIR/registry-cache-notes.md and the raw data in OUT_DIR/registry-cache/
+# (runs.tsv: variant, run, seconds, metadata requests, archive requests).
+# Exit status: 0 when every measurement ran, whether or not a target was met;
+# 77 without terraform; otherwise non-zero when something broke.
+#
+# Environment: HK_BENCH_TF_RUNS (5), HK_BENCH_TF_DELAY_MS (100).
+# Needs: terraform, python3, openssl, gpg.
+
+set -euo pipefail
+shopt -s inherit_errexit
+# shellcheck source=tests/bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+die() {
+    echo "bench (registry cache): $*" >&2
+    exit 1
+}
+
+BIN="" OUT="" DIR="" RAW="" TF="" REG_PID="" REG_LOG="" HOST=""
+
+# shellcheck disable=SC2317  # stop_registry and on_exit run from the EXIT trap
+stop_registry() {
+    [[ -n "$REG_PID" ]] || return 0
+    kill "$REG_PID" 2>/dev/null || true
+    wait "$REG_PID" 2>/dev/null || true
+    REG_PID=
+}
+# shellcheck disable=SC2317
+on_exit() {
+    local rc=$?
+    "$BIN/hostkeeper" stop >/dev/null 2>&1 || true
+    stop_registry
+    exit "$rc"
+}
+
+# The configuration: 4 modules, 3 providers, all from $HOST.
+write_config() {
+    mkdir -p "$1"
+    {
+        echo 'terraform {'
+        echo '  required_providers {'
+        local p
+        for p in thing p2 p3; do
+            printf '    %s = {\n      source  = "%s/acme/%s"\n      version = "1.0.0"\n    }\n' "$p" "$HOST" "$p"
+        done
+        echo '  }'
+        echo '}'
+        local m
+        for m in hello m2 m3 m4; do
+            printf '\nmodule "%s" {\n  source  = "%s/acme/%s/null"\n  version = "1.0.0"\n}\n' "$m" "$HOST" "$m"
+        done
+    } >"$1/main.tf"
+}
+
+# one_init VARIANT RUN: terraform init in a fresh copy of the configuration,
+# with VARIANT's CLI configuration; appends a line to runs.tsv.
+one_init() {
+    local variant=$1 run=$2 work=$DIR/work/$1-$2 before t0 t1 env=()
+    rm -rf "$work"
+    write_config "$work"
+    case $variant in
+        plain) env=(TF_CLI_CONFIG_FILE="$DIR/plain.rc") ;;
+        plugin) env=(TF_CLI_CONFIG_FILE="$DIR/plugin.rc") ;;
+        cold)
+            "$BIN/hostkeeper" stop >/dev/null 2>&1 || true
+            rm -rf "$XDG_CACHE_HOME/hostkeeper/archives"
+            ;;
+        warm) ;;
+    esac
+    before=$(wc -l <"$REG_LOG")
+    t0=$(date +%s.%N)
+    (cd "$work" && env ${env[@]+"${env[@]}"} "$TF" init -input=false -no-color) >"$work.out" 2>&1 ||
+        { cat "$work.out" >&2; die "terraform init ($variant, run $run) failed"; }
+    t1=$(date +%s.%N)
+    tail -n "+$((before + 1))" "$REG_LOG" >"$work.requests.jsonl"
+    local meta arch
+    meta=$(grep -c -e '"path": "/v1/' -e '"path": "/.well-known/' "$work.requests.jsonl" || true)
+    arch=$(grep -c -e '"path": "/archives/' -e '"path": "/provider-files/' "$work.requests.jsonl" || true)
+    printf '%s\t%s\t%s\t%s\t%s\n' "$variant" "$run" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" \
+        "$meta" "$arch" >>"$RAW/runs.tsv"
+    log "  $variant run $run: $(tail -n1 "$RAW/runs.tsv" | cut -f3) s, upstream: $meta metadata, $arch archive request(s)"
+}
+
+# median VARIANT COLUMN: the median of runs.tsv's COLUMN (3 time, 4 metadata, 5 archives) for VARIANT.
+median() {
+    awk -F'\t' -v v="$1" -v c="$2" '$1 == v { print $c }' "$RAW/runs.tsv" | sort -g |
+        awk '{ a[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print a[(NR + 1) / 2]; else printf "%.6g\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+range() { awk -F'\t' -v v="$1" -v c="$2" '$1 == v { print $c }' "$RAW/runs.tsv" | sort -g | sed -n '1p;$p' | paste -sd' ' | sed 's/ /–/'; }
+
+inner() {
+    BIN=$1 OUT=$2
+    DIR=$HK_TEST_ROOT/bench-registry-cache
+    RAW=$OUT/registry-cache
+    mkdir -p "$DIR" "$RAW"
+    chmod 700 "$DIR"
+    : >"$RAW/runs.tsv"
+    trap on_exit EXIT
+    local runs=${HK_BENCH_TF_RUNS:-5} delay=${HK_BENCH_TF_DELAY_MS:-100} repo
+    repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+    # A clean terraform environment (as tests/e2e/lib.sh makes it).
+    local name
+    while read -r name; do unset "$name"; done < <(compgen -e | grep '^TF_' || true)
+    unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
+    export CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
+
+    "$repo/tests/support/make_ca.sh" "$DIR/tls" localhost 127.0.0.1 >/dev/null
+    mkdir -p "$DIR/no-system-certs"
+    export SSL_CERT_FILE=$DIR/tls/ca.pem SSL_CERT_DIR=$DIR/no-system-certs
+
+    local token
+    token=bench-$(openssl rand -hex 24)
+    REG_LOG=$DIR/requests.jsonl
+    : >"$REG_LOG"
+    python3 "$repo/tests/support/https_registry.py" --port-file "$DIR/port" --cert "$DIR/tls/server.pem" \
+        --key "$DIR/tls/server.key" --token "$token" --log "$REG_LOG" --delay-ms "$delay" \
+        --modules acme/hello/null,acme/m2/null,acme/m3/null,acme/m4/null --providers acme/thing,acme/p2,acme/p3 \
+        --registry-provider-versions 1.0.0 --gpg-home "$DIR/gnupg" 2>"$DIR/registry.stderr" &
+    REG_PID=$!
+    local _
+    for _ in $(seq 1 200); do [[ -s "$DIR/port" ]] && break; sleep 0.05; done
+    [[ -s "$DIR/port" ]] || { cat "$DIR/registry.stderr" >&2; die "the registry did not start"; }
+    HOST=127.0.0.1:$(<"$DIR/port")
+    log "registry at https://$HOST/ with ${delay} ms per request; terraform $("$TF" version -json | python3 -c 'import json, sys; print(json.load(sys.stdin)["terraform_version"])')"
+
+    printf '{"token":"%s"}' "$token" | "$BIN/terraform-credentials-hostkeeper" store "$HOST" ||
+        die "storing the registry's token failed"
+    mkdir -p "$HOME/.terraform.d/plugins" "$DIR/plugin-cache"
+    ln -sf "$BIN/terraform-credentials-hostkeeper" "$HOME/.terraform.d/plugins/terraform-credentials-hostkeeper"
+    printf 'credentials_helper "hostkeeper" {}\n' >"$DIR/plain.rc"
+    # Without plugin_cache_may_break_dependency_lock_file, terraform (>= 1.4)
+    # downloads a cached provider again into a directory without a lock file.
+    printf 'credentials_helper "hostkeeper" {}\nplugin_cache_dir = "%s"\nplugin_cache_may_break_dependency_lock_file = true\n' \
+        "$DIR/plugin-cache" >"$DIR/plugin.rc"
+
+    # The registry cache: setup, then one init to learn the host.
+    "$BIN/hostkeeper" setup --registry-cache >"$DIR/setup.out" 2>&1 ||
+        { cat "$DIR/setup.out" >&2; die "hostkeeper setup --registry-cache failed"; }
+    grep -qs 'credentials_helper "hostkeeper"' "$HOME/.terraformrc" || die "setup left no credentials_helper in ~/.terraformrc"
+    log "learning the host (one init) and filling the plugin cache (one init)"
+    one_init warm 0
+    for _ in $(seq 1 150); do grep -qsF "host \"$HOST\"" "$HOME/.terraform.d/hostkeeper.tfrc" && break; sleep 0.1; done
+    grep -qsF "host \"$HOST\"" "$HOME/.terraform.d/hostkeeper.tfrc" || die "the daemon wrote no block for $HOST"
+    one_init plugin 0
+    sed -i '/^warm\t0\t/d; /^plugin\t0\t/d' "$RAW/runs.tsv"
+
+    local run variant
+    for run in $(seq 1 "$runs"); do
+        for variant in plain plugin cold warm; do
+            one_init "$variant" "$run"
+        done
+    done
+
+    local plain plugin cold warm
+    plain=$(median plain 3) plugin=$(median plugin 3) cold=$(median cold 3) warm=$(median warm 3)
+    req() { echo "$(median "$1" 4) / $(median "$1" 5)"; }
+    {
+        echo "| \`terraform init\`, 4 modules + 3 providers, ${delay} ms per upstream request, warm registry cache vs plain terraform, median of $runs | $(ms "$warm") ms | $(ms "$plain") ms | $(speedup "$plain" "$warm") | ≥ 3× | $(yesno ge "$(ratio "$plain" "$warm")" 3) |"
+        echo "| same, warm registry cache vs \`plugin_cache_dir\` (warm) | $(ms "$warm") ms | $(ms "$plugin") ms | $(speedup "$plugin" "$warm") | — | — |"
+        echo "| same, cold registry cache (daemon restarted, archives removed) vs plain terraform | $(ms "$cold") ms | $(ms "$plain") ms | $(speedup "$plain" "$cold") | — | — |"
+        echo "| upstream requests per init, metadata / archives (median): warm cache; plain, plugin cache, cold cache | $(req warm) | $(req plain); $(req plugin); $(req cold) | — | warm: 0 metadata | $(yesno test "$(median warm 4)" = 0) |"
+    } >"$OUT/registry-cache-rows.md"
+    {
+        echo "- Registry cache: tests/support/https_registry.py on 127.0.0.1 (TLS, throw-away CA, ${delay} ms added to" \
+             "every request, a token required for metadata), 4 modules and 3 providers (signed SHA256SUMS), terraform" \
+             "$("$TF" version -json | python3 -c 'import json, sys; print(json.load(sys.stdin)["terraform_version"])')" \
+             "in a fresh working directory each run; $runs runs per variant, interleaved (plain, plugin, cold, warm)." \
+             "Ranges (s): plain $(range plain 3), plugin $(range plugin 3), cold $(range cold 3), warm $(range warm 3)." \
+             "Upstream counts from the registry's log. The plugin cache variant sets" \
+             "plugin_cache_may_break_dependency_lock_file = true (without it terraform downloads every provider" \
+             "again into a directory without a lock file); it still downloads every module. Raw: $RAW/runs.tsv."
+    } >"$OUT/registry-cache-notes.md"
+    log "registry cache rows written to $OUT/registry-cache-rows.md"
+}
+
+main() {
+    [[ $# -eq 2 ]] || { echo "usage: $0 BIN_DIR OUT_DIR" >&2; exit 2; }
+    if [[ -x /usr/local/bin/terraform ]]; then
+        TF=/usr/local/bin/terraform
+    elif ! TF=$(command -v terraform); then
+        echo "bench (registry cache): terraform is not installed: skipped" >&2
+        exit 77
+    fi
+    local bin out
+    bin=$(cd "$1" && pwd)
+    mkdir -p "$2"
+    out=$(cd "$2" && pwd)
+    if [[ -z "${HK_TEST_ROOT:-}" ]]; then
+        local self
+        self=$(readlink -f "${BASH_SOURCE[0]}")
+        exec "$(dirname "$self")/../support/keyring-env.sh" bash "$self" "$bin" "$out"
+    fi
+    inner "$bin" "$out"
+    cat "$out/registry-cache-rows.md"
+    cat "$out/registry-cache-notes.md"
+}
+
+main "$@"; exit
