@@ -301,6 +301,14 @@ pass "with the upstream stopped and the documents expired, a version installed b
 workdir "$root/off2" "$host" acme/hello/null acme/thing 1.2.0
 if init "$root/off2" "$root/off2.out"; then show "$root/off2.out"; fail "a never-seen version installed with the upstream stopped"; fi
 pass "a never-seen version fails with the upstream stopped: $(grep -m1 -i 'error' "$root/off2.out" | sed 's/^[│ ]*//')"
+# hostkeeperd restarted during the outage (an idle exit, a reboot): its
+# in-memory cache is gone, the answers it kept on disk still install what
+# was installed before.
+"$bin/hostkeeper" stop >/dev/null || fail "hostkeeper stop exited with $?"
+workdir "$root/off3" "$host" acme/hello/null acme/thing 1.0.0
+must_init "$root/off3" "upstream stopped, hostkeeperd restarted, a version installed before"
+installed "$root/off3" thing 1.0.0
+pass "with the upstream stopped and hostkeeperd restarted, a version installed before installs again"
 # The registry comes back where it was: the routed host is 127.0.0.1:$port.
 start_registry upstream "$TOKEN" --port "$port" "${registry_args[@]}"
 log=$root/upstream.jsonl
