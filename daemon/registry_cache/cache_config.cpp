@@ -1,6 +1,8 @@
 #include "daemon/registry_cache/cache_config.hpp"
 
 #include <arpa/inet.h>
+#include <openssl/evp.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -113,6 +115,50 @@ CacheConfig parse_cache_config(std::string_view text) {
     }
     proto::scrub(doc);  // the capability's copy in it
     return config;
+}
+
+proto::Secret new_capability() {
+    unsigned char bytes[32];
+    std::size_t got = 0;
+    while (got < sizeof bytes) {
+        const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw std::runtime_error("getrandom failed");
+        }
+        got += static_cast<std::size_t>(n);
+    }
+    std::string text(4 * ((sizeof bytes + 2) / 3), '\0');
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): OpenSSL's unsigned char API
+    const int n =
+        EVP_EncodeBlock(reinterpret_cast<unsigned char*>(text.data()), bytes, sizeof bytes);
+    proto::scrub(bytes, sizeof bytes);
+    text.resize(static_cast<std::size_t>(n));
+    while (!text.empty() && text.back() == '=') text.pop_back();
+    for (char& c : text) {
+        if (c == '+') c = '-';
+        if (c == '/') c = '_';
+    }
+    return proto::Secret::adopt(text);
+}
+
+void save_cache_config(const CacheConfig& config) {
+    Json files = Json::array();
+    for (const fs::path& file : config.tfrc_files) files.push_back(file.string());
+    Json doc = {{"version", 1},
+                {"listen", config.listen()},
+                {"capability", std::string(config.capability.view())},
+                {"tfrc_files", std::move(files)},
+                {"hosts", config.hosts}};
+    std::string text = doc.dump(2) + "\n";
+    proto::scrub(doc);
+    try {
+        proto::write_file_atomically(config.origin, text, 0600);
+    } catch (...) {
+        proto::scrub(text);
+        throw;
+    }
+    proto::scrub(text);
 }
 
 fs::path default_cache_config_path() {

@@ -35,6 +35,13 @@ struct CacheConfig {
 // Throws std::runtime_error naming the key that is wrong.
 CacheConfig parse_cache_config(std::string_view text);
 
+// A new capability: 32 bytes from getrandom(2), base64url without padding.
+proto::Secret new_capability();
+
+// Rewrites `config.origin` (0600, atomically) with `config`'s values: the
+// daemon does so only to replace a capability that may have leaked.
+void save_cache_config(const CacheConfig& config);
+
 // $XDG_CONFIG_HOME/hostkeeper/registry-cache.json, else ~/.config/...
 std::filesystem::path default_cache_config_path();
 

@@ -116,6 +116,30 @@ RegistryCache::RegistryCache(asio::any_io_executor io, std::optional<CacheConfig
 void RegistryCache::listener(ListenerHolder holder, std::string error) {
     holder_ = holder;
     listener_error_ = std::move(error);
+    if (!routed_) return;
+    if (holder_ == ListenerHolder::none) {
+        // Whoever holds the port instead may already have seen the
+        // capability in a request: it is replaced, and until the daemon holds
+        // the port, Terraform goes to the registries itself.
+        if (!routed_->suspended()) rotate_capability();
+        routed_->suspend(true);
+    } else {
+        routed_->suspend(false);
+    }
+    write_files();
+}
+
+void RegistryCache::rotate_capability() {
+    try {
+        config_->capability = new_capability();
+        save_cache_config(*config_);
+        base_url_ = config_->base_url();
+        routed_->base_url(base_url_);
+        spdlog::warn("registry cache: the port is not ours: its capability was replaced in {}",
+                     config_->origin.string());
+    } catch (const std::exception& e) {
+        spdlog::error("registry cache: cannot replace the capability: {}", e.what());
+    }
 }
 
 bool RegistryCache::routes(const std::string& host) const {

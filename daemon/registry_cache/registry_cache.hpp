@@ -52,7 +52,9 @@ class RegistryCache {
     bool enabled() const { return config_.has_value(); }
     const std::optional<CacheConfig>& config() const { return config_; }
 
-    // Main tells it whether the daemon holds the listener's port, and if not, why.
+    // Main tells it whether the daemon holds the listener's port, and if not,
+    // why: then the tfrc files lose their blocks and the capability is
+    // replaced (registry-cache.json rewritten), until it holds the port.
     void listener(ListenerHolder holder, std::string error);
     bool holds_listener() const { return holder_ != ListenerHolder::none; }
 
@@ -92,6 +94,7 @@ class RegistryCache {
     boost::asio::awaitable<void> follow_discovery(std::string host);
     boost::asio::awaitable<void> discover_and_route(std::string host, bool refresh);
     void write_files();
+    void rotate_capability();
     bool worth_keeping(const Route& route, const ListenerResponse& response) const;
     void remember(const std::string& key, PendingArchive pending);
 

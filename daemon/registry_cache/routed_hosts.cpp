@@ -75,12 +75,17 @@ bool offers_registry(const Json& services) {
                                     is_string_service(services, "providers.v1"));
 }
 
-std::string render_tfrc(const std::map<std::string, RoutedHost>& hosts,
-                        const std::string& base_url) {
+std::string render_tfrc(const std::map<std::string, RoutedHost>& hosts, const std::string& base_url,
+                        bool suspended) {
     std::string out = std::string(kTfrcHeader) +
                       " (hostkeeper setup --registry-cache).\n"
                       "# Do not edit: hostkeeperd rewrites it. Turn the cache off with\n"
                       "#   hostkeeper setup --registry-cache --undo\n";
+    if (suspended) {
+        return out +
+               "#\n# Suspended: hostkeeperd does not hold its listener's port (hostkeeper doctor\n"
+               "# says why); Terraform and OpenTofu use the registries directly until it does.\n";
+    }
     for (const auto& [host, entry] : hosts) {
         if (!entry.reason.empty() || !entry.services || !offers_registry(*entry.services)) continue;
         const auto name = hcl_string(host);
@@ -173,7 +178,7 @@ void RoutedHosts::write() const {
     }
     fs::create_directories(state_file_.parent_path());
     proto::write_file_atomically(state_file_, state.dump(2) + "\n", 0600);
-    const std::string text = render_tfrc(hosts_, base_url_);
+    const std::string text = render_tfrc(hosts_, base_url_, suspended_);
     for (const fs::path& file : tfrc_files_) {
         std::error_code ignored;
         fs::create_directories(file.parent_path(), ignored);

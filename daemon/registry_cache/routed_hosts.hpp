@@ -24,9 +24,10 @@ struct RoutedHost {
     std::string reason;                   // why it is not routed ("" when it is)
 };
 
-// The tfrc text for `hosts` (only those routed), listener URLs below `base_url`.
-std::string render_tfrc(const std::map<std::string, RoutedHost>& hosts,
-                        const std::string& base_url);
+// The tfrc text for `hosts` (only those routed), listener URLs below
+// `base_url`; `suspended`: no block at all, and lines that say why.
+std::string render_tfrc(const std::map<std::string, RoutedHost>& hosts, const std::string& base_url,
+                        bool suspended = false);
 
 // Whether `services` (discovery's, id -> value) make a host worth routing.
 bool offers_registry(const proto::Json& services);
@@ -54,6 +55,13 @@ class RoutedHosts {
     // Discovery failed for a host that is not routed yet: remember why (not routed).
     void failed(const std::string& host, const std::string& why);
 
+    // While the daemon does not hold the listener, the tfrc files carry no
+    // block (Terraform goes to the registries itself); `base_url` follows a
+    // new capability.
+    void suspend(bool suspended) { suspended_ = suspended; }
+    bool suspended() const { return suspended_; }
+    void base_url(std::string url) { base_url_ = std::move(url); }
+
     // Rewrites the state file and every tfrc file. Throws proto::FileError.
     void write() const;
 
@@ -65,6 +73,7 @@ class RoutedHosts {
     std::filesystem::path state_file_;
     std::vector<std::filesystem::path> tfrc_files_;
     std::string base_url_;
+    bool suspended_ = false;
 };
 
 }  // namespace hostkeeper::daemon::registry_cache
