@@ -465,3 +465,30 @@ TEST_CASE("registry cache: registry_cache_sync routes a registry, not a host off
     CHECK_THAT(text, Catch::Contains("\"login.v1\" = {"));
     CHECK_THAT(text, !Catch::Contains(w.host("other")));
 }
+
+TEST_CASE("registry cache: a download location cannot add headers to the listener's answer",
+          "[registry-cache-listener]") {
+    CacheWorld w;
+    // A 200 answer's "location" is JSON: it may hold CR and LF, which the
+    // listener must not copy into its X-Terraform-Get header line.
+    w.server.route(
+        "registry.localhost", kModule + "/1.0.0/download",
+        json_response(
+            R"({"location":"git::https://example.com/x.git\r\nX-Injected: yes\r\n\r\nHTTP/1.1 200 OK"})"));
+    w.server.route("registry.localhost", kModule + "/2.0.0/download",
+                   json_response(R"({"location":"git::https://example.com/x.git?ref=v2"})"));
+    w.start_cache({w.registry()});
+    const std::string base =
+        "/" + w.capability + "/v1/" + w.registry() + "/modules/acme/hello/null/";
+    const HttpAnswer answer = w.get(base + "1.0.0/download");
+    INFO(answer.raw);
+    CHECK(answer.status == 502);
+    CHECK_THAT(answer.raw, !Catch::Contains("\r\nX-Injected"));
+    CHECK_THAT(answer.raw, !Catch::Contains("X-Terraform-Get"));
+    // A location without them is passed through as given.
+    const HttpAnswer good = w.get(base + "2.0.0/download");
+    INFO(good.raw);
+    CHECK(good.status == 204);
+    CHECK_THAT(good.head,
+               Catch::Contains("\r\nX-Terraform-Get: git::https://example.com/x.git?ref=v2"));
+}
