@@ -133,7 +133,7 @@ TEST_CASE("routed hosts: discovered says when the files must be rewritten", "[re
     CHECK_FALSE(routed.discovered("named.example.com", parse_json(R"({"tfe.v2":"/other/"})")));
 
     // A learned host offering nothing: known, not routed, nothing to write.
-    routed.discovered("learned.example.com", none);
+    CHECK_FALSE(routed.discovered("learned.example.com", none));
     CHECK(routed.known("learned.example.com"));
     CHECK_FALSE(routed.routed("learned.example.com"));
 }
