@@ -400,6 +400,13 @@ asio::awaitable<ListenerResponse> RegistryCache::registry_answer(const Route& ro
             const registry::RegistryAnswer answer = co_await std::move(asking);
             const std::string& location =
                 answer.document->body.at("location").get_ref<const std::string&>();
+            // It becomes a header line: a CR or LF in it would add headers or responses.
+            for (const char c : location) {
+                if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+                    throw Error(ErrorCode::registry_failed,
+                                "the download location of module " + module.to_string() + " " +
+                                    version.to_string() + " has a control character");
+            }
             std::string served = location;
             if (const std::optional<ModuleArchive> archive = cacheable_module_archive(location)) {
                 const std::string key = archives::module_archive_key(archive->url);

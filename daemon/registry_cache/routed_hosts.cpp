@@ -155,8 +155,8 @@ bool RoutedHosts::routed(const std::string& host) const {
 }
 
 bool RoutedHosts::discovered(const std::string& host, const Json& services) {
+    const bool was_routed = routed(host);  // before a new entry (reason "") is made
     RoutedHost& entry = hosts_[host];
-    const bool was_routed = entry.reason.empty();
     const bool same = entry.services && *entry.services == services;
     entry.services = services;
     entry.reason = offers_registry(services) ? "" : "offers neither modules.v1 nor providers.v1";

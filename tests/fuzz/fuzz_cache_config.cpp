@@ -1,0 +1,48 @@
+// registry-cache.json as hostkeeperd reads it at start. Refusals are
+// runtime_errors naming the file and never echo the capability; an accepted
+// file listens on IPv4 loopback on a real port, has a capability of at
+// least 128 bits of base64url, absolute tfrc paths, and normalized,
+// distinct hosts.
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "daemon/registry_cache/cache_config.hpp"
+#include "fuzz_support.hpp"
+#include "proto/hostname.hpp"
+
+using namespace hostkeeper;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string_view text = fuzz::text_of(data, size);
+    daemon::registry_cache::CacheConfig config;
+    try {
+        config = daemon::registry_cache::parse_cache_config(text);
+    } catch (const std::runtime_error& e) {
+        const std::string message = e.what();
+        fuzz::require(message.rfind("registry-cache.json: ", 0) == 0,
+                      "a refusal does not name registry-cache.json");
+        return 0;
+    }
+    fuzz::require(config.port >= 1, "an accepted port is 0");
+    fuzz::require(config.address.rfind("127.", 0) == 0, "an accepted address is not 127.x");
+    const std::string_view capability = config.capability.view();
+    fuzz::require(capability.size() >= daemon::registry_cache::kMinCapabilityChars,
+                  "an accepted capability is short");
+    fuzz::require(
+        capability.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                     "0123456789-_") == std::string_view::npos,
+        "an accepted capability is not base64url");
+    fuzz::require(
+        config.base_url() == "http://" + config.listen() + "/" + std::string(capability) + "/",
+        "base_url is not http://LISTEN/CAPABILITY/");
+    for (const auto& file : config.tfrc_files)
+        fuzz::require(file.is_absolute(), "an accepted tfrc path is relative");
+    std::set<std::string> seen;
+    for (const std::string& host : config.hosts) {
+        fuzz::require(proto::normalize_hostname(host) == host,
+                      "an accepted host is not normalized");
+        fuzz::require(seen.insert(host).second, "an accepted host is listed twice");
+    }
+    return 0;
+}

@@ -1,0 +1,193 @@
+// registry-cache.json as hostkeeperd reads it: the documented schema and
+// nothing else (each wrong key named), hosts normalized and deduplicated, and
+// a file others may read refused (it holds the capability).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "daemon/registry_cache/cache_config.hpp"
+#include "proto/json.hpp"
+
+using namespace hostkeeper::daemon::registry_cache;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kCapability = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCd";  // 42 chars
+
+struct Fields {
+    std::string version = "1";
+    std::string listen = R"("127.0.0.1:47123")";
+    std::string capability = "\"" + kCapability + "\"";
+    std::string tfrc_files = R"(["/home/u/.terraform.d/hostkeeper.tfrc"])";
+    std::string hosts =
+        R"(["Registry.Example.COM", "registry.example.com:443", "b.example.com:8443"])";
+    std::string extra;
+    std::string text() const {
+        return R"({"version": )" + version + R"(, "listen": )" + listen + R"(, "capability": )" +
+               capability + R"(, "tfrc_files": )" + tfrc_files + R"(, "hosts": )" + hosts + extra +
+               "}";
+    }
+};
+
+std::string error_of(const Fields& fields) {
+    try {
+        (void)parse_cache_config(fields.text());
+    } catch (const std::runtime_error& e) {
+        return e.what();
+    }
+    return "accepted";
+}
+
+struct TempDir {
+    TempDir() {
+        std::string pattern = (fs::temp_directory_path() / "hk-cache-config-XXXXXX").string();
+        path = ::mkdtemp(pattern.data());
+    }
+    ~TempDir() { fs::remove_all(path); }
+    fs::path path;
+};
+
+}  // namespace
+
+TEST_CASE("cache config: a good file", "[registry_cache]") {
+    const CacheConfig config = parse_cache_config(Fields{}.text());
+    CHECK(config.address == "127.0.0.1");
+    CHECK(config.port == 47123);
+    CHECK(config.capability.view() == kCapability);
+    REQUIRE(config.tfrc_files.size() == 1);
+    CHECK(config.tfrc_files[0] == "/home/u/.terraform.d/hostkeeper.tfrc");
+    // Normalized (lowercase, :443 dropped) and deduplicated, in order.
+    CHECK(config.hosts == std::vector<std::string>{"registry.example.com", "b.example.com:8443"});
+    CHECK(config.listen() == "127.0.0.1:47123");
+    CHECK(config.base_url() == "http://127.0.0.1:47123/" + kCapability + "/");
+    // Any 127.x.y.z and the extreme ports.
+    Fields other;
+    other.listen = R"("127.1.2.3:65535")";
+    CHECK(parse_cache_config(other.text()).port == 65535);
+    other.listen = R"("127.0.0.1:1")";
+    CHECK(parse_cache_config(other.text()).port == 1);
+}
+
+TEST_CASE("cache config: each wrong key is refused, naming it", "[registry_cache]") {
+    struct Case {
+        const char* what;
+        Fields fields;
+        const char* message;
+    };
+    std::vector<Case> cases;
+    auto add = [&](const char* what, auto change, const char* message) {
+        Fields f;
+        change(f);
+        cases.push_back({what, f, message});
+    };
+    add(
+        "version 2", [](Fields& f) { f.version = "2"; }, "\"version\" must be 1");
+    add(
+        "version string", [](Fields& f) { f.version = "\"1\""; }, "\"version\"");
+    add(
+        "listen on any address", [](Fields& f) { f.listen = R"("0.0.0.0:47123")"; }, "loopback");
+    add(
+        "listen on a LAN address", [](Fields& f) { f.listen = R"("192.168.1.2:47123")"; },
+        "loopback");
+    add(
+        "listen on IPv6", [](Fields& f) { f.listen = R"("[::1]:47123")"; }, "loopback");
+    add(
+        "listen by name", [](Fields& f) { f.listen = R"("localhost:47123")"; }, "loopback");
+    add(
+        "port 0", [](Fields& f) { f.listen = R"("127.0.0.1:0")"; }, "port");
+    add(
+        "port 70000", [](Fields& f) { f.listen = R"("127.0.0.1:70000")"; }, "port");
+    add(
+        "port 99999", [](Fields& f) { f.listen = R"("127.0.0.1:99999")"; }, "port");
+    add(
+        "port missing", [](Fields& f) { f.listen = R"("127.0.0.1:")"; }, "port");
+    add(
+        "no port", [](Fields& f) { f.listen = R"("127.0.0.1")"; }, "listen");
+    add(
+        "port not a number", [](Fields& f) { f.listen = R"("127.0.0.1:80a")"; }, "port");
+    add(
+        "port signed", [](Fields& f) { f.listen = R"("127.0.0.1:+80")"; }, "port");
+    add(
+        "short capability", [](Fields& f) { f.capability = R"("AbCdEfGhIjKlMnOpQrStU")"; },
+        "\"capability\"");
+    add(
+        "capability with '+'",
+        [](Fields& f) { f.capability = "\"" + kCapability.substr(1) + "+\""; }, "\"capability\"");
+    add(
+        "capability with '='",
+        [](Fields& f) { f.capability = "\"" + kCapability.substr(1) + "=\""; }, "\"capability\"");
+    add(
+        "capability with '/'",
+        [](Fields& f) { f.capability = "\"" + kCapability.substr(1) + "/\""; }, "\"capability\"");
+    add(
+        "capability not a string", [](Fields& f) { f.capability = "42"; }, "\"capability\"");
+    add(
+        "relative tfrc path", [](Fields& f) { f.tfrc_files = R"(["hostkeeper.tfrc"])"; },
+        "\"tfrc_files\"");
+    add(
+        "tfrc path of a directory", [](Fields& f) { f.tfrc_files = R"(["/home/u/"])"; },
+        "\"tfrc_files\"");
+    add(
+        "tfrc path not a string", [](Fields& f) { f.tfrc_files = "[1]"; }, "\"tfrc_files\"");
+    add(
+        "bad host", [](Fields& f) { f.hosts = R"(["not a host"])"; }, "\"hosts\"");
+    add(
+        "host with a path", [](Fields& f) { f.hosts = R"(["a.example.com/x"])"; }, "\"hosts\"");
+    add(
+        "host not a string", [](Fields& f) { f.hosts = "[true]"; }, "\"hosts\"");
+    add(
+        "unknown key", [](Fields& f) { f.extra = R"(, "proxy_token": "x")"; },
+        "unknown key \"proxy_token\"");
+    for (const Case& c : cases) {
+        INFO(c.what << ": " << c.fields.text());
+        const std::string error = error_of(c.fields);
+        CHECK_THAT(error, Catch::StartsWith("registry-cache.json: "));
+        CHECK_THAT(error, Catch::Contains(c.message));
+        // The capability is never echoed in a message.
+        CHECK_THAT(error, !Catch::Contains(kCapability.substr(0, 20)));
+    }
+}
+
+TEST_CASE("cache config: missing keys and non-objects are refused", "[registry_cache]") {
+    for (const char* key : {"version", "listen", "capability", "tfrc_files", "hosts"}) {
+        auto doc = hostkeeper::proto::parse_json(Fields{}.text());
+        doc.erase(key);
+        INFO(key);
+        CHECK_THROWS_WITH(parse_cache_config(doc.dump()),
+                          Catch::Contains(std::string("\"") + key + "\" is missing"));
+    }
+    CHECK_THROWS_WITH(parse_cache_config("[]"), Catch::Contains("must be a JSON object"));
+    CHECK_THROWS_WITH(parse_cache_config("{"), Catch::Contains("not JSON"));
+}
+
+TEST_CASE("cache config: load refuses a file others may read; a missing file is off",
+          "[registry_cache]") {
+    const TempDir dir;
+    const fs::path file = dir.path / "registry-cache.json";
+    CHECK_FALSE(load_cache_config(file).has_value());
+
+    std::ofstream(file) << Fields{}.text();
+    fs::permissions(file, static_cast<fs::perms>(0644), fs::perm_options::replace);
+    CHECK_THROWS_WITH(load_cache_config(file), Catch::Contains("readable by others"));
+    fs::permissions(file, static_cast<fs::perms>(0640), fs::perm_options::replace);
+    CHECK_THROWS_WITH(load_cache_config(file), Catch::Contains("readable by others"));
+    fs::permissions(file, static_cast<fs::perms>(0604), fs::perm_options::replace);
+    CHECK_THROWS_WITH(load_cache_config(file), Catch::Contains("readable by others"));
+
+    fs::permissions(file, static_cast<fs::perms>(0600), fs::perm_options::replace);
+    const std::optional<CacheConfig> loaded = load_cache_config(file);
+    REQUIRE(loaded.has_value());
+    CHECK(loaded->port == 47123);
+    CHECK(loaded->origin == file);
+
+    // A symlink to it is not the file itself.
+    const fs::path link = dir.path / "link.json";
+    fs::create_symlink(file, link);
+    CHECK_THROWS_WITH(load_cache_config(link), Catch::Contains("not a regular file"));
+}
