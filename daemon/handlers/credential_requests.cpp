@@ -19,7 +19,8 @@ asio::awaitable<server::Reply> CredentialRequests::handle(const Request& request
         case Op::get: {
             // Terraform sends this host's token to the listener's port: only
             // while this daemon holds it may the token leave the keyring.
-            if (cache_.routes(host) && !cache_.holds_listener()) {
+            if (cache_.routes(host) && !cache_.holds_listener() &&
+                !cache_.client_read_withdrawn_blocks(request.server.peer_pid)) {
                 throw Error(ErrorCode::listener_unavailable,
                             host +
                                 " is routed through hostkeeper's registry cache, but this "

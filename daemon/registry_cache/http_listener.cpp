@@ -55,10 +55,33 @@ bool is_listener_on(int fd, std::uint16_t port) {
     return sd_is_socket_inet(fd, AF_INET, SOCK_STREAM, 1, port) > 0;
 }
 
+// The read buffer held request headers, a token among them: its memory is
+// zeroed when it is given back.
+template <typename T>
+struct ScrubbingAllocator {
+    using value_type = T;
+    ScrubbingAllocator() = default;
+    template <typename U>
+    explicit ScrubbingAllocator(const ScrubbingAllocator<U>& /*other*/) noexcept {}
+    T* allocate(std::size_t n) { return std::allocator<T>().allocate(n); }
+    void deallocate(T* p, std::size_t n) noexcept {
+        proto::scrub(p, n * sizeof(T));
+        std::allocator<T>().deallocate(p, n);
+    }
+    template <typename U>
+    bool operator==(const ScrubbingAllocator<U>& /*other*/) const noexcept {
+        return true;
+    }
+    template <typename U>
+    bool operator!=(const ScrubbingAllocator<U>& /*other*/) const noexcept {
+        return false;
+    }
+};
+
 struct HttpListener::Connection {
     explicit Connection(asio::ip::tcp::socket socket) : stream(std::move(socket)) {}
     beast::tcp_stream stream;
-    beast::flat_buffer buffer;
+    beast::basic_flat_buffer<ScrubbingAllocator<char>> buffer;
 };
 
 HttpListener::HttpListener(asio::io_context& io, int listen_fd, RegistryCache& cache,
@@ -131,7 +154,6 @@ asio::awaitable<void> HttpListener::serve(std::shared_ptr<Connection> connection
             }
             break;
         }
-        if (activity_) activity_();
         http::request<http::empty_body>& request = parser.get();
         const bool keep_alive = request.keep_alive() && !stopping_;
         const bool head = request.method() == http::verb::head;
@@ -151,6 +173,8 @@ asio::awaitable<void> HttpListener::serve(std::shared_ptr<Connection> connection
             auto serving = cache_.serve(std::move(asked));  // named first (async/toolchain.hpp)
             answer = co_await std::move(serving);
         }
+        // Only a client with the capability keeps the daemon from its idle exit.
+        if (answer.authorized && activity_) activity_();
         // The request's header block held the token: scrub what the buffer kept.
         if (const auto it = request.find(http::field::authorization); it != request.end()) {
             // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): the parser's own buffer

@@ -25,6 +25,8 @@ struct ListenerResponse {
     std::string body;
     std::vector<std::pair<std::string, std::string>> headers;
     std::optional<archives::Archive> file;  // sent instead of `body`
+    bool authorized =
+        false;  // it carried the capability: a client of ours (the idle timer counts it)
 };
 
 }  // namespace hostkeeper::daemon::registry_cache

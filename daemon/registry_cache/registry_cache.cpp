@@ -1,15 +1,21 @@
 #include "daemon/registry_cache/registry_cache.hpp"
 
 #include <openssl/crypto.h>
+#include <openssl/sha.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <array>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <exception>
+#include <vector>
 
 #include "daemon/registry_cache/wire_answers.hpp"
 #include "daemon/upstream/bearer_token.hpp"
 #include "proto/error.hpp"
+#include "proto/file_io.hpp"
 #include "proto/hostname.hpp"
 #include "proto/registry_address.hpp"
 #include "proto/semver.hpp"
@@ -26,9 +32,16 @@ constexpr std::chrono::minutes kLearnAgain{10};
 constexpr std::size_t kMaxPending = 4096;
 constexpr std::size_t kMaxReason = 400;
 
+// Compared as SHA-256 digests, in constant time: neither the content nor the
+// length of the secret shows in how long a refusal takes.
 bool equal_secret(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+    std::array<unsigned char, SHA256_DIGEST_LENGTH> da{};
+    std::array<unsigned char, SHA256_DIGEST_LENGTH> db{};
+    SHA256(reinterpret_cast<const unsigned char*>(a.data()), a.size(),  // NOLINT: OpenSSL's API
+           da.data());
+    SHA256(reinterpret_cast<const unsigned char*>(b.data()), b.size(),  // NOLINT: OpenSSL's API
+           db.data());
+    return CRYPTO_memcmp(da.data(), db.data(), da.size()) == 0;
 }
 
 // A reason phrase Go shows as the response's Status ("502 <reason>"):
@@ -127,6 +140,59 @@ void RegistryCache::listener(ListenerHolder holder, std::string error) {
         routed_->suspend(false);
     }
     write_files();
+}
+
+namespace {
+
+// When `pid`'s parent started (wall clock, seconds), from /proc; nullopt when unknown.
+std::optional<double> parent_start_time(pid_t pid) {
+    const auto stat_fields = [](pid_t p) -> std::vector<std::string> {
+        const std::optional<std::string> text =
+            proto::read_file_if_exists("/proc/" + std::to_string(p) + "/stat", 4096);
+        std::vector<std::string> fields;
+        if (!text) return fields;
+        const auto paren = text->rfind(')');  // the command may hold spaces and parentheses
+        if (paren == std::string::npos) return fields;
+        std::size_t at = paren + 2;
+        while (at < text->size()) {
+            const auto space = text->find(' ', at);
+            fields.push_back(text->substr(at, space - at));
+            if (space == std::string::npos) break;
+            at = space + 1;
+        }
+        return fields;  // fields[0] is field 3 (state)
+    };
+    try {
+        const std::vector<std::string> own = stat_fields(pid);
+        if (own.size() < 2) return std::nullopt;
+        const std::vector<std::string> parent = stat_fields(static_cast<pid_t>(std::stol(own[1])));
+        if (parent.size() < 20) return std::nullopt;
+        const double ticks = std::stod(parent[19]);  // field 22, starttime
+        const std::optional<std::string> stat = proto::read_file_if_exists("/proc/stat", 1 << 20);
+        if (!stat) return std::nullopt;
+        const auto btime = stat->find("\nbtime ");
+        if (btime == std::string::npos) return std::nullopt;
+        const double boot = std::stod(stat->substr(btime + 7));
+        return boot + ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+}  // namespace
+
+bool RegistryCache::client_read_withdrawn_blocks(pid_t helper_pid) const {
+    if (!routed_ || !routed_->suspended() || !files_error_.empty() || helper_pid <= 0) return false;
+    double withdrawn = 0;  // when the last tfrc file lost its blocks
+    for (const auto& file : config_->tfrc_files) {
+        struct stat st {};
+        if (::stat(file.c_str(), &st) != 0) continue;
+        withdrawn = std::max(withdrawn, static_cast<double>(st.st_mtim.tv_sec) +
+                                            static_cast<double>(st.st_mtim.tv_nsec) / 1e9);
+    }
+    const std::optional<double> started = parent_start_time(helper_pid);
+    // The margin covers /proc's whole-second boot time and clock ticks.
+    return started && *started > withdrawn + 2.0;
 }
 
 void RegistryCache::rotate_capability() {
@@ -275,6 +341,7 @@ asio::awaitable<ListenerResponse> RegistryCache::serve(ListenerRequest request) 
     // Named first (async/toolchain.hpp).
     auto answering = answer(std::move(parsed.route), std::move(authorization));
     ListenerResponse response = co_await std::move(answering);
+    response.authorized = true;
     co_return response;
 }
 
@@ -320,6 +387,20 @@ asio::awaitable<ListenerResponse> RegistryCache::answer(Route route, std::string
         // as it fetches archives: the capability guards them.
         const bool file = route.kind == RouteKind::provider_shasums ||
                           route.kind == RouteKind::provider_signature;
+        // ... but only for a package whose document this listener gave out
+        // with the host's credentials: the capability alone must not make
+        // the daemon fetch a private registry's documents with its token.
+        if (token && file) {
+            Route package = route;
+            package.kind = RouteKind::provider_package;
+            if (answered_packages_.count(route_path(package)) == 0) {
+                ++refused_;
+                co_return error_response(401,
+                                         "ask for the package document first, with the "
+                                         "credentials stored for " +
+                                             route.host);
+            }
+        }
         if (token && !file) {
             std::string expected = "Bearer ";
             expected.append(token->view());
@@ -354,6 +435,12 @@ asio::awaitable<ListenerResponse> RegistryCache::answer(Route route, std::string
         failed = Error(ErrorCode::internal, e.what());
     }
     if (failed) response = error_response(status_of(*failed), failed->what());
+    // Given out after the token check, from the network or from disk: its
+    // SHA256SUMS may be asked for now.
+    if (route.kind == RouteKind::provider_package && response.status == 200) {
+        if (answered_packages_.size() >= kMaxPending) answered_packages_.clear();
+        answered_packages_.insert(route_path(route));
+    }
     co_return response;
 }
 

@@ -11,6 +11,8 @@
 // credentials, carry that host's token (compared in constant time), which
 // the daemon then sends upstream to that host's own origin only.
 
+#include <sys/types.h>
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
@@ -60,6 +62,12 @@ class RegistryCache {
 
     // Whether Terraform's requests for `host` (normalized) go through the listener.
     bool routes(const std::string& host) const;
+
+    // While the daemon does not hold the listener, a routed host's token is
+    // handed out only to a client whose parent (Terraform, which runs the
+    // helper) started after the tfrc files lost their blocks: it cannot have
+    // read a block that sends the token to whoever holds the port.
+    bool client_read_withdrawn_blocks(pid_t helper_pid) const;
 
     // One HTTP request on the listener.
     boost::asio::awaitable<ListenerResponse> serve(ListenerRequest request);
@@ -113,6 +121,8 @@ class RegistryCache {
     // Archives Terraform was pointed at, by store key: where to fetch them.
     std::map<std::string, PendingArchive> pending_;
     std::map<std::string, std::chrono::steady_clock::time_point> learning_;
+    // Provider package documents answered with the host's token (route paths).
+    std::set<std::string> answered_packages_;
     std::map<std::string, std::shared_ptr<const discovery::DiscoveryDocument>> seen_;
     std::uint64_t requests_ = 0;
     std::uint64_t refused_ = 0;

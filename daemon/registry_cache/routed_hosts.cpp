@@ -63,6 +63,14 @@ std::optional<std::string> hcl_value(const Json& value, const std::string& inden
     }
 }
 
+// BASE + "v1/HOST/SERVICE/".
+std::string listener_url(const std::string& base_url, const std::string& host,
+                         const char* service) {
+    std::string url = base_url;
+    url.append("v1/").append(host).append("/").append(service).append("/");
+    return url;
+}
+
 bool is_string_service(const Json& services, const char* id) {
     const auto it = services.find(id);
     return it != services.end() && it->is_string();
@@ -90,13 +98,13 @@ std::string render_tfrc(const std::map<std::string, RoutedHost>& hosts, const st
         if (!entry.reason.empty() || !entry.services || !offers_registry(*entry.services)) continue;
         const auto name = hcl_string(host);
         if (!name) continue;
-        out += "\nhost " + *name + " {\n  services = {\n";
+        out.append("\nhost ").append(*name).append(" {\n  services = {\n");
         for (const auto& [id, value] : entry.services->items()) {
             std::optional<std::string> text;
             if (id == "modules.v1" && value.is_string()) {
-                text = hcl_string(base_url + "v1/" + host + "/modules/");
+                text = hcl_string(listener_url(base_url, host, "modules"));
             } else if (id == "providers.v1" && value.is_string()) {
-                text = hcl_string(base_url + "v1/" + host + "/providers/");
+                text = hcl_string(listener_url(base_url, host, "providers"));
             } else {
                 text = hcl_value(value, "    ");
             }
@@ -182,6 +190,13 @@ void RoutedHosts::write() const {
     for (const fs::path& file : tfrc_files_) {
         std::error_code ignored;
         fs::create_directories(file.parent_path(), ignored);
+        // Unchanged files keep their mtime: it says since when they read as they do.
+        std::optional<std::string> current;
+        try {
+            current = proto::read_file_if_exists(file);
+        } catch (const proto::FileError&) {
+        }
+        if (current == text) continue;
         proto::write_file_atomically(file, text, 0600);
     }
 }

@@ -3,6 +3,8 @@
 // reply out. The dispatcher is the daemon's; a daemon that cannot run
 // with its configuration answers with the reason instead.
 
+#include <sys/types.h>
+
 #include <boost/asio/awaitable.hpp>
 #include <cstddef>
 #include <string>
@@ -14,6 +16,7 @@ namespace hostkeeper::daemon::server {
 // What the server says about itself with each request.
 struct ServerState {
     std::size_t connections = 0;  // being served, this one included
+    pid_t peer_pid = 0;           // the client process (SO_PEERCRED); 0 when unknown
 };
 
 // A response payload (JSON text), and whether the daemon stops once it is

@@ -33,6 +33,7 @@ struct Server::Connection : std::enable_shared_from_this<Connection> {
     bool writing = false;         // the deadline runs for a reply, not a request
     bool timed_out = false;       // the deadline closed the socket
     std::size_t unread = 0;  // replies written since the client was last seen to have read them all
+    pid_t peer_pid = 0;
 };
 
 namespace {
@@ -142,6 +143,7 @@ asio::awaitable<void> Server::serve(std::shared_ptr<Connection> connection) {
                "this hostkeeperd serves uid " + std::to_string(::geteuid()) + " only");
     } else {
         spdlog::trace("connection from pid {}", peer.pid);
+        connection->peer_pid = peer.pid;
         while (!stopping_) {
             arm_deadline(*connection);
             const bool more = co_await exchange(*connection);
@@ -211,7 +213,8 @@ asio::awaitable<bool> Server::exchange(Connection& connection) {
     connection.deadline.cancel();
 
     connection.busy = true;
-    Reply reply = co_await handler_.handle(body, ServerState{connections_.size()});
+    Reply reply =
+        co_await handler_.handle(body, ServerState{connections_.size(), connection.peer_pid});
     proto::scrub(body);
     // Asked to stop: no new connections, idle ones closed; this reply is
     // still written (the connection is busy).

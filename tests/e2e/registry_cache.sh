@@ -369,6 +369,18 @@ squatter_pid=$!
 extra_pids+=("$squatter_pid")
 for _ in $(seq 1 100); do [[ -e $root/squatter.ready ]] && break; sleep 0.05; done
 [[ -e $root/squatter.ready ]] || { show "$root/squatter.stderr"; fail "the squatter could not listen on $listen"; }
+# Terraform starts while the files still route the host to the port: it
+# asks the helper, which starts hostkeeperd, which finds the port taken; the
+# token is refused to this terraform, which read the blocks.
+workdir "$root/sq" "$host" acme/hello/null acme/thing 1.0.0
+sq_rc=0
+init "$root/sq" "$root/sq.out" || sq_rc=$?
+echo "init with the squatter on the port exited with $sq_rc; the squatter received:"
+python3 -c 'import json, sys; [print(" ", e["method"], e["path"], [h[0] for h in e["headers"]]) for e in map(json.loads, open(sys.argv[1]))]' "$squat_log"
+if grep -qF -e "$TOKEN" -e "$TOKEN2" "$squat_log"; then show "$squat_log"; fail "the squatter received a real token"; fi
+if grep -qi '"authorization"' "$squat_log"; then show "$squat_log"; fail "the squatter received an Authorization header"; fi
+[[ -s $squat_log ]] || fail "terraform sent the squatter nothing: it did not read the blocks, so this tested nothing"
+pass "the squatter received no token ($(lines "$squat_log") request(s), none with Authorization)"
 rc=0
 "$helper" get "$host" >"$root/squat-get.out" 2>"$root/squat-get.err" || rc=$?
 if grep -qF "$TOKEN" "$root/squat-get.out"; then fail "with a squatter on $listen, the helper handed out $host's token"; fi
@@ -378,17 +390,22 @@ pass "with a squatter on the port, the helper refuses $host's token (exit $rc): 
 status_json "$root/status7.json"
 [[ $(json "$root/status7.json" 'd["registry_cache"]["held"]') == False ]] ||
     { show "$root/status7.json"; fail "status says the daemon holds the port the squatter has"; }
-workdir "$root/sq" "$host" acme/hello/null acme/thing 1.0.0
-sq_rc=0
-init "$root/sq" "$root/sq.out" || sq_rc=$?
-echo "init with the squatter on the port exited with $sq_rc; the squatter received:"
-python3 -c 'import json, sys; [print(" ", e["method"], e["path"], [h[0] for h in e["headers"]]) for e in map(json.loads, open(sys.argv[1]))]' "$squat_log"
-if grep -qF -e "$TOKEN" -e "$TOKEN2" "$squat_log"; then show "$squat_log"; fail "the squatter received a real token"; fi
-if grep -qi '"authorization"' "$squat_log"; then show "$squat_log"; fail "the squatter received an Authorization header"; fi
-pass "the squatter received no token ($(lines "$squat_log") request(s), none with Authorization)"
-if grep -qF "$capability" "$squat_log"; then
-    echo "NOTE: the squatter learned the capability from terraform's request path (it still needs each host's token)"
-fi
+# What the squatter may have seen is worth nothing: the daemon that found
+# the port taken replaced the capability and withdrew the blocks, so the next
+# terraform run goes to the registries itself.
+new_capability=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["capability"])' "$cache_config")
+[[ -n $new_capability && $new_capability != "$capability" ]] ||
+    fail "the capability was not replaced after the port was found taken"
+if grep -q '^host ' "$tfrc"; then show "$tfrc"; fail "the tfrc file still routes hosts to a port the daemon does not hold"; fi
+grep -q 'Suspended' "$tfrc" || { show "$tfrc"; fail "the tfrc file does not say why it has no blocks"; }
+# A terraform started now read the files without blocks (2 s past their change).
+sleep 3
+workdir "$root/sq2" "$host" acme/hello/null acme/thing 1.0.0
+: >"$squat_log"
+must_init "$root/sq2" "with the squatter still on the port (the blocks withdrawn)"
+[[ ! -s $squat_log ]] || { show "$squat_log"; fail "terraform still sent requests to the squatter after the blocks were withdrawn"; }
+pass "the capability was replaced and the blocks withdrawn: the next init went to the registry directly, the squatter got nothing"
+capability=$new_capability
 kill "$squatter_pid"
 wait "$squatter_pid" 2>/dev/null || true
 "$hk" stop >/dev/null 2>&1 || true
