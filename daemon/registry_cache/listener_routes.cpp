@@ -152,8 +152,8 @@ ParsedTarget parse_target(std::string_view target) {
 std::string route_path(const Route& r) {
     const std::string module = r.name_space + "/" + r.name + "/" + r.system;
     const std::string provider = r.name_space + "/" + r.name;
-    const std::string package = "v1/" + r.host + "/providers/" + provider + "/" + r.version +
-                                "/download/" + r.os + "/" + r.arch;
+    std::string package = "v1/" + r.host + "/providers/" + provider + "/" + r.version +
+                          "/download/" + r.os + "/" + r.arch;
     switch (r.kind) {
         case RouteKind::module_versions:
             return "v1/" + r.host + "/modules/" + module + "/versions";
