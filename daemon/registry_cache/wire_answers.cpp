@@ -24,6 +24,8 @@ bool archive_named(std::string_view name) {
     return false;
 }
 
+}  // namespace
+
 bool safe_filename(std::string_view name) {
     if (name.empty() || name.size() > 200 || name == "." || name == "..") return false;
     for (const char c : name) {
@@ -33,8 +35,6 @@ bool safe_filename(std::string_view name) {
     }
     return true;
 }
-
-}  // namespace
 
 Json module_versions_wire(const Json& normalized) {
     Json versions = Json::array();

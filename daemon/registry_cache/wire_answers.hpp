@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "proto/json.hpp"
 
@@ -38,6 +39,10 @@ proto::Json mirror_version_wire(const proto::Json& normalized, ArchiveUrl&& arch
     }
     return out;
 }
+
+// A file name the listener puts in its URLs: letters, digits, ".-_+", not
+// "." or "..", at most 200 characters.
+bool safe_filename(std::string_view name);
 
 // The sha256 (lowercase hex) a provider package's "zh:" hash names, if any.
 std::optional<std::string> zh_sha256(const proto::Json& hashes);
