@@ -8,6 +8,7 @@
 // (https_world.hpp); what it received is what the assertions check.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <openssl/sha.h>
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -156,9 +157,10 @@ struct CacheWorld : World {
     }
 
     // Starts hostkeeperd with the cache naming `hosts`; waits until each is routed.
-    void start_cache(const std::vector<std::string>& hosts, bool wait_routed = true) {
+    void start_cache(const std::vector<std::string>& hosts, bool wait_routed = true,
+                     const std::string& extra_config = "") {
         write_config(hosts);
-        start({}, "",
+        start({}, extra_config,
               {{"XDG_CONFIG_HOME", (xdg / "config").string()},
                {"XDG_STATE_HOME", (xdg / "state").string()},
                {"XDG_CACHE_HOME", (xdg / "cache").string()}});
@@ -491,4 +493,62 @@ TEST_CASE("registry cache: a download location cannot add headers to the listene
     CHECK(good.status == 204);
     CHECK_THAT(good.head,
                Catch::Contains("\r\nX-Terraform-Get: git::https://example.com/x.git?ref=v2"));
+}
+
+TEST_CASE("registry cache: the configured network mirror is served, its archive downloaded once",
+          "[registry-cache-listener]") {
+    CacheWorld w;
+    // The smallest valid zip: an end-of-central-directory record, no files.
+    const std::string zip = std::string("PK\x05\x06", 4) + std::string(18, '\0');
+    std::array<unsigned char, SHA256_DIGEST_LENGTH> digest{};
+    SHA256(reinterpret_cast<const unsigned char*>(zip.data()), zip.size(), digest.data());
+    std::string sha;
+    for (const unsigned char byte : digest) {
+        static const char hex[] = "0123456789abcdef";
+        sha.push_back(hex[byte >> 4]);
+        sha.push_back(hex[byte & 15]);
+    }
+    const std::string provider = w.registry() + "/acme/thing/";
+    const std::string file = "terraform-provider-thing_1.1.0_linux_amd64.zip";
+    w.server.route("mirror.localhost", "/providers/" + provider + "index.json",
+                   json_response(R"({"versions":{"1.1.0":{},"1.0.0":{}}})"));
+    w.server.route("mirror.localhost", "/providers/" + provider + "1.1.0.json",
+                   json_response(R"({"archives":{"linux_amd64":{"url":")" + file +
+                                 R"(","hashes":["zh:)" + sha + R"("]}}})"));
+    hostkeeper::test::Response package;
+    package.body = zip;
+    package.header("Content-Type", "application/zip");
+    w.server.route("mirror.localhost", "/providers/" + provider + file, package);
+    w.start_cache({w.registry()}, true,
+                  "[registry]\nmirror_url = \"" + w.url("mirror", "/providers/") + "\"\n");
+
+    const std::string base = "/" + w.capability + "/mirror/" + provider;
+    const HttpAnswer index = w.get(base + "index.json");
+    INFO(index.raw);
+    REQUIRE(index.status == 200);
+    const Json versions = Json::parse(index.body);
+    CHECK(versions.at("versions").contains("1.1.0"));
+    CHECK(versions.at("versions").contains("1.0.0"));
+
+    const HttpAnswer version = w.get(base + "1.1.0.json");
+    INFO(version.raw);
+    REQUIRE(version.status == 200);
+    const Json archive = Json::parse(version.body).at("archives").at("linux_amd64");
+    const std::string url = archive.at("url").get<std::string>();
+    // The archive is the listener's, keyed by its zh: hash; the hashes pass through.
+    CHECK(url ==
+          "http://" + w.listen() + "/" + w.capability + "/archives/providers/" + sha + "/" + file);
+    CHECK(archive.at("hashes") == Json::array({"zh:" + sha}));
+
+    const std::string path = url.substr(url.find('/', 7));
+    const HttpAnswer first = w.get(path);
+    const HttpAnswer second = w.get(path);
+    CHECK(first.status == 200);
+    CHECK(first.body == zip);
+    CHECK(second.status == 200);
+    CHECK(second.body == zip);
+    CHECK(w.server.count("mirror.localhost", "/providers/" + provider + file) == 1);
+    // An archive key nobody named is not fetched from anywhere.
+    CHECK(w.get("/" + w.capability + "/archives/providers/" + std::string(64, 'a') + "/x.zip")
+              .status == 404);
 }
