@@ -17,6 +17,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "daemon/registry_cache/tcp_peer.hpp"
+
 namespace hostkeeper::daemon::registry_cache {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -113,6 +115,22 @@ asio::awaitable<void> HttpListener::accept_loop() {
             spdlog::warn("registry cache: accept: {}", ec.message());
             asio::steady_timer pause(io_, std::chrono::milliseconds(100));
             co_await pause.async_wait(asio::use_awaitable);
+            continue;
+        }
+        // Only this user's processes: the port is reachable by every local user.
+        error_code ignored;
+        const auto peer = socket.remote_endpoint(ignored);
+        const auto local = socket.local_endpoint(ignored);
+        const std::optional<uid_t> uid = loopback_peer_uid(local, peer);
+        if (!uid || *uid != ::geteuid()) {
+            ++foreign_;
+            if (foreign_ <= 5) {
+                spdlog::warn(
+                    "registry cache: refused a connection from {} (uid {}): only uid {} "
+                    "may use this listener",
+                    peer.port(), uid ? std::to_string(*uid) : "unknown", ::geteuid());
+            }
+            socket.close(ignored);
             continue;
         }
         if (connections_.size() >= options_.max_connections) {

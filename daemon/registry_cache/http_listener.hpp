@@ -2,7 +2,8 @@
 // The registry cache's loopback HTTP/1.1 listener (Boost.Beast): reads each
 // request with bounded headers and a deadline, hands it to RegistryCache,
 // writes the answer (a body, or an archive streamed from its file), keeps
-// connections alive as Go's client expects, caps how many it serves.
+// connections alive as Go's client expects, caps how many it serves, and
+// closes at once a connection from another user's process (tcp_peer).
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
@@ -52,6 +53,7 @@ class HttpListener {
     std::function<void()> activity_;
     std::set<Connection*> connections_;
     bool stopping_ = false;
+    std::uint64_t foreign_ = 0;  // connections refused: another user's
 };
 
 }  // namespace hostkeeper::daemon::registry_cache

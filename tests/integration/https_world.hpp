@@ -173,6 +173,8 @@ class World {
 
     const fs::path& socket() const { return socket_; }
     const std::string& config() const { return config_text_; }
+    // What the running daemon logged so far.
+    std::string daemon_log() const { return daemon_ ? daemon_->log() : std::string(); }
 
     // `hostkeeper --socket S ARGS...`
     Result cli(const std::vector<std::string>& args) const {

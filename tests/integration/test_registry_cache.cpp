@@ -552,3 +552,43 @@ TEST_CASE("registry cache: the configured network mirror is served, its archive 
     CHECK(w.get("/" + w.capability + "/archives/providers/" + std::string(64, 'a') + "/x.zip")
               .status == 404);
 }
+
+TEST_CASE("registry cache: another user's process gets no answer at all",
+          "[registry-cache-listener]") {
+    if (::geteuid() != 0) {
+        WARN("not root: cannot run a client as another user here");
+        return;
+    }
+    CacheWorld w;
+    w.start_cache({w.registry()});
+    const std::string request = "GET " + w.versions_path(w.registry()) +
+                                " HTTP/1.1\r\nHost: " + w.listen() +
+                                "\r\nConnection: close\r\n\r\n";
+    // uid 65534 (nobody) connects, sends a well-formed request with the
+    // capability, and prints whatever comes back.
+    const std::string client =
+        "import socket, sys\n"
+        "s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))\n"
+        "s.sendall(sys.argv[2].encode())\n"
+        "s.settimeout(10)\n"
+        "data = b''\n"
+        "try:\n"
+        "    while True:\n"
+        "        chunk = s.recv(65536)\n"
+        "        if not chunk: break\n"
+        "        data += chunk\n"
+        "except OSError:\n"
+        "    pass\n"
+        "sys.stdout.write(repr(data))\n";
+    const Result other =
+        run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+             "/usr/bin/python3", "-c", client, std::to_string(w.port), request});
+    INFO("exit " << other.exit_code << " out " << other.out << " err " << other.err);
+    CHECK(other.exit_code == 0);
+    CHECK(other.out == "b''");  // closed without a byte
+    CHECK(w.upstream_versions() == 0);
+    // The daemon's own user is served.
+    CHECK(w.get(w.versions_path(w.registry())).status == 200);
+    CHECK(w.upstream_versions() == 1);
+    CHECK_THAT(w.daemon_log(), Catch::Contains("refused a connection from"));
+}

@@ -61,15 +61,19 @@ pass "with hostkeeperd stopped, the user's systemd holds 127.0.0.1:$port"
 
 # --- the first connection starts the daemon ---------------------------------------------
 url="http://$listen/$capability/v1/unrouted.example.com/modules/acme/x/null/versions"
-code=$(curl -s -o "$world/answer.json" -w '%{http_code}' --max-time 20 "$url") || fail "curl to $listen failed"
-[[ $code == 404 ]] || { cat "$world/answer.json"; fail "an unrouted host's request got HTTP $code, not 404"; }
-grep -q 'is not routed' "$world/answer.json" || fail "the 404 does not say why: $(cat "$world/answer.json")"
+code=$(as_user curl -s -o "$home/answer.json" -w '%{http_code}' --max-time 20 "$url") || fail "curl to $listen failed"
+[[ $code == 404 ]] || { cat "$home/answer.json"; fail "an unrouted host's request got HTTP $code, not 404"; }
+grep -q "is not routed" "$home/answer.json" || fail "the 404 does not say why: $(cat "$home/answer.json")"
 [[ $(unit_show hostkeeperd.service ActiveState) == active ]] || fail "the TCP connection did not start hostkeeperd.service"
-code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 "http://$listen/wrong-capability/v1/x/modules/a/b/c/versions")
+code=$(as_user curl -s -o /dev/null -w '%{http_code}' --max-time 20 "http://$listen/wrong-capability/v1/x/modules/a/b/c/versions")
 [[ $code == 404 ]] || fail "a wrong capability got HTTP $code"
-code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 -H "Host: evil.example:$port" "$url")
+code=$(as_user curl -s -o /dev/null -w '%{http_code}' --max-time 20 -H "Host: evil.example:$port" "$url")
 [[ $code == 403 ]] || fail "a foreign Host header got HTTP $code"
-pass "a connection to the port started hostkeeperd.service, which answered (404 unrouted, 404 capability, 403 Host)"
+# Another user (root here) is not answered at all, inside the unit's user
+# namespace too (PrivateUsers=: others read as the overflow uid).
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 "$url" || true)
+[[ $code == 000 ]] || fail "another user's request got HTTP $code"
+pass "a connection to the port started hostkeeperd.service, which answered (404 unrouted, 404 capability, 403 Host, another user: nothing)"
 
 hostkeeper status --json >"$world/status.json" || fail "hostkeeper status failed"
 cache=$(json_get registry_cache <"$world/status.json")
