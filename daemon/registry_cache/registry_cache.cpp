@@ -417,8 +417,14 @@ bool RegistryCache::worth_keeping(const Route& route, const ListenerResponse& re
 }
 
 void RegistryCache::remember(const std::string& key, PendingArchive pending) {
-    if (pending_.size() >= kMaxPending && pending_.count(key) == 0)
-        pending_.erase(pending_.begin());
+    // The oldest named goes first when there are too many.
+    if (pending_.count(key) == 0) {
+        if (pending_.size() >= kMaxPending) {
+            pending_.erase(pending_order_.front());
+            pending_order_.pop_front();
+        }
+        pending_order_.push_back(key);
+    }
     pending_[key] = std::move(pending);
 }
 

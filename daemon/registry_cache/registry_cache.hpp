@@ -16,6 +16,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -120,6 +121,7 @@ class RegistryCache {
     std::string files_error_;
     // Archives Terraform was pointed at, by store key: where to fetch them.
     std::map<std::string, PendingArchive> pending_;
+    std::deque<std::string> pending_order_;  // its keys, oldest first
     std::map<std::string, std::chrono::steady_clock::time_point> learning_;
     // Provider package documents answered with the host's token (route paths).
     std::set<std::string> answered_packages_;
