@@ -42,7 +42,10 @@ void DocumentSnapshots::save(const std::string& key, const ListenerResponse& res
                            {"status", response.status},
                            {"content_type", response.content_type},
                            {"headers", std::move(headers)}};
-        proto::write_file_atomically(file_of(key), meta.dump() + "\n" + response.body, 0600);
+        const std::string text = meta.dump() + "\n" + response.body;
+        // Most answers are the same as last time: no write, no fsync, on the event loop.
+        if (proto::read_file_if_exists(file_of(key), kMaxSnapshot) == text) return;
+        proto::write_file_atomically(file_of(key), text, 0600);
     } catch (const std::exception& e) {
         if (!warned_) spdlog::warn("registry cache: cannot keep answers on disk: {}", e.what());
         warned_ = true;
