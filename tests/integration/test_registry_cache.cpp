@@ -592,3 +592,27 @@ TEST_CASE("registry cache: another user's process gets no answer at all",
     CHECK(w.upstream_versions() == 1);
     CHECK_THAT(w.daemon_log(), Catch::Contains("refused a connection from"));
 }
+
+TEST_CASE("registry cache: a host's block follows its discovery document",
+          "[registry-cache-listener]") {
+    CacheWorld w;
+    w.start_cache({w.registry()});
+    const auto block = [&] { return read_file(w.tfrc); };
+    REQUIRE_THAT(block(), Catch::Contains("host \"" + w.registry() + "\""));
+    CHECK_THAT(block(), !Catch::Contains("tfe.v2"));
+
+    // The host now offers tfe.v2 too: the next request that sees the new
+    // document (after a flush) rewrites the block with it, at its real URL.
+    w.serve("registry", json_response(R"({"modules.v1":"/v1/modules/","tfe.v2":"/api/v2/"})"));
+    w.ask(Json{{"op", "flush"}});
+    CHECK(w.get(w.versions_path(w.registry())).status == 200);
+    CHECK(wait_until([&] { return block().find("tfe.v2") != std::string::npos; }, 10s));
+    CHECK_THAT(block(), Catch::Contains("\"https://" + w.registry() + "/api/v2/\""));
+
+    // It stops offering a registry: the block goes, the host is no longer routed.
+    w.serve("registry", json_response(R"({"tfe.v2":"/api/v2/"})"));
+    w.ask(Json{{"op", "flush"}});
+    CHECK(w.get(w.versions_path(w.registry())).status == 404);
+    CHECK(wait_until([&] { return block().find("host \"") == std::string::npos; }, 10s));
+    CHECK_FALSE(w.routed_now(w.registry()));
+}
