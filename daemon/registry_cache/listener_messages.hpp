@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "daemon/archives/archive_store.hpp"
+#include "proto/json.hpp"
 #include "proto/secret.hpp"
 
 namespace hostkeeper::daemon::registry_cache {
@@ -28,5 +29,8 @@ struct ListenerResponse {
     bool authorized =
         false;  // it carried the capability: a client of ours (the idle timer counts it)
 };
+
+// `status` with `body` as JSON.
+ListenerResponse json_response(unsigned status, const proto::Json& body);
 
 }  // namespace hostkeeper::daemon::registry_cache

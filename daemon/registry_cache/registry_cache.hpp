@@ -88,6 +88,9 @@ class RegistryCache {
     void stop() { stopped_ = true; }
 
   private:
+    // Archives named and packages answered, remembered at most this many.
+    static constexpr std::size_t kMaxPending = 4096;
+
     struct PendingArchive {
         std::string url;
         std::vector<std::string> published;
