@@ -21,10 +21,13 @@ def main():
     if link:
         os.symlink(directory, link)
     path = os.path.join(directory, name)
+    # Bound, opened to everyone and listening under another name, then moved
+    # into place: whoever finds the path can connect (tests wait for it to exist).
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(path)
-    os.chmod(path, 0o777)
+    server.bind(path + ".new")
+    os.chmod(path + ".new", 0o777)
     server.listen(16)
+    os.rename(path + ".new", path)
     print("ready", flush=True)
     reply = b'{"v":1,"ok":true,"found":true,"credentials":{"token":"impostor-token"}}'
     while True:
