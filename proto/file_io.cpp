@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <vector>
@@ -132,6 +133,13 @@ mode_t mode_or(const fs::path& path, mode_t fallback) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return fallback;
     return st.st_mode & 07777;
+}
+
+std::filesystem::path xdg_base_dir(const char* variable, const char* below_home) {
+    if (const char* xdg = std::getenv(variable); xdg != nullptr && xdg[0] == '/')
+        return std::filesystem::path(xdg);
+    const char* home = std::getenv("HOME");
+    return std::filesystem::path(home != nullptr ? home : "/") / below_home;
 }
 
 void remove_file(const fs::path& path) {

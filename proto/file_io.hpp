@@ -38,6 +38,10 @@ void copy_file_atomically(const std::filesystem::path& from, const std::filesyst
 // The permission bits of an existing file, else `fallback`.
 mode_t mode_or(const std::filesystem::path& path, mode_t fallback);
 
+// An XDG base directory: $`variable` when it is an absolute path, else
+// $HOME/`below_home` ("/" for a missing HOME), e.g. ("XDG_CACHE_HOME", ".cache").
+std::filesystem::path xdg_base_dir(const char* variable, const char* below_home);
+
 // Removes `path`, following nothing; throws FileError on failure other than ENOENT.
 void remove_file(const std::filesystem::path& path);
 

@@ -16,6 +16,7 @@
 #include "daemon/app/settings.hpp"
 #include "daemon/registry/mirror.hpp"
 #include "proto/error.hpp"
+#include "proto/file_io.hpp"
 #include "proto/hostname.hpp"
 #include "proto/json.hpp"
 #include "proto/version.hpp"
@@ -227,11 +228,7 @@ const std::set<std::string>& config_file_keys() {
 }
 
 fs::path default_config_path() {
-    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && xdg[0] == '/') {
-        return fs::path(xdg) / "hostkeeper" / "config.toml";
-    }
-    const char* home = std::getenv("HOME");
-    return fs::path(home != nullptr ? home : "/") / ".config" / "hostkeeper" / "config.toml";
+    return proto::xdg_base_dir("XDG_CONFIG_HOME", ".config") / "hostkeeper" / "config.toml";
 }
 
 void apply_toml(Config& config, const std::string& text, const std::string& origin) {

@@ -15,6 +15,7 @@
 #include "daemon/archives/package_hash.hpp"
 #include "daemon/archives/verified_download.hpp"
 #include "proto/error.hpp"
+#include "proto/file_io.hpp"
 #include "proto/socket_path.hpp"
 
 namespace hostkeeper::daemon::archives {
@@ -70,10 +71,7 @@ void make_private_dirs(const fs::path& dir) {
 }  // namespace
 
 fs::path default_archive_dir() {
-    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] == '/')
-        return fs::path(xdg) / "hostkeeper" / "archives";
-    const char* home = std::getenv("HOME");
-    return fs::path(home != nullptr ? home : "/") / ".cache" / "hostkeeper" / "archives";
+    return proto::xdg_base_dir("XDG_CACHE_HOME", ".cache") / "hostkeeper" / "archives";
 }
 
 OwnedFd& OwnedFd::operator=(OwnedFd&& other) noexcept {

@@ -162,19 +162,11 @@ void save_cache_config(const CacheConfig& config) {
 }
 
 fs::path default_cache_config_path() {
-    const char* xdg = std::getenv("XDG_CONFIG_HOME");
-    if (xdg != nullptr && *xdg == '/') return fs::path(xdg) / "hostkeeper" / "registry-cache.json";
-    const char* home = std::getenv("HOME");
-    return fs::path(home != nullptr ? home : "/") / ".config" / "hostkeeper" /
-           "registry-cache.json";
+    return proto::xdg_base_dir("XDG_CONFIG_HOME", ".config") / "hostkeeper" / "registry-cache.json";
 }
 
 fs::path default_state_path() {
-    const char* xdg = std::getenv("XDG_STATE_HOME");
-    if (xdg != nullptr && *xdg == '/')
-        return fs::path(xdg) / "hostkeeper" / "registry-cache-hosts.json";
-    const char* home = std::getenv("HOME");
-    return fs::path(home != nullptr ? home : "/") / ".local" / "state" / "hostkeeper" /
+    return proto::xdg_base_dir("XDG_STATE_HOME", ".local/state") / "hostkeeper" /
            "registry-cache-hosts.json";
 }
 

@@ -19,10 +19,7 @@ constexpr std::size_t kMaxSnapshot = std::size_t{16} * 1024 * 1024;
 }  // namespace
 
 fs::path default_snapshot_dir() {
-    const char* xdg = std::getenv("XDG_CACHE_HOME");
-    if (xdg != nullptr && *xdg == '/') return fs::path(xdg) / "hostkeeper" / "documents";
-    const char* home = std::getenv("HOME");
-    return fs::path(home != nullptr ? home : "/") / ".cache" / "hostkeeper" / "documents";
+    return proto::xdg_base_dir("XDG_CACHE_HOME", ".cache") / "hostkeeper" / "documents";
 }
 
 fs::path DocumentSnapshots::file_of(const std::string& key) const {
