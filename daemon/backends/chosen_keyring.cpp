@@ -280,11 +280,9 @@ asio::awaitable<MigrationResult> ChosenKeyring::migrate_to(std::string backend) 
             throw Error(ErrorCode::bad_request, "hostkeeperd already uses " + backend);
         std::unique_ptr<credentials::Keyring> to = open(backend);
         MigrationResult result = migrate(from, *to);
-        if (result.failed.empty()) {
+        if (result.switched)
             switch_to(std::move(to), "hostkeeper migrate --to " + backend +
                                          " moved every item here from " + result.from);
-            result.switched = true;
-        }
         return result;
     };
     auto moving =

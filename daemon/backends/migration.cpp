@@ -20,51 +20,40 @@ std::optional<Secret> read_normalized(credentials::Keyring& keyring, const std::
     return credentials::credentials_from_keyring_text(host, *text);
 }
 
-// One host; throws proto::Error with what went wrong, having put back what it changed.
-void move_host(credentials::Keyring& from, credentials::Keyring& to, const std::string& host) {
+void take_back(credentials::Keyring& to, const std::string& host) {
+    try {
+        (void)to.remove(host);
+    } catch (const std::exception& e) {
+        spdlog::warn("migrate: could not take {} out of {} again: {}", host, to.name(), e.what());
+    }
+}
+
+enum class Copied { written, already_there, gone };
+
+// Copies one host; throws proto::Error, having removed what it wrote.
+Copied copy_host(credentials::Keyring& from, credentials::Keyring& to, const std::string& host) {
     const std::optional<Secret> source = read_normalized(from, host);
-    if (!source) return;  // gone meanwhile: nothing to move
-    const std::optional<Secret> existing = read_normalized(to, host);
-    if (existing) {
-        if (existing->view() != source->view()) {
-            throw Error(ErrorCode::keyring_error,
-                        "the " + std::string(to.name()) +
-                            " backend already holds other credentials for " + host +
-                            "; remove the one that is wrong (hostkeeper forget " + host +
-                            " with that backend) and run migrate again");
-        }
-    } else {
-        try {
-            to.store(host, *source);
-            const std::optional<Secret> back = read_normalized(to, host);
-            if (!back || back->view() != source->view()) {
-                throw Error(ErrorCode::keyring_error, "the credentials read back from " +
-                                                          std::string(to.name()) +
-                                                          " differ from what was written");
-            }
-        } catch (const Error&) {
-            try {
-                (void)to.remove(host);
-            } catch (const std::exception& e) {
-                spdlog::warn("migrate: could not take {} out of {} again: {}", host, to.name(),
-                             e.what());
-            }
-            throw;
-        }
+    if (!source) return Copied::gone;
+    if (const std::optional<Secret> existing = read_normalized(to, host)) {
+        if (existing->view() == source->view()) return Copied::already_there;
+        throw Error(ErrorCode::keyring_error,
+                    "the " + std::string(to.name()) +
+                        " backend already holds other credentials for " + host +
+                        "; remove the one that is wrong and run migrate again");
     }
     try {
-        (void)from.remove(host);
-    } catch (const Error&) {
-        if (!existing) {
-            try {
-                (void)to.remove(host);
-            } catch (const std::exception& e) {
-                spdlog::warn("migrate: could not take {} out of {} again: {}", host, to.name(),
-                             e.what());
-            }
+        to.store(host, *source);
+        const std::optional<Secret> back = read_normalized(to, host);
+        if (!back || back->view() != source->view()) {
+            throw Error(ErrorCode::keyring_error, "the credentials read back from " +
+                                                      std::string(to.name()) +
+                                                      " differ from what was written");
         }
+    } catch (const Error&) {
+        take_back(to, host);
         throw;
     }
+    return Copied::written;
 }
 
 }  // namespace
@@ -73,18 +62,44 @@ MigrationResult migrate(credentials::Keyring& from, credentials::Keyring& to) {
     MigrationResult result;
     result.from = std::string(from.name());
     result.to = std::string(to.name());
+    std::vector<std::string> written;
+    std::vector<std::string> copied;
     for (const std::string& host : from.hosts()) {
         try {
-            move_host(from, to, host);
-            result.migrated.push_back(host);
+            switch (copy_host(from, to, host)) {
+                case Copied::written:
+                    written.push_back(host);
+                    copied.push_back(host);
+                    break;
+                case Copied::already_there:
+                    copied.push_back(host);
+                    break;
+                case Copied::gone:
+                    break;
+            }
         } catch (const Error& e) {
             result.failed.push_back({host, e.code(), e.what()});
         } catch (const std::exception& e) {
             result.failed.push_back({host, ErrorCode::keyring_error, e.what()});
         }
     }
-    spdlog::info("migrate from {} to {}: {} moved, {} failed", result.from, result.to,
-                 result.migrated.size(), result.failed.size());
+    if (!result.failed.empty()) {
+        for (const std::string& host : written) take_back(to, host);
+        spdlog::info("migrate from {} to {}: {} failed, nothing moved", result.from, result.to,
+                     result.failed.size());
+        return result;
+    }
+    for (const std::string& host : copied) {
+        try {
+            (void)from.remove(host);
+        } catch (const Error& e) {
+            result.leftover.push_back({host, e.code(), e.what()});
+        }
+        result.migrated.push_back(host);
+    }
+    result.switched = true;
+    spdlog::info("migrate from {} to {}: {} moved ({} also left in the source)", result.from,
+                 result.to, result.migrated.size(), result.leftover.size());
     return result;
 }
 

@@ -1,11 +1,13 @@
 #pragma once
-// Moving hostkeeper's items from one keyring backend to another, one host
-// at a time: read it from the source, write it to the target, read it back
-// from the target and compare, and only then remove it from the source. A
-// host that fails at any step is left as it was in both: what was written
-// to the target is removed again, and a host the target already holds with
-// other credentials is not touched (the user decides which is right).
-// Worker thread; tokens are never logged.
+// Moving hostkeeper's items from one keyring backend to another, all or
+// nothing, so that the daemon never serves from a backend that holds only
+// some of them: first every host is copied (read from the source, written to
+// the target, read back from the target and compared); if any host fails,
+// every copy made is removed from the target again and nothing has changed.
+// Only when all are copied are they removed from the source. A host the
+// target already holds with the same credentials counts as copied; with
+// other credentials it fails (the user decides which is right). Worker
+// thread; tokens are never logged.
 
 #include <string>
 #include <vector>
@@ -24,9 +26,10 @@ struct MigrationFailure {
 struct MigrationResult {
     std::string from;
     std::string to;
-    std::vector<std::string> migrated;
-    std::vector<MigrationFailure> failed;
-    bool switched = false;  // the daemon uses `to` from now on
+    std::vector<std::string> migrated;       // now in the target only
+    std::vector<MigrationFailure> failed;    // why nothing moved
+    std::vector<MigrationFailure> leftover;  // moved, but still in the source too
+    bool switched = false;                   // the daemon uses `to` from now on
 };
 
 // Throws proto::Error when the source's items cannot be listed (nothing changed then).

@@ -159,6 +159,11 @@ std::string migrated(const backends::MigrationResult& result) {
         failed.push_back(
             {{"host", f.host}, {"code", proto::to_string(f.code)}, {"message", f.message}});
     response["failed"] = std::move(failed);
+    Json leftover = Json::array();
+    for (const backends::MigrationFailure& f : result.leftover)
+        leftover.push_back(
+            {{"host", f.host}, {"code", proto::to_string(f.code)}, {"message", f.message}});
+    response["leftover"] = std::move(leftover);
     response["switched"] = result.switched;
     return ok_payload(response);
 }

@@ -31,6 +31,8 @@ bool MemoryKeyring::remove(const std::string& host) {
     ++removes;
     const std::lock_guard lock(mutex_);
     check_failure();
+    if (failing_remove_ == host)
+        throw proto::Error(proto::ErrorCode::keyring_error, "injected remove failure");
     return items_.erase(host) > 0;
 }
 
@@ -83,6 +85,11 @@ void MemoryKeyring::unlock() {
 void MemoryKeyring::fail_store_of(std::optional<std::string> host) {
     const std::lock_guard lock(mutex_);
     failing_store_ = std::move(host);
+}
+
+void MemoryKeyring::fail_remove_of(std::optional<std::string> host) {
+    const std::lock_guard lock(mutex_);
+    failing_remove_ = std::move(host);
 }
 
 void MemoryKeyring::garble_lookup_of(std::optional<std::string> host) {

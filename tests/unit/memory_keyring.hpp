@@ -38,6 +38,8 @@ class MemoryKeyring final : public daemon::credentials::Keyring {
     void fail_with(std::optional<proto::ErrorCode> code);
     // Stores of this one host throw keyring_error until cleared.
     void fail_store_of(std::optional<std::string> host);
+    // Removals of this one host throw keyring_error until cleared.
+    void fail_remove_of(std::optional<std::string> host);
     // Lookups of this one host return this text instead of what is stored
     // (a keyring that garbles what it was given).
     void garble_lookup_of(std::optional<std::string> host);
@@ -56,6 +58,7 @@ class MemoryKeyring final : public daemon::credentials::Keyring {
     bool gate_closed_ = false;
     std::optional<proto::ErrorCode> failure_;
     std::optional<std::string> failing_store_;
+    std::optional<std::string> failing_remove_;
     std::optional<std::string> garbled_lookup_;
     std::string name_;
     std::map<std::string, std::string> items_;

@@ -18,6 +18,7 @@ TEST_CASE("migrate moves every host, read back and compared, then removed from t
     CHECK(result.from == "secret-service");
     CHECK(result.to == "pass");
     CHECK(result.failed.empty());
+    CHECK(result.switched);
     CHECK(result.migrated == std::vector<std::string>{"a.example", "b.example:8443", "c.example"});
     CHECK(from.hosts().empty());
     CHECK(to.text("a.example") == R"({"token":"ta"})");
@@ -25,24 +26,28 @@ TEST_CASE("migrate moves every host, read back and compared, then removed from t
     CHECK(to.text("c.example") == R"({"token":"bare-token"})");
 }
 
-TEST_CASE("a host the target cannot store stays in the source, and only it", "[daemon][backends]") {
+TEST_CASE("one host the target cannot store: nothing moves, every copy is taken back",
+          "[daemon][backends]") {
     test::MemoryKeyring from("pass");
     test::MemoryKeyring to("secret-service");
     from.put("a.example", R"({"token":"ta"})");
     from.put("b.example", R"({"token":"tb"})");
+    from.put("c.example", R"({"token":"tc"})");
     to.fail_store_of("b.example");
     const auto result = migrate(from, to);
-    CHECK(result.migrated == std::vector<std::string>{"a.example"});
+    CHECK(result.migrated.empty());
+    CHECK_FALSE(result.switched);
     REQUIRE(result.failed.size() == 1);
     CHECK(result.failed[0].host == "b.example");
     CHECK(result.failed[0].code == proto::ErrorCode::keyring_error);
-    CHECK(from.text("b.example") == R"({"token":"tb"})");
-    CHECK_FALSE(to.has("b.example"));
-    CHECK_FALSE(from.has("a.example"));
-    CHECK(to.text("a.example") == R"({"token":"ta"})");
+    // The source as it was; the target as it was (empty).
+    CHECK(from.hosts() == std::vector<std::string>{"a.example", "b.example", "c.example"});
+    CHECK(from.text("a.example") == R"({"token":"ta"})");
+    CHECK(to.hosts().empty());
 }
 
-TEST_CASE("what reads back different is taken out of the target again", "[daemon][backends]") {
+TEST_CASE("what reads back different fails the migration and is taken out again",
+          "[daemon][backends]") {
     test::MemoryKeyring from("pass");
     test::MemoryKeyring to("secret-service");
     from.put("a.example", R"({"token":"ta"})");
@@ -50,26 +55,54 @@ TEST_CASE("what reads back different is taken out of the target again", "[daemon
     const auto result = migrate(from, to);
     REQUIRE(result.failed.size() == 1);
     CHECK(result.failed[0].message.find("differ") != std::string::npos);
+    CHECK_FALSE(result.switched);
     CHECK(from.text("a.example") == R"({"token":"ta"})");
     CHECK_FALSE(to.has("a.example"));
 }
 
-TEST_CASE("a host the target already holds: the same moves, different ones are both kept",
+TEST_CASE("a host the target already holds: the same counts as copied, different ones fail",
           "[daemon][backends]") {
     test::MemoryKeyring from("pass");
     test::MemoryKeyring to("secret-service");
     from.put("same.example", R"({"token":"t"})");
     to.put("same.example", R"({"token":"t"})");
-    from.put("other.example", R"({"token":"mine"})");
-    to.put("other.example", R"({"token":"theirs"})");
+    SECTION("only the same one: it moves") {
+        const auto result = migrate(from, to);
+        CHECK(result.switched);
+        CHECK(result.migrated == std::vector<std::string>{"same.example"});
+        CHECK_FALSE(from.has("same.example"));
+        CHECK(to.text("same.example") == R"({"token":"t"})");
+    }
+    SECTION("and a different one: nothing moves, both keep theirs") {
+        from.put("other.example", R"({"token":"mine"})");
+        to.put("other.example", R"({"token":"theirs"})");
+        const auto result = migrate(from, to);
+        CHECK_FALSE(result.switched);
+        REQUIRE(result.failed.size() == 1);
+        CHECK(result.failed[0].host == "other.example");
+        CHECK(result.failed[0].message.find("already holds other credentials") !=
+              std::string::npos);
+        CHECK(from.text("other.example") == R"({"token":"mine"})");
+        CHECK(to.text("other.example") == R"({"token":"theirs"})");
+        // What the target held before is not taken out by the roll-back.
+        CHECK(from.has("same.example"));
+        CHECK(to.text("same.example") == R"({"token":"t"})");
+    }
+}
+
+TEST_CASE("a host that cannot be removed from the source after the copy is left in both",
+          "[daemon][backends]") {
+    test::MemoryKeyring from("pass");
+    test::MemoryKeyring to("secret-service");
+    from.put("a.example", R"({"token":"ta"})");
+    from.fail_remove_of("a.example");
     const auto result = migrate(from, to);
-    CHECK(result.migrated == std::vector<std::string>{"same.example"});
-    REQUIRE(result.failed.size() == 1);
-    CHECK(result.failed[0].host == "other.example");
-    CHECK(result.failed[0].message.find("already holds other credentials") != std::string::npos);
-    CHECK(from.text("other.example") == R"({"token":"mine"})");
-    CHECK(to.text("other.example") == R"({"token":"theirs"})");
-    CHECK_FALSE(from.has("same.example"));
+    CHECK(result.switched);
+    CHECK(result.migrated == std::vector<std::string>{"a.example"});
+    REQUIRE(result.leftover.size() == 1);
+    CHECK(result.leftover[0].host == "a.example");
+    CHECK(from.has("a.example"));
+    CHECK(to.text("a.example") == R"({"token":"ta"})");
 }
 
 TEST_CASE("a source that cannot be listed changes nothing", "[daemon][backends]") {

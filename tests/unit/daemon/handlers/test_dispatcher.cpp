@@ -165,7 +165,6 @@ TEST_CASE("migrate moves every item to the other backend and says so per host",
     f.keyring.put("a.example", R"({"token":"ta"})");
     f.keyring.put("b.example", R"({"token":"tb"})");
     f.other_keyring.fail_store_of("b.example");
-    // A cached answer read from the source before it moved is not served after.
     CHECK(f.request(get_request("a.example"))["credentials"]["token"] == "ta");
     proto::Json migrate = proto::make_request(proto::Op::migrate);
     migrate["to"] = "pass";
@@ -173,14 +172,22 @@ TEST_CASE("migrate moves every item to the other backend and says so per host",
     CHECK(reply["ok"] == true);
     CHECK(reply["from"] == "secret-service");
     CHECK(reply["to"] == "pass");
-    CHECK(reply["migrated"] == proto::Json::array({"a.example"}));
+    CHECK(reply["migrated"] == proto::Json::array());
     REQUIRE(reply["failed"].size() == 1);
     CHECK(reply["failed"][0]["host"] == "b.example");
     CHECK(reply["failed"][0]["code"] == "keyring_error");
+    CHECK(reply["leftover"] == proto::Json::array());
     CHECK(reply["switched"] == false);
-    CHECK(f.request(get_request("a.example"))["found"] == false);
+    // Nothing moved: still served from the source.
+    CHECK(f.request(get_request("a.example"))["credentials"]["token"] == "ta");
+    CHECK_FALSE(f.other_keyring.has("a.example"));
+
+    f.other_keyring.fail_store_of(std::nullopt);
+    const proto::Json moved = f.request(migrate);
+    CHECK(moved["migrated"] == proto::Json::array({"a.example", "b.example"}));
+    CHECK(moved["switched"] == true);
     CHECK(f.other_keyring.has("a.example"));
-    CHECK(f.keyring.has("b.example"));
+    CHECK_FALSE(f.keyring.has("b.example"));
 
     migrate["to"] = "keepassxc";
     CHECK(f.request(migrate)["error"]["code"] == "bad_request");
