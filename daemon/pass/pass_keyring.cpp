@@ -49,20 +49,6 @@ std::string getenv_or_empty(const char* name) {
 
 }  // namespace
 
-Secret entry_text(std::string_view plaintext) {
-    while (!plaintext.empty() && (plaintext.back() == '\n' || plaintext.back() == '\r' ||
-                                  plaintext.back() == ' ' || plaintext.back() == '\t'))
-        plaintext.remove_suffix(1);
-    const auto first = plaintext.find_first_not_of(" \t\r\n");
-    const bool object = first != std::string_view::npos && plaintext[first] == '{';
-    if (!object) {
-        const auto newline = plaintext.find('\n');
-        plaintext = plaintext.substr(0, newline);
-        while (!plaintext.empty() && plaintext.back() == '\r') plaintext.remove_suffix(1);
-    }
-    return Secret(plaintext);
-}
-
 bool store_writable(const fs::path& store) {
     fs::path dir = store / kEntryFolder;
     std::error_code ec;

@@ -61,9 +61,4 @@ class PassKeyring final : public credentials::Keyring {
 // this process (it may exist yet, or its nearest existing parent).
 bool store_writable(const std::filesystem::path& store);
 
-// The text an entry holds, as credentials text: trailing blanks and line
-// ends dropped; anything that is not a JSON object keeps only its first
-// line (pass's convention: the password first, notes after).
-proto::Secret entry_text(std::string_view plaintext);
-
 }  // namespace hostkeeper::daemon::pass

@@ -42,6 +42,8 @@ std::optional<std::string> host_of_entry_file(std::string_view file_name) {
         file_name.substr(file_name.size() - kSuffix.size()) != kSuffix)
         return std::nullopt;
     std::string host(file_name.substr(0, file_name.size() - kSuffix.size()));
+    // hostkeeper writes a port after '_': "h:1.gpg" is not one of its names.
+    if (host.find(':') != std::string::npos) return std::nullopt;
     const auto underscore = host.rfind('_');
     if (underscore != std::string::npos) host[underscore] = ':';
     try {
@@ -93,6 +95,20 @@ std::optional<fs::path> gpg_id_file_for(const fs::path& store, const fs::path& f
         current = current.parent_path();
     }
     return std::nullopt;
+}
+
+proto::Secret entry_text(std::string_view plaintext) {
+    while (!plaintext.empty() && (plaintext.back() == '\n' || plaintext.back() == '\r' ||
+                                  plaintext.back() == ' ' || plaintext.back() == '\t'))
+        plaintext.remove_suffix(1);
+    const auto first = plaintext.find_first_not_of(" \t\r\n");
+    const bool object = first != std::string_view::npos && plaintext[first] == '{';
+    if (!object) {
+        const auto newline = plaintext.find('\n');
+        plaintext = plaintext.substr(0, newline);
+        while (!plaintext.empty() && plaintext.back() == '\r') plaintext.remove_suffix(1);
+    }
+    return proto::Secret(plaintext);
 }
 
 bool is_initialized(const fs::path& store) {

@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "proto/secret.hpp"
+
 namespace hostkeeper::daemon::pass {
 
 inline constexpr std::string_view kEntryFolder = "hostkeeper";
@@ -38,6 +40,11 @@ std::vector<std::string> parse_store_key(std::string_view text);
 // folder's own, else the nearest parent's; nullopt when the store has none.
 std::optional<std::filesystem::path> gpg_id_file_for(const std::filesystem::path& store,
                                                      const std::filesystem::path& folder);
+
+// The text an entry holds, as credentials text: trailing blanks and line
+// ends dropped; anything that is not a JSON object keeps only its first
+// line (pass's convention: the password first, notes after).
+proto::Secret entry_text(std::string_view plaintext);
 
 // Whether pass could store an entry under hostkeeper/: a .gpg-id governs it.
 bool is_initialized(const std::filesystem::path& store);

@@ -25,6 +25,8 @@ TEST_CASE("entry names: hostkeeper/HOST, a port as HOST_PORT, and back", "[daemo
     CHECK_FALSE(host_of_entry_file("a b.gpg"));
     CHECK_FALSE(host_of_entry_file(".gpg"));
     CHECK_FALSE(host_of_entry_file("host_notaport.gpg"));
+    // Found by fuzz_pass_store: a colon is not how hostkeeper writes a port.
+    CHECK_FALSE(host_of_entry_file("l:31.gpg"));
 }
 
 TEST_CASE(".gpg-id lines as pass reads them", "[daemon][pass]") {

@@ -1,0 +1,42 @@
+// What the pass backend reads from a password store that anyone with the
+// store (a git pull, a synced folder) could have written: .gpg-id lines,
+// $PASSWORD_STORE_KEY and $PASSWORD_STORE_GPG_OPTS words, an entry's file
+// name, and an entry's decrypted text. None may crash; what is accepted
+// must be what hostkeeper itself would write.
+#include <string>
+
+#include "daemon/pass/gpg_options.hpp"
+#include "daemon/pass/store_layout.hpp"
+#include "fuzz_support.hpp"
+
+using namespace hostkeeper::daemon::pass;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string_view text = hostkeeper::fuzz::text_of(data, size);
+
+    for (const std::string& id : parse_gpg_ids(text)) {
+        hostkeeper::fuzz::require(!id.empty(), "an empty gpg id");
+        hostkeeper::fuzz::require(id.find_first_of("#\n") == std::string::npos,
+                                  "a gpg id holds a comment or a line end");
+        hostkeeper::fuzz::require(id.front() != ' ' && id.back() != ' ', "a gpg id is not trimmed");
+    }
+    for (const std::string& word : parse_store_key(text))
+        hostkeeper::fuzz::require(!word.empty() && word.find_first_of(" \t\n") == std::string::npos,
+                                  "a key word holds a blank");
+    const GpgOptions options = parse_gpg_options(text);
+    if (options.trust_model)
+        hostkeeper::fuzz::require(!options.trust_model->empty(), "an empty trust model");
+
+    if (const auto host = host_of_entry_file(text)) {
+        hostkeeper::fuzz::require(entry_name(*host) + ".gpg" == "hostkeeper/" + std::string(text),
+                                  "an accepted entry name does not round-trip");
+    }
+
+    const hostkeeper::proto::Secret entry = entry_text(text);
+    const std::string_view kept = entry.view();
+    hostkeeper::fuzz::require(kept.size() <= text.size(), "entry text grew");
+    if (!kept.empty())
+        hostkeeper::fuzz::require(kept.back() != '\n' && kept.back() != '\r',
+                                  "entry text keeps a line end");
+    return 0;
+}
