@@ -205,13 +205,13 @@ Decrypted GpgSession::decrypt(const std::string& ciphertext, const std::string& 
 
 std::string GpgSession::encrypt(const Secret& plaintext, const std::vector<std::string>& recipients,
                                 const std::string& entry) {
-    const std::string doing = "writing " + entry + " to the password store";
+    std::string doing = "writing " + entry + " to the password store";
     std::string recipient_lines;
     for (const std::string& id : recipients) {
         // GPGME reads a line starting with "--" as a flag, not a recipient.
         if (id.rfind("--", 0) == 0 || id.find('\n') != std::string::npos)
             throw Error(ErrorCode::keyring_error,
-                        doing + ": the gpg id \"" + id + "\" is not valid");
+                        doing.append(": the gpg id \"").append(id).append("\" is not valid"));
         recipient_lines += id;
         recipient_lines += '\n';
     }

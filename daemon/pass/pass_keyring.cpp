@@ -23,6 +23,7 @@ using proto::Secret;
 namespace {
 
 constexpr std::size_t kMaxEntryFile = std::size_t{1} << 20;
+constexpr std::size_t kMaxIdFile = std::size_t{64} * 1024;
 
 // pass's umask: $PASSWORD_STORE_UMASK (octal), else 077.
 mode_t store_umask() {
@@ -57,7 +58,7 @@ bool store_writable(const fs::path& store) {
     return ::access(dir.c_str(), W_OK | X_OK) == 0;
 }
 
-PassKeyring::PassKeyring(std::optional<fs::path> configured_store)
+PassKeyring::PassKeyring(const std::optional<fs::path>& configured_store)
     : store_(resolve_store_dir(configured_store)),
       options_(parse_gpg_options(getenv_or_empty("PASSWORD_STORE_GPG_OPTS"))) {
     if (!options_.ignored.empty()) {
@@ -88,7 +89,7 @@ std::vector<std::string> PassKeyring::recipients_for(const fs::path& folder,
     if (!id_file) not_initialized(store_);
     std::optional<std::string> text;
     try {
-        text = proto::read_file_if_exists(*id_file, 64 * 1024);
+        text = proto::read_file_if_exists(*id_file, kMaxIdFile);
     } catch (const proto::FileError& e) {
         throw Error(ErrorCode::keyring_error, e.what());
     }
@@ -97,7 +98,7 @@ std::vector<std::string> PassKeyring::recipients_for(const fs::path& folder,
     if (!signing.empty()) {
         fs::path sig_path = *id_file;
         sig_path += ".sig";
-        const std::optional<std::string> sig = proto::read_file_if_exists(sig_path, 64 * 1024);
+        const std::optional<std::string> sig = proto::read_file_if_exists(sig_path, kMaxIdFile);
         if (!sig)
             throw Error(ErrorCode::keyring_error,
                         "PASSWORD_STORE_SIGNING_KEY is set and " + sig_path.string() +

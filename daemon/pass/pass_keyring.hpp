@@ -26,7 +26,7 @@ class GpgSession;
 
 class PassKeyring final : public credentials::Keyring {
   public:
-    explicit PassKeyring(std::optional<std::filesystem::path> configured_store);
+    explicit PassKeyring(const std::optional<std::filesystem::path>& configured_store);
     ~PassKeyring() override;
 
     std::optional<proto::Secret> lookup(const std::string& host) override;

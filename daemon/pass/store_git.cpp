@@ -41,11 +41,13 @@ RunResult run_git(const fs::path& store, const std::vector<std::string>& args) {
     env_text.push_back("GIT_CEILING_DIRECTORIES=" + (store / "..").lexically_normal().string());
     env_text.emplace_back("GIT_TERMINAL_PROMPT=0");
     std::vector<char*> envp;
+    envp.reserve(env_text.size() + 1);
     for (std::string& e : env_text) envp.push_back(e.data());
     envp.push_back(nullptr);
     std::vector<std::string> argv_text{"git"};
     argv_text.insert(argv_text.end(), args.begin(), args.end());
     std::vector<char*> argv;
+    argv.reserve(argv_text.size() + 1);
     for (std::string& a : argv_text) argv.push_back(a.data());
     argv.push_back(nullptr);
 
