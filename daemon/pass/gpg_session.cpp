@@ -266,9 +266,8 @@ bool GpgSession::signed_by(const std::string& file, const std::string& signature
     const gpgme_verify_result_t result = gpgme_op_verify_result(ctx_);
     if (result == nullptr) return false;
     for (gpgme_signature_t s = result->signatures; s != nullptr; s = s->next) {
-        // pass takes VALIDSIG's fingerprints: a good signature, valid key.
-        if ((s->summary & GPGME_SIGSUM_VALID) == 0 && gpgme_err_code(s->status) != GPG_ERR_NO_ERROR)
-            continue;
+        // pass takes VALIDSIG's fingerprints: a good signature by a key that
+        // is not expired or revoked (its validity in the web of trust aside).
         if (gpgme_err_code(s->status) != GPG_ERR_NO_ERROR || s->fpr == nullptr) continue;
         const std::string fpr = s->fpr;
         gpgme_key_t raw_key = nullptr;
