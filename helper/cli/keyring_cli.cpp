@@ -64,7 +64,7 @@ int unlock_pass(client::DaemonClient& daemon, const Json& keyring) {
     const auto env = gpg_tty_environment();
     std::vector<std::string> failed;
     for (const auto& file : files) {
-        std::vector<std::string> argv{"gpg", "--decrypt", "--output", "/dev/null", "--yes"};
+        std::vector<std::string> argv{"gpg", "--decrypt", "--output", "/dev/null"};
         argv.insert(argv.end(), opts.begin(), opts.end());
         argv.push_back(file.string());
         const int status = client::run_attached(argv, env);
