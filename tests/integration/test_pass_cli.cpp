@@ -128,7 +128,7 @@ class PassHome : public UserHome {
 }  // namespace
 
 TEST_CASE(
-    "unlock: get says locked and names hostkeeper unlock; unlock asks pinentry once; get works",
+    "unlock: get says locked and names hostkeeper unlock, unlock asks pinentry once, get works",
     "[pass-cli]") {
     PassHome u;
     u.init_store(true);
@@ -157,7 +157,7 @@ TEST_CASE(
     CHECK(u.helper({"get", "other.example:8443"}).out == "{\"token\":\"tok-other\"}\n");
 }
 
-TEST_CASE("unlock: an entry gpg cannot decrypt fails it (exit 1, named); none at all is fine",
+TEST_CASE("unlock: an entry gpg cannot decrypt fails it (exit 1, named), none at all is fine",
           "[pass-cli]") {
     PassHome u;
     u.init_store(false);
@@ -241,7 +241,7 @@ TEST_CASE("migrate: refused by the daemon: exit 1, nothing written to config.tom
 }
 
 TEST_CASE(
-    "migrate: Secret Service to pass: exit 0, config.toml keeps its lines and says pass; "
+    "migrate: Secret Service to pass: exit 0, config.toml keeps its lines and says pass, "
     "the next daemon uses it",
     "[pass-cli]") {
     PassHome u(true);

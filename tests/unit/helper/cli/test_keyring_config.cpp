@@ -14,7 +14,7 @@
 namespace cli = hostkeeper::helper::cli;
 namespace fs = std::filesystem;
 
-TEST_CASE("config.toml: an existing backend line of [keyring] is replaced in place",
+TEST_CASE("config.toml: an existing backend line of the keyring table is replaced in place",
           "[cli][keyring_config]") {
     const std::string before =
         "# my settings\n"
@@ -42,7 +42,8 @@ TEST_CASE("config.toml: quoted and spaced headers and keys are the same table an
           "keyring . backend = \"pass\" # top level\n[x]\n");
 }
 
-TEST_CASE("config.toml: no backend line: added at the top of [keyring]", "[cli][keyring_config]") {
+TEST_CASE("config.toml: no backend line: added at the top of the keyring table",
+          "[cli][keyring_config]") {
     CHECK(cli::with_keyring_backend("[keyring] # the keyring\nunlock_timeout = \"30s\"\n[other]\n",
                                     "secret-service") ==
           "[keyring] # the keyring\nbackend = \"secret-service\"\nunlock_timeout = "
@@ -64,7 +65,7 @@ TEST_CASE("config.toml: top-level keyring.* keys get keyring.backend beside them
           "\"9s\"\nkeyring.backend = \"pass\"\n[a]\n");
 }
 
-TEST_CASE("config.toml: no [keyring]: the table is appended; an empty file gets only it",
+TEST_CASE("config.toml: no keyring table: it is appended, and an empty file gets only it",
           "[cli][keyring_config]") {
     CHECK(cli::with_keyring_backend("", "pass") == "[keyring]\nbackend = \"pass\"\n");
     CHECK(cli::with_keyring_backend("log_level = \"debug\"", "pass") ==
@@ -87,7 +88,7 @@ TEST_CASE("config.toml: keyring as an inline table is refused, not broken",
                     hostkeeper::proto::FileError);
 }
 
-TEST_CASE("config.toml: the path is the daemon's; the file is written with its mode kept",
+TEST_CASE("config.toml: the path is the daemon's, and the file is written with its mode kept",
           "[cli][keyring_config]") {
     const fs::path dir = fs::temp_directory_path() / ("hk-kc-" + std::to_string(::getpid()));
     fs::remove_all(dir);

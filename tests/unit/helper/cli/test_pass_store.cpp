@@ -74,7 +74,7 @@ TEST_CASE("pass store: the .gpg-id files of hostkeeper's entries", "[cli][pass_s
           std::vector<std::string>{"ABCDEF0123", "me@example.com"});
 }
 
-TEST_CASE("pass store: PASSWORD_STORE_GPG_OPTS split on blanks; --homedir found",
+TEST_CASE("pass store: PASSWORD_STORE_GPG_OPTS split on blanks, --homedir found",
           "[cli][pass_store]") {
     CHECK(cli::split_gpg_opts("").empty());
     CHECK(cli::split_gpg_opts("  --armor\t--trust-model  always ") ==
