@@ -10,8 +10,8 @@ set -euo pipefail
 
 build_packages=(build-essential cmake pkg-config libboost-dev nlohmann-json3-dev libsecret-1-dev
     libspdlog-dev libcli11-dev libidn2-dev libsystemd-dev libtomlplusplus-dev libcurl4-openssl-dev libssl-dev
-    libzip-dev catch2 dpkg-dev)
-runtime_packages=(gnome-keyring dbus-user-session libsecret-tools)
+    libzip-dev catch2 dpkg-dev libgpgme-dev)
+runtime_packages=(gnome-keyring dbus-user-session libsecret-tools gnupg pass)
 test_packages=(dbus dbus-user-session gnome-keyring libsecret-tools openssl libssl-dev python3 util-linux systemd
     procps curl passwd lintian file man-db gzip gnupg pass iproute2)
 # The fuzz targets (tests/fuzz): clang with libFuzzer's runtime, and
