@@ -326,7 +326,8 @@ void check_backend(Report& report, const client::ClientOptions& client) {
     } else {
         report.ok(lines.front());
     }
-    for (std::size_t i = 1; i < lines.size(); ++i) report.note(lines[i]);
+    for (std::size_t i = 1; i < lines.size(); ++i)
+        report.note(lines[i].substr(lines[i].find_first_not_of(' ')));
     if (backend == keyring.end() || !backend->is_string()) return;
     if (*backend == "pass") {
         check_pass(

@@ -19,13 +19,6 @@ using proto::Json;
 
 namespace {
 
-// A request for an op this build's proto::Op may not list yet.
-Json request_for(const char* op) {
-    Json request = proto::make_request(proto::Op::hello);
-    request["op"] = op;
-    return request;
-}
-
 std::string text_of(const Json& object, const char* key, const char* fallback = "") {
     const auto it = object.find(key);
     return it != object.end() && it->is_string() ? it->get<std::string>() : fallback;
@@ -131,13 +124,13 @@ int run_unlock(const client::ClientOptions& client) {
         return client::kExitFailed;
     }
     if (*backend == "pass") return unlock_pass(daemon, keyring);
-    daemon.call(request_for("unlock"));
+    daemon.call(proto::make_request(proto::Op::unlock));
     std::printf("the Secret Service's default collection is unlocked\n");
     return client::kExitOk;
 }
 
 int run_migrate(const client::ClientOptions& client, const std::string& to) {
-    Json request = request_for("migrate");
+    Json request = proto::make_request(proto::Op::migrate);
     request["to"] = to;
     Json answer;
     try {

@@ -36,7 +36,13 @@ class PassHome : public UserHome {
         options.env["PASSWORD_STORE_DIR"] = store.string();
         options.env["PASSWORD_STORE_GPG_OPTS"] = std::nullopt;
         options.env["GPG_TTY"] = std::nullopt;
-        if (!with_bus) options.env["DBUS_SESSION_BUS_ADDRESS"] = std::nullopt;
+        if (!with_bus) {
+            // GLib also finds a bus at $XDG_RUNTIME_DIR/bus, where keyring-env.sh puts it.
+            options.env["DBUS_SESSION_BUS_ADDRESS"] = std::nullopt;
+            fs::create_directories(root / "run");
+            fs::permissions(root / "run", fs::perms::owner_all, fs::perm_options::replace);
+            options.env["XDG_RUNTIME_DIR"] = (root / "run").string();
+        }
         // The pinentry gpg-agent runs: answers GETPIN with the passphrase
         // and counts how often it was started.
         write(root / "pinentry.sh",
