@@ -321,8 +321,8 @@ void check_backend(Report& report, const client::ClientOptions& client) {
     if (backend == keyring.end() || !backend->is_string()) {
         report.fail(lines.front(),
                     "set up either: pass (gpg --quick-gen-key \"Your Name <you@example.com>\", "
-                    "then pass init KEYID) or a Secret Service (log in to the desktop, or "
-                    "gnome-keyring-daemon --start --components=secrets)");
+                    "then pass init KEYID), or the Secret Service: " +
+                        keyring_unavailable_fix());
     } else {
         report.ok(lines.front());
     }
