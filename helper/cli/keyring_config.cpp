@@ -202,7 +202,9 @@ fs::path daemon_config_path() {
 }
 
 std::string with_keyring_backend(const std::string& text, std::string_view backend) {
-    const std::string quoted = "\"" + std::string(backend) + "\"";
+    // Appended, not "\"" + std::string(...): g++ 12's -O3 -Wrestrict misfires on that.
+    std::string quoted(1, '"');
+    quoted.append(backend).push_back('"');
     Scanner scanner(text);
     scanner.scan();
 
