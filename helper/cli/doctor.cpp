@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "helper/cli/keyring_cli.hpp"
+#include "helper/cli/pass_doctor.hpp"
 #include "helper/cli/registry_cache_doctor.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "helper/client/launcher.hpp"
@@ -35,6 +37,7 @@ class Report {
     void ok(const std::string& what) { std::printf("ok    %s\n", what.c_str()); }
     void skip(const std::string& what) { std::printf("skip  %s\n", what.c_str()); }
     void warn(const std::string& what) { std::printf("warn  %s\n", what.c_str()); }
+    void note(const std::string& what) { std::printf("      %s\n", what.c_str()); }
     void fail(const std::string& what, const std::string& fix) {
         ++failures_;
         std::printf("FAIL  %s; fix: %s\n", what.c_str(), fix.c_str());
@@ -294,6 +297,49 @@ void check_keyring(Report& report, const client::ClientOptions& client) {
     }
 }
 
+// The backend the daemon chose and why (status's keyring object), then the
+// checks of that backend. A daemon from before the pass backend says
+// nothing: it uses the Secret Service.
+void check_backend(Report& report, const client::ClientOptions& client) {
+    Json keyring;
+    try {
+        const Json status =
+            client::DaemonClient(client).call(proto::make_request(proto::Op::status));
+        if (const auto it = status.find("keyring"); it != status.end() && it->is_object())
+            keyring = *it;
+    } catch (const std::exception& e) {
+        report.fail(std::string("hostkeeperd does not answer status: ") + e.what(),
+                    "run 'hostkeeperd --log-level debug' in a terminal to see why");
+        return;
+    }
+    if (keyring.is_null()) {
+        check_keyring(report, client);
+        return;
+    }
+    const auto lines = keyring_status_lines(keyring);
+    const auto backend = keyring.find("backend");
+    if (backend == keyring.end() || !backend->is_string()) {
+        report.fail(lines.front(),
+                    "set up either: pass (gpg --quick-gen-key \"Your Name <you@example.com>\", "
+                    "then pass init KEYID), or the Secret Service: " +
+                        keyring_unavailable_fix());
+    } else {
+        report.ok(lines.front());
+    }
+    for (std::size_t i = 1; i < lines.size(); ++i)
+        report.note(lines[i].substr(lines[i].find_first_not_of(' ')));
+    if (backend == keyring.end() || !backend->is_string()) return;
+    if (*backend == "pass") {
+        check_pass(
+            {[&](const std::string& what) { report.ok(what); },
+             [&](const std::string& what) { report.warn(what); },
+             [&](const std::string& what, const std::string& fix) { report.fail(what, fix); }},
+            client, keyring);
+    } else {
+        check_keyring(report, client);
+    }
+}
+
 // After check_daemon: its request is what makes systemd start the service,
 // so a unit that cannot start has failed by now (the helper then started
 // hostkeeperd on demand, which answered).
@@ -354,7 +400,7 @@ int run_doctor(const client::ClientOptions& client) {
     check_socket_directory(report, client);
     check_daemon_config(report);
     const bool daemon_answers = check_daemon(report, client);
-    if (daemon_answers) check_keyring(report, client);
+    if (daemon_answers) check_backend(report, client);
     if (!client.socket) check_units(report);  // the units serve only the default socket
     check_registry_cache(
         {[&](const std::string& what) { report.ok(what); },

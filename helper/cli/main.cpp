@@ -7,6 +7,7 @@
 #include "helper/cli/discover.hpp"
 #include "helper/cli/doctor.hpp"
 #include "helper/cli/import.hpp"
+#include "helper/cli/keyring_cli.hpp"
 #include "helper/cli/registry_cache_doctor.hpp"
 #include "helper/cli/registry_cli.hpp"
 #include "helper/cli/setup.hpp"
@@ -44,6 +45,11 @@ int status(const helper::client::ClientOptions& options, bool json) {
         "%lld keyring lookups\n",
         c.value("entries", 0LL), c.value("positive", 0LL), c.value("negative", 0LL),
         c.value("hits", 0LL), c.value("misses", 0LL), c.value("keyring_lookups", 0LL));
+    if (const auto keyring = response.find("keyring");
+        keyring != response.end() && keyring->is_object()) {
+        for (const auto& line : helper::cli::keyring_status_lines(*keyring))
+            std::printf("%s\n", line.c_str());
+    }
     if (c.contains("keyring_watched")) {
         if (c.value("keyring_watched", false)) {
             std::printf(
@@ -137,7 +143,8 @@ int main(int argc, char** argv) {
 
     bool json = false;
     auto* status_cmd = app.add_subcommand("status",
-                                          "show the running daemon: pid, version, uptime, "
+                                          "show the running daemon: pid, version, uptime, the "
+                                          "keyring backend and why, "
                                           "credentials/discovery/registry cache counters");
     status_cmd->add_flag("--json", json, "print the daemon's answer as JSON");
     std::string host;
@@ -259,6 +266,22 @@ int main(int argc, char** argv) {
     auto* doctor_cmd = app.add_subcommand(
         "doctor",
         "check that Terraform and OpenTofu will use the keyring; say how to fix what fails");
+    auto* unlock_cmd = app.add_subcommand(
+        "unlock",
+        "unlock the keyring: the Secret Service's default collection, or pass's gpg key "
+        "(gpg-agent asks for the passphrase in this terminal and caches it)");
+    std::string migrate_to;
+    auto* migrate_cmd = app.add_subcommand(
+        "migrate",
+        "move every token to the other keyring backend (each read back before it is removed), "
+        "then keep using that backend");
+    migrate_cmd->add_option("--to", migrate_to, "the backend to move to")
+        ->required()
+        ->check(CLI::IsMember({"pass", "secret-service"}));
+    migrate_cmd->footer(
+        "Exit status 0 when every host moved and the daemon switched (config.toml then says "
+        "backend = \"TO\" under [keyring]); 1 when a host failed (it stays where it was) or "
+        "the daemon refused.");
     if (const auto code = helper::client::parse_or_exit(app, argc, argv)) return *code;
 
     helper::client::ClientOptions options = common.client_options();
@@ -302,6 +325,20 @@ int main(int argc, char** argv) {
         }
         if (import_cmd->parsed()) return helper::cli::run_import(with_start(options), import);
         if (doctor_cmd->parsed()) return helper::cli::run_doctor(options);
+        if (unlock_cmd->parsed()) {
+            // The user types a passphrase meanwhile: no deadline unless --timeout says.
+            helper::client::ClientOptions unlocking = with_start(options);
+            if (app.get_option("--timeout")->count() == 0)
+                unlocking.timeout = std::chrono::hours(1);
+            return helper::cli::run_unlock(unlocking);
+        }
+        if (migrate_cmd->parsed()) {
+            // Every host is written, read back and removed, perhaps after an unlock prompt.
+            helper::client::ClientOptions migrating = with_start(options);
+            if (app.get_option("--timeout")->count() == 0)
+                migrating.timeout = std::chrono::minutes(10);
+            return helper::cli::run_migrate(migrating, migrate_to);
+        }
         return helper::client::kExitUsage;
     });
 }

@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <string_view>
 
 namespace hostkeeper::helper::client {
 
@@ -68,6 +70,35 @@ Captured run_captured(const std::vector<std::string>& argv, std::chrono::millise
     }
     result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return result;
+}
+
+int run_attached(const std::vector<std::string>& argv, const std::vector<std::string>& set_env) {
+    if (argv.empty()) return 127;
+    std::vector<std::string> env = set_env;
+    for (char** e = environ; *e != nullptr; ++e) {
+        const std::string_view entry(*e);
+        const std::string_view name = entry.substr(0, entry.find('='));
+        const bool replaced = std::any_of(set_env.begin(), set_env.end(), [&](const auto& s) {
+            return s.size() > name.size() && s.compare(0, name.size(), name) == 0 &&
+                   s[name.size()] == '=';
+        });
+        if (!replaced) env.emplace_back(entry);
+    }
+    std::vector<std::string> args = argv;
+    std::vector<char*> arg_pointers, env_pointers;
+    for (auto& a : args) arg_pointers.push_back(a.data());
+    arg_pointers.push_back(nullptr);
+    for (auto& e : env) env_pointers.push_back(e.data());
+    env_pointers.push_back(nullptr);
+    pid_t pid = -1;
+    if (::posix_spawnp(&pid, arg_pointers[0], nullptr, nullptr, arg_pointers.data(),
+                       env_pointers.data()) != 0) {
+        return 127;
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 }  // namespace hostkeeper::helper::client

@@ -1,7 +1,8 @@
 #pragma once
 // Running another program to completion, bounded in time, and keeping what it
 // printed: `systemctl --user show` for the unit's state, `hostkeeperd
-// --check-config` for doctor.
+// --check-config` for doctor; or attached to the terminal (gpg for
+// `hostkeeper unlock`).
 
 #include <chrono>
 #include <string>
@@ -19,5 +20,12 @@ struct Captured {
 // from /dev/null and this process's environment; kills it after `limit`.
 Captured run_captured(const std::vector<std::string>& argv, std::chrono::milliseconds limit,
                       bool with_stderr = false);
+
+// Runs argv in the foreground with this process's stdin, stdout and stderr
+// (so it may ask the user on the terminal), with `set_env` ("NAME=value")
+// added to this process's environment; no time limit. The exit status as
+// in Captured::status.
+int run_attached(const std::vector<std::string>& argv,
+                 const std::vector<std::string>& set_env = {});
 
 }  // namespace hostkeeper::helper::client

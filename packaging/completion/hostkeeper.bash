@@ -4,7 +4,7 @@ _hostkeeper() {
     local cur prev words cword
     _init_completion || return
 
-    local commands="status flush start stop setup import doctor discover module provider"
+    local commands="status flush start stop setup import doctor unlock migrate discover module provider"
     local global="--socket --timeout --help --version"
     case $prev in
         --socket)
@@ -19,7 +19,7 @@ _hostkeeper() {
     local i command= subcommand=
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
-            --socket | --timeout | --constraint | --mirror | --platform | --output | -o) ((i++)) ;;
+            --socket | --timeout | --constraint | --mirror | --platform | --output | -o | --to) ((i++)) ;;
             -*) ;;
             *)
                 if [[ -z $command ]]; then
@@ -38,6 +38,10 @@ _hostkeeper() {
             _filedir -d
             return
             ;;
+        --to)
+            COMPREPLY=($(compgen -W "pass secret-service" -- "$cur"))
+            return
+            ;;
         --platform)
             COMPREPLY=($(compgen -W "linux_amd64 linux_arm64 linux_386 linux_arm darwin_amd64 darwin_arm64 windows_amd64 windows_386 freebsd_amd64" -- "$cur"))
             return
@@ -50,6 +54,7 @@ _hostkeeper() {
         status) options="--json --help" ;;
         setup) options="--terraform --opentofu --dry-run --undo --registry-cache --help" ;;
         import) options="--keep-file --help" ;;
+        migrate) options="--to --help" ;;
         discover) options="--json --refresh --help modules.v1 providers.v1 login.v1" ;;
         module)
             case $subcommand in
@@ -66,7 +71,7 @@ _hostkeeper() {
                 fetch) options="--platform --mirror --direct --output -o --json --refresh --help" ;;
             esac
             ;;
-        flush | start | stop | doctor) options="--help" ;;
+        flush | start | stop | doctor | unlock) options="--help" ;;
     esac
     COMPREPLY=($(compgen -W "$options" -- "$cur"))
 } && complete -F _hostkeeper hostkeeper

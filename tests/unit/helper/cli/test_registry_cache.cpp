@@ -15,6 +15,7 @@
 #include <regex>
 #include <thread>
 
+#include "fake_daemon.hpp"
 #include "helper/cli/registry_cache_doctor.hpp"
 #include "helper/cli/registry_cache_files.hpp"
 #include "helper/cli/registry_cache_setup.hpp"
@@ -25,109 +26,16 @@ namespace cli = hostkeeper::helper::cli;
 namespace proto = hostkeeper::proto;
 using proto::Json;
 namespace fs = std::filesystem;
+using hk_unit::capture;
+using hk_unit::Captured;
+using hk_unit::FakeDaemon;
+using hk_unit::private_socket;
 
 namespace {
 
 std::string b64(const std::string& text) {
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): bytes of a string
     return cli::base64url(reinterpret_cast<const unsigned char*>(text.data()), text.size());
-}
-
-// Answers one request on `socket` with `reply`; the request it got.
-class FakeDaemon {
-  public:
-    FakeDaemon(const fs::path& socket, Json reply) : reply_(std::move(reply)) {
-        fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_un address{};
-        address.sun_family = AF_UNIX;
-        std::strncpy(address.sun_path, socket.c_str(), sizeof address.sun_path - 1);
-        // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
-        REQUIRE(::bind(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
-        REQUIRE(::listen(fd_, 4) == 0);
-        thread_ = std::thread([this] { serve(); });
-    }
-    FakeDaemon(const FakeDaemon&) = delete;
-    FakeDaemon& operator=(const FakeDaemon&) = delete;
-    ~FakeDaemon() {
-        if (thread_.joinable()) thread_.join();
-        ::close(fd_);
-    }
-    Json request() {
-        if (thread_.joinable()) thread_.join();
-        return request_;
-    }
-
-  private:
-    static bool read_exact(int fd, char* out, std::size_t n) {
-        std::size_t done = 0;
-        while (done < n) {
-            const ssize_t got = ::read(fd, out + done, n - done);
-            if (got <= 0) return false;
-            done += static_cast<std::size_t>(got);
-        }
-        return true;
-    }
-    void serve() {
-        const int client = ::accept(fd_, nullptr, nullptr);
-        if (client < 0) return;
-        proto::FrameHeader header{};
-        // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): bytes
-        if (read_exact(client, reinterpret_cast<char*>(header.data()), header.size())) {
-            std::string body(proto::decode_header(header), '\0');
-            if (read_exact(client, body.data(), body.size())) request_ = proto::parse_payload(body);
-        }
-        const std::string frame = proto::encode_frame(reply_.dump());
-        (void)!::write(client, frame.data(), frame.size());
-        ::close(client);
-    }
-    int fd_ = -1;
-    Json reply_;
-    Json request_;
-    std::thread thread_;
-};
-
-// stdout and stderr of `body`, through memfds.
-struct Captured {
-    int status = -1;
-    std::string out, err;
-};
-template <typename F>
-Captured capture(F body) {
-    std::fflush(stdout);
-    std::fflush(stderr);
-    const int out = ::memfd_create("out", MFD_CLOEXEC), err = ::memfd_create("err", MFD_CLOEXEC);
-    const int saved_out = ::dup(1), saved_err = ::dup(2);
-    ::dup2(out, 1);
-    ::dup2(err, 2);
-    Captured c;
-    c.status = body();
-    std::fflush(stdout);
-    std::fflush(stderr);
-    ::dup2(saved_out, 1);
-    ::dup2(saved_err, 2);
-    ::close(saved_out);
-    ::close(saved_err);
-    const auto slurp = [](int fd) {
-        std::string text;
-        char buffer[4096];
-        ::lseek(fd, 0, SEEK_SET);
-        for (ssize_t n = 0; (n = ::read(fd, buffer, sizeof buffer)) > 0;)
-            text.append(buffer, static_cast<std::size_t>(n));
-        ::close(fd);
-        return text;
-    };
-    c.out = slurp(out);
-    c.err = slurp(err);
-    return c;
-}
-
-fs::path private_socket() {
-    static int n = 0;
-    const fs::path dir = fs::temp_directory_path() /
-                         ("hk-rc-unit-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-    fs::create_directories(dir);
-    ::chmod(dir.c_str(), 0700);
-    return dir / "socket";
 }
 
 Json contract_cache() {

@@ -1,0 +1,185 @@
+#include "helper/cli/keyring_cli.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "helper/cli/keyring_config.hpp"
+#include "helper/cli/pass_store.hpp"
+#include "helper/client/exit_codes.hpp"
+#include "helper/client/subprocess.hpp"
+#include "proto/error.hpp"
+#include "proto/file_io.hpp"
+#include "proto/messages.hpp"
+
+namespace hostkeeper::helper::cli {
+namespace fs = std::filesystem;
+using proto::Json;
+
+namespace {
+
+std::string text_of(const Json& object, const char* key, const char* fallback = "") {
+    const auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+Json keyring_of(client::DaemonClient& daemon) {
+    const Json status = daemon.call(proto::make_request(proto::Op::status));
+    const auto it = status.find("keyring");
+    // A daemon from before the pass backend knows only the Secret Service.
+    if (it == status.end() || !it->is_object()) return Json{{"backend", "secret-service"}};
+    return *it;
+}
+
+// The terminal gpg-agent's pinentry should ask on: the one of stdin.
+std::vector<std::string> gpg_tty_environment() {
+    if (::isatty(0) == 0) return {};
+    const char* tty = ::ttyname(0);
+    if (tty == nullptr) return {};
+    return {std::string("GPG_TTY=") + tty};
+}
+
+int unlock_pass(client::DaemonClient& daemon, const Json& keyring) {
+    const fs::path store = text_of(keyring, "store");
+    if (store.empty()) {
+        std::fprintf(stderr, "hostkeeper unlock: hostkeeperd did not say where its store is\n");
+        return client::kExitFailed;
+    }
+    const auto files = pass_entry_files(store);
+    if (files.empty()) {
+        std::printf("no hostkeeper entries in %s: nothing to unlock\n",
+                    (store / "hostkeeper").c_str());
+        return client::kExitOk;
+    }
+    const char* opts_text = std::getenv("PASSWORD_STORE_GPG_OPTS");
+    const auto opts = split_gpg_opts(opts_text != nullptr ? opts_text : "");
+    const auto env = gpg_tty_environment();
+    std::vector<std::string> failed;
+    for (const auto& file : files) {
+        std::vector<std::string> argv{"gpg", "--decrypt", "--output", "/dev/null"};
+        argv.insert(argv.end(), opts.begin(), opts.end());
+        argv.push_back(file.string());
+        const int status = client::run_attached(argv, env);
+        const std::string name = fs::relative(file, store).string();
+        if (status == 0) {
+            std::printf("unlocked %s\n", name.c_str());
+        } else {
+            std::printf("FAILED   %s (gpg exit status %d%s)\n", name.c_str(), status,
+                        status == 127 ? ": gpg could not be run" : "");
+            failed.push_back(name);
+        }
+        std::fflush(stdout);
+    }
+    // Answers the daemon worked out while the key was locked are dropped.
+    daemon.call(proto::make_request(proto::Op::flush));
+    if (!failed.empty()) {
+        std::printf("%zu of %zu entries could not be decrypted\n", failed.size(), files.size());
+        return client::kExitFailed;
+    }
+    std::printf("gpg-agent has the passphrase for all %zu entries\n", files.size());
+    return client::kExitOk;
+}
+
+}  // namespace
+
+std::vector<std::string> keyring_status_lines(const Json& keyring) {
+    std::vector<std::string> lines;
+    const auto backend = keyring.find("backend");
+    const std::string name =
+        backend != keyring.end() && backend->is_string() ? backend->get<std::string>() : "none";
+    const std::string configured = text_of(keyring, "configured", "auto");
+    std::string line = "keyring backend: " + name + " (configured: " + configured + ")";
+    if (const std::string reason = text_of(keyring, "reason"); !reason.empty())
+        line += ": " + reason;
+    lines.push_back(line);
+    if (const std::string store = text_of(keyring, "store"); !store.empty()) {
+        const auto writable = keyring.find("store_writable");
+        std::string where = "password store: " + store;
+        if (writable != keyring.end() && writable->is_boolean())
+            where += writable->get<bool>() ? " (writable)" : " (NOT writable)";
+        lines.push_back(where);
+    }
+    const auto tried = keyring.find("tried");
+    if (configured == "auto" && tried != keyring.end() && tried->is_array()) {
+        for (const auto& probe : *tried) {
+            if (!probe.is_object()) continue;
+            std::string entry = "  tried " + text_of(probe, "backend", "?") + ": " +
+                                (probe.value("usable", false) ? "usable" : "not usable");
+            if (const std::string detail = text_of(probe, "detail"); !detail.empty())
+                entry += ": " + detail;
+            lines.push_back(entry);
+        }
+    }
+    return lines;
+}
+
+int run_unlock(const client::ClientOptions& client) {
+    client::DaemonClient daemon(client);
+    const Json keyring = keyring_of(daemon);
+    const auto backend = keyring.find("backend");
+    if (backend == keyring.end() || !backend->is_string()) {
+        std::fprintf(stderr, "hostkeeper unlock: hostkeeperd has no keyring backend: %s\n",
+                     text_of(keyring, "reason", "no reason given").c_str());
+        return client::kExitFailed;
+    }
+    if (*backend == "pass") return unlock_pass(daemon, keyring);
+    daemon.call(proto::make_request(proto::Op::unlock));
+    std::printf("the Secret Service's default collection is unlocked\n");
+    return client::kExitOk;
+}
+
+int run_migrate(const client::ClientOptions& client, const std::string& to) {
+    Json request = proto::make_request(proto::Op::migrate);
+    request["to"] = to;
+    Json answer;
+    try {
+        answer = client::DaemonClient(client).call(request);
+    } catch (const proto::Error& e) {
+        if (e.code() == proto::ErrorCode::timeout || e.code() == proto::ErrorCode::busy) throw;
+        std::fprintf(stderr, "hostkeeper migrate: hostkeeperd refused: %s (%s); nothing moved\n",
+                     e.what(), std::string(proto::to_string(e.code())).c_str());
+        return client::kExitFailed;
+    }
+    const std::string from = text_of(answer, "from", "?");
+    std::size_t moved = 0, failed = 0;
+    if (const auto it = answer.find("migrated"); it != answer.end() && it->is_array()) {
+        for (const auto& host : *it) {
+            if (!host.is_string()) continue;
+            ++moved;
+            std::printf("moved    %s\n", host.get<std::string>().c_str());
+        }
+    }
+    if (const auto it = answer.find("failed"); it != answer.end() && it->is_array()) {
+        for (const auto& entry : *it) {
+            if (!entry.is_object()) continue;
+            ++failed;
+            std::printf("FAILED   %s: %s (%s); it stays in %s\n",
+                        text_of(entry, "host", "?").c_str(), text_of(entry, "message").c_str(),
+                        text_of(entry, "code", "?").c_str(), from.c_str());
+        }
+    }
+    std::printf("%zu host(s) moved from %s to %s, %zu failed\n", moved, from.c_str(), to.c_str(),
+                failed);
+    if (!answer.value("switched", false)) {
+        std::printf("hostkeeperd still uses %s; fix the failed hosts and run this again\n",
+                    from.c_str());
+        return client::kExitFailed;
+    }
+    const fs::path config = daemon_config_path();
+    try {
+        write_keyring_backend(config, to);
+    } catch (const proto::FileError& e) {
+        std::fprintf(stderr,
+                     "hostkeeper migrate: hostkeeperd now uses %s, but %s could not be written "
+                     "(%s): add backend = \"%s\" under [keyring] there, or the next hostkeeperd "
+                     "uses %s again\n",
+                     to.c_str(), config.c_str(), e.what(), to.c_str(), from.c_str());
+        return client::kExitFailed;
+    }
+    std::printf("hostkeeperd now uses %s; wrote backend = \"%s\" under [keyring] in %s\n",
+                to.c_str(), to.c_str(), config.c_str());
+    return failed == 0 ? client::kExitOk : client::kExitFailed;
+}
+
+}  // namespace hostkeeper::helper::cli

@@ -1,0 +1,38 @@
+#pragma once
+// What the command line reads of a `pass` password store by itself (the
+// daemon does the encrypting and decrypting): hostkeeper's entries, the
+// .gpg-id files that name their recipients, PASSWORD_STORE_GPG_OPTS.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hostkeeper::helper::cli {
+
+// Every STORE/hostkeeper/**/*.gpg (regular files, hidden folders skipped),
+// sorted. Empty when there is no hostkeeper folder.
+std::vector<std::filesystem::path> pass_entry_files(const std::filesystem::path& store);
+
+// The host of an entry file: STORE/hostkeeper/H.gpg is H, H_P.gpg is H:P.
+// nullopt for files in sub-folders and names that are no host entry.
+std::optional<std::string> pass_entry_host(const std::filesystem::path& store,
+                                           const std::filesystem::path& file);
+
+// The .gpg-id files that name the recipients of hostkeeper's entries: the
+// nearest one for STORE/hostkeeper (its own, else the store root's), then
+// each one in a folder below it. Sorted after the first.
+std::vector<std::filesystem::path> pass_gpg_id_files(const std::filesystem::path& store);
+
+// The key ids of a .gpg-id file, as pass reads them: one a line, `#`
+// comments and surrounding blanks dropped. Throws proto::FileError.
+std::vector<std::string> read_gpg_ids(const std::filesystem::path& file);
+
+// PASSWORD_STORE_GPG_OPTS as pass uses it: split on blanks, no quoting.
+std::vector<std::string> split_gpg_opts(std::string_view text);
+
+// The value of --homedir in those options (`--homedir D` or `--homedir=D`).
+std::optional<std::string> gpg_homedir_option(const std::vector<std::string>& options);
+
+}  // namespace hostkeeper::helper::cli

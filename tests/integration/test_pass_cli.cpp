@@ -1,0 +1,301 @@
+// hostkeeper unlock, status, doctor and migrate with the pass backend, in a
+// world made here: a throw-away GNUPGHOME with a real key (its passphrase
+// given by a stand-in pinentry that speaks the Assuan protocol), a real
+// password store made by `pass init`, the real daemon started on demand;
+// D-Bus removed from the environment where the test is about pass alone.
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "user_home.hpp"
+
+using namespace hostkeeper::it;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kPassphrase = "correct horse battery";
+
+// gpg, gpgconf, gpg-connect-agent and pass, where Debian installs them.
+std::string tool(const std::string& name) {
+    for (const char* dir : {"/usr/bin/", "/bin/"}) {
+        if (fs::exists(dir + name)) return dir + name;
+    }
+    return name;
+}
+
+class PassHome : public UserHome {
+  public:
+    // `with_bus`: keep this world's D-Bus session (its Secret Service).
+    explicit PassHome(bool with_bus = false) {
+        gnupg = root / "gnupg";
+        store = root / "store";
+        fs::create_directories(gnupg);
+        fs::permissions(gnupg, fs::perms::owner_all, fs::perm_options::replace);
+        options.env["GNUPGHOME"] = gnupg.string();
+        options.env["PASSWORD_STORE_DIR"] = store.string();
+        options.env["PASSWORD_STORE_GPG_OPTS"] = std::nullopt;
+        options.env["GPG_TTY"] = std::nullopt;
+        if (!with_bus) {
+            // GLib also finds a bus at $XDG_RUNTIME_DIR/bus, where keyring-env.sh puts it.
+            options.env["DBUS_SESSION_BUS_ADDRESS"] = std::nullopt;
+            fs::create_directories(root / "run");
+            fs::permissions(root / "run", fs::perms::owner_all, fs::perm_options::replace);
+            options.env["XDG_RUNTIME_DIR"] = (root / "run").string();
+        }
+        // The pinentry gpg-agent runs: answers GETPIN with the passphrase
+        // and counts how often it was started.
+        write(root / "pinentry.sh",
+              "#!/bin/sh\n"
+              "echo asked >> '" +
+                  (root / "pinentry.log").string() +
+                  "'\n"
+                  "echo 'OK Pleased to meet you'\n"
+                  "while IFS= read -r line; do\n"
+                  "  case \"$line\" in\n"
+                  "    GETPIN*) printf 'D %s\\nOK\\n' '" +
+                  kPassphrase +
+                  "' ;;\n"
+                  "    BYE*) echo OK; exit 0 ;;\n"
+                  "    *) echo OK ;;\n"
+                  "  esac\n"
+                  "done\n",
+              0755);
+        write(gnupg / "gpg-agent.conf",
+              "pinentry-program " + (root / "pinentry.sh").string() + "\n");
+    }
+    ~PassHome() {
+        try {
+            run({tool("gpgconf"), "--kill", "all"}, options);
+        } catch (const std::exception&) {  // nothing to stop
+        }
+    }
+    PassHome(const PassHome&) = delete;
+    PassHome& operator=(const PassHome&) = delete;
+
+    Result sh(const std::string& script, const std::optional<std::string>& input = {}) const {
+        RunOptions o = options;
+        o.input = input;
+        return run({"/bin/sh", "-c", script}, o);
+    }
+
+    // A new key (with kPassphrase, or none), `pass init` to it; its fingerprint.
+    std::string init_store(bool with_passphrase) {
+        const std::string passphrase = with_passphrase ? kPassphrase : "";
+        const Result made =
+            run({tool("gpg"), "--batch", "--pinentry-mode", "loopback", "--passphrase", passphrase,
+                 "--quick-gen-key", "HK Test <hk@example.invalid>", "future-default", "default",
+                 "never"},
+                options);
+        REQUIRE(made.exit_code == 0);
+        const Result listed = run({tool("gpg"), "--with-colons", "--list-secret-keys"}, options);
+        std::istringstream in(listed.out);
+        std::string fingerprint;
+        for (std::string line; std::getline(in, line);) {
+            if (line.rfind("fpr:", 0) == 0) {
+                fingerprint = line.substr(line.find_first_not_of(':', 4));
+                fingerprint = fingerprint.substr(0, fingerprint.find(':'));
+                break;
+            }
+        }
+        REQUIRE(!fingerprint.empty());
+        INFO(listed.out);
+        REQUIRE(run({tool("pass"), "init", fingerprint}, options).exit_code == 0);
+        forget_passphrases();
+        return fingerprint;
+    }
+    void insert(const std::string& entry, const std::string& text) const {
+        RunOptions o = options;
+        o.input = text;
+        const Result r = run({tool("pass"), "insert", "-m", entry}, o);
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+    }
+    // gpg-agent drops every cached passphrase.
+    void forget_passphrases() const {
+        REQUIRE(run({tool("gpg-connect-agent"), "reloadagent", "/bye"}, options).exit_code == 0);
+    }
+    int pinentry_runs() const {
+        std::ifstream in(root / "pinentry.log");
+        int n = 0;
+        for (std::string line; std::getline(in, line);) ++n;
+        return n;
+    }
+    std::string config_text() const {
+        std::ifstream in(config / "hostkeeper" / "config.toml");
+        std::stringstream text;
+        text << in.rdbuf();
+        return text.str();
+    }
+
+    fs::path gnupg, store;
+};
+
+}  // namespace
+
+TEST_CASE(
+    "unlock: get says locked and names hostkeeper unlock, unlock asks pinentry once, get works",
+    "[pass-cli]") {
+    PassHome u;
+    u.init_store(true);
+    u.insert("hostkeeper/locked.example", "{\"token\":\"tok-locked\"}\n");
+    u.insert("hostkeeper/other.example_8443", "{\"token\":\"tok-other\"}\n");
+
+    const Result locked = u.helper({"get", "locked.example"});
+    INFO(locked.out << locked.err);
+    CHECK(locked.exit_code == 1);
+    CHECK(locked.out.empty());  // never {} for a host that has an entry
+    CHECK_THAT(locked.err, Catch::Contains("hostkeeper unlock"));
+    CHECK(u.pinentry_runs() == 0);  // the daemon never asks
+
+    const Result unlock = u.hostkeeper({"unlock"});
+    INFO(unlock.out << unlock.err);
+    CHECK(unlock.exit_code == 0);
+    CHECK_THAT(unlock.out, Catch::Contains("unlocked hostkeeper/locked.example.gpg"));
+    CHECK_THAT(unlock.out, Catch::Contains("unlocked hostkeeper/other.example_8443.gpg"));
+    CHECK_THAT(unlock.out, Catch::Contains("gpg-agent has the passphrase for all 2 entries"));
+    CHECK(u.pinentry_runs() == 1);  // cached after the first
+
+    const Result got = u.helper({"get", "locked.example"});
+    INFO(got.err);
+    CHECK(got.exit_code == 0);
+    CHECK(got.out == "{\"token\":\"tok-locked\"}\n");
+    CHECK(u.helper({"get", "other.example:8443"}).out == "{\"token\":\"tok-other\"}\n");
+}
+
+TEST_CASE("unlock: an entry gpg cannot decrypt fails it (exit 1, named), none at all is fine",
+          "[pass-cli]") {
+    PassHome u;
+    u.init_store(false);
+    const Result empty = u.hostkeeper({"unlock"});
+    INFO(empty.out << empty.err);
+    CHECK(empty.exit_code == 0);
+    CHECK_THAT(empty.out,
+               Catch::Contains("no hostkeeper entries in " + (u.store / "hostkeeper").string() +
+                               ": nothing to unlock"));
+    u.insert("hostkeeper/good.example", "{\"token\":\"t\"}\n");
+    u.write(u.store / "hostkeeper" / "broken.example.gpg", "not an OpenPGP message\n");
+    const Result r = u.hostkeeper({"unlock"});
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.out, Catch::Contains("FAILED   hostkeeper/broken.example.gpg (gpg exit status"));
+    CHECK_THAT(r.out, Catch::Contains("unlocked hostkeeper/good.example.gpg"));
+    CHECK_THAT(r.out, Catch::Contains("1 of 2 entries could not be decrypted"));
+}
+
+TEST_CASE("status and doctor: pass chosen automatically, why, what was tried, and its checks",
+          "[pass-cli]") {
+    PassHome u;
+    const std::string fingerprint = u.init_store(true);
+    u.insert("hostkeeper/doc.example", "{\"token\":\"t\"}\n");
+    REQUIRE(u.hostkeeper({"start"}).exit_code == 0);
+
+    const Result status = u.hostkeeper({"status"});
+    INFO(status.out << status.err);
+    CHECK(status.exit_code == 0);
+    CHECK_THAT(status.out, Catch::Contains("keyring backend: pass (configured: auto): "));
+    CHECK_THAT(status.out, Catch::Contains("password store: " + u.store.string() + " (writable)"));
+    CHECK_THAT(status.out, Catch::Contains("  tried secret-service: not usable"));
+    CHECK_THAT(status.out, Catch::Contains("  tried pass: usable"));
+
+    // The passphrase is not cached: the decrypt check fails with the fix.
+    const Result locked = u.hostkeeper({"doctor"});
+    INFO(locked.out << locked.err);
+    CHECK(locked.exit_code == 1);
+    CHECK_THAT(locked.out, Catch::Contains("ok    keyring backend: pass (configured: auto)"));
+    CHECK_THAT(locked.out, Catch::Contains("ok    gpg has a usable secret key for " + fingerprint +
+                                           " (" + (u.store / ".gpg-id").string() + ")"));
+    CHECK_THAT(locked.out, Catch::Contains("ok    gpg-agent answers"));
+    CHECK_THAT(locked.out, Catch::Contains("ok    hostkeeperd can write to the password store " +
+                                           u.store.string()));
+    CHECK_THAT(locked.out, Catch::Contains("FAIL  hostkeeperd cannot decrypt the entry of "
+                                           "doc.example without a passphrase"));
+    CHECK_THAT(locked.out, Catch::Contains("fix: run hostkeeper unlock in a terminal"));
+    CHECK(u.pinentry_runs() == 0);
+
+    REQUIRE(u.hostkeeper({"unlock"}).exit_code == 0);
+    const Result unlocked = u.hostkeeper({"doctor"});
+    INFO(unlocked.out);
+    CHECK_THAT(
+        unlocked.out,
+        Catch::Contains("ok    hostkeeperd decrypts the entry of doc.example without a prompt"));
+
+    // A sub-folder's .gpg-id naming a key gpg does not have.
+    u.write(u.store / "hostkeeper" / "team" / ".gpg-id", "0xDEADBEEFDEADBEEF\n");
+    const Result missing = u.hostkeeper({"doctor"});
+    CHECK_THAT(missing.out,
+               Catch::Contains("FAIL  gpg has no secret key for 0xDEADBEEFDEADBEEF (" +
+                               (u.store / "hostkeeper" / "team" / ".gpg-id").string() + ")"));
+}
+
+TEST_CASE("migrate: refused by the daemon: exit 1, nothing written to config.toml", "[pass-cli]") {
+    PassHome u;
+    u.init_store(false);
+    u.insert("hostkeeper/stay.example", "{\"token\":\"t\"}\n");
+    const Result same = u.hostkeeper({"migrate", "--to", "pass"});  // the backend in use
+    INFO(same.out << same.err);
+    CHECK(same.exit_code == 1);
+    CHECK_THAT(same.err, Catch::Contains("hostkeeperd refused") &&
+                             Catch::Contains("(bad_request); nothing moved"));
+    const Result no_bus = u.hostkeeper({"migrate", "--to", "secret-service"});  // no D-Bus here
+    INFO(no_bus.out << no_bus.err);
+    CHECK(no_bus.exit_code == 1);
+    CHECK_THAT(no_bus.err, Catch::Contains("(keyring_unavailable); nothing moved"));
+    CHECK_FALSE(fs::exists(u.config / "hostkeeper" / "config.toml"));
+    CHECK(u.helper({"get", "stay.example"}).out == "{\"token\":\"t\"}\n");
+    CHECK(u.hostkeeper({"migrate", "--to", "gpg"}).exit_code == 2);  // not a backend
+}
+
+TEST_CASE(
+    "migrate: Secret Service to pass: exit 0, config.toml keeps its lines and says pass, "
+    "the next daemon uses it",
+    "[pass-cli]") {
+    PassHome u(true);
+    u.init_store(false);
+    u.write(u.config / "hostkeeper" / "config.toml",
+            "# my daemon\nlog_level = \"info\"\n\n[keyring]\n# picked by hostkeeper\n", 0640);
+    REQUIRE(u.helper({"store", "mig-a.example"}, "{\"token\":\"a\"}").exit_code == 0);
+    REQUIRE(u.helper({"store", "mig-b.example:8443"}, "{\"token\":\"b\"}").exit_code == 0);
+    REQUIRE_THAT(u.hostkeeper({"status"}).out,
+                 Catch::Contains("keyring backend: secret-service (configured: auto)"));
+
+    const Result r = u.hostkeeper({"migrate", "--to", "pass"});
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("moved    mig-a.example"));
+    CHECK_THAT(r.out, Catch::Contains("moved    mig-b.example:8443"));
+    CHECK_THAT(r.out, Catch::Contains("0 failed"));
+    CHECK(u.config_text() ==
+          "# my daemon\nlog_level = \"info\"\n\n[keyring]\nbackend = "
+          "\"pass\"\n# picked by hostkeeper\n");
+    CHECK(mode_of(u.config / "hostkeeper" / "config.toml") == 0640);
+    CHECK(u.sh("pass show hostkeeper/mig-a.example").out == "{\"token\":\"a\"}\n");
+
+    REQUIRE(u.hostkeeper({"stop"}).exit_code == 0);
+    CHECK(u.helper({"get", "mig-b.example:8443"}).out == "{\"token\":\"b\"}\n");
+    CHECK_THAT(u.hostkeeper({"status"}).out,
+               Catch::Contains("keyring backend: pass (configured: pass)"));
+}
+
+TEST_CASE("migrate: one host cannot be written: exit 1, FAILED names it, config.toml untouched",
+          "[pass-cli]") {
+    PassHome u(true);
+    u.init_store(false);
+    REQUIRE(u.helper({"store", "mix-ok.example"}, "{\"token\":\"ok\"}").exit_code == 0);
+    REQUIRE(u.helper({"store", "mix-bad.example"}, "{\"token\":\"bad\"}").exit_code == 0);
+    // A folder where its entry file belongs: encrypting there fails.
+    fs::create_directories(u.store / "hostkeeper" / "mix-bad.example.gpg");
+
+    const Result r = u.hostkeeper({"migrate", "--to", "pass"});
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.out, Catch::Contains("moved    mix-ok.example"));
+    CHECK_THAT(r.out, Catch::Contains("FAILED   mix-bad.example: "));
+    CHECK_THAT(r.out, Catch::Contains("it stays in secret-service"));
+    CHECK_THAT(r.out, Catch::Contains("hostkeeperd still uses secret-service"));
+    CHECK_FALSE(fs::exists(u.config / "hostkeeper" / "config.toml"));
+    CHECK(u.helper({"get", "mix-bad.example"}).out == "{\"token\":\"bad\"}\n");
+    CHECK_THAT(u.hostkeeper({"status"}).out,
+               Catch::Contains("keyring backend: secret-service (configured: auto)"));
+    REQUIRE(u.helper({"forget", "mix-bad.example"}).exit_code == 0);
+}

@@ -1,0 +1,133 @@
+#pragma once
+// A stand-in hostkeeperd for the command line's unit tests: answers each
+// connection on a socket with the next of its replies (one request each),
+// and keeps the requests; and the stdout/stderr of a call, captured.
+
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "proto/framing.hpp"
+#include "proto/messages.hpp"
+
+namespace hk_unit {
+
+class FakeDaemon {
+  public:
+    FakeDaemon(const std::filesystem::path& socket, hostkeeper::proto::Json reply)
+        : FakeDaemon(socket, std::vector<hostkeeper::proto::Json>{std::move(reply)}) {}
+    FakeDaemon(const std::filesystem::path& socket, std::vector<hostkeeper::proto::Json> replies)
+        : replies_(std::move(replies)) {
+        fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::strncpy(address.sun_path, socket.c_str(), sizeof address.sun_path - 1);
+        // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
+        REQUIRE(::bind(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+        REQUIRE(::listen(fd_, 4) == 0);
+        thread_ = std::thread([this] { serve(); });
+    }
+    FakeDaemon(const FakeDaemon&) = delete;
+    FakeDaemon& operator=(const FakeDaemon&) = delete;
+    ~FakeDaemon() {
+        if (thread_.joinable()) thread_.join();
+        ::close(fd_);
+    }
+    // The first request (after all replies were given).
+    hostkeeper::proto::Json request() { return requests().at(0); }
+    const std::vector<hostkeeper::proto::Json>& requests() {
+        if (thread_.joinable()) thread_.join();
+        return requests_;
+    }
+
+  private:
+    static bool read_exact(int fd, char* out, std::size_t n) {
+        std::size_t done = 0;
+        while (done < n) {
+            const ssize_t got = ::read(fd, out + done, n - done);
+            if (got <= 0) return false;
+            done += static_cast<std::size_t>(got);
+        }
+        return true;
+    }
+    void serve() {
+        for (const auto& reply : replies_) {
+            const int client = ::accept(fd_, nullptr, nullptr);
+            if (client < 0) return;
+            hostkeeper::proto::FrameHeader header{};
+            hostkeeper::proto::Json request;
+            // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): bytes
+            if (read_exact(client, reinterpret_cast<char*>(header.data()), header.size())) {
+                std::string body(hostkeeper::proto::decode_header(header), '\0');
+                if (read_exact(client, body.data(), body.size()))
+                    request = hostkeeper::proto::parse_payload(body);
+            }
+            requests_.push_back(std::move(request));
+            const std::string frame = hostkeeper::proto::encode_frame(reply.dump());
+            (void)!::write(client, frame.data(), frame.size());
+            ::close(client);
+        }
+    }
+    int fd_ = -1;
+    std::vector<hostkeeper::proto::Json> replies_;
+    std::vector<hostkeeper::proto::Json> requests_;
+    std::thread thread_;
+};
+
+// stdout and stderr of `body`, through memfds.
+struct Captured {
+    int status = -1;
+    std::string out, err;
+};
+template <typename F>
+Captured capture(F body) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const int out = ::memfd_create("out", MFD_CLOEXEC), err = ::memfd_create("err", MFD_CLOEXEC);
+    const int saved_out = ::dup(1), saved_err = ::dup(2);
+    ::dup2(out, 1);
+    ::dup2(err, 2);
+    Captured c;
+    c.status = body();
+    std::fflush(stdout);
+    std::fflush(stderr);
+    ::dup2(saved_out, 1);
+    ::dup2(saved_err, 2);
+    ::close(saved_out);
+    ::close(saved_err);
+    const auto slurp = [](int fd) {
+        std::string text;
+        char buffer[4096];
+        ::lseek(fd, 0, SEEK_SET);
+        for (ssize_t n = 0; (n = ::read(fd, buffer, sizeof buffer)) > 0;)
+            text.append(buffer, static_cast<std::size_t>(n));
+        ::close(fd);
+        return text;
+    };
+    c.out = slurp(out);
+    c.err = slurp(err);
+    return c;
+}
+
+// A new socket path in a fresh private (0700) directory.
+inline std::filesystem::path private_socket() {
+    static int n = 0;
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() /
+        ("hk-cli-unit-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+    std::filesystem::create_directories(dir);
+    ::chmod(dir.c_str(), 0700);
+    return dir / "socket";
+}
+
+}  // namespace hk_unit
