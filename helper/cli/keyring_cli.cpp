@@ -154,18 +154,30 @@ int run_migrate(const client::ClientOptions& client, const std::string& to) {
         for (const auto& entry : *it) {
             if (!entry.is_object()) continue;
             ++failed;
-            std::printf("FAILED   %s: %s (%s); it stays in %s\n",
-                        text_of(entry, "host", "?").c_str(), text_of(entry, "message").c_str(),
-                        text_of(entry, "code", "?").c_str(), from.c_str());
+            std::printf("FAILED   %s: %s (%s)\n", text_of(entry, "host", "?").c_str(),
+                        text_of(entry, "message").c_str(), text_of(entry, "code", "?").c_str());
         }
     }
-    std::printf("%zu host(s) moved from %s to %s, %zu failed\n", moved, from.c_str(), to.c_str(),
-                failed);
     if (!answer.value("switched", false)) {
-        std::printf("hostkeeperd still uses %s; fix the failed hosts and run this again\n",
-                    from.c_str());
+        // All or nothing (PROTOCOL.md): the hosts that could be copied were taken back.
+        std::printf(
+            "nothing moved: %zu host(s) failed, so every copy was taken back out of %s; "
+            "hostkeeperd still uses %s; fix the failed hosts and run this again\n",
+            failed, to.c_str(), from.c_str());
         return client::kExitFailed;
     }
+    std::size_t leftover = 0;
+    if (const auto it = answer.find("leftover"); it != answer.end() && it->is_array()) {
+        for (const auto& entry : *it) {
+            if (!entry.is_object()) continue;
+            ++leftover;
+            std::printf("LEFT     %s: moved, but it could not be removed from %s: %s (%s)\n",
+                        text_of(entry, "host", "?").c_str(), from.c_str(),
+                        text_of(entry, "message").c_str(), text_of(entry, "code", "?").c_str());
+        }
+    }
+    std::printf("%zu host(s) moved from %s to %s%s\n", moved, from.c_str(), to.c_str(),
+                leftover == 0 ? "" : ", some also left in the source (above)");
     const fs::path config = daemon_config_path();
     try {
         write_keyring_backend(config, to);
@@ -179,7 +191,7 @@ int run_migrate(const client::ClientOptions& client, const std::string& to) {
     }
     std::printf("hostkeeperd now uses %s; wrote backend = \"%s\" under [keyring] in %s\n",
                 to.c_str(), to.c_str(), config.c_str());
-    return failed == 0 ? client::kExitOk : client::kExitFailed;
+    return leftover == 0 ? client::kExitOk : client::kExitFailed;
 }
 
 }  // namespace hostkeeper::helper::cli

@@ -107,7 +107,7 @@ TEST_CASE("migrate: every host moved: exit 0, and config.toml says the new backe
     CHECK(request.value("op", "") == "migrate");
     CHECK(request.value("to", "") == "pass");
     CHECK_THAT(c.out, Catch::Contains("moved    a.example\nmoved    b.example:8443\n"));
-    CHECK_THAT(c.out, Catch::Contains("2 host(s) moved from secret-service to pass, 0 failed"));
+    CHECK_THAT(c.out, Catch::Contains("2 host(s) moved from secret-service to pass\n"));
     CHECK_THAT(c.out, Catch::Contains("hostkeeperd now uses pass; wrote backend = \"pass\" under "
                                       "[keyring] in " +
                                       config.file().string()));
@@ -115,23 +115,44 @@ TEST_CASE("migrate: every host moved: exit 0, and config.toml says the new backe
     fs::remove_all(options.socket->parent_path());
 }
 
-TEST_CASE("migrate: a host failed: exit 1, each failure printed, config.toml untouched",
-          "[cli][keyring]") {
+TEST_CASE(
+    "migrate: a host failed: nothing moved, exit 1, each failure printed, config.toml "
+    "untouched",
+    "[cli][keyring]") {
     auto options = fake_options();
     const ConfigHome config(options.socket->parent_path());
     FakeDaemon daemon(*options.socket,
-                      migrate_reply(Json::array({"a.example"}),
+                      migrate_reply(Json::array(),
                                     Json::array({Json{{"host", "b.example"},
                                                       {"code", "keyring_error"},
                                                       {"message", "no public key for DEADBEEF"}}}),
                                     false));
     const Captured c = capture([&] { return cli::run_migrate(options, "pass"); });
     CHECK(c.status == 1);
-    CHECK_THAT(c.out, Catch::Contains("FAILED   b.example: no public key for DEADBEEF "
-                                      "(keyring_error); it stays in secret-service"));
-    CHECK_THAT(c.out, Catch::Contains("1 host(s) moved from secret-service to pass, 1 failed"));
-    CHECK_THAT(c.out, Catch::Contains("hostkeeperd still uses secret-service"));
+    CHECK_THAT(c.out,
+               Catch::Contains("FAILED   b.example: no public key for DEADBEEF (keyring_error)\n"));
+    CHECK_THAT(c.out, Catch::Contains("nothing moved: 1 host(s) failed, so every copy was taken "
+                                      "back out of pass; hostkeeperd still uses secret-service"));
+    CHECK_FALSE(c.out.find("moved    ") != std::string::npos);
     CHECK_FALSE(fs::exists(config.file()));
+    fs::remove_all(options.socket->parent_path());
+}
+
+TEST_CASE(
+    "migrate: moved, but one host could not be removed from the source: exit 1, LEFT "
+    "names it, config.toml written",
+    "[cli][keyring]") {
+    auto options = fake_options();
+    const ConfigHome config(options.socket->parent_path());
+    Json reply = migrate_reply(Json::array({"a.example"}), Json::array(), true);
+    reply["leftover"] = Json::array(
+        {Json{{"host", "a.example"}, {"code", "keyring_locked"}, {"message", "locked"}}});
+    FakeDaemon daemon(*options.socket, reply);
+    const Captured c = capture([&] { return cli::run_migrate(options, "pass"); });
+    CHECK(c.status == 1);
+    CHECK_THAT(c.out, Catch::Contains("LEFT     a.example: moved, but it could not be removed from "
+                                      "secret-service: locked (keyring_locked)"));
+    CHECK(proto::read_file_if_exists(config.file()) == "[keyring]\nbackend = \"pass\"\n");
     fs::remove_all(options.socket->parent_path());
 }
 
