@@ -96,7 +96,7 @@ cleanup() {
     for pid in $(pgrep -f "hostkeeperd.*$root" 2>/dev/null || true); do kill -KILL "$pid" 2>/dev/null || true; done
     if [[ $keep_world == 0 ]]; then
         for pid in $(pgrep -x hostkeeperd 2>/dev/null || true); do
-            if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qxF "HOME=$HOME"; then
+            if { tr '\0' '\n' <"/proc/$pid/environ"; } 2>/dev/null | grep -qxF "HOME=$HOME"; then
                 kill -KILL "$pid" 2>/dev/null || true
             fi
         done
