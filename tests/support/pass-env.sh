@@ -173,11 +173,15 @@ HK_PASS_KEY_PLAIN=$(hk_pass_make_key plain)
 HK_PASS_KEY_OTHER=$(hk_pass_make_key other)
 HK_PASS_KEY_PRESET=$(hk_pass_make_key preset "$HK_PASS_PASSPHRASE")
 HK_PASS_KEY_LOCKED=$(hk_pass_make_key locked "$HK_PASS_PASSPHRASE")
-for v in PLAIN OTHER PRESET LOCKED; do
-    key=HK_PASS_KEY_$v
-    [[ -n ${!key} ]] || { echo "pass-env: making the $v key failed" >&2; exit 2; }
-    export "$key" "HK_PASS_SUBKEY_$v=$(hk_pass_subkey "${!key}")"
+export HK_PASS_KEY_PLAIN HK_PASS_KEY_OTHER HK_PASS_KEY_PRESET HK_PASS_KEY_LOCKED
+for key in "$HK_PASS_KEY_PLAIN" "$HK_PASS_KEY_OTHER" "$HK_PASS_KEY_PRESET" "$HK_PASS_KEY_LOCKED"; do
+    [[ -n $key ]] || { echo "pass-env: making the throw-away keys failed" >&2; exit 2; }
 done
+HK_PASS_SUBKEY_PLAIN=$(hk_pass_subkey "$HK_PASS_KEY_PLAIN")
+HK_PASS_SUBKEY_OTHER=$(hk_pass_subkey "$HK_PASS_KEY_OTHER")
+HK_PASS_SUBKEY_PRESET=$(hk_pass_subkey "$HK_PASS_KEY_PRESET")
+HK_PASS_SUBKEY_LOCKED=$(hk_pass_subkey "$HK_PASS_KEY_LOCKED")
+export HK_PASS_SUBKEY_PLAIN HK_PASS_SUBKEY_OTHER HK_PASS_SUBKEY_PRESET HK_PASS_SUBKEY_LOCKED
 # Key generation with a passphrase leaves it cached: forget it, then preset
 # only the PRESET key's.
 hk_pass_forget_passphrases
