@@ -30,7 +30,9 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # Depends from the binaries' libraries (
 # ... and libidn2, which proto loads with dlopen (proto/CMakeLists.txt).
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libidn2-0")
 # bash-completion loads the completion the package ships.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "gnome-keyring, bash-completion")
+# gnome-keyring (a Secret Service) on desktops, pass on headless machines:
+# keyring.backend = "auto" uses whichever is set up (hostkeeper.toml(5)).
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "gnome-keyring | pass, bash-completion")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "seahorse, libsecret-tools")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # Maintainer scripts: prerm stops every user's hostkeeperd (socket units

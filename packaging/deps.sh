@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # packaging/deps.sh build|test|bench — installs the Debian 12 packages hostkeeper
-# needs to build (libgpgme-dev: the pass backend) and package (dpkg-dev: dpkg-shlibdeps for cpack's Depends), to
+# needs to build and package (dpkg-dev: dpkg-shlibdeps for cpack's Depends), to
 # test (lintian, file, man-db for the package test; gnupg for the test registry's
 # provider signatures; pass, git and gpg-agent for the pass backend's tests; systemd for
 # systemd-analyze and systemd --user, dbus-user-session and passwd for the
@@ -11,7 +11,7 @@ set -euo pipefail
 build_packages=(build-essential cmake pkg-config libboost-dev nlohmann-json3-dev libsecret-1-dev
     libspdlog-dev libcli11-dev libidn2-dev libsystemd-dev libtomlplusplus-dev libcurl4-openssl-dev libssl-dev
     libzip-dev catch2 dpkg-dev libgpgme-dev)
-runtime_packages=(gnome-keyring dbus-user-session libsecret-tools)
+runtime_packages=(gnome-keyring dbus-user-session libsecret-tools gnupg pass)
 test_packages=(dbus dbus-user-session gnome-keyring libsecret-tools openssl libssl-dev python3 util-linux systemd
     procps curl passwd lintian file man-db gzip gnupg iproute2 pass git gpg-agent)
 # The fuzz targets (tests/fuzz): clang with libFuzzer's runtime, and

@@ -10,7 +10,7 @@
 namespace hostkeeper::proto {
 namespace {
 
-constexpr std::array<std::pair<Op, std::string_view>, 14> kOps{{
+constexpr std::array<std::pair<Op, std::string_view>, 16> kOps{{
     {Op::hello, "hello"},
     {Op::get, "get"},
     {Op::store, "store"},
@@ -25,6 +25,8 @@ constexpr std::array<std::pair<Op, std::string_view>, 14> kOps{{
     {Op::provider_package, "provider_package"},
     {Op::provider_fetch, "provider_fetch"},
     {Op::registry_cache_sync, "registry_cache_sync"},
+    {Op::migrate, "migrate"},
+    {Op::unlock, "unlock"},
 }};
 
 }  // namespace

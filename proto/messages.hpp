@@ -27,6 +27,8 @@ enum class Op {
     provider_package,
     provider_fetch,
     registry_cache_sync,
+    migrate,
+    unlock,
 };
 std::string_view to_string(Op op) noexcept;
 std::optional<Op> op_from_string(std::string_view text) noexcept;

@@ -357,6 +357,10 @@ ParsedArgs parse_args(int argc, char** argv) {
             if (!s.zero_error.empty() && is_zero(s, config))
                 throw ConfigError(std::string(s.zero_error));
         }
+        if (!backends::is_backend_setting(config.keyring.backend)) {
+            throw ConfigError("keyring.backend is \"" + config.keyring.backend +
+                              "\": it must be \"auto\", \"secret-service\" or \"pass\"");
+        }
         if (!config.registry.mirror_url.empty()) {
             try {
                 registry::make_mirror(config.registry.mirror_url);

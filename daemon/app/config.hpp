@@ -12,6 +12,7 @@
 #include <string>
 
 #include "daemon/archives/archive_options.hpp"
+#include "daemon/backends/backend_options.hpp"
 #include "daemon/credentials/credential_cache_options.hpp"
 #include "daemon/discovery/discovery_options.hpp"
 #include "daemon/http/http_options.hpp"
@@ -29,6 +30,8 @@ struct Config {
     std::chrono::seconds shutdown_timeout{
         5};                                   // in-flight requests may take this long after SIGTERM
     std::chrono::seconds unlock_timeout{20};  // keyring unlock prompts
+    // keyring.backend and keyring.password_store_dir; main sets its unlock_timeout.
+    backends::BackendOptions keyring;
     credentials::CredentialCacheOptions credentials;
     discovery::DiscoveryOptions discovery;
     registry::RegistryOptions registry;

@@ -17,13 +17,12 @@
 #include "daemon/app/config.hpp"
 #include "daemon/app/process.hpp"
 #include "daemon/archives/archive_store.hpp"
+#include "daemon/backends/chosen_keyring.hpp"
 #include "daemon/credentials/credential_service.hpp"
 #include "daemon/discovery/discovery_service.hpp"
 #include "daemon/handlers/config_error_handler.hpp"
 #include "daemon/handlers/dispatcher.hpp"
 #include "daemon/http/curl_http_client.hpp"
-#include "daemon/libsecret/libsecret_keyring.hpp"
-#include "daemon/libsecret/secret_service_watch.hpp"
 #include "daemon/registry/registry_service.hpp"
 #include "daemon/registry_cache/cache_config.hpp"
 #include "daemon/registry_cache/http_listener.hpp"
@@ -74,12 +73,15 @@ int serve(const Config& config, StartupReport& report) {
 
     asio::io_context io(1);
     asio::thread_pool keyring_thread(1);
-    libsecret::LibsecretKeyring keyring(config.unlock_timeout);
+    backends::BackendOptions keyring_options = config.keyring;
+    keyring_options.unlock_timeout = config.unlock_timeout;
+    backends::ChosenKeyring keyring(io.get_executor(), keyring_thread.get_executor(),
+                                    keyring_options);
     credentials::CredentialService credentials(io.get_executor(), keyring_thread.get_executor(),
                                                keyring, config.credentials);
-    // The cache follows the keyring: a lock, an edit or a restart drops it.
-    libsecret::SecretServiceWatch keyring_watch(io.get_executor(), credentials,
-                                                [&keyring] { keyring.service_replaced(); });
+    // Chooses the backend (keyring.backend) and watches it: the cache follows
+    // the keyring, so a lock, an edit or a restart drops it.
+    keyring.attach(credentials);
     http::CurlHttpClient http(
         io.get_executor(),
         http::CurlHttpClient::from_environment(
@@ -114,7 +116,7 @@ int serve(const Config& config, StartupReport& report) {
     const std::chrono::seconds idle_timeout =
         config.on_demand || activated ? config.idle_timeout : std::chrono::seconds(0);
     handlers::Dispatcher dispatcher(
-        credentials, discovery, registry, registry_cache,
+        credentials, discovery, registry, registry_cache, keyring,
         handlers::DaemonInfo{socket_path, config.on_demand, idle_timeout});
     asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
     const server::StopHooks hooks{[&http, &cache_listener, &registry_cache] {
@@ -191,6 +193,7 @@ int serve(const Config& config, StartupReport& report) {
     registry.stop();
     discovery.stop();
     credentials.stop();
+    keyring.detach();
     keyring_thread.join();
     spdlog::info("stopped");
     return 0;

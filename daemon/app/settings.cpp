@@ -48,6 +48,12 @@ constexpr std::array kSettings{
 
     Setting{"keyring.unlock_timeout", "--unlock-timeout", DurationField{HK_AT(unlock_timeout)},
             "wait this long for a keyring unlock prompt"},
+    Setting{"keyring.backend", "--keyring-backend", TextField{HK_AT(keyring.backend)},
+            "where credentials are kept: \"secret-service\", \"pass\", or \"auto\" (the Secret "
+            "Service when it answers with a default collection, else an initialized pass store)"},
+    Setting{"keyring.password_store_dir", "--password-store-dir",
+            PathField{HK_AT(keyring.password_store_dir)}, "the pass backend's password store",
+            "$PASSWORD_STORE_DIR, else ~/.password-store"},
 
     Setting{.key = "discovery.timeout",
             .option = "--discovery-timeout",

@@ -5,6 +5,8 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "proto/secret.hpp"
 
@@ -26,6 +28,15 @@ class Keyring {
     virtual void store(const std::string& host, const proto::Secret& credentials) = 0;
     // Removes the host's item; false when there was none.
     virtual bool remove(const std::string& host) = 0;
+    // Every host with an item, normalized, sorted, without reading a secret
+    // (so locked items are listed too).
+    virtual std::vector<std::string> hosts() = 0;
+    // Unlocks what `lookup` needs, where the keyring itself can ask the user
+    // (a Secret Service prompt); throws keyring_locked where only the user's
+    // terminal can (gpg-agent's pinentry: `hostkeeper unlock`).
+    virtual void unlock() = 0;
+    // "secret-service" or "pass", as config.toml's keyring.backend says it.
+    virtual std::string_view name() const = 0;
 };
 
 }  // namespace hostkeeper::daemon::credentials

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "daemon/backends/keyring_admin.hpp"
 #include "daemon/handlers/replies.hpp"
 #include "daemon/registry_cache/registry_cache.hpp"
 #include "proto/error.hpp"
@@ -18,7 +19,7 @@ boost::asio::awaitable<server::Reply> ControlRequests::handle(const Request& req
         case Op::status:
             co_return server::Reply{reply::status(daemon_, request.server, credentials_.stats(),
                                                   discovery_.stats(), registry_.stats(),
-                                                  cache_.status())};
+                                                  cache_.status(), keyring_.state())};
         case Op::registry_cache_sync: {
             std::vector<std::string> hosts;
             if (const auto it = request.fields.find("hosts"); it != request.fields.end()) {

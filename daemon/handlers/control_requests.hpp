@@ -24,6 +24,9 @@ class RegistryService;
 namespace hostkeeper::daemon::registry_cache {
 class RegistryCache;
 }
+namespace hostkeeper::daemon::backends {
+class KeyringAdmin;
+}
 
 namespace hostkeeper::daemon::handlers {
 
@@ -31,11 +34,13 @@ class ControlRequests {
   public:
     ControlRequests(credentials::CredentialService& credentials,
                     discovery::DiscoveryService& discovery, registry::RegistryService& registry,
-                    registry_cache::RegistryCache& cache, const DaemonInfo& daemon)
+                    registry_cache::RegistryCache& cache, backends::KeyringAdmin& keyring,
+                    const DaemonInfo& daemon)
         : credentials_(credentials),
           discovery_(discovery),
           registry_(registry),
           cache_(cache),
+          keyring_(keyring),
           daemon_(daemon) {}
     // Throws proto::Error.
     boost::asio::awaitable<server::Reply> handle(const Request& request);
@@ -45,6 +50,7 @@ class ControlRequests {
     discovery::DiscoveryService& discovery_;
     registry::RegistryService& registry_;
     registry_cache::RegistryCache& cache_;
+    backends::KeyringAdmin& keyring_;
     const DaemonInfo& daemon_;
 };
 

@@ -67,6 +67,9 @@ asio::awaitable<server::Reply> Dispatcher::route(const Request& request) {
         case Op::provider_package:
         case Op::provider_fetch:
             co_return co_await registry_.handle(request);
+        case Op::migrate:
+        case Op::unlock:
+            co_return co_await keyring_.handle(request);
         case Op::registry_cache_sync:
         case Op::hello:
         case Op::status:

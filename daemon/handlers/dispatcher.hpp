@@ -12,6 +12,7 @@
 #include "daemon/handlers/credential_requests.hpp"
 #include "daemon/handlers/daemon_info.hpp"
 #include "daemon/handlers/discovery_requests.hpp"
+#include "daemon/handlers/keyring_requests.hpp"
 #include "daemon/handlers/registry_requests.hpp"
 #include "daemon/server/request_handler.hpp"
 
@@ -22,12 +23,13 @@ class Dispatcher final : public server::RequestHandler {
     // `daemon` is described in status and keyring_unavailable replies.
     Dispatcher(credentials::CredentialService& credentials, discovery::DiscoveryService& discovery,
                registry::RegistryService& registry, registry_cache::RegistryCache& cache,
-               DaemonInfo daemon)
+               backends::KeyringAdmin& keyring, DaemonInfo daemon)
         : daemon_(std::move(daemon)),
           credentials_(credentials, cache),
           discovery_(discovery),
           registry_(registry),
-          control_(credentials, discovery, registry, cache, daemon_) {}
+          keyring_(keyring, credentials),
+          control_(credentials, discovery, registry, cache, keyring, daemon_) {}
 
     boost::asio::awaitable<server::Reply> handle(std::string_view payload,
                                                  server::ServerState server) override;
@@ -39,6 +41,7 @@ class Dispatcher final : public server::RequestHandler {
     CredentialRequests credentials_;
     DiscoveryRequests discovery_;
     RegistryRequests registry_;
+    KeyringRequests keyring_;
     ControlRequests control_;
 };
 

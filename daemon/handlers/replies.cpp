@@ -93,7 +93,8 @@ std::string stopping(long pid) {
 
 std::string status(const DaemonInfo& daemon, server::ServerState server,
                    const credentials::CredentialStats& c, const discovery::DiscoveryStats& d,
-                   const registry::RegistryStats& r, const Json& registry_cache) {
+                   const registry::RegistryStats& r, const Json& registry_cache,
+                   const backends::KeyringState& keyring) {
     Json response = proto::make_ok();
     response["daemon"] = daemon_object(daemon, server);
     response["credentials"] = {{"entries", c.entries},
@@ -129,6 +130,36 @@ std::string status(const DaemonInfo& daemon, server::ServerState server,
                             {"in_flight", r.in_flight},
                             {"evictions", r.evictions}};
     response["registry_cache"] = registry_cache;
+    response["keyring"] = keyring_object(keyring);
+    return ok_payload(response);
+}
+
+Json keyring_object(const backends::KeyringState& keyring) {
+    Json object = {{"backend", keyring.backend ? Json(*keyring.backend) : Json(nullptr)},
+                   {"configured", keyring.configured},
+                   {"reason", keyring.reason}};
+    if (keyring.store) object["store"] = keyring.store->string();
+    if (keyring.store_writable) object["store_writable"] = *keyring.store_writable;
+    if (!keyring.tried.empty()) {
+        Json tried = Json::array();
+        for (const backends::ProbeResult& p : keyring.tried)
+            tried.push_back({{"backend", p.backend}, {"usable", p.usable}, {"detail", p.detail}});
+        object["tried"] = std::move(tried);
+    }
+    return object;
+}
+
+std::string migrated(const backends::MigrationResult& result) {
+    Json response = proto::make_ok();
+    response["from"] = result.from;
+    response["to"] = result.to;
+    response["migrated"] = result.migrated;
+    Json failed = Json::array();
+    for (const backends::MigrationFailure& f : result.failed)
+        failed.push_back(
+            {{"host", f.host}, {"code", proto::to_string(f.code)}, {"message", f.message}});
+    response["failed"] = std::move(failed);
+    response["switched"] = result.switched;
     return ok_payload(response);
 }
 

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <string>
 
+#include "daemon/backends/keyring_state.hpp"
+#include "daemon/backends/migration.hpp"
 #include "daemon/credentials/credential_service.hpp"
 #include "daemon/discovery/discovery_service.hpp"
 #include "daemon/handlers/daemon_info.hpp"
@@ -32,7 +34,12 @@ std::string stopping(long pid);
 std::string status(const DaemonInfo& daemon, server::ServerState server,
                    const credentials::CredentialStats& credentials,
                    const discovery::DiscoveryStats& discovery,
-                   const registry::RegistryStats& registry, const proto::Json& registry_cache);
+                   const registry::RegistryStats& registry, const proto::Json& registry_cache,
+                   const backends::KeyringState& keyring);
+// status's "keyring" object.
+proto::Json keyring_object(const backends::KeyringState& keyring);
+// migrate: {"v":1,"ok":true,"from":..,"to":..,"migrated":[..],"failed":[..],"switched":..}
+std::string migrated(const backends::MigrationResult& result);
 // registry_cache_sync: {"v":1,"ok":true,"registry_cache":{...}}
 std::string registry_cache(const proto::Json& state);
 

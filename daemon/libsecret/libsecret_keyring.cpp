@@ -1,5 +1,8 @@
 #include "daemon/libsecret/libsecret_keyring.hpp"
 
+// The D-Bus path functions (secret-paths.h: search and read by object path,
+// without an item proxy each) are behind this acknowledgement.
+#define SECRET_API_SUBJECT_TO_CHANGE 1
 #include <libsecret/secret.h>
 
 #include <algorithm>
@@ -9,6 +12,7 @@
 #include <vector>
 
 #include "proto/error.hpp"
+#include "proto/session_bus.hpp"
 
 namespace hostkeeper::daemon::libsecret {
 using proto::Error;
@@ -41,6 +45,7 @@ void unref_value(SecretValue* p) {
 using ErrorPtr = std::unique_ptr<GError, Deleter<GError, g_error_free>>;
 using HashTablePtr = std::unique_ptr<GHashTable, Deleter<GHashTable, g_hash_table_unref>>;
 using ValuePtr = std::unique_ptr<SecretValue, Deleter<SecretValue, unref_value>>;
+using StrvPtr = std::unique_ptr<gchar*, Deleter<gchar*, g_strfreev>>;
 template <typename T>
 struct GObjectPtr {
     struct Unref {
@@ -273,6 +278,17 @@ ServicePtr connect(const Calls& calls) {
     return service;
 }
 
+[[noreturn]] void throw_not_unlocked(const Calls& calls, const std::string& context) {
+    throw Error(
+        ErrorCode::keyring_locked,
+        context +
+            ": the keyring is locked and was not unlocked (the unlock prompt was dismissed, "
+            "could not be shown, or took longer than " +
+            std::to_string(calls.unlock_timeout.count() / 1000) +
+            " s); unlock it, for example in Seahorse or by logging in to your desktop session, "
+            "and try again");
+}
+
 // Asks the Secret Service to unlock `objects` (items or collections), which
 // may show a prompt; bounded by the unlock timeout.
 void unlock(const Calls& calls, SecretService* service, GList* objects,
@@ -286,16 +302,7 @@ void unlock(const Calls& calls, SecretService* service, GList* objects,
         g_list_free_full(unlocked, g_object_unref);
         if (error != nullptr) call.fail(error, context);
     }
-    if (count == 0) {
-        throw Error(
-            ErrorCode::keyring_locked,
-            context +
-                ": the keyring is locked and was not unlocked (the unlock prompt was dismissed, "
-                "could not be shown, or took longer than " +
-                std::to_string(calls.unlock_timeout.count() / 1000) +
-                " s); unlock it, for example in Seahorse or by logging in to your desktop session, "
-                "and try again");
-    }
+    if (count == 0) throw_not_unlocked(calls, context);
 }
 
 ItemList search(const Calls& calls, SecretService* service, const std::string& host) {
@@ -327,6 +334,54 @@ void unlock_locked(const Calls& calls, SecretService* service, const ItemList& i
         throw;
     }
     g_list_free(locked);
+}
+
+// Unlocks one item by its object path (may prompt; bounded by the unlock
+// timeout).
+void unlock_paths(const Calls& calls, SecretService* service, const std::string& path,
+                  const std::string& context) {
+    gint count = 0;
+    {
+        const Call call(calls.watchdog, calls.prompt());
+        GError* error = nullptr;
+        const gchar* paths[] = {path.c_str(), nullptr};
+        gchar** unlocked_raw = nullptr;
+        count = secret_service_unlock_dbus_paths_sync(service, paths, call.cancellable(),
+                                                      &unlocked_raw, &error);
+        g_strfreev(unlocked_raw);
+        if (error != nullptr) call.fail(error, context);
+    }
+    if (count == 0) throw_not_unlocked(calls, context);
+}
+
+// The default collection, unlocked (which may prompt).
+CollectionPtr unlocked_default_collection(const Calls& calls, SecretService* service,
+                                          const std::string& context, const std::string& purpose) {
+    CollectionPtr collection;
+    {
+        const Call call(calls.watchdog, calls.plain());
+        GError* error = nullptr;
+        collection.reset(secret_collection_for_alias_sync(service, SECRET_COLLECTION_DEFAULT,
+                                                          SECRET_COLLECTION_NONE,
+                                                          call.cancellable(), &error));
+        if (error != nullptr) call.fail(error, context);
+    }
+    if (!collection) {
+        throw Error(ErrorCode::no_default_collection,
+                    "the Secret Service has no default collection " + purpose +
+                        ": create a keyring and make it the default (for example in Seahorse)");
+    }
+    if (secret_collection_get_locked(collection.get()) != FALSE) {
+        GList* objects = g_list_append(nullptr, collection.get());
+        try {
+            unlock(calls, service, objects, context);
+        } catch (...) {
+            g_list_free(objects);
+            throw;
+        }
+        g_list_free(objects);
+    }
+    return collection;
 }
 
 }  // namespace
@@ -374,22 +429,97 @@ bool LibsecretKeyring::remove(const std::string& host) {
     return attempt([&] { return remove_once(host); });
 }
 
+LibsecretKeyring::Probe LibsecretKeyring::probe() {
+    const std::string bus = proto::session_bus_address();
+    if (bus.empty()) {
+        return {false,
+                "no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is unset and there is no "
+                "$XDG_RUNTIME_DIR/bus)"};
+    }
+    try {
+        return attempt([&] {
+            const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
+            const ServicePtr service = connect(calls);
+            CollectionPtr collection;
+            {
+                const Call call(calls.watchdog, calls.plain());
+                GError* error = nullptr;
+                collection.reset(secret_collection_for_alias_sync(
+                    service.get(), SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE,
+                    call.cancellable(), &error));
+                if (error != nullptr) call.fail(error, "asking for the default collection");
+            }
+            if (!collection) {
+                return Probe{false,
+                             "the Secret Service answers, but has no default collection"};
+            }
+            const bool locked = secret_collection_get_locked(collection.get()) != FALSE;
+            return Probe{true, std::string("the Secret Service answers and has a default "
+                                           "collection (") +
+                                   (locked ? "locked" : "unlocked") + ")"};
+        });
+    } catch (const Error& e) {
+        return {false, e.what()};
+    }
+}
+
+std::vector<std::string> LibsecretKeyring::hosts() {
+    return attempt([&] { return hosts_once(); });
+}
+
+void LibsecretKeyring::unlock() {
+    attempt([&] {
+        const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
+        const ServicePtr service = connect(calls);
+        (void)unlocked_default_collection(calls, service.get(), "unlocking the keyring",
+                                          "to unlock");
+    });
+}
+
+// The cold path: two D-Bus calls on the connection (and session) kept from
+// before, as few as a one-shot secret_password_lookup_sync makes after it
+// connects: SearchItems, then GetSecret of the item's path. No item proxy
+// is made (each would cost a Properties.GetAll and signal subscriptions).
+// SearchItems answers locked and unlocked items apart, so a locked item is
+// unlocked (or reported locked), never taken for "none".
 std::optional<Secret> LibsecretKeyring::lookup_once(const std::string& host) {
     const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
     const std::string context = "reading the credentials for " + host;
     const ServicePtr service = connect(calls);
-    const ItemList items = search(calls, service.get(), host);
-    if (items.get() == nullptr) return std::nullopt;
-    unlock_locked(calls, service.get(), items, context);
-
-    SecretItem* item = items.items().front();
+    StrvPtr unlocked;
+    StrvPtr locked;
+    {
+        const HashTablePtr attributes = attributes_for(host);
+        const Call call(calls.watchdog, calls.plain());
+        GError* error = nullptr;
+        gchar** unlocked_raw = nullptr;
+        gchar** locked_raw = nullptr;
+        const gboolean ok = secret_service_search_for_dbus_paths_sync(
+            service.get(), schema(), attributes.get(), call.cancellable(), &unlocked_raw,
+            &locked_raw, &error);
+        unlocked.reset(unlocked_raw);
+        locked.reset(locked_raw);
+        if (ok == FALSE) call.fail(error, "searching the keyring for " + host);
+    }
+    std::string path;
+    if (unlocked && unlocked.get()[0] != nullptr) {
+        path = unlocked.get()[0];
+    } else if (locked && locked.get()[0] != nullptr) {
+        path = locked.get()[0];
+        unlock_paths(calls, service.get(), path, context);
+    } else {
+        return std::nullopt;
+    }
+    ValuePtr value;
     {
         const Call call(calls.watchdog, calls.plain());
         GError* error = nullptr;
-        if (secret_item_load_secret_sync(item, call.cancellable(), &error) == FALSE)
+        if (secret_service_ensure_session_sync(service.get(), call.cancellable(), &error) == FALSE)
             call.fail(error, context);
+        value.reset(secret_service_get_secret_for_dbus_path_sync(service.get(), path.c_str(),
+                                                                 call.cancellable(), &error));
+        if (error != nullptr) call.fail(error, context);
     }
-    const ValuePtr value(secret_item_get_secret(item));
     if (!value)
         throw Error(ErrorCode::keyring_locked,
                     context + ": the Secret Service returned no secret (locked?)");
@@ -402,30 +532,8 @@ void LibsecretKeyring::store_once(const std::string& host, const Secret& credent
     const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
     const std::string context = "storing the credentials for " + host;
     const ServicePtr service = connect(calls);
-    CollectionPtr collection;
-    {
-        const Call call(calls.watchdog, calls.plain());
-        GError* error = nullptr;
-        collection.reset(secret_collection_for_alias_sync(service.get(), SECRET_COLLECTION_DEFAULT,
-                                                          SECRET_COLLECTION_NONE,
-                                                          call.cancellable(), &error));
-        if (error != nullptr) call.fail(error, context);
-    }
-    if (!collection) {
-        throw Error(ErrorCode::no_default_collection,
-                    "the Secret Service has no default collection to store " + host +
-                        " in: create a keyring and make it the default (for example in Seahorse)");
-    }
-    if (secret_collection_get_locked(collection.get()) != FALSE) {
-        GList* objects = g_list_append(nullptr, collection.get());
-        try {
-            unlock(calls, service.get(), objects, context);
-        } catch (...) {
-            g_list_free(objects);
-            throw;
-        }
-        g_list_free(objects);
-    }
+    const CollectionPtr collection =
+        unlocked_default_collection(calls, service.get(), context, "to store " + host + " in");
     const HashTablePtr attributes = attributes_for(host);
     const std::string label = "hostkeeper: " + host;
     const std::string_view text = credentials.view();
@@ -453,6 +561,37 @@ bool LibsecretKeyring::remove_once(const std::string& host) {
             call.fail(error, context);
     }
     return true;
+}
+
+// Every item of the schema, in any collection, locked or not: attributes
+// are readable while locked.
+std::vector<std::string> LibsecretKeyring::hosts_once() {
+    const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
+    const ServicePtr service = connect(calls);
+    const HashTablePtr attributes(g_hash_table_new(g_str_hash, g_str_equal));
+    GList* found = nullptr;
+    {
+        const Call call(calls.watchdog, calls.plain());
+        GError* error = nullptr;
+        found = secret_service_search_sync(service.get(), schema(), attributes.get(),
+                                           SECRET_SEARCH_ALL, call.cancellable(), &error);
+        if (error != nullptr) {
+            g_list_free_full(found, g_object_unref);
+            call.fail(error, "listing hostkeeper's items in the keyring");
+        }
+    }
+    const ItemList items(found);
+    std::vector<std::string> out;
+    for (SecretItem* item : items.items()) {
+        const HashTablePtr item_attributes(secret_item_get_attributes(item));
+        if (!item_attributes) continue;
+        const auto* host =
+            static_cast<const char*>(g_hash_table_lookup(item_attributes.get(), "host"));
+        if (host != nullptr && *host != '\0') out.emplace_back(host);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
 }
 
 }  // namespace hostkeeper::daemon::libsecret

@@ -1,5 +1,7 @@
 #pragma once
 // The Secret Service (gnome-keyring, KeePassXC, ...) through libsecret.
+// The cold path (a lookup the daemon has not cached) costs SearchItems and
+// GetSecret on a kept connection: no item proxies.
 // Items: schema io.hostkeeper.Credentials, string attribute "host" (the
 // normalized ASCII hostname), label "hostkeeper: HOST", the credentials JSON
 // object as the secret, in the default collection.
@@ -13,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <string>
 
 #include "daemon/credentials/keyring.hpp"
 
@@ -28,6 +31,19 @@ class LibsecretKeyring final : public credentials::Keyring {
     std::optional<proto::Secret> lookup(const std::string& host) override;
     void store(const std::string& host, const proto::Secret& credentials) override;
     bool remove(const std::string& host) override;
+    std::vector<std::string> hosts() override;
+    void unlock() override;
+    std::string_view name() const override { return "secret-service"; }
+
+    // Whether this process can use the Secret Service: a session bus
+    // (proto::session_bus_address; no autolaunch), a service answering on
+    // it, and a default collection. `detail` says what was found or why not.
+    // Never prompts. Worker thread.
+    struct Probe {
+        bool usable = false;
+        std::string detail;
+    };
+    Probe probe();
 
     // Any thread: the Secret Service's bus name changed owner (restarted,
     // gone, back); the next call starts on a new connection.
@@ -39,6 +55,7 @@ class LibsecretKeyring final : public credentials::Keyring {
     std::optional<proto::Secret> lookup_once(const std::string& host);
     void store_once(const std::string& host, const proto::Secret& credentials);
     bool remove_once(const std::string& host);
+    std::vector<std::string> hosts_once();
 
     std::chrono::milliseconds unlock_timeout_;
     std::chrono::milliseconds call_timeout_;

@@ -13,6 +13,7 @@ std::optional<proto::Secret> MemoryKeyring::lookup(const std::string& host) {
     check_failure();
     const auto it = items_.find(host);
     if (it == items_.end()) return std::nullopt;
+    if (garbled_lookup_ == host) return proto::Secret(std::string_view("{\"token\":\"garbled\"}"));
     return proto::Secret(it->second);
 }
 
@@ -21,6 +22,8 @@ void MemoryKeyring::store(const std::string& host, const proto::Secret& credenti
     std::unique_lock lock(mutex_);
     gate_cv_.wait(lock, [this] { return !gate_closed_; });
     check_failure();
+    if (failing_store_ == host)
+        throw proto::Error(proto::ErrorCode::keyring_error, "injected store failure");
     items_[host] = std::string(credentials.view());
 }
 
@@ -62,6 +65,29 @@ void MemoryKeyring::open_gate() {
         gate_closed_ = false;
     }
     gate_cv_.notify_all();
+}
+
+std::vector<std::string> MemoryKeyring::hosts() {
+    const std::lock_guard lock(mutex_);
+    check_failure();
+    std::vector<std::string> out;
+    for (const auto& [host, text] : items_) out.push_back(host);
+    return out;
+}
+
+void MemoryKeyring::unlock() {
+    const std::lock_guard lock(mutex_);
+    check_failure();
+}
+
+void MemoryKeyring::fail_store_of(std::optional<std::string> host) {
+    const std::lock_guard lock(mutex_);
+    failing_store_ = std::move(host);
+}
+
+void MemoryKeyring::garble_lookup_of(std::optional<std::string> host) {
+    const std::lock_guard lock(mutex_);
+    garbled_lookup_ = std::move(host);
 }
 
 }  // namespace hostkeeper::test

@@ -8,6 +8,9 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "daemon/credentials/keyring.hpp"
 #include "proto/error.hpp"
@@ -19,6 +22,12 @@ class MemoryKeyring final : public daemon::credentials::Keyring {
     std::optional<proto::Secret> lookup(const std::string& host) override;
     void store(const std::string& host, const proto::Secret& credentials) override;
     bool remove(const std::string& host) override;
+    std::vector<std::string> hosts() override;
+    void unlock() override;
+    std::string_view name() const override { return name_; }
+
+    // Names the keyring ("memory" unless set), as a backend's name.
+    explicit MemoryKeyring(std::string name = "memory") : name_(std::move(name)) {}
 
     // Seeds an item directly, as another program would.
     void put(const std::string& host, const std::string& text);
@@ -27,6 +36,11 @@ class MemoryKeyring final : public daemon::credentials::Keyring {
 
     // Every call throws this error until cleared.
     void fail_with(std::optional<proto::ErrorCode> code);
+    // Stores of this one host throw keyring_error until cleared.
+    void fail_store_of(std::optional<std::string> host);
+    // Lookups of this one host return this text instead of what is stored
+    // (a keyring that garbles what it was given).
+    void garble_lookup_of(std::optional<std::string> host);
     // Lookups and stores block until open_gate() while the gate is closed.
     void close_gate();
     void open_gate();
@@ -41,6 +55,9 @@ class MemoryKeyring final : public daemon::credentials::Keyring {
     std::condition_variable gate_cv_;
     bool gate_closed_ = false;
     std::optional<proto::ErrorCode> failure_;
+    std::optional<std::string> failing_store_;
+    std::optional<std::string> garbled_lookup_;
+    std::string name_;
     std::map<std::string, std::string> items_;
 };
 

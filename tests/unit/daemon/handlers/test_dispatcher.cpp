@@ -16,6 +16,7 @@
 #include "daemon/registry/registry_service.hpp"
 #include "daemon/registry_cache/registry_cache.hpp"
 #include "fake_http_client.hpp"
+#include "fake_keyring_admin.hpp"
 #include "memory_keyring.hpp"
 #include "server_fixture.hpp"
 #include "socket_fixture.hpp"
@@ -37,7 +38,9 @@ struct ServerFixture : test::SocketServer {
     }
 
     asio::thread_pool pool{1};
-    test::MemoryKeyring keyring;
+    test::MemoryKeyring keyring{"secret-service"};
+    test::MemoryKeyring other_keyring{"pass"};
+    test::FakeKeyringAdmin keyring_admin{keyring, other_keyring};
     daemon::credentials::CredentialService credentials{
         io.get_executor(), pool.get_executor(), keyring, {}};
     test::FakeHttpClient http{io.get_executor()};
@@ -55,8 +58,9 @@ struct ServerFixture : test::SocketServer {
                                                 discovery,
                                                 registry,
                                                 archives};
-    daemon::handlers::Dispatcher dispatcher{credentials, discovery, registry, cache,
-                                            daemon::handlers::DaemonInfo{"test", false, 0s}};
+    daemon::handlers::Dispatcher dispatcher{
+        credentials, discovery,     registry,
+        cache,       keyring_admin, daemon::handlers::DaemonInfo{"test", false, 0s}};
 };
 
 proto::Json get_request(const std::string& host) {
@@ -153,4 +157,45 @@ TEST_CASE("another protocol version is refused with the supported list; stop and
     // The server stops once the answer is written.
     CHECK(test::wait_for([&] { return f.stopped.load(); }));
     CHECK(f.stopping == 1);
+}
+
+TEST_CASE("migrate moves every item to the other backend and says so per host",
+          "[daemon][server][backends]") {
+    ServerFixture f;
+    f.keyring.put("a.example", R"({"token":"ta"})");
+    f.keyring.put("b.example", R"({"token":"tb"})");
+    f.other_keyring.fail_store_of("b.example");
+    // A cached answer read from the source before it moved is not served after.
+    CHECK(f.request(get_request("a.example"))["credentials"]["token"] == "ta");
+    proto::Json migrate = proto::make_request(proto::Op::migrate);
+    migrate["to"] = "pass";
+    const proto::Json reply = f.request(migrate);
+    CHECK(reply["ok"] == true);
+    CHECK(reply["from"] == "secret-service");
+    CHECK(reply["to"] == "pass");
+    CHECK(reply["migrated"] == proto::Json::array({"a.example"}));
+    REQUIRE(reply["failed"].size() == 1);
+    CHECK(reply["failed"][0]["host"] == "b.example");
+    CHECK(reply["failed"][0]["code"] == "keyring_error");
+    CHECK(reply["switched"] == false);
+    CHECK(f.request(get_request("a.example"))["found"] == false);
+    CHECK(f.other_keyring.has("a.example"));
+    CHECK(f.keyring.has("b.example"));
+
+    migrate["to"] = "keepassxc";
+    CHECK(f.request(migrate)["error"]["code"] == "bad_request");
+    CHECK(f.request(proto::make_request(proto::Op::migrate))["error"]["code"] == "bad_request");
+}
+
+TEST_CASE("status says which keyring backend is used and why; unlock asks it",
+          "[daemon][server][backends]") {
+    ServerFixture f;
+    const proto::Json status = f.request(proto::make_request(proto::Op::status));
+    CHECK(status["keyring"]["backend"] == "secret-service");
+    CHECK(status["keyring"]["configured"] == "auto");
+    CHECK(status["keyring"]["reason"] == "test");
+    CHECK(f.request(proto::make_request(proto::Op::unlock))["ok"] == true);
+    f.keyring.fail_with(proto::ErrorCode::keyring_locked);
+    CHECK(f.request(proto::make_request(proto::Op::unlock))["error"]["code"] == "keyring_locked");
+    f.keyring.fail_with(std::nullopt);
 }

@@ -1,0 +1,69 @@
+#pragma once
+// The keyring port over a `pass` password store, through GPGME: each host
+// is one entry (store_layout.hpp), whose text is the credentials JSON object
+// and a newline, so `pass show hostkeeper/HOST` shows it, and an entry made
+// by `pass insert` (a JSON object, also over several lines, or a bare
+// token on the first line) is read. Writes encrypt to the entry's .gpg-id
+// recipients, replace the file atomically (mode from PASSWORD_STORE_UMASK,
+// default 077) and commit when the store is a git repository.
+//
+// Called from the keyring worker thread only; `keygrips()` and
+// `store_dir()` from any thread.
+
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "daemon/credentials/keyring.hpp"
+#include "daemon/pass/gpg_options.hpp"
+
+namespace hostkeeper::daemon::pass {
+
+class GpgSession;
+
+class PassKeyring final : public credentials::Keyring {
+  public:
+    explicit PassKeyring(std::optional<std::filesystem::path> configured_store);
+    ~PassKeyring() override;
+
+    std::optional<proto::Secret> lookup(const std::string& host) override;
+    void store(const std::string& host, const proto::Secret& credentials) override;
+    bool remove(const std::string& host) override;
+    std::vector<std::string> hosts() override;
+    void unlock() override;
+    std::string_view name() const override { return "pass"; }
+
+    const std::filesystem::path& store_dir() const { return store_; }
+    // The keygrips of the secret keys that decrypted what was read: what
+    // must stay unlocked in gpg-agent for cached answers to stand.
+    std::vector<std::string> keygrips() const;
+    void forget_keygrips();
+    // $PASSWORD_STORE_GPG_OPTS words GPGME cannot pass on.
+    const std::vector<std::string>& ignored_gpg_options() const { return options_.ignored; }
+
+  private:
+    GpgSession& session();
+    std::filesystem::path entry_file(const std::string& host) const;
+    std::vector<std::string> recipients_for(const std::filesystem::path& folder,
+                                            const std::string& entry);
+
+    std::filesystem::path store_;
+    GpgOptions options_;
+    std::unique_ptr<GpgSession> session_;
+    mutable std::mutex keygrips_mutex_;
+    std::set<std::string> keygrips_;
+};
+
+// Whether the store's folder for hostkeeper's entries can be written by
+// this process (it may exist yet, or its nearest existing parent).
+bool store_writable(const std::filesystem::path& store);
+
+// The text an entry holds, as credentials text: trailing blanks and line
+// ends dropped; anything that is not a JSON object keeps only its first
+// line (pass's convention: the password first, notes after).
+proto::Secret entry_text(std::string_view plaintext);
+
+}  // namespace hostkeeper::daemon::pass
