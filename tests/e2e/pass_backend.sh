@@ -48,7 +48,7 @@ expect_get a.example tok-a-1 "the helper gives back what it stored in pass"
 content=$(decrypted "$(entry a.example)")
 [[ "${content%.}" == $'{"token":"tok-a-1"}\n' ]] ||
     fail "hostkeeper/a.example.gpg holds '${content%.}', not the compact JSON and a newline"
-[[ "$(pass show hostkeeper/a.example)" == '{"token":"tok-a-1"}' ]] ||
+[[ "$(command pass show hostkeeper/a.example)" == '{"token":"tok-a-1"}' ]] ||
     fail "pass show hostkeeper/a.example does not show the JSON stored through the helper"
 pass "pass show hostkeeper/a.example shows {\"token\":\"tok-a-1\"}"
 recipients "$(entry a.example)" | grep -qxF "$HK_PASS_SUBKEY_PLAIN" ||
@@ -68,21 +68,21 @@ run_helper "$root/forget.out" forget a.example
 [[ $helper_rc == 0 ]] || { show "$root/forget.out.err"; fail "helper forget exited with $helper_rc"; }
 [[ ! -e $(entry a.example) ]] || fail "hostkeeper/a.example.gpg is still there after forget"
 expect_get a.example "" "after forget the helper prints {} and the file is gone"
-[[ -z "$(pass ls hostkeeper 2>/dev/null | grep a.example || true)" ]] || fail "pass ls still lists a.example"
+[[ -z "$(command pass ls hostkeeper 2>/dev/null | grep a.example || true)" ]] || fail "pass ls still lists a.example"
 
 # --- interop: entries made by pass itself ----------------------------------------------
-printf '{\n  "token": "tok-b"\n}\n' | pass insert -m hostkeeper/b.example >/dev/null
+printf '{\n  "token": "tok-b"\n}\n' | command pass insert -m hostkeeper/b.example >/dev/null
 expect_get b.example tok-b "an entry made by 'pass insert -m' (pretty JSON) is read"
-echo tok-c | pass insert -e hostkeeper/c.example >/dev/null
+echo tok-c | command pass insert -e hostkeeper/c.example >/dev/null
 expect_get c.example tok-c "a bare one-line token made by 'pass insert -e' is read"
-printf 'tok-d\nlogin: someone\nurl: https://d.example/\n' | pass insert -m hostkeeper/d.example >/dev/null
+printf 'tok-d\nlogin: someone\nurl: https://d.example/\n' | command pass insert -m hostkeeper/d.example >/dev/null
 expect_get d.example tok-d "a bare token with more lines: the first line is the token"
 
 # --- a host with a port -------------------------------------------------------------
 store_token registry.example:8443 tok-port
 [[ -f $store/hostkeeper/registry.example_8443.gpg ]] ||
     fail "registry.example:8443 is not hostkeeper/registry.example_8443.gpg: $(ls "$store/hostkeeper")"
-[[ "$(pass show hostkeeper/registry.example_8443)" == '{"token":"tok-port"}' ]] ||
+[[ "$(command pass show hostkeeper/registry.example_8443)" == '{"token":"tok-port"}' ]] ||
     fail "pass show hostkeeper/registry.example_8443 does not show the stored JSON"
 expect_get registry.example:8443 tok-port "HOST:PORT is the entry hostkeeper/HOST_PORT"
 expect_get registry.example "" "HOST without the port is another host"
@@ -93,11 +93,11 @@ pass ":443 is dropped: hostkeeper/portless.example.gpg"
 # --- changes underneath the daemon ------------------------------------------------------
 store_token g.example tok-g-1
 expect_get g.example tok-g-1 "g.example is cached"
-pass rm -f hostkeeper/g.example >/dev/null
+command pass rm -f hostkeeper/g.example >/dev/null
 expect_get g.example "" "an entry removed by 'pass rm' is seen by the next get"
-echo '{"token":"tok-g-2"}' | pass insert -m -f hostkeeper/g.example >/dev/null
+echo '{"token":"tok-g-2"}' | command pass insert -m -f hostkeeper/g.example >/dev/null
 expect_get g.example tok-g-2 "an entry made by 'pass insert' after a cached miss is seen by the next get"
-echo '{"token":"tok-g-3"}' | pass insert -m -f hostkeeper/g.example >/dev/null
+echo '{"token":"tok-g-3"}' | command pass insert -m -f hostkeeper/g.example >/dev/null
 expect_get g.example tok-g-3 "an entry replaced by 'pass insert -f' is seen by the next get"
 
 # --- bad input loses nothing -------------------------------------------------------------
@@ -135,7 +135,7 @@ python3 "$request" '{"op":"get","host":"locked.example"}' >"$root/locked.json" |
 json_get error.message <"$root/locked.json" | grep -q 'hostkeeper unlock' ||
     { show "$root/locked.json"; fail "keyring_locked's message does not name hostkeeper unlock"; }
 pass "the daemon answers keyring_locked, naming hostkeeper unlock"
-hk_pass_preset "$HK_PASS_KEY_LOCKED" "$HK_PASS_PASSPHRASE"
+hk_pass_preset "$HK_PASS_KEY_LOCKED" "$HK_PASS_LOCKED_PASSPHRASE"
 expect_get locked.example tok-locked "once its passphrase is cached in gpg-agent, the same entry is read"
 rm -f "$(entry locked.example)"
 
@@ -151,7 +151,7 @@ pass "no secret key: keyring_error naming $gone_sub"
 rm -f "$(entry gone.example)"
 
 # --- hostkeeper/.gpg-id of its own ---------------------------------------------------------
-pass init -p hostkeeper "$HK_PASS_KEY_OTHER" >/dev/null
+command pass init -p hostkeeper "$HK_PASS_KEY_OTHER" >/dev/null
 store_token other.example tok-other
 keys=$(recipients "$(entry other.example)")
 [[ $keys == "$HK_PASS_SUBKEY_OTHER" ]] ||
@@ -159,11 +159,11 @@ keys=$(recipients "$(entry other.example)")
 pass "with hostkeeper/.gpg-id, new entries are encrypted to that key only ($keys)"
 expect_get other.example tok-other "and read back"
 expect_get keep.example tok-keep "entries pass re-encrypted for hostkeeper/.gpg-id are read"
-pass init -p hostkeeper "" >/dev/null  # back to the store's .gpg-id
+command pass init -p hostkeeper "" >/dev/null  # back to the store's .gpg-id
 [[ ! -e $store/hostkeeper/.gpg-id ]] || fail "pass init -p hostkeeper '' left hostkeeper/.gpg-id"
 
 # --- a git-backed store ---------------------------------------------------------------
-pass git init >/dev/null 2>&1 || fail "pass git init failed"
+command pass git init >/dev/null 2>&1 || fail "pass git init failed"
 commits() { git -C "$store" rev-list --count HEAD; }
 n0=$(commits)
 store_token git.example tok-git
@@ -210,7 +210,7 @@ for i in "${!pids[@]}"; do
 done
 [[ $failed == 0 ]] || fail "$failed of 50 concurrent cold gets did not get their own token"
 pass "50 concurrent cold gets (after flush) each got their own token"
-for i in $(seq 0 49); do pass rm -f "hostkeeper/many$i.example" >/dev/null; done
+for i in $(seq 0 49); do command pass rm -f "hostkeeper/many$i.example" >/dev/null; done
 
 # --- auto, no D-Bus: pass ---------------------------------------------------------------
 use_backend auto
@@ -230,8 +230,8 @@ pass "auto without D-Bus: backend pass; reason: $(json_get keyring.reason <"$roo
 # --- PASSWORD_STORE_DIR in the daemon's environment --------------------------------------
 stop_daemon
 env_store=$root/env-store
-PASSWORD_STORE_DIR=$env_store pass init "$HK_PASS_KEY_PLAIN" >/dev/null
-printf '{"token":"tok-env"}\n' | PASSWORD_STORE_DIR=$env_store pass insert -m hostkeeper/env.example >/dev/null
+PASSWORD_STORE_DIR=$env_store command pass init "$HK_PASS_KEY_PLAIN" >/dev/null
+printf '{"token":"tok-env"}\n' | PASSWORD_STORE_DIR=$env_store command pass insert -m hostkeeper/env.example >/dev/null
 PASSWORD_STORE_DIR=$env_store expect_get env.example tok-env "a daemon started with PASSWORD_STORE_DIR reads that store"
 [[ $(status_json | json_get keyring.store) == "$env_store" ]] || fail "status keyring.store is not \$PASSWORD_STORE_DIR"
 stop_daemon
@@ -254,7 +254,7 @@ grep -qiE 'd-?bus|session bus|gnome-keyring|keyring daemon' <<<"$message" ||
 pass "no backend: keyring_unavailable naming both: $message"
 status_json >"$root/status-none.json" || fail "hostkeeper status --json failed"
 [[ $(json_get keyring.backend <"$root/status-none.json") == null ]] || { show "$root/status-none.json"; fail "status keyring.backend is not null"; }
-PASSWORD_STORE_DIR=$nostore pass init "$HK_PASS_KEY_PLAIN" >/dev/null
+PASSWORD_STORE_DIR=$nostore command pass init "$HK_PASS_KEY_PLAIN" >/dev/null
 expect_get keep.example "" "after 'pass init' the same daemon uses the new store (no restart)"
 store_token late.example tok-late
 [[ -f $nostore/hostkeeper/late.example.gpg ]] || fail "the store made after start-up did not get the entry"

@@ -61,7 +61,7 @@ PY
 pass "migrate with one failing host: $(head -c 400 "$root/migrate1.json")"
 for h in one.example two.example; do
     in_pass "$h" || fail "$h was not migrated into pass"
-    [[ "$(pass show "hostkeeper/$h")" == "{\"token\":\"tok-$h\"}" ]] || fail "pass show hostkeeper/$h is not its token"
+    [[ "$(command pass show "hostkeeper/$h")" == "{\"token\":\"tok-$h\"}" ]] || fail "pass show hostkeeper/$h is not its token"
     [[ -z $(in_keyring "$h") ]] || fail "$h is still in the Secret Service after its migration"
 done
 [[ $(in_keyring stuck.example) == '{"token":"tok-stuck.example"}' ]] || fail "the failed host left the Secret Service"

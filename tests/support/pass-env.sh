@@ -15,9 +15,12 @@
 #   HK_PASS_KEY_PRESET  passphrase $HK_PASS_PASSPHRASE, preset in gpg-agent
 #                       (allow-preset-passphrase + gpg-preset-passphrase on the
 #                       encryption subkey's keygrip): decrypts without a prompt;
-#   HK_PASS_KEY_LOCKED  passphrase $HK_PASS_PASSPHRASE, NOT cached: decrypting
-#                       needs a prompt, and the agent's pinentry-program is a
-#                       script that fails, so nothing can ever prompt.
+#   HK_PASS_KEY_LOCKED  passphrase $HK_PASS_LOCKED_PASSPHRASE, NOT cached:
+#                       decrypting needs a prompt, and the agent's
+#                       pinentry-program is a script that fails, so nothing can
+#                       ever prompt. (Not the PRESET key's passphrase: gpg-agent
+#                       silently tries the last passphrase that worked on a key
+#                       whose own is not cached, which would unlock it.)
 # (Each is the primary key's fingerprint; HK_PASS_SUBKEY_* are the ids of
 # their encryption subkeys, as `gpg --list-packets` names recipients.)
 # Unless --no-store, the password store is initialised for HK_PASS_KEY_PLAIN
@@ -133,7 +136,7 @@ cat >"$HOME/.gitconfig" <<'GIT'
 	defaultBranch = main
 GIT
 
-export HK_PASS_PASSPHRASE="hk-test-passphrase-$$"
+export HK_PASS_PASSPHRASE="hk-test-passphrase-$$" HK_PASS_LOCKED_PASSPHRASE="hk-test-locked-$$"
 export HK_PASS_PRESET="$preset"
 export HK_PASS_LIB="$root/pass-lib.sh"
 cat >"$HK_PASS_LIB" <<'LIB'
@@ -172,7 +175,7 @@ source "$HK_PASS_LIB"
 HK_PASS_KEY_PLAIN=$(hk_pass_make_key plain)
 HK_PASS_KEY_OTHER=$(hk_pass_make_key other)
 HK_PASS_KEY_PRESET=$(hk_pass_make_key preset "$HK_PASS_PASSPHRASE")
-HK_PASS_KEY_LOCKED=$(hk_pass_make_key locked "$HK_PASS_PASSPHRASE")
+HK_PASS_KEY_LOCKED=$(hk_pass_make_key locked "$HK_PASS_LOCKED_PASSPHRASE")
 export HK_PASS_KEY_PLAIN HK_PASS_KEY_OTHER HK_PASS_KEY_PRESET HK_PASS_KEY_LOCKED
 for key in "$HK_PASS_KEY_PLAIN" "$HK_PASS_KEY_OTHER" "$HK_PASS_KEY_PRESET" "$HK_PASS_KEY_LOCKED"; do
     [[ -n $key ]] || { echo "pass-env: making the throw-away keys failed" >&2; exit 2; }
