@@ -2,7 +2,7 @@
 # packaging/deps.sh build|test|bench — installs the Debian 12 packages hostkeeper
 # needs to build and package (dpkg-dev: dpkg-shlibdeps for cpack's Depends), to
 # test (lintian, file, man-db for the package test; gnupg for the test registry's
-# provider signatures and, with pass, the pass backend's tests; systemd for
+# provider signatures; pass, git and gpg-agent for the pass backend's tests; systemd for
 # systemd-analyze and systemd --user, dbus-user-session and passwd for the
 # user-manager test; clang for the fuzz targets), and to benchmark. Runs apt-get as root, or
 # through sudo. Quiet when everything is already there.
@@ -13,7 +13,7 @@ build_packages=(build-essential cmake pkg-config libboost-dev nlohmann-json3-dev
     libzip-dev catch2 dpkg-dev libgpgme-dev)
 runtime_packages=(gnome-keyring dbus-user-session libsecret-tools gnupg pass)
 test_packages=(dbus dbus-user-session gnome-keyring libsecret-tools openssl libssl-dev python3 util-linux systemd
-    procps curl passwd lintian file man-db gzip gnupg pass iproute2)
+    procps curl passwd lintian file man-db gzip gnupg iproute2 pass git gpg-agent)
 # The fuzz targets (tests/fuzz): clang with libFuzzer's runtime, and
 # llvm-symbolizer for readable stacks; the style stage: clang-format, clang-tidy.
 fuzz_packages=(clang libclang-rt-14-dev llvm clang-format clang-tidy)

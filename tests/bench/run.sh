@@ -44,6 +44,11 @@
 #        and 3 providers from a registry adding 100 ms per request, through
 #        `hostkeeper setup --registry-cache` cold and warm, against plain
 #        terraform and plugin_cache_dir, with upstream request counts;
+#      - keyring backends (tests/bench/pass.sh, in worlds of its own, skipped
+#        without pass or gpg): the pass backend's `get` warm and after a flush
+#        against `pass show` and `gpg --decrypt` in one hyperfine -N run, and
+#        the Secret Service's `get` after a flush with 10,000 items (present
+#        and missing host) against a one-shot libsecret lookup;
 #   4. prints a markdown table and writes it to BUILD_DIR/bench-results.md
 #      (raw hyperfine and load-generator JSON in BUILD_DIR/bench-raw/).
 #
@@ -79,7 +84,8 @@
 #
 # Needs: cmake, a compiler, the project's build dependencies, hyperfine, jq,
 # secret-tool (libsecret-tools), gnome-keyring, dbus, nginx, curl, openssl,
-# python3, git (all installed by ./packaging/deps.sh bench).
+# python3, git; pass and gpg for the backends' part (all installed by
+# ./packaging/deps.sh bench).
 
 # Everything is in functions, and the last line calls main and exits: bash
 # reads the whole file before running any of it, so an edit to this file
@@ -460,6 +466,20 @@ inner() {
             die "registry_cache.sh wrote no results"
     fi
 
+    # -- h2. keyring backends ----------------------------------------------
+    # pass and the Secret Service with 10,000 items, in worlds of its own:
+    # see pass.sh. Exit status 77: skipped (no pass or gpg).
+    log "keyring backends: tests/bench/pass.sh"
+    local pass_rc=0
+    env -u HK_TEST_ROOT "$repo/tests/bench/pass.sh" "$BIN" "$RAW" >&2 || pass_rc=$?
+    if [[ $pass_rc == 77 ]]; then
+        log "  skipped (pass.sh: no pass or gpg)"
+        rm -f "$RAW/pass-rows.md" "$RAW/pass-notes.md"
+    else
+        [[ $pass_rc == 0 ]] || die "the keyring backend benchmarks failed"
+        [[ -s "$RAW/pass-rows.md" && -s "$RAW/pass-notes.md" ]] || die "pass.sh wrote no results"
+    fi
+
     # -- i. report ----------------------------------------------------------
     local cpu version gk commit date_ elapsed
     cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
@@ -510,6 +530,7 @@ inner() {
         cat "$RAW/discovery-rows.md"
         [[ ! -s "$RAW/registry-rows.md" ]] || cat "$RAW/registry-rows.md"
         [[ ! -s "$RAW/registry-cache-rows.md" ]] || cat "$RAW/registry-cache-rows.md"
+        [[ ! -s "$RAW/pass-rows.md" ]] || cat "$RAW/pass-rows.md"
         echo
         echo "Notes:"
         echo "- Latency: hyperfine -N (no shell), $warmup warm-up runs; the helper is run as Terraform runs it (no" \
@@ -534,6 +555,7 @@ inner() {
         cat "$RAW/discovery-notes.md"
         [[ ! -s "$RAW/registry-notes.md" ]] || cat "$RAW/registry-notes.md"
         [[ ! -s "$RAW/registry-cache-notes.md" ]] || cat "$RAW/registry-cache-notes.md"
+        [[ ! -s "$RAW/pass-notes.md" ]] || cat "$RAW/pass-notes.md"
         echo "- Raw data: $RAW/ (discovery: $RAW/discovery/, registries: $RAW/registry/). Run time: $elapsed s (build not included)."
     } >"$report"
     echo
