@@ -197,7 +197,9 @@ tf_login() {
     exec 3>"$fifo"
     echo yes >&3
     for _ in $(seq 1 200); do
-        url=$(grep -o 'https://[^ ]*/app/oauth/authorize[^ ]*' "$out" | head -n1 || true)
+        # Quotes excluded: where xdg-open is installed, terraform's output also
+        # has its "no method available for opening 'URL'" line.
+        url=$(grep -o "https://[^ ']*/app/oauth/authorize[^ ']*" "$out" | head -n1 || true)
         [[ -n $url ]] && break
         kill -0 "$login_pid" 2>/dev/null || break
         sleep 0.05
