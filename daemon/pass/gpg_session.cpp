@@ -190,17 +190,7 @@ Decrypted GpgSession::decrypt(const std::string& ciphertext, const std::string& 
         engine_failure(err, doing);
     }
 
-    Decrypted decrypted{std::move(text), {}};
-    for (const std::string& keyid : used) {
-        gpgme_key_t raw_key = nullptr;
-        if (gpgme_get_key(ctx_, keyid.c_str(), &raw_key, 1) != 0) continue;
-        const KeyPtr key(raw_key);
-        for (gpgme_subkey_t sub = key->subkeys; sub != nullptr; sub = sub->next) {
-            if (sub->keyid != nullptr && sub->keygrip != nullptr && keyid == sub->keyid)
-                decrypted.keygrips.emplace_back(sub->keygrip);
-        }
-    }
-    return decrypted;
+    return Decrypted{std::move(text), std::move(used)};
 }
 
 std::string GpgSession::encrypt(const Secret& plaintext, const std::vector<std::string>& recipients,
@@ -281,6 +271,23 @@ bool GpgSession::signed_by(const std::string& file, const std::string& signature
         }
     }
     return false;
+}
+
+std::vector<std::string> keygrips_of(const GpgOptions& options,
+                                     const std::vector<std::string>& keyids) {
+    std::vector<std::string> grips;
+    if (keyids.empty()) return grips;
+    GpgSession session(options);
+    for (const std::string& keyid : keyids) {
+        gpgme_key_t raw_key = nullptr;
+        if (gpgme_get_key(session.context(), keyid.c_str(), &raw_key, 1) != 0) continue;
+        const KeyPtr key(raw_key);
+        for (gpgme_subkey_t sub = key->subkeys; sub != nullptr; sub = sub->next) {
+            if (sub->keyid != nullptr && sub->keygrip != nullptr && keyid == sub->keyid)
+                grips.emplace_back(sub->keygrip);
+        }
+    }
+    return grips;
 }
 
 namespace {

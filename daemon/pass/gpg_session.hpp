@@ -23,9 +23,9 @@ namespace hostkeeper::daemon::pass {
 
 struct Decrypted {
     proto::Secret text;
-    // The keygrips of the secret keys gpg-agent used: what must stay
-    // unlocked for the text to be readable again.
-    std::vector<std::string> keygrips;
+    // The ids of the (sub)keys that decrypted it: what must stay unlocked
+    // in gpg-agent for the text to be readable again (keygrips_of).
+    std::vector<std::string> keyids;
 };
 
 class GpgSession {
@@ -48,9 +48,16 @@ class GpgSession {
     bool signed_by(const std::string& file, const std::string& signature,
                    const std::vector<std::string>& fingerprints);
 
+    gpgme_ctx_t context() const { return ctx_; }
+
   private:
     gpgme_ctx_t ctx_ = nullptr;
 };
+
+// The keygrips of the secret (sub)keys with these ids (a key listing: one
+// gpg run, so the store's watch does it, not a request).
+std::vector<std::string> keygrips_of(const GpgOptions& options,
+                                     const std::vector<std::string>& keyids);
 
 // Asks gpg-agent (KEYINFO) whether each keygrip's key can be used without
 // a passphrase now: not protected, or its passphrase cached. Throws

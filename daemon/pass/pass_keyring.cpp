@@ -144,8 +144,8 @@ std::optional<Secret> PassKeyring::lookup(const std::string& host) {
     if (!ciphertext) return std::nullopt;  // removed meanwhile
     Decrypted decrypted = session().decrypt(*ciphertext, entry);
     {
-        const std::lock_guard lock(keygrips_mutex_);
-        keygrips_.insert(decrypted.keygrips.begin(), decrypted.keygrips.end());
+        const std::lock_guard lock(used_mutex_);
+        used_keyids_.insert(decrypted.keyids.begin(), decrypted.keyids.end());
     }
     return entry_text(decrypted.text.view());
 }
@@ -224,14 +224,14 @@ void PassKeyring::unlock() {
                 "has gpg-agent ask you through pinentry");
 }
 
-std::vector<std::string> PassKeyring::keygrips() const {
-    const std::lock_guard lock(keygrips_mutex_);
-    return {keygrips_.begin(), keygrips_.end()};
+std::vector<std::string> PassKeyring::used_keyids() const {
+    const std::lock_guard lock(used_mutex_);
+    return {used_keyids_.begin(), used_keyids_.end()};
 }
 
-void PassKeyring::forget_keygrips() {
-    const std::lock_guard lock(keygrips_mutex_);
-    keygrips_.clear();
+void PassKeyring::forget_used_keys() {
+    const std::lock_guard lock(used_mutex_);
+    used_keyids_.clear();
 }
 
 }  // namespace hostkeeper::daemon::pass

@@ -7,8 +7,8 @@
 // recipients, replace the file atomically (mode from PASSWORD_STORE_UMASK,
 // default 077) and commit when the store is a git repository.
 //
-// Called from the keyring worker thread only; `keygrips()` and
-// `store_dir()` from any thread.
+// Called from the keyring worker thread only; `used_keyids()`,
+// `forget_used_keys()` and `store_dir()` from any thread.
 
 #include <filesystem>
 #include <mutex>
@@ -37,10 +37,11 @@ class PassKeyring final : public credentials::Keyring {
     std::string_view name() const override { return "pass"; }
 
     const std::filesystem::path& store_dir() const { return store_; }
-    // The keygrips of the secret keys that decrypted what was read: what
-    // must stay unlocked in gpg-agent for cached answers to stand.
-    std::vector<std::string> keygrips() const;
-    void forget_keygrips();
+    // The ids of the keys that decrypted what was read: what must stay
+    // unlocked in gpg-agent for cached answers to stand.
+    std::vector<std::string> used_keyids() const;
+    void forget_used_keys();
+    const GpgOptions& gpg_options() const { return options_; }
     // $PASSWORD_STORE_GPG_OPTS words GPGME cannot pass on.
     const std::vector<std::string>& ignored_gpg_options() const { return options_.ignored; }
 
@@ -53,8 +54,8 @@ class PassKeyring final : public credentials::Keyring {
     std::filesystem::path store_;
     GpgOptions options_;
     std::unique_ptr<GpgSession> session_;
-    mutable std::mutex keygrips_mutex_;
-    std::set<std::string> keygrips_;
+    mutable std::mutex used_mutex_;
+    std::set<std::string> used_keyids_;
 };
 
 // Whether the store's folder for hostkeeper's entries can be written by

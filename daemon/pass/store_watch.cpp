@@ -9,6 +9,7 @@
 #include <atomic>
 #include <boost/asio/post.hpp>
 #include <chrono>
+#include <map>
 #include <thread>
 
 #include "daemon/pass/gpg_session.hpp"
@@ -90,6 +91,8 @@ void watch(const std::shared_ptr<StoreWatch::State>& state) {
     bool watched = false;
     bool reported = false;
     auto last_check = std::chrono::steady_clock::now();
+    // Key id -> its secret key's keygrips (a key listing each, once).
+    std::map<std::string, std::vector<std::string>> keygrips;
     while (!state->stopped) {
         if (!watched || !inotify.folder_watched()) {
             const bool was = watched;
@@ -117,16 +120,24 @@ void watch(const std::shared_ptr<StoreWatch::State>& state) {
         const auto now = std::chrono::steady_clock::now();
         if (now - last_check < std::chrono::seconds(1)) continue;
         last_check = now;
-        const std::vector<std::string> grips = state->keyring->keygrips();
-        if (grips.empty()) continue;
+        const std::vector<std::string> keyids = state->keyring->used_keyids();
+        if (keyids.empty()) continue;
         bool locked = false;
         try {
+            std::vector<std::string> grips;
+            for (const std::string& id : keyids) {
+                auto it = keygrips.find(id);
+                if (it == keygrips.end())
+                    it = keygrips.emplace(id, keygrips_of(state->keyring->gpg_options(), {id}))
+                             .first;
+                grips.insert(grips.end(), it->second.begin(), it->second.end());
+            }
             locked = !keys_needing_passphrase(grips).empty();
         } catch (const proto::Error&) {
-            locked = true;  // gpg-agent gone: its cached passphrases with it
+            locked = true;  // gpg-agent or gpg gone: its cached passphrases with it
         }
         if (locked) {
-            state->keyring->forget_keygrips();
+            state->keyring->forget_used_keys();
             spdlog::info(
                 "gpg-agent no longer holds a passphrase the cached answers were read "
                 "with: the cache is dropped");

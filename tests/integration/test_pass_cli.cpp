@@ -264,7 +264,7 @@ TEST_CASE(
     CHECK(r.exit_code == 0);
     CHECK_THAT(r.out, Catch::Contains("moved    mig-a.example"));
     CHECK_THAT(r.out, Catch::Contains("moved    mig-b.example:8443"));
-    CHECK_THAT(r.out, Catch::Contains("0 failed"));
+    CHECK_THAT(r.out, Catch::Contains("2 host(s) moved from secret-service to pass\n"));
     CHECK(u.config_text() ==
           "# my daemon\nlog_level = \"info\"\n\n[keyring]\nbackend = "
           "\"pass\"\n# picked by hostkeeper\n");
