@@ -137,6 +137,19 @@ json_get error.message <"$root/locked.json" | grep -q 'hostkeeper unlock' ||
 pass "the daemon answers keyring_locked, naming hostkeeper unlock"
 hk_pass_preset "$HK_PASS_KEY_LOCKED" "$HK_PASS_LOCKED_PASSPHRASE"
 expect_get locked.example tok-locked "once its passphrase is cached in gpg-agent, the same entry is read"
+# Locked means locked: the answer is cached now; when gpg-agent forgets the
+# passphrase (no file changes), the daemon's watch drops it within about a
+# second, and the next get is keyring_locked again, not the cached token.
+python3 "$request" '{"op":"get","host":"locked.example"}' | grep -q tok-locked || fail "the cached answer is not served"
+hk_pass_forget_passphrases
+for _ in $(seq 1 40); do
+    python3 "$request" '{"op":"get","host":"locked.example"}' >"$root/relocked.json" || fail "hk_request.py failed"
+    [[ $(json_get error.code <"$root/relocked.json" 2>/dev/null || true) == keyring_locked ]] && break
+    sleep 0.1
+done
+[[ $(json_get error.code <"$root/relocked.json") == keyring_locked ]] ||
+    { show "$root/relocked.json"; fail "4 s after gpg-agent forgot the passphrase, the cached token is still served"; }
+pass "gpg-agent forgot the passphrase: the cached token is dropped and get is keyring_locked again"
 rm -f "$(entry locked.example)"
 
 gone=$(hk_pass_make_key gone)
