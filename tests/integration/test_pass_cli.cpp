@@ -3,6 +3,8 @@
 // given by a stand-in pinentry that speaks the Assuan protocol), a real
 // password store made by `pass init`, the real daemon started on demand;
 // D-Bus removed from the environment where the test is about pass alone.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
@@ -57,6 +59,9 @@ class PassHome : public UserHome {
                   kPassphrase +
                   "' ;;\n"
                   "    BYE*) echo OK; exit 0 ;;\n"
+                  "    OPTION\\ ttyname=*) echo \"$line\" >> '" +
+                  (root / "pinentry-tty.log").string() +
+                  "'; echo OK ;;\n"
                   "    *) echo OK ;;\n"
                   "  esac\n"
                   "done\n",
@@ -161,6 +166,29 @@ TEST_CASE(
     CHECK(got.exit_code == 0);
     CHECK(got.out == "{\"token\":\"tok-locked\"}\n");
     CHECK(u.helper({"get", "other.example:8443"}).out == "{\"token\":\"tok-other\"}\n");
+}
+
+TEST_CASE("unlock in a terminal: gpg-agent's pinentry is given that terminal, then get works",
+          "[pass-cli]") {
+    if (::access("/usr/bin/script", X_OK) != 0) {
+        WARN("skipped: no /usr/bin/script (util-linux) to give hostkeeper unlock a terminal");
+        return;
+    }
+    PassHome u;
+    u.init_store(true);
+    u.insert("hostkeeper/tty.example", "{\"token\":\"tok-tty\"}\n");
+    REQUIRE(u.helper({"get", "tty.example"}).exit_code == 1);
+    // script(1) runs it on a new pseudo-terminal, as in a user's shell.
+    const Result r = u.sh("script -qec '" + bin("hostkeeper") + " unlock' /dev/null");
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("unlocked hostkeeper/tty.example.gpg"));
+    CHECK(u.pinentry_runs() == 1);
+    std::ifstream options_log(u.root / "pinentry-tty.log");
+    std::stringstream seen;
+    seen << options_log.rdbuf();
+    CHECK_THAT(seen.str(), Catch::Contains("OPTION ttyname=/dev/pts/"));
+    CHECK(u.helper({"get", "tty.example"}).out == "{\"token\":\"tok-tty\"}\n");
 }
 
 TEST_CASE("unlock: an entry gpg cannot decrypt fails it (exit 1, named), none at all is fine",
