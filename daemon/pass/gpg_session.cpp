@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "daemon/pass/store_layout.hpp"
 #include "proto/error.hpp"
 #include "proto/messages.hpp"
 
@@ -294,7 +295,6 @@ namespace {
 
 struct KeyinfoAnswer {
     std::vector<std::string> needing;
-    std::string current;
 };
 
 gpgme_error_t keyinfo_status(void* opaque, const char* status, const char* args) {
@@ -302,16 +302,7 @@ gpgme_error_t keyinfo_status(void* opaque, const char* status, const char* args)
     if (status == nullptr || args == nullptr || std::strcmp(status, "KEYINFO") != 0) return 0;
     // KEYGRIP TYPE SERIALNO IDSTR CACHED PROTECTION ...: CACHED is "1" when
     // the passphrase is cached; PROTECTION "P" when it needs one.
-    std::vector<std::string> fields;
-    std::string_view rest(args);
-    while (!rest.empty()) {
-        const auto start = rest.find_first_not_of(' ');
-        if (start == std::string_view::npos) break;
-        rest = rest.substr(start);
-        const auto end = rest.find(' ');
-        fields.emplace_back(rest.substr(0, end));
-        rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end);
-    }
+    const std::vector<std::string> fields = parse_store_key(args);  // words split on blanks
     if (fields.size() >= 6 && fields[5] == "P" && fields[4] != "1")
         answer->needing.push_back(fields[0]);
     return 0;

@@ -33,7 +33,8 @@ std::optional<std::string> host_of_entry_file(std::string_view file_name);
 
 // The ids of a .gpg-id file's text, as pass reads them.
 std::vector<std::string> parse_gpg_ids(std::string_view text);
-// The ids of $PASSWORD_STORE_KEY (split on blanks), as pass reads them.
+// The ids of $PASSWORD_STORE_KEY (split on blanks), as pass reads them;
+// also any other text's blank-separated words.
 std::vector<std::string> parse_store_key(std::string_view text);
 
 // The .gpg-id that governs entries in `folder` (inside `store`): the
