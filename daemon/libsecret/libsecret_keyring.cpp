@@ -450,8 +450,7 @@ LibsecretKeyring::Probe LibsecretKeyring::probe() {
                 if (error != nullptr) call.fail(error, "asking for the default collection");
             }
             if (!collection) {
-                return Probe{false,
-                             "the Secret Service answers, but has no default collection"};
+                return Probe{false, "the Secret Service answers, but has no default collection"};
             }
             const bool locked = secret_collection_get_locked(collection.get()) != FALSE;
             return Probe{true, std::string("the Secret Service answers and has a default "
