@@ -102,7 +102,7 @@ void HttpListener::stop() {
     stopping_ = true;
     error_code ignored;
     acceptor_.close(ignored);
-    for (Connection* connection : connections_) connection->stream.socket().close(ignored);
+    for (Connection* connection : *connections_) connection->stream.socket().close(ignored);
 }
 
 asio::awaitable<void> HttpListener::accept_loop() {
@@ -133,8 +133,8 @@ asio::awaitable<void> HttpListener::accept_loop() {
             socket.close(ignored);
             continue;
         }
-        if (connections_.size() >= options_.max_connections) {
-            spdlog::warn("registry cache: {} connections: refusing another", connections_.size());
+        if (connections_->size() >= options_.max_connections) {
+            spdlog::warn("registry cache: {} connections: refusing another", connections_->size());
             socket.close(ec);
             continue;
         }
@@ -144,11 +144,11 @@ asio::awaitable<void> HttpListener::accept_loop() {
 }
 
 asio::awaitable<void> HttpListener::serve(std::shared_ptr<Connection> connection) {
-    connections_.insert(connection.get());
+    connections_->insert(connection.get());
     struct Forget {
-        std::set<Connection*>& set;
+        std::shared_ptr<std::set<Connection*>> set;
         Connection* connection;
-        ~Forget() { set.erase(connection); }
+        ~Forget() { set->erase(connection); }
     } forget{connections_, connection.get()};
     for (;;) {
         http::request_parser<http::empty_body> parser;

@@ -51,7 +51,9 @@ class HttpListener {
     RegistryCache& cache_;
     ListenerOptions options_;
     std::function<void()> activity_;
-    std::set<Connection*> connections_;
+    // Shared with each connection's coroutine: a frame the io_context
+    // destroys after the listener (at shutdown) still removes itself safely.
+    std::shared_ptr<std::set<Connection*>> connections_ = std::make_shared<std::set<Connection*>>();
     bool stopping_ = false;
     std::uint64_t foreign_ = 0;  // connections refused: another user's
 };
