@@ -336,6 +336,19 @@ void unlock_locked(const Calls& calls, SecretService* service, const ItemList& i
     g_list_free(locked);
 }
 
+// unlock() of one object (an item or a collection).
+void unlock_one(const Calls& calls, SecretService* service, gpointer object,
+                const std::string& context) {
+    GList* objects = g_list_append(nullptr, object);
+    try {
+        unlock(calls, service, objects, context);
+    } catch (...) {
+        g_list_free(objects);
+        throw;
+    }
+    g_list_free(objects);
+}
+
 // Unlocks one item by its object path (may prompt; bounded by the unlock
 // timeout). Through an item proxy and secret_service_unlock_sync: libsecret
 // 0.20.5's secret_service_unlock_dbus_paths_sync leaks its prompt object
@@ -350,43 +363,31 @@ void unlock_paths(const Calls& calls, SecretService* service, const std::string&
                                                       call.cancellable(), &error));
         if (!item) call.fail(error, context);
     }
-    GList* objects = g_list_append(nullptr, item.get());
-    try {
-        unlock(calls, service, objects, context);
-    } catch (...) {
-        g_list_free(objects);
-        throw;
-    }
-    g_list_free(objects);
+    unlock_one(calls, service, item.get(), context);
+}
+
+// The default collection, or none; never unlocks.
+CollectionPtr default_collection(const Calls& calls, SecretService* service,
+                                 const std::string& context) {
+    const Call call(calls.watchdog, calls.plain());
+    GError* error = nullptr;
+    CollectionPtr collection(secret_collection_for_alias_sync(
+        service, SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE, call.cancellable(), &error));
+    if (error != nullptr) call.fail(error, context);
+    return collection;
 }
 
 // The default collection, unlocked (which may prompt).
 CollectionPtr unlocked_default_collection(const Calls& calls, SecretService* service,
                                           const std::string& context, const std::string& purpose) {
-    CollectionPtr collection;
-    {
-        const Call call(calls.watchdog, calls.plain());
-        GError* error = nullptr;
-        collection.reset(secret_collection_for_alias_sync(service, SECRET_COLLECTION_DEFAULT,
-                                                          SECRET_COLLECTION_NONE,
-                                                          call.cancellable(), &error));
-        if (error != nullptr) call.fail(error, context);
-    }
+    CollectionPtr collection = default_collection(calls, service, context);
     if (!collection) {
         throw Error(ErrorCode::no_default_collection,
                     "the Secret Service has no default collection " + purpose +
                         ": create a keyring and make it the default (for example in Seahorse)");
     }
-    if (secret_collection_get_locked(collection.get()) != FALSE) {
-        GList* objects = g_list_append(nullptr, collection.get());
-        try {
-            unlock(calls, service, objects, context);
-        } catch (...) {
-            g_list_free(objects);
-            throw;
-        }
-        g_list_free(objects);
-    }
+    if (secret_collection_get_locked(collection.get()) != FALSE)
+        unlock_one(calls, service, collection.get(), context);
     return collection;
 }
 
@@ -446,15 +447,8 @@ LibsecretKeyring::Probe LibsecretKeyring::probe() {
         return attempt([&] {
             const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
             const ServicePtr service = connect(calls);
-            CollectionPtr collection;
-            {
-                const Call call(calls.watchdog, calls.plain());
-                GError* error = nullptr;
-                collection.reset(secret_collection_for_alias_sync(
-                    service.get(), SECRET_COLLECTION_DEFAULT, SECRET_COLLECTION_NONE,
-                    call.cancellable(), &error));
-                if (error != nullptr) call.fail(error, "asking for the default collection");
-            }
+            const CollectionPtr collection =
+                default_collection(calls, service.get(), "asking for the default collection");
             if (!collection) {
                 return Probe{false, "the Secret Service answers, but has no default collection"};
             }
