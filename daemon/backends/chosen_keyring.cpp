@@ -96,8 +96,8 @@ struct ChosenKeyring::Impl : std::enable_shared_from_this<ChosenKeyring::Impl> {
         return c;
     }
 
-    // Worker thread: makes `choice` current and has the event loop watch it.
-    void adopt(Choice choice) {
+    // Makes `choice` current and says so in the log; its backend.
+    std::shared_ptr<credentials::Keyring> install(Choice choice) {
         {
             const std::lock_guard lock(mutex);
             backend = choice.backend;
@@ -107,12 +107,18 @@ struct ChosenKeyring::Impl : std::enable_shared_from_this<ChosenKeyring::Impl> {
             spdlog::info("keyring backend: {} ({})", *state.backend, state.reason);
         else
             spdlog::warn("{}", state.reason);
+        return choice.backend;
+    }
+
+    // Worker thread: install() and have the event loop watch it.
+    void adopt(Choice choice) {
+        std::shared_ptr<credentials::Keyring> chosen = install(std::move(choice));
         if (events == nullptr) return;
         // Before the answer of the call that chose it reaches the cache:
         // nothing read before is kept, and nothing is cached until the new
         // watch stands.
         auto self = shared_from_this();
-        asio::post(io, [self, chosen = choice.backend] { self->watch(chosen); });
+        asio::post(io, [self, chosen = std::move(chosen)] { self->watch(chosen); });
     }
 
     // Event loop.
@@ -172,17 +178,7 @@ void ChosenKeyring::attach(credentials::KeyringEvents& events) {
             chosen.set_exception(std::current_exception());
         }
     });
-    Choice choice = result.get();
-    {
-        const std::lock_guard lock(impl_->mutex);
-        impl_->backend = choice.backend;
-        impl_->state = std::move(choice.state);
-    }
-    if (impl_->state.backend)
-        spdlog::info("keyring backend: {} ({})", *impl_->state.backend, impl_->state.reason);
-    else
-        spdlog::warn("{}", impl_->state.reason);
-    impl_->watch(choice.backend);
+    impl_->watch(impl_->install(result.get()));
 }
 
 void ChosenKeyring::detach() {
