@@ -10,7 +10,7 @@
 namespace hostkeeper::proto {
 namespace {
 
-constexpr std::array<std::pair<Op, std::string_view>, 16> kOps{{
+constexpr std::array<std::pair<Op, std::string_view>, 22> kOps{{
     {Op::hello, "hello"},
     {Op::get, "get"},
     {Op::store, "store"},
@@ -27,6 +27,12 @@ constexpr std::array<std::pair<Op, std::string_view>, 16> kOps{{
     {Op::registry_cache_sync, "registry_cache_sync"},
     {Op::migrate, "migrate"},
     {Op::unlock, "unlock"},
+    {Op::list, "list"},
+    {Op::check, "check"},
+    {Op::docker_get, "docker_get"},
+    {Op::docker_store, "docker_store"},
+    {Op::docker_erase, "docker_erase"},
+    {Op::docker_list, "docker_list"},
 }};
 
 }  // namespace
@@ -149,6 +155,26 @@ Json parse_credentials(std::string_view text) {
                                               std::to_string(kMaxCredentialsSize));
     }
     return credentials;
+}
+
+std::string docker_server_key(std::string_view server) {
+    constexpr std::string_view blanks = " \t\r\n";
+    const std::size_t first = server.find_first_not_of(blanks);
+    if (first == std::string_view::npos) {
+        throw Error(ErrorCode::bad_request, "no credentials server URL");
+    }
+    server = server.substr(first, server.find_last_not_of(blanks) - first + 1);
+    if (server.size() > kMaxDockerServerSize) {
+        throw Error(ErrorCode::bad_request, "the server URL is over " +
+                                                std::to_string(kMaxDockerServerSize) + " bytes");
+    }
+    for (const char c : server) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (byte < 0x20 || byte == 0x7f) {
+            throw Error(ErrorCode::bad_request, "the server URL holds a control character");
+        }
+    }
+    return std::string(server);
 }
 
 }  // namespace hostkeeper::proto

@@ -29,6 +29,12 @@ enum class Op {
     registry_cache_sync,
     migrate,
     unlock,
+    list,
+    check,
+    docker_get,
+    docker_store,
+    docker_erase,
+    docker_list,
 };
 std::string_view to_string(Op op) noexcept;
 std::optional<Op> op_from_string(std::string_view text) noexcept;
@@ -60,5 +66,14 @@ const Json& check_response(const Json& response);
 // Error{bad_request} or Error{too_large} with a message for the user.
 Json parse_credentials(std::string_view text);
 void validate_credentials(const Json& credentials);
+
+// Docker credentials (docker-credential-hostkeeper): the key is the server
+// URL exactly as the Docker client gave it ("registry.example.com:5000",
+// "https://index.docker.io/v1/"), with surrounding blanks dropped. Throws
+// Error{bad_request} when it is empty, over kMaxDockerServerSize bytes, or
+// holds control characters.
+inline constexpr std::size_t kMaxDockerServerSize = 1024;
+inline constexpr std::size_t kMaxDockerUsernameSize = 1024;
+std::string docker_server_key(std::string_view server);
 
 }  // namespace hostkeeper::proto
