@@ -17,8 +17,10 @@ test_packages=(dbus dbus-user-session gnome-keyring libsecret-tools openssl libs
 # The fuzz targets (tests/fuzz): clang with libFuzzer's runtime, and
 # llvm-symbolizer for readable stacks; the style stage: clang-format, clang-tidy.
 fuzz_packages=(clang libclang-rt-14-dev llvm clang-format clang-tidy)
-# git: its credential-cache is the start-up benchmark's peer (tests/bench/startup.sh).
-bench_packages=(hyperfine nginx git)
+# git: its credential-cache is the start-up benchmark's peer (tests/bench/startup.sh);
+# golang-docker-credential-helpers: docker-credential-secretservice and -pass, the
+# Docker helper's peers (tests/bench/consumers.sh).
+bench_packages=(hyperfine nginx git golang-docker-credential-helpers)
 
 case "${1:-build}" in
     build) wanted=("${build_packages[@]}" "${runtime_packages[@]}") ;;

@@ -49,6 +49,11 @@
 #        against `pass show` and `gpg --decrypt` in one hyperfine -N run, and
 #        the Secret Service's `get` after a flush with 10,000 items (present
 #        and missing host) against a one-shot libsecret lookup;
+#      - other consumers (tests/bench/consumers.sh, in worlds of its own,
+#        skipped without Debian's docker-credential helpers): `hostkeeper
+#        token` and `hostkeeper exec` against `secret-tool lookup` and the
+#        shell-profile alternative, and docker-credential-hostkeeper `get`
+#        against docker-credential-secretservice and docker-credential-pass;
 #   4. prints a markdown table and writes it to BUILD_DIR/bench-results.md
 #      (raw hyperfine and load-generator JSON in BUILD_DIR/bench-raw/).
 #
@@ -480,6 +485,21 @@ inner() {
         [[ -s "$RAW/pass-rows.md" && -s "$RAW/pass-notes.md" ]] || die "pass.sh wrote no results"
     fi
 
+    # -- h3. other consumers -------------------------------------------------
+    # token, exec and the Docker credential helper against secret-tool and
+    # Debian's docker-credential helpers: see consumers.sh. Exit status 77:
+    # skipped (no golang-docker-credential-helpers).
+    log "other consumers: tests/bench/consumers.sh"
+    local consumers_rc=0
+    env -u HK_TEST_ROOT "$repo/tests/bench/consumers.sh" "$BIN" "$RAW" >&2 || consumers_rc=$?
+    if [[ $consumers_rc == 77 ]]; then
+        log "  skipped (consumers.sh: no Debian docker-credential helpers)"
+        rm -f "$RAW/consumers-rows.md" "$RAW/consumers-notes.md"
+    else
+        [[ $consumers_rc == 0 ]] || die "the consumers benchmarks failed"
+        [[ -s "$RAW/consumers-rows.md" && -s "$RAW/consumers-notes.md" ]] || die "consumers.sh wrote no results"
+    fi
+
     # -- i. report ----------------------------------------------------------
     local cpu version gk commit date_ elapsed
     cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
@@ -531,6 +551,7 @@ inner() {
         [[ ! -s "$RAW/registry-rows.md" ]] || cat "$RAW/registry-rows.md"
         [[ ! -s "$RAW/registry-cache-rows.md" ]] || cat "$RAW/registry-cache-rows.md"
         [[ ! -s "$RAW/pass-rows.md" ]] || cat "$RAW/pass-rows.md"
+        [[ ! -s "$RAW/consumers-rows.md" ]] || cat "$RAW/consumers-rows.md"
         echo
         echo "Notes:"
         echo "- Latency: hyperfine -N (no shell), $warmup warm-up runs; the helper is run as Terraform runs it (no" \
@@ -556,6 +577,7 @@ inner() {
         [[ ! -s "$RAW/registry-notes.md" ]] || cat "$RAW/registry-notes.md"
         [[ ! -s "$RAW/registry-cache-notes.md" ]] || cat "$RAW/registry-cache-notes.md"
         [[ ! -s "$RAW/pass-notes.md" ]] || cat "$RAW/pass-notes.md"
+        [[ ! -s "$RAW/consumers-notes.md" ]] || cat "$RAW/consumers-notes.md"
         echo "- Raw data: $RAW/ (discovery: $RAW/discovery/, registries: $RAW/registry/). Run time: $elapsed s (build not included)."
     } >"$report"
     echo

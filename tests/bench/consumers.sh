@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# tests/bench/consumers.sh BIN_DIR OUT_DIR
+#
+# What the other consumers of the token store pay (issue 14), against what
+# a user would run instead, in worlds of its own:
+#   1. the Secret Service (tests/support/keyring-env.sh): hostkeeperd on a
+#      private socket, one Terraform token and one Docker credential stored
+#      through it, the same Docker credential stored by Debian's
+#      docker-credential-secretservice; ONE hyperfine run of
+#        token              `hostkeeper token HOST` (warm daemon cache)
+#        secret-tool        `secret-tool lookup` of the same item: what a
+#                           script would call instead
+#        exec-true          `hostkeeper exec --host HOST -- true`
+#        env-secret-tool    `sh -c 'TF_TOKEN_...=$(secret-tool lookup ...) exec true'`:
+#                           the shell-profile alternative exec replaces
+#        true               `true`: the floor of any process start
+#      and ONE hyperfine run (through /bin/dash, hyperfine subtracting the
+#      shell's own start: the helpers read the server from stdin) of
+#        docker-hostkeeper      `docker-credential-hostkeeper get`
+#        docker-secretservice   `docker-credential-secretservice get`
+#   2. pass (tests/support/pass-env.sh, no D-Bus): hostkeeperd
+#      --keyring-backend pass, the same Docker credential stored by
+#      docker-credential-hostkeeper and by Debian's docker-credential-pass;
+#      ONE hyperfine run (dash, as above) of both helpers' `get`.
+# Docker credentials are not cached by the daemon (every `get` reads the
+# keyring), so the Docker rows compare keyring reads with keyring reads.
+# Every answer is checked once before timing. Prints a markdown table and
+# writes it to OUT_DIR/consumers.md; OUT_DIR/consumers-rows.md and
+# OUT_DIR/consumers-notes.md feed run.sh's report; raw JSON in
+# OUT_DIR/consumers/.
+#
+# Exit status: 0 when every measurement ran; 77 when Debian's
+# docker-credential helpers (golang-docker-credential-helpers) are missing;
+# otherwise non-zero when something broke.
+# Environment: HK_BENCH_RUNS (300), HK_BENCH_WARMUP (20).
+
+set -euo pipefail
+shopt -s inherit_errexit
+# shellcheck source=tests/bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+die() {
+    echo "bench (consumers): $*" >&2
+    exit 1
+}
+
+BIN="" OUT="" RAW="" SOCK="" DAEMON_PID="" DAEMON_LOG=""
+
+# shellcheck disable=SC2317  # run from the EXIT trap
+on_exit() {
+    local rc=$?
+    if [[ -n "$DAEMON_PID" ]]; then
+        "$BIN/hostkeeper" --socket "$SOCK" stop >/dev/null 2>&1 || kill "$DAEMON_PID" 2>/dev/null || true
+        wait "$DAEMON_PID" 2>/dev/null || true
+    fi
+    if [[ $rc -ne 0 && -n "$DAEMON_LOG" && -s "$DAEMON_LOG" ]]; then
+        echo "bench (consumers): hostkeeperd's log ($DAEMON_LOG):" >&2
+        tail -n 20 "$DAEMON_LOG" >&2
+    fi
+    exit "$rc"
+}
+
+start_daemon() {
+    local name=$1 _
+    shift
+    SOCK=$HK_TEST_ROOT/run/hk-bench/socket
+    mkdir -p "$(dirname "$SOCK")"
+    chmod 700 "$(dirname "$SOCK")"
+    export HOSTKEEPER_SOCKET=$SOCK  # the helpers run as their callers run them: no options
+    DAEMON_LOG=$HK_TEST_ROOT/hostkeeperd-$name.log
+    "$BIN/hostkeeperd" --socket "$SOCK" --log-level warn --idle-timeout 0 --credentials-ttl 2h \
+        --credentials-max-lifetime 4h --credentials-negative-ttl 2h "$@" >"$DAEMON_LOG" 2>&1 &
+    DAEMON_PID=$!
+    for _ in $(seq 1 500); do
+        "$BIN/hostkeeper" --socket "$SOCK" --timeout 1 status >/dev/null 2>&1 && return 0
+        kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$DAEMON_LOG" >&2; die "hostkeeperd ($name) exited at start-up"; }
+        sleep 0.02
+    done
+    die "hostkeeperd ($name) did not answer within 10 s"
+}
+
+median() { jq -r --arg n "$2" '.results[] | select(.command == $n) | .median' "$1"; }
+
+SERVER=registry.bench.localhost:5000
+DOCKER_JSON='{"ServerURL":"registry.bench.localhost:5000","Username":"bench","Secret":"s3cret-bench-password"}'
+
+# Stores the Docker credential with both helpers ($1: the alternative's name)
+# and checks that each gives it back.
+docker_setup() {
+    local other=$1 got
+    printf '%s' "$DOCKER_JSON" | "$BIN/docker-credential-hostkeeper" store || die "docker-credential-hostkeeper store failed"
+    printf '%s' "$DOCKER_JSON" | "docker-credential-$other" store || die "docker-credential-$other store failed"
+    printf '%s\n' "$SERVER" >"$HK_TEST_ROOT/server"
+    for helper in "$BIN/docker-credential-hostkeeper" "docker-credential-$other"; do
+        got=$("$helper" get <"$HK_TEST_ROOT/server") || die "$helper get failed: $got"
+        [[ "$(jq -r .Secret <<<"$got")" == s3cret-bench-password && "$(jq -r .Username <<<"$got")" == bench ]] ||
+            die "$helper get gave $got"
+    done
+}
+
+docker_run() {  # docker_run OTHER JSON_OUT RUNS WARMUP
+    local other=$1 out=$2 runs=$3 warmup=$4 other_path
+    other_path=$(type -P "docker-credential-$other")
+    hyperfine -S /bin/dash --style basic --warmup "$warmup" --runs "$runs" --export-json "$out" \
+        -n docker-hostkeeper "$BIN/docker-credential-hostkeeper get <$HK_TEST_ROOT/server >/dev/null" \
+        -n "docker-$other" "$other_path get <$HK_TEST_ROOT/server >/dev/null" >&2
+}
+
+# --- 1. the Secret Service ---------------------------------------------------------------
+inner_ss() {
+    local runs=${HK_BENCH_RUNS:-300} warmup=${HK_BENCH_WARMUP:-20}
+    trap on_exit EXIT
+    cd "$HK_TEST_ROOT"
+    start_daemon secret-service
+    local host=registry-bench.example.com token creds var
+    token=hkbench.atlasv1.$(printf 'x%.0s' $(seq 1 70))
+    creds="{\"token\":\"$token\"}"
+    var=TF_TOKEN_registry__bench_example_com
+    printf '%s' "$creds" | "$BIN/terraform-credentials-hostkeeper" store "$host"
+    [[ "$("$BIN/hostkeeper" token --force "$host")" == "$token" ]] || die "hostkeeper token gave something else"
+    [[ "$(secret-tool lookup xdg:schema io.hostkeeper.Credentials host "$host")" == "$creds" ]] ||
+        die "secret-tool lookup does not see the stored item"
+    [[ "$("$BIN/hostkeeper" exec --host "$host" -- sh -c "printenv $var")" == "$token" ]] ||
+        die "hostkeeper exec did not give the child $var"
+    local lookup="secret-tool lookup xdg:schema io.hostkeeper.Credentials host $host"
+    [[ "$(sh -c "$var=\$($lookup) exec printenv $var")" == "$creds" ]] || die "the shell alternative does not work"
+    log "Secret Service: hyperfine -N, $runs runs"
+    hyperfine -N --style basic --warmup "$warmup" --runs "$runs" --export-json "$RAW/ss-token.json" \
+        -n token "$BIN/hostkeeper token --force $host" \
+        -n secret-tool "$(type -P secret-tool) lookup xdg:schema io.hostkeeper.Credentials host $host" \
+        -n exec-true "$BIN/hostkeeper exec --host $host -- true" \
+        -n env-secret-tool "$(type -P sh) -c '$var=\$($lookup) exec true'" \
+        -n true "$(type -P true)" >&2
+    docker_setup secretservice
+    log "Secret Service, Docker credentials: hyperfine -S dash, $runs runs"
+    docker_run secretservice "$RAW/ss-docker.json" "$runs" "$warmup"
+}
+
+# --- 2. pass ----------------------------------------------------------------------------
+inner_pass() {
+    local runs=${HK_BENCH_RUNS:-300} warmup=${HK_BENCH_WARMUP:-20}
+    local pass_runs=$(( runs / 3 > 30 ? runs / 3 : 30 ))
+    trap on_exit EXIT
+    cd "$HK_TEST_ROOT"
+    start_daemon pass --keyring-backend pass
+    docker_setup pass
+    log "pass, Docker credentials: hyperfine -S dash, $pass_runs runs"
+    docker_run pass "$RAW/pass-docker.json" "$pass_runs" 3
+    echo "$pass_runs" >"$RAW/pass-runs"
+}
+
+outer() {
+    [[ $# -eq 2 ]] || { echo "usage: $0 BIN_DIR OUT_DIR" >&2; exit 2; }
+    BIN=$(cd "$1" && pwd)
+    mkdir -p "$2"
+    OUT=$(cd "$2" && pwd)
+    RAW=$OUT/consumers
+    rm -rf "$RAW"
+    mkdir -p "$RAW"
+    local b tool self repo
+    for b in hostkeeperd hostkeeper terraform-credentials-hostkeeper docker-credential-hostkeeper; do
+        [[ -x $BIN/$b ]] || die "$BIN/$b is missing (cmake --build BUILD --target bench)"
+    done
+    for tool in hyperfine jq secret-tool dash; do
+        command -v "$tool" >/dev/null || die "$tool is missing (./packaging/deps.sh bench)"
+    done
+    for tool in docker-credential-secretservice docker-credential-pass; do
+        command -v "$tool" >/dev/null || { log "skipped: no $tool (apt-get install golang-docker-credential-helpers)"; exit 77; }
+    done
+    self=$(readlink -f "${BASH_SOURCE[0]}")
+    repo=$(cd "$(dirname "$self")/../.." && pwd)
+    export LC_NUMERIC=C
+    log "Secret Service: in tests/support/keyring-env.sh"
+    HK_BENCH_CONSUMERS_PART=ss HK_BENCH_BIN=$BIN HK_BENCH_RAW=$RAW \
+        env -u HK_TEST_ROOT "$repo/tests/support/keyring-env.sh" bash "$self" >&2 || die "the Secret Service measurements failed"
+    local pass_rc=0
+    log "pass: in tests/support/pass-env.sh"
+    HK_BENCH_CONSUMERS_PART=pass HK_BENCH_BIN=$BIN HK_BENCH_RAW=$RAW \
+        env -u HK_TEST_ROOT "$repo/tests/support/pass-env.sh" bash "$self" >&2 || pass_rc=$?
+    [[ $pass_rc == 0 || $pass_rc == 77 ]] || die "the pass measurements failed"
+
+    local t=$RAW/ss-token.json d=$RAW/ss-docker.json p=$RAW/pass-docker.json runs=${HK_BENCH_RUNS:-300}
+    local tok st ex env_st tru dh ds
+    tok=$(median "$t" token)
+    st=$(median "$t" secret-tool)
+    ex=$(median "$t" exec-true)
+    env_st=$(median "$t" env-secret-tool)
+    tru=$(median "$t" true)
+    dh=$(median "$d" docker-hostkeeper)
+    ds=$(median "$d" docker-secretservice)
+    {
+        echo "| \`hostkeeper token HOST\`, warm daemon, median of $runs | $(ms "$tok") ms | $(ms "$st") ms (\`secret-tool lookup\`) | $(speedup "$st" "$tok") | — | — |"
+        echo "| \`hostkeeper exec --host HOST -- true\`, median of $runs | $(ms "$ex") ms | $(ms "$env_st") ms (\`sh -c 'TF_TOKEN_…=\$(secret-tool lookup …) exec true'\`) | $(speedup "$env_st" "$ex") | — | — |"
+        echo "| \`hostkeeper exec\` over \`true\` alone | $(ms "$ex") ms | $(ms "$tru") ms (\`true\`) | $(ratio "$ex" "$tru")× the floor | — | — |"
+        echo "| \`docker-credential-hostkeeper get\` (Secret Service), median of $runs | $(ms "$dh") ms | $(ms "$ds") ms (\`docker-credential-secretservice get\`) | $(speedup "$ds" "$dh") | — | — |"
+        if [[ -s $p ]]; then
+            local ph pp pass_runs
+            ph=$(median "$p" docker-hostkeeper)
+            pp=$(median "$p" docker-pass)
+            pass_runs=$(<"$RAW/pass-runs")
+            echo "| \`docker-credential-hostkeeper get\` (pass), median of $pass_runs | $(ms "$ph") ms | $(ms "$pp") ms (\`docker-credential-pass get\`) | $(speedup "$pp" "$ph") | — | — |"
+        fi
+    } >"$OUT/consumers-rows.md"
+    {
+        echo "- Consumers (tests/bench/consumers.sh): token and exec in ONE hyperfine -N run against secret-tool and" \
+             "the shell alternative; each Docker helper's \`get\` in ONE hyperfine run through /bin/dash (stdin" \
+             "redirected; hyperfine subtracts dash's own start) against Debian's docker-credential-secretservice" \
+             "and docker-credential-pass 0.6.4 reading the same credential from the same keyring. hostkeeperd does" \
+             "not cache Docker credentials: each \`get\` is a keyring read."
+        [[ -s $p ]] || echo "- pass Docker row skipped: no pass or gpg."
+    } >"$OUT/consumers-notes.md"
+    {
+        echo "## other consumers: token, exec, Docker credential helper"
+        echo
+        echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); hostkeeper $("$BIN/hostkeeperd" --version | awk '{print $NF}');" \
+             "$(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+        echo
+        echo "| measure | hostkeeper | alternative | ratio | target | met? |"
+        echo "|---|---|---|---|---|---|"
+        cat "$OUT/consumers-rows.md"
+        echo
+        echo "Notes:"
+        cat "$OUT/consumers-notes.md"
+        echo "- Raw data: $RAW/."
+    } >"$OUT/consumers.md"
+    cat "$OUT/consumers.md"
+}
+
+main() {
+    case "${HK_BENCH_CONSUMERS_PART:-}" in
+        ss | pass)
+            BIN=$HK_BENCH_BIN RAW=$HK_BENCH_RAW
+            if [[ $HK_BENCH_CONSUMERS_PART == ss ]]; then inner_ss; else inner_pass; fi
+            ;;
+        *) outer "$@" ;;
+    esac
+}
+
+main "$@"; exit
