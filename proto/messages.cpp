@@ -165,8 +165,8 @@ std::string docker_server_key(std::string_view server) {
     }
     server = server.substr(first, server.find_last_not_of(blanks) - first + 1);
     if (server.size() > kMaxDockerServerSize) {
-        throw Error(ErrorCode::bad_request, "the server URL is over " +
-                                                std::to_string(kMaxDockerServerSize) + " bytes");
+        throw Error(ErrorCode::bad_request,
+                    "the server URL is over " + std::to_string(kMaxDockerServerSize) + " bytes");
     }
     for (const char c : server) {
         const auto byte = static_cast<unsigned char>(c);
