@@ -73,7 +73,8 @@ grep -q 'stop hostkeeperd.socket hostkeeperd.service' "$control/prerm" || fail "
 pass "maintainer scripts: prerm, postinst, postrm"
 
 # --- File list ----------------------------------------------------------------------
-expected="./usr/bin/hostkeeper
+expected="./usr/bin/docker-credential-hostkeeper
+./usr/bin/hostkeeper
 ./usr/bin/hostkeeperd
 ./usr/bin/terraform-credentials-hostkeeper
 ./usr/lib/systemd/user/hostkeeperd.service
@@ -85,6 +86,7 @@ expected="./usr/bin/hostkeeper
 ./usr/share/doc/hostkeeper/config.toml.example
 ./usr/share/doc/hostkeeper/copyright
 ./usr/share/lintian/overrides/hostkeeper
+./usr/share/man/man1/docker-credential-hostkeeper.1.gz
 ./usr/share/man/man1/hostkeeper.1.gz
 ./usr/share/man/man1/terraform-credentials-hostkeeper.1.gz
 ./usr/share/man/man5/hostkeeper.toml.5.gz
@@ -97,10 +99,13 @@ pass "file list: $(wc -l <<<"$actual") files where they belong"
 root=$HK_TEST_ROOT/pkgroot
 rm -rf "$root"
 dpkg -x "$deb" "$root"
-for program in hostkeeper hostkeeperd terraform-credentials-hostkeeper; do
+for program in hostkeeper hostkeeperd terraform-credentials-hostkeeper docker-credential-hostkeeper; do
     file "$root/usr/bin/$program" | grep -q ', stripped' || fail "$program is not stripped: $(file "$root/usr/bin/$program")"
     got=$("$root/usr/bin/$program" --version)
-    [[ $got == "$program $version" ]] || fail "$program --version says '$got'"
+    # The Docker helper's line has the form of the upstream helpers' own.
+    want="$program $version"
+    [[ $program != docker-credential-hostkeeper ]] || want="$program (hostkeeper) $version"
+    [[ $got == "$want" ]] || fail "$program --version says '$got'"
 done
 pass "installed binaries are stripped and report version $version"
 grep -qx "ExecStart=/usr/bin/hostkeeperd" "$root/usr/lib/systemd/user/hostkeeperd.service" ||
