@@ -1,6 +1,7 @@
 #include "helper/docker_credential_helper/docker_helper.hpp"
 
 #include <exception>
+#include <optional>
 
 #include "helper/client/standard_streams.hpp"
 #include "helper/docker_credential_helper/docker_credentials.hpp"
@@ -72,20 +73,35 @@ std::string read_server(int in) {
     return parse_server_input(input);
 }
 
-void get(int in, int out, const client::ClientOptions& options) {
-    const std::string server = read_server(in);
+// The daemon's docker_get answer for `server`, or nullopt for found: false.
+std::optional<Json> lookup(const std::string& server, const client::ClientOptions& options) {
     Json request = proto::make_request(proto::Op::docker_get);
     request["server"] = server;
     Json response = ask(request, options);
-    const proto::ScrubGuard response_guard(response);
     const auto found = response.find("found");
     if (found == response.end() || !found->is_boolean()) {
+        proto::scrub(response);
         throw Error(ErrorCode::internal,
                     "hostkeeperd's docker_get answer has no boolean \"found\"");
     }
-    if (!found->get<bool>()) throw Error(ErrorCode::not_found, std::string(kNotFound));
-    std::string text = format_credentials(server, string_member(response, "username"),
-                                          string_member(response, "secret"));
+    if (!found->get<bool>()) return std::nullopt;
+    return response;
+}
+
+void get(int in, int out, const client::ClientOptions& options) {
+    const std::string server = read_server(in);
+    std::optional<Json> response = lookup(server, options);
+    // OpenTofu asks for https://HOST what Docker and Podman stored as HOST
+    // (and the other way round): the other spelling, when nothing is stored
+    // under this one.
+    if (!response) {
+        if (const auto other = alternative_server_key(server)) response = lookup(*other, options);
+    }
+    if (!response) throw Error(ErrorCode::not_found, std::string(kNotFound));
+    const proto::ScrubGuard response_guard(*response);
+    // As upstream, ServerURL is the one asked for.
+    std::string text = format_credentials(server, string_member(*response, "username"),
+                                          string_member(*response, "secret"));
     const proto::ScrubGuard text_guard(text);
     client::write_all_output(out, text);
 }

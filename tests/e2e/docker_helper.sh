@@ -9,7 +9,8 @@
 #   - version, --version, -v, --help, no or two arguments, an unknown action:
 #     upstream's lines and exit statuses;
 #   - store/get/list/erase; not-found's exact line; erase of nothing succeeds;
-#     a store replaces; server URLs with a scheme and a path;
+#     a store replaces; server URLs with a scheme and a path; get of
+#     https://HOST finds HOST's credentials and the other way round;
 #   - the keyring item: Secret Service schema io.hostkeeper.DockerCredentials
 #     with its label, attributes and secret (secret-tool), or pass's
 #     hostkeeper/docker/B64URL.gpg holding the JSON (pass show);
@@ -78,6 +79,15 @@ assert d == {"ServerURL": sys.argv[2], "Username": "alice", "Secret": "s3cret<&>
 PY
     pass "the pass entry $entry.gpg holds {\"ServerURL\",\"Username\",\"Secret\"}"
 fi
+
+# OpenTofu asks for https://HOST what Docker and Podman store as HOST.
+expect_dh "get https://HOST finds what was stored as HOST (OpenTofu's spelling), ServerURL as asked" 0 \
+    '{"ServerURL":"https://registry.example.com:5000","Username":"alice","Secret":"s3cret\u003c\u0026\u003e"}'$'\n' \
+    get <<<"https://$s1"
+docker_store https://spelled.example.com alice-s 'tok-s'
+expect_get spelled.example.com alice-s tok-s "get HOST finds what was stored as https://HOST"
+dh "$root/erase.out" erase <<<"https://spelled.example.com"
+[[ $dh_rc == 0 ]] || fail "erase https://spelled.example.com exited with $dh_rc"
 
 docker_store "$s2" 'bob@example.com' 'tok-2'
 expect_get "$s2" 'bob@example.com' tok-2 "a server URL with a scheme and a path is its own key"

@@ -8,7 +8,8 @@
 # and hostkeeperd into the keyring of the world it runs in (keyring-env.sh:
 # gnome-keyring; pass-env.sh: pass):
 #   - podman login stores the credential in the keyring, and nothing in the
-#     authfile; `podman login --get-login` reads the user name back from it;
+#     authfile; `podman login --get-login` reads the user name back from it,
+#     and so does the helper asked as OpenTofu asks (https://HOST);
 #   - podman search is authorised by it (the registry logs the user; it
 #     refuses anonymous requests);
 #   - a wrong password is refused by the registry, and the stored credential
@@ -107,6 +108,7 @@ podman login --authfile "$authfile" --cert-dir "$p/certs" -u "$user" --password-
 grep -q 'Login Succeeded' "$root/login.out" || { show "$root/login.out"; fail "podman login did not say Login Succeeded"; }
 expect_get "$registry" "$user" "$password" "podman login stored the credential in the $backend keyring through the helper"
 [[ $(docker_items "$registry") == 1 ]] || fail "$(docker_items "$registry") keyring items for $registry after login, not 1"
+expect_get "https://$registry" "$user" "$password" "get https://$registry, as OpenTofu asks, finds what podman login stored"
 ! grep -qF "$password" "$authfile" || { show "$authfile"; fail "the password is in the authfile"; }
 python3 -c 'import json, sys; sys.exit(1 if json.load(open(sys.argv[1])).get("auths") else 0)' "$authfile" ||
     { show "$authfile"; fail "podman login wrote an auths entry to the authfile"; }

@@ -1,6 +1,6 @@
 // docker-credential-hostkeeper's input: `store`'s JSON and `get`/`erase`'s
-// server URL, as a Docker client writes them to the helper; and what `get`
-// prints from an accepted store. Selector byte: even for store, odd for the
+// server URL (and its other spelling), as a Docker client writes them to the
+// helper; and what `get` prints from an accepted store. Selector byte: even for store, odd for the
 // server URL.
 #include <string>
 
@@ -54,7 +54,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                               back.at("Secret") == std::string(c.secret.view()),
                           "get's output does not read back as the stored credentials");
         } else {
-            check_server(docker::parse_server_input(text));
+            const std::string server = docker::parse_server_input(text);
+            check_server(server);
+            if (const auto other = docker::alternative_server_key(server)) {
+                check_server(*other);
+                fuzz::require(*other != server, "a server URL's other spelling is itself");
+            }
         }
     } catch (const proto::Error& e) {
         fuzz::require(e.code() == proto::ErrorCode::bad_request,
