@@ -134,8 +134,16 @@ printf '{"token":"%s"}' "$token" | "$root/usr/bin/terraform-credentials-hostkeep
 pid=$("$root/usr/bin/hostkeeper" --socket "$socket" status --json | sed -n 's/.*"pid": \([0-9]*\).*/\1/p' | head -1)
 [[ $(readlink "/proc/$pid/exe") == "$root/usr/bin/hostkeeperd" ]] ||
     fail "the daemon that answered is $(readlink "/proc/$pid/exe"), not the installed one"
+# The installed Docker helper (no options: the socket from the environment).
+printf '{"ServerURL":"pkg.example.com:5000","Username":"pkg","Secret":"%s"}' "$token" |
+    HOSTKEEPER_SOCKET=$socket "$root/usr/bin/docker-credential-hostkeeper" store || fail "the installed Docker helper could not store"
+[[ $(printf 'pkg.example.com:5000' | HOSTKEEPER_SOCKET=$socket "$root/usr/bin/docker-credential-hostkeeper" get) == \
+    "{\"ServerURL\":\"pkg.example.com:5000\",\"Username\":\"pkg\",\"Secret\":\"$token\"}" ]] ||
+    fail "the installed Docker helper does not give the credentials back"
+printf 'pkg.example.com:5000' | HOSTKEEPER_SOCKET=$socket "$root/usr/bin/docker-credential-hostkeeper" erase ||
+    fail "the installed Docker helper could not erase"
 "$root/usr/bin/hostkeeper" --socket "$socket" stop >/dev/null || fail "the installed hostkeeper could not stop the daemon"
-pass "store and get through the installed helper and the installed hostkeeperd it started"
+pass "store and get through the installed helpers (Terraform's and Docker's) and the installed hostkeeperd they started"
 
 # The installed daemon runs with the shipped example configuration and still
 # has the token (it was in the keyring, not in memory).
