@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "daemon/discovery/account_details.hpp"
 #include "daemon/discovery/discovery_document.hpp"
 #include "daemon/http/url.hpp"
 #include "proto/json.hpp"
@@ -95,22 +96,6 @@ std::string_view to_string(Result result) noexcept {
             return "failed";
     }
     return "failed";
-}
-
-std::string account_username(std::string_view body) {
-    try {
-        const proto::Json document = proto::parse_json(body);
-        const proto::Json* node = &document;
-        for (const char* key : {"data", "attributes", "username"}) {
-            if (!node->is_object()) return {};
-            const auto it = node->find(key);
-            if (it == node->end()) return {};
-            node = &*it;
-        }
-        return node->is_string() ? node->get<std::string>() : std::string();
-    } catch (const std::exception&) {
-        return {};
-    }
 }
 
 namespace {

@@ -32,7 +32,4 @@ boost::asio::awaitable<TokenCheck> check_token(upstream::Upstream& upstream,
                                                credentials::CredentialService& credentials,
                                                std::string host, std::chrono::milliseconds timeout);
 
-// account/details' username, or "" when the body does not say (pure).
-std::string account_username(std::string_view body);
-
 }  // namespace hostkeeper::daemon::discovery

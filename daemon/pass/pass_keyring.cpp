@@ -235,26 +235,6 @@ std::vector<std::pair<std::string, fs::path>> entry_files(const fs::path& folder
     return out;
 }
 
-// What a Docker entry holds: {"ServerURL":...,"Username":...,"Secret":...}.
-credentials::DockerCredentials docker_of_text(const std::string& entry, const Secret& text) {
-    proto::Json json;
-    try {
-        json = proto::parse_json(text.view());
-    } catch (const std::exception&) {
-        throw Error(ErrorCode::keyring_error, entry + " does not hold a JSON object");
-    }
-    const proto::ScrubGuard guard(json);
-    const auto field = [&](const char* name) -> const proto::Json& {
-        const auto it = json.find(name);
-        if (!json.is_object() || it == json.end() || !it->is_string())
-            throw Error(ErrorCode::keyring_error,
-                        entry + " has no string \"" + name + "\": not a Docker credential");
-        return *it;
-    };
-    return {field("ServerURL").get<std::string>(), field("Username").get<std::string>(),
-            Secret(field("Secret").get_ref<const std::string&>())};
-}
-
 }  // namespace
 
 std::vector<credentials::ItemInfo> PassKeyring::items() {
@@ -282,7 +262,7 @@ std::optional<credentials::DockerCredentials> PassKeyring::docker_lookup(
     const std::string entry = docker_entry_name(server);
     const std::optional<Secret> text = read_entry(entry, docker_file(server));
     if (!text) return std::nullopt;
-    credentials::DockerCredentials found = docker_of_text(entry, entry_text(text->view()));
+    credentials::DockerCredentials found = docker_entry_text(entry, entry_text(text->view()));
     if (found.server != server)
         throw Error(ErrorCode::keyring_error,
                     entry + " holds the credentials of another server (" + found.server + ")");

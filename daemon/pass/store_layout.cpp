@@ -8,6 +8,7 @@
 #include "proto/error.hpp"
 #include "proto/file_io.hpp"
 #include "proto/hostname.hpp"
+#include "proto/json.hpp"
 #include "proto/messages.hpp"
 
 namespace hostkeeper::daemon::pass {
@@ -75,6 +76,25 @@ std::optional<std::string> server_of_docker_entry_file(std::string_view file_nam
         return std::nullopt;
     }
     return decoded;
+}
+
+credentials::DockerCredentials docker_entry_text(const std::string& entry,
+                                                 const proto::Secret& text) {
+    proto::Json json;
+    try {
+        json = proto::parse_json(text.view());
+    } catch (const std::exception&) {
+        throw proto::Error(proto::ErrorCode::keyring_error, entry + " does not hold a JSON object");
+    }
+    const proto::ScrubGuard guard(json);
+    const auto field = [&](const char* name) -> const std::string& {
+        const auto it = json.find(name);
+        if (!json.is_object() || it == json.end() || !it->is_string())
+            throw proto::Error(proto::ErrorCode::keyring_error,
+                               entry + " has no string \"" + name + "\": not a Docker credential");
+        return it->get_ref<const std::string&>();
+    };
+    return {field("ServerURL"), field("Username"), proto::Secret(field("Secret"))};
 }
 
 fs::path resolve_store_dir(const std::optional<fs::path>& configured) {

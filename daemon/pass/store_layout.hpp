@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "daemon/credentials/keyring.hpp"
 #include "proto/secret.hpp"
 
 namespace hostkeeper::daemon::pass {
@@ -40,6 +41,11 @@ std::string docker_entry_name(std::string_view server);
 // The server a file under hostkeeper/docker/ stands for; nullopt for any
 // other file name.
 std::optional<std::string> server_of_docker_entry_file(std::string_view file_name);
+
+// A Docker entry's text, {"ServerURL":...,"Username":...,"Secret":...}, read;
+// throws proto::Error{keyring_error} naming `entry` for anything else.
+credentials::DockerCredentials docker_entry_text(const std::string& entry,
+                                                 const proto::Secret& text);
 
 // The ids of a .gpg-id file's text, as pass reads them.
 std::vector<std::string> parse_gpg_ids(std::string_view text);

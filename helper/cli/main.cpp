@@ -45,6 +45,15 @@ int status(const helper::client::ClientOptions& options, bool json) {
         "%lld keyring lookups\n",
         c.value("entries", 0LL), c.value("positive", 0LL), c.value("negative", 0LL),
         c.value("hits", 0LL), c.value("misses", 0LL), c.value("keyring_lookups", 0LL));
+    if (const auto rejected = c.find("rejected"); rejected != c.end() && rejected->is_array()) {
+        for (const Json& r : *rejected) {
+            if (!r.is_object()) continue;
+            const std::string host = r.value("host", "?");
+            std::printf("token refused: %s (HTTP %lld from %s, %s ago): run terraform login %s\n",
+                        host.c_str(), r.value("status", 0LL), r.value("url", "?").c_str(),
+                        helper::client::duration_text(r.value("age_s", 0LL)).c_str(), host.c_str());
+        }
+    }
     if (const auto keyring = response.find("keyring");
         keyring != response.end() && keyring->is_object()) {
         for (const auto& line : helper::cli::keyring_status_lines(*keyring))

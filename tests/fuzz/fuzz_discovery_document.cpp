@@ -1,8 +1,10 @@
 // A host's /.well-known/terraform.json as the daemon reads it: the body, then
 // (after the first NUL, when there is one) the final URL it came from. Every
-// service kept is an absolute http(s) URL without user:password.
+// service kept is an absolute http(s) URL without user:password. The body
+// is also read as TFE's account/details answer (`check`): never a crash.
 #include <stdexcept>
 
+#include "daemon/discovery/account_details.hpp"
 #include "daemon/discovery/discovery_document.hpp"
 #include "daemon/http/url.hpp"
 #include "fuzz_support.hpp"
@@ -24,6 +26,8 @@ void check_url(const Json& value) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const auto [body, url] = fuzz::split_at_nul(fuzz::text_of(data, size));
+    const std::string user = daemon::discovery::account_username(body);
+    fuzz::require(user.size() <= body.size(), "a user name longer than the answer");
     const std::string base =
         url.empty() ? daemon::discovery::discovery_url("example.com") : std::string(url);
     daemon::discovery::Services services;

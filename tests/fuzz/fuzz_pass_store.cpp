@@ -1,13 +1,16 @@
 // What the pass backend reads from a password store that anyone with the
 // store (a git pull, a synced folder) could have written: .gpg-id lines,
 // $PASSWORD_STORE_KEY and $PASSWORD_STORE_GPG_OPTS words, an entry's file
-// name, and an entry's decrypted text. None may crash; what is accepted
-// must be what hostkeeper itself would write.
+// name (a host's, or a Docker server's in base64url), and an entry's
+// decrypted text (a host's credentials, or a Docker credential's JSON). None may crash; what is
+// accepted must be what hostkeeper itself would write.
 #include <string>
 
 #include "daemon/pass/gpg_options.hpp"
 #include "daemon/pass/store_layout.hpp"
 #include "fuzz_support.hpp"
+#include "proto/error.hpp"
+#include "proto/messages.hpp"
 
 using namespace hostkeeper::daemon::pass;
 
@@ -30,6 +33,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (const auto host = host_of_entry_file(text)) {
         hostkeeper::fuzz::require(entry_name(*host) + ".gpg" == "hostkeeper/" + std::string(text),
                                   "an accepted entry name does not round-trip");
+    }
+
+    if (const auto server = server_of_docker_entry_file(text)) {
+        hostkeeper::fuzz::require(
+            docker_entry_name(*server) + ".gpg" == "hostkeeper/docker/" + std::string(text),
+            "an accepted Docker entry name does not round-trip");
+        hostkeeper::fuzz::require(hostkeeper::proto::docker_server_key(*server) == *server,
+                                  "an accepted Docker server is not a server key");
+    }
+    try {
+        const auto docker = docker_entry_text("e", hostkeeper::proto::Secret(text));
+        hostkeeper::fuzz::require(
+            docker.server.size() + docker.username.size() + docker.secret.size() <= text.size(),
+            "a Docker entry read more than it held");
+    } catch (const hostkeeper::proto::Error& e) {
+        hostkeeper::fuzz::require(e.code() == hostkeeper::proto::ErrorCode::keyring_error,
+                                  "a bad Docker entry is not keyring_error");
     }
 
     const hostkeeper::proto::Secret entry = entry_text(text);

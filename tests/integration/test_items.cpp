@@ -180,6 +180,11 @@ TEST_CASE("check asks a TFE-like host with the stored token, and only that host"
     Json rejected = world.ask({{"op", "status"}}).at("credentials").at("rejected");
     REQUIRE(rejected.size() == 1);
     CHECK(rejected[0].at("host") == tfe);
+    const Result status = world.cli({"status"});
+    CHECK(status.exit_code == 0);
+    CHECK_THAT(status.out, Catch::Contains("token refused: " + tfe + " (HTTP 401 from https://" +
+                                           tfe + "/api/v2/account/details") &&
+                               Catch::Contains("run terraform login " + tfe));
 
     store_token(world, world.host("other"), "tok-check-plain");
     CHECK(world.ask({{"op", "check"}, {"host", world.host("other")}}).at("result") == "accepted");
