@@ -13,7 +13,8 @@ build_packages=(build-essential cmake pkg-config libboost-dev nlohmann-json3-dev
     libzip-dev catch2 dpkg-dev libgpgme-dev)
 runtime_packages=(gnome-keyring dbus-user-session libsecret-tools gnupg pass)
 test_packages=(dbus dbus-user-session gnome-keyring libsecret-tools openssl libssl-dev python3 util-linux systemd
-    procps curl passwd lintian file man-db gzip gnupg iproute2 pass git gpg-agent)
+    procps curl passwd lintian file man-db gzip gnupg iproute2 pass git gpg-agent podman docker-registry
+    apache2-utils)
 # The fuzz targets (tests/fuzz): clang with libFuzzer's runtime, and
 # llvm-symbolizer for readable stacks; the style stage: clang-format, clang-tidy.
 fuzz_packages=(clang libclang-rt-14-dev llvm clang-format clang-tidy)

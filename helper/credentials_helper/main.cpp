@@ -5,9 +5,7 @@
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -15,6 +13,7 @@
 #include "helper/client/exit_codes.hpp"
 #include "helper/client/helper_arguments.hpp"
 #include "helper/client/run_reporting.hpp"
+#include "helper/client/standard_streams.hpp"
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
 #include "proto/messages.hpp"
@@ -28,44 +27,6 @@ using proto::Error;
 using proto::ErrorCode;
 using proto::Json;
 
-constexpr std::size_t kMaxInput = std::size_t{64} * 1024;
-
-// Standard input to EOF, at most kMaxInput bytes.
-std::string read_stdin() {
-    std::string input(kMaxInput + 1, '\0');
-    std::size_t size = 0;
-    while (size < input.size()) {
-        const ssize_t n = ::read(STDIN_FILENO, input.data() + size, input.size() - size);
-        if (n == 0) break;
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            proto::scrub(input);
-            throw Error(ErrorCode::bad_request,
-                        std::string("cannot read standard input: ") + std::strerror(errno));
-        }
-        size += static_cast<std::size_t>(n);
-    }
-    if (size > kMaxInput) {
-        proto::scrub(input);
-        throw Error(ErrorCode::too_large,
-                    "the credentials on standard input are over 64 KiB; nothing was stored");
-    }
-    input.resize(size);
-    return input;
-}
-
-void write_stdout(const std::string& text) {
-    std::size_t done = 0;
-    while (done < text.size()) {
-        const ssize_t n = ::write(STDOUT_FILENO, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0)
-            throw Error(ErrorCode::internal,
-                        std::string("cannot write standard output: ") + std::strerror(errno));
-        done += static_cast<std::size_t>(n);
-    }
-}
-
 int run(const std::string& verb, const std::string& host,
         const helper::client::ClientOptions& options) {
     const proto::Op op = *proto::op_from_string(verb);
@@ -73,7 +34,9 @@ int run(const std::string& verb, const std::string& host,
     const proto::ScrubGuard request_guard(request);
     request["host"] = proto::normalize_hostname(host);
     if (op == proto::Op::store) {
-        std::string input = read_stdin();
+        std::string input = helper::client::read_all_input(
+            STDIN_FILENO, helper::client::kMaxHelperInput,
+            "the credentials on standard input are over 64 KiB; nothing was stored");
         const proto::ScrubGuard input_guard(input);
         try {
             request["credentials"] = proto::parse_credentials(input);
@@ -91,7 +54,7 @@ int run(const std::string& verb, const std::string& host,
             credentials != response.end() && credentials->is_object() ? credentials->dump() : "{}";
         out += '\n';
         const proto::ScrubGuard out_guard(out);
-        write_stdout(out);
+        helper::client::write_all_output(STDOUT_FILENO, out);
     }
     return helper::client::kExitOk;
 }

@@ -45,6 +45,7 @@ ALLOWED = {
                    'daemon/pass', 'daemon/backends'},
     'helper/client': {'proto'},
     'helper/credentials_helper': {'proto', 'helper/client'},
+    'helper/docker_credential_helper': {'proto', 'helper/client'},
     'helper/terraform_config': {'proto'},
     'helper/cli': {'proto', 'helper/client', 'helper/terraform_config'},
 }

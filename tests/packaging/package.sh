@@ -73,7 +73,8 @@ grep -q 'stop hostkeeperd.socket hostkeeperd.service' "$control/prerm" || fail "
 pass "maintainer scripts: prerm, postinst, postrm"
 
 # --- File list ----------------------------------------------------------------------
-expected="./usr/bin/hostkeeper
+expected="./usr/bin/docker-credential-hostkeeper
+./usr/bin/hostkeeper
 ./usr/bin/hostkeeperd
 ./usr/bin/terraform-credentials-hostkeeper
 ./usr/lib/systemd/user/hostkeeperd.service
@@ -85,6 +86,7 @@ expected="./usr/bin/hostkeeper
 ./usr/share/doc/hostkeeper/config.toml.example
 ./usr/share/doc/hostkeeper/copyright
 ./usr/share/lintian/overrides/hostkeeper
+./usr/share/man/man1/docker-credential-hostkeeper.1.gz
 ./usr/share/man/man1/hostkeeper.1.gz
 ./usr/share/man/man1/terraform-credentials-hostkeeper.1.gz
 ./usr/share/man/man5/hostkeeper.toml.5.gz
@@ -97,10 +99,13 @@ pass "file list: $(wc -l <<<"$actual") files where they belong"
 root=$HK_TEST_ROOT/pkgroot
 rm -rf "$root"
 dpkg -x "$deb" "$root"
-for program in hostkeeper hostkeeperd terraform-credentials-hostkeeper; do
+for program in hostkeeper hostkeeperd terraform-credentials-hostkeeper docker-credential-hostkeeper; do
     file "$root/usr/bin/$program" | grep -q ', stripped' || fail "$program is not stripped: $(file "$root/usr/bin/$program")"
     got=$("$root/usr/bin/$program" --version)
-    [[ $got == "$program $version" ]] || fail "$program --version says '$got'"
+    # The Docker helper's line has the form of the upstream helpers' own.
+    want="$program $version"
+    [[ $program != docker-credential-hostkeeper ]] || want="$program (hostkeeper) $version"
+    [[ $got == "$want" ]] || fail "$program --version says '$got'"
 done
 pass "installed binaries are stripped and report version $version"
 grep -qx "ExecStart=/usr/bin/hostkeeperd" "$root/usr/lib/systemd/user/hostkeeperd.service" ||
@@ -129,8 +134,16 @@ printf '{"token":"%s"}' "$token" | "$root/usr/bin/terraform-credentials-hostkeep
 pid=$("$root/usr/bin/hostkeeper" --socket "$socket" status --json | sed -n 's/.*"pid": \([0-9]*\).*/\1/p' | head -1)
 [[ $(readlink "/proc/$pid/exe") == "$root/usr/bin/hostkeeperd" ]] ||
     fail "the daemon that answered is $(readlink "/proc/$pid/exe"), not the installed one"
+# The installed Docker helper (no options: the socket from the environment).
+printf '{"ServerURL":"pkg.example.com:5000","Username":"pkg","Secret":"%s"}' "$token" |
+    HOSTKEEPER_SOCKET=$socket "$root/usr/bin/docker-credential-hostkeeper" store || fail "the installed Docker helper could not store"
+[[ $(printf 'pkg.example.com:5000' | HOSTKEEPER_SOCKET=$socket "$root/usr/bin/docker-credential-hostkeeper" get) == \
+    "{\"ServerURL\":\"pkg.example.com:5000\",\"Username\":\"pkg\",\"Secret\":\"$token\"}" ]] ||
+    fail "the installed Docker helper does not give the credentials back"
+printf 'pkg.example.com:5000' | HOSTKEEPER_SOCKET=$socket "$root/usr/bin/docker-credential-hostkeeper" erase ||
+    fail "the installed Docker helper could not erase"
 "$root/usr/bin/hostkeeper" --socket "$socket" stop >/dev/null || fail "the installed hostkeeper could not stop the daemon"
-pass "store and get through the installed helper and the installed hostkeeperd it started"
+pass "store and get through the installed helpers (Terraform's and Docker's) and the installed hostkeeperd they started"
 
 # The installed daemon runs with the shipped example configuration and still
 # has the token (it was in the keyring, not in memory).

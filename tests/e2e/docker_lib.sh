@@ -1,0 +1,123 @@
+# tests/e2e/docker_lib.sh — sourced by the Docker credential helper's
+# end-to-end scripts (docker_helper.sh, podman_login.sh): checks BIN_DIR ($1)
+# and the world it runs in, chooses the keyring backend from that world, and
+# defines the helpers they share. Set e2e_name before sourcing.
+#   tests/support/keyring-env.sh SCRIPT BIN_DIR   the Secret Service (gnome-keyring)
+#   tests/support/pass-env.sh SCRIPT BIN_DIR      pass (no D-Bus)
+# shellcheck shell=bash
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck disable=SC2034  # used by the sourcing scripts
+support=$(cd "$here/../support" && pwd)
+
+if [[ $# -ne 1 ]]; then
+    echo "usage: $0 BIN_DIR" >&2
+    exit 2
+fi
+bin=$(cd "$1" 2>/dev/null && pwd) || { echo "$0: BIN_DIR $1 is not a directory" >&2; exit 2; }
+docker_helper=$bin/docker-credential-hostkeeper
+tf_helper=$bin/terraform-credentials-hostkeeper
+for program in "$docker_helper" "$tf_helper" "$bin/hostkeeperd" "$bin/hostkeeper"; do
+    [[ -x "$program" ]] || { echo "$0: $program is missing or not executable" >&2; exit 2; }
+done
+command -v python3 >/dev/null || { echo "$0: python3 is missing" >&2; exit 2; }
+
+pass() { echo "PASS: $*"; }
+fail() {
+    echo "FAIL: $*"
+    exit 1
+}
+show() {
+    echo "---- $1 ----"
+    cat "$1"
+    echo "---- end of $1 ----"
+}
+
+# --- The world and its backend -----------------------------------------------------
+if [[ -n "${HK_PASS_ROOT:-}" && -z "${DBUS_SESSION_BUS_ADDRESS:-}" ]]; then
+    backend=pass
+    world_root=$HK_PASS_ROOT
+    store=$HOME/.password-store
+    [[ -f $store/.gpg-id ]] || { echo "$0: no pass store at $store" >&2; exit 2; }
+elif [[ -n "${HK_TEST_ROOT:-}" && -n "${DBUS_SESSION_BUS_ADDRESS:-}" ]]; then
+    backend=secret-service
+    world_root=$HK_TEST_ROOT
+    command -v secret-tool >/dev/null || { echo "$0: secret-tool is missing (apt-get install libsecret-tools)" >&2; exit 2; }
+else
+    echo "$0: run me through tests/support/keyring-env.sh or tests/support/pass-env.sh" >&2
+    exit 2
+fi
+root=$world_root/${e2e_name:?set e2e_name before sourcing docker_lib.sh}
+mkdir -p "$root"
+mkdir -p "$XDG_CONFIG_HOME/hostkeeper"
+# unlock_timeout: a locked keyring's unlock prompt (nobody answers it here)
+# is given up soon.
+printf '[keyring]\nbackend = "%s"\nunlock_timeout = "2s"\n' "$backend" >"$XDG_CONFIG_HOME/hostkeeper/config.toml"
+"$bin/hostkeeper" stop >/dev/null 2>&1 || true
+echo "keyring backend: $backend"
+
+# dh OUT VERB [ARGS...]: the Docker helper as the clients run it, standard
+# input from the caller (a redirection, so that dh_rc is set in this shell);
+# stdout in OUT, stderr in OUT.err; sets dh_rc.
+dh() {
+    local out=$1
+    shift
+    dh_rc=0
+    timeout 60 "$docker_helper" "$@" >"$out" 2>"$out.err" || dh_rc=$?
+}
+
+# expect_dh WHAT RC EXPECTED_STDOUT VERB [ARGS...] <INPUT: the helper exits
+# RC and prints exactly EXPECTED_STDOUT (a final newline included).
+expect_dh() {
+    local what=$1 rc=$2 want=$3
+    shift 3
+    dh "$root/dh.out" "$@"
+    if [[ $dh_rc != "$rc" ]]; then
+        show "$root/dh.out"
+        show "$root/dh.out.err"
+        fail "$what: docker-credential-hostkeeper $* exited with $dh_rc, not $rc"
+    fi
+    if [[ "$(cat "$root/dh.out"; echo .)" != "$want." ]]; then
+        show "$root/dh.out"
+        fail "$what: docker-credential-hostkeeper $* printed the above, not: $want"
+    fi
+    pass "$what"
+}
+
+# creds SERVER USERNAME SECRET: the JSON the clients write to `store` and
+# read from `get`.
+creds() { printf '{"ServerURL":"%s","Username":"%s","Secret":"%s"}' "$1" "$2" "$3"; }
+
+# docker_store SERVER USERNAME SECRET: fails the scenario unless it worked.
+docker_store() {
+    dh "$root/store.out" store < <(creds "$1" "$2" "$3")
+    [[ $dh_rc == 0 && ! -s "$root/store.out" ]] ||
+        { show "$root/store.out"; fail "docker-credential-hostkeeper store $1 exited with $dh_rc"; }
+}
+
+# expect_get SERVER USERNAME SECRET WHAT
+expect_get() {
+    expect_dh "$4" 0 "$(creds "$1" "$2" "$3")"$'\n' get <<<"$1"
+}
+
+# expect_absent SERVER WHAT: get says the clients' not-found line.
+expect_absent() {
+    expect_dh "$2" 1 $'credentials not found in native keychain\n' get <<<"$1"
+}
+
+# --- What the keyring holds ---------------------------------------------------------
+# b64url TEXT: unpadded base64url, as the pass entries are named.
+b64url() { printf '%s' "$1" | base64 -w0 | tr '+/' '-_' | tr -d '='; }
+
+# docker_items SERVER: the number of keyring items holding Docker credentials
+# for SERVER (Secret Service: schema io.hostkeeper.DockerCredentials,
+# attribute server; pass: hostkeeper/docker/B64URL.gpg).
+docker_items() {
+    if [[ $backend == secret-service ]]; then
+        secret-tool search --all server "$1" 2>&1 | grep -c '^schema = io.hostkeeper.DockerCredentials$' || true
+    else
+        local file
+        file=$store/hostkeeper/docker/$(b64url "$1").gpg
+        if [[ -f $file ]]; then echo 1; else echo 0; fi
+    fi
+}
