@@ -160,9 +160,20 @@ void check_shadowing(Report& report) {
     if (found == 0) report.ok("no credentials.tfrc.json or credentials block shadows the keyring");
 
     const auto variables = terraform_config::token_variables();
-    for (const auto& name : variables) {
-        report.fail(name + " is set in the environment and shadows the keyring for its host",
-                    "unset " + name + " (and remove it from your shell's start-up files)");
+    for (const auto& variable : variables) {
+        const std::string unset =
+            "unset " + variable.name + " (and remove it from your shell's start-up files)";
+        if (!variable.host) {
+            report.warn(variable.name +
+                        " is set in the environment but names no valid host; Terraform and "
+                        "OpenTofu ignore it");
+            continue;
+        }
+        report.fail(variable.name + " is set in the environment and shadows the keyring for " +
+                        *variable.host,
+                    unset +
+                        "; 'hostkeeper exec -- COMMAND' gives a command the keyring's "
+                        "tokens as TF_TOKEN_* variables");
     }
     if (variables.empty()) report.ok("no TF_TOKEN_* variables in the environment");
 }
