@@ -1,7 +1,8 @@
 #pragma once
 // A stand-in hostkeeperd for the command line's unit tests: answers each
 // connection on a socket with the next of its replies (one request each),
-// and keeps the requests; and the stdout/stderr of a call, captured.
+// and keeps the requests; the stdout/stderr of a call, captured; client
+// options that reach it.
 
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -17,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "helper/client/daemon_client.hpp"
 #include "proto/framing.hpp"
 #include "proto/messages.hpp"
 
@@ -128,6 +130,16 @@ inline std::filesystem::path private_socket() {
     std::filesystem::create_directories(dir);
     ::chmod(dir.c_str(), 0700);
     return dir / "socket";
+}
+
+// Client options for a FakeDaemon on a fresh private socket: it is never
+// started, and a call gives up after 5 s.
+inline hostkeeper::helper::client::ClientOptions fake_client_options() {
+    hostkeeper::helper::client::ClientOptions options;
+    options.start_daemon = false;
+    options.timeout = std::chrono::seconds(5);
+    options.socket = private_socket();
+    return options;
 }
 
 }  // namespace hk_unit

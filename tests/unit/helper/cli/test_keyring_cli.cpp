@@ -20,14 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-hostkeeper::helper::client::ClientOptions fake_options() {
-    hostkeeper::helper::client::ClientOptions options;
-    options.start_daemon = false;
-    options.timeout = std::chrono::seconds(5);
-    options.socket = hk_unit::private_socket();
-    return options;
-}
-
 // XDG_CONFIG_HOME pointed at a fresh directory for one test.
 struct ConfigHome {
     fs::path dir;
@@ -97,7 +89,7 @@ TEST_CASE("status: the keyring backend, why, the store, and what auto tried", "[
 
 TEST_CASE("migrate: every host moved: exit 0, and config.toml says the new backend",
           "[cli][keyring]") {
-    auto options = fake_options();
+    auto options = hk_unit::fake_client_options();
     const ConfigHome config(options.socket->parent_path());
     FakeDaemon daemon(*options.socket, migrate_reply(Json::array({"a.example", "b.example:8443"}),
                                                      Json::array(), true));
@@ -119,7 +111,7 @@ TEST_CASE(
     "migrate: a host failed: nothing moved, exit 1, each failure printed, config.toml "
     "untouched",
     "[cli][keyring]") {
-    auto options = fake_options();
+    auto options = hk_unit::fake_client_options();
     const ConfigHome config(options.socket->parent_path());
     FakeDaemon daemon(*options.socket,
                       migrate_reply(Json::array(),
@@ -142,7 +134,7 @@ TEST_CASE(
     "migrate: moved, but one host could not be removed from the source: exit 1, LEFT "
     "names it, config.toml written",
     "[cli][keyring]") {
-    auto options = fake_options();
+    auto options = hk_unit::fake_client_options();
     const ConfigHome config(options.socket->parent_path());
     Json reply = migrate_reply(Json::array({"a.example"}), Json::array(), true);
     reply["leftover"] = Json::array(
@@ -158,7 +150,7 @@ TEST_CASE(
 
 TEST_CASE("migrate: the daemon refuses: exit 1, the reason, nothing written", "[cli][keyring]") {
     for (const auto code : {proto::ErrorCode::bad_request, proto::ErrorCode::keyring_unavailable}) {
-        auto options = fake_options();
+        auto options = hk_unit::fake_client_options();
         const ConfigHome config(options.socket->parent_path());
         FakeDaemon daemon(*options.socket, proto::make_error(code, "pass is already in use"));
         const Captured c = capture([&] { return cli::run_migrate(options, "pass"); });
@@ -171,7 +163,7 @@ TEST_CASE("migrate: the daemon refuses: exit 1, the reason, nothing written", "[
 
 TEST_CASE("migrate: switched but config.toml cannot be written: exit 1, says what to add",
           "[cli][keyring]") {
-    auto options = fake_options();
+    auto options = hk_unit::fake_client_options();
     const ConfigHome config(options.socket->parent_path());
     fs::create_directories(config.file());  // a directory where the file belongs
     FakeDaemon daemon(*options.socket,
@@ -184,7 +176,7 @@ TEST_CASE("migrate: switched but config.toml cannot be written: exit 1, says wha
 }
 
 TEST_CASE("unlock: the Secret Service: the unlock op after status", "[cli][keyring]") {
-    auto options = fake_options();
+    auto options = hk_unit::fake_client_options();
     Json status = proto::make_ok();
     status["keyring"] = Json{{"backend", "secret-service"}, {"configured", "auto"}};
     FakeDaemon daemon(*options.socket, std::vector<Json>{status, proto::make_ok()});
@@ -198,7 +190,7 @@ TEST_CASE("unlock: the Secret Service: the unlock op after status", "[cli][keyri
 }
 
 TEST_CASE("unlock: pass with no entries says so, exit 0, decrypts nothing", "[cli][keyring]") {
-    auto options = fake_options();
+    auto options = hk_unit::fake_client_options();
     const fs::path store = options.socket->parent_path() / "store";
     fs::create_directories(store);
     Json status = proto::make_ok();
@@ -212,7 +204,7 @@ TEST_CASE("unlock: pass with no entries says so, exit 0, decrypts nothing", "[cl
 }
 
 TEST_CASE("unlock: no backend: the daemon's reason, exit 1", "[cli][keyring]") {
-    auto options = fake_options();
+    auto options = hk_unit::fake_client_options();
     Json status = proto::make_ok();
     status["keyring"] = Json{{"backend", nullptr}, {"reason", "no Secret Service, no store"}};
     FakeDaemon daemon(*options.socket, status);
