@@ -14,7 +14,6 @@
 #include "proto/hostname.hpp"
 #include "proto/messages.hpp"
 
-
 namespace hostkeeper::helper::cli {
 namespace {
 using proto::Error;

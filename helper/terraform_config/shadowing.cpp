@@ -13,7 +13,6 @@
 #include "proto/file_io.hpp"
 #include "proto/hostname.hpp"
 
-
 namespace hostkeeper::helper::terraform_config {
 namespace fs = std::filesystem;
 
