@@ -19,6 +19,7 @@
 #include "daemon/archives/archive_store.hpp"
 #include "daemon/backends/chosen_keyring.hpp"
 #include "daemon/credentials/credential_service.hpp"
+#include "daemon/credentials/keyring_items.hpp"
 #include "daemon/discovery/discovery_service.hpp"
 #include "daemon/handlers/config_error_handler.hpp"
 #include "daemon/handlers/dispatcher.hpp"
@@ -115,8 +116,9 @@ int serve(const Config& config, StartupReport& report) {
     // Started by hand, it runs until it is stopped.
     const std::chrono::seconds idle_timeout =
         config.on_demand || activated ? config.idle_timeout : std::chrono::seconds(0);
+    credentials::KeyringItems keyring_items(keyring_thread.get_executor(), keyring);
     handlers::Dispatcher dispatcher(
-        credentials, discovery, registry, registry_cache, keyring,
+        credentials, keyring_items, discovery, registry, registry_cache, keyring,
         handlers::DaemonInfo{socket_path, config.on_demand, idle_timeout});
     asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
     const server::StopHooks hooks{[&http, &cache_listener, &registry_cache] {

@@ -203,6 +203,27 @@ std::vector<std::string> ChosenKeyring::hosts() {
     return impl_->current().hosts();
 }
 
+std::vector<credentials::ItemInfo> ChosenKeyring::items() {
+    return impl_->current().items();
+}
+
+std::optional<credentials::DockerCredentials> ChosenKeyring::docker_lookup(
+    const std::string& server) {
+    return impl_->current().docker_lookup(server);
+}
+
+void ChosenKeyring::docker_store(const credentials::DockerCredentials& credentials) {
+    impl_->current().docker_store(credentials);
+}
+
+bool ChosenKeyring::docker_remove(const std::string& server) {
+    return impl_->current().docker_remove(server);
+}
+
+std::vector<credentials::DockerItemInfo> ChosenKeyring::docker_items() {
+    return impl_->current().docker_items();
+}
+
 void ChosenKeyring::unlock() {
     impl_->current().unlock();
 }

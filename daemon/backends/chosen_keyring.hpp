@@ -42,6 +42,11 @@ class ChosenKeyring final : public credentials::Keyring, public KeyringAdmin {
     void store(const std::string& host, const proto::Secret& credentials) override;
     bool remove(const std::string& host) override;
     std::vector<std::string> hosts() override;
+    std::vector<credentials::ItemInfo> items() override;
+    std::optional<credentials::DockerCredentials> docker_lookup(const std::string& server) override;
+    void docker_store(const credentials::DockerCredentials& credentials) override;
+    bool docker_remove(const std::string& server) override;
+    std::vector<credentials::DockerItemInfo> docker_items() override;
     void unlock() override;  // Keyring's (worker thread)
     std::string_view name() const override;
 

@@ -5,6 +5,8 @@
 #include <optional>
 
 #include "daemon/credentials/credential_service.hpp"
+#include "proto/json.hpp"
+#include "proto/secret.hpp"
 
 namespace hostkeeper::daemon::backends {
 using proto::Error;
@@ -13,47 +15,145 @@ using proto::Secret;
 
 namespace {
 
-// The credentials as hostkeeper serves them (compact JSON), or nullopt.
-std::optional<Secret> read_normalized(credentials::Keyring& keyring, const std::string& host) {
-    std::optional<Secret> text = keyring.lookup(host);
-    if (!text) return std::nullopt;
-    return credentials::credentials_from_keyring_text(host, *text);
-}
+// One kind of item as migration sees it: listed by key, read as one
+// comparable text, written from that text, removed.
+struct ItemKind {
+    const char* what;  // "host", "Docker server"
+    std::vector<std::string> (*list)(credentials::Keyring&);
+    std::optional<Secret> (*read)(credentials::Keyring&, const std::string&);
+    void (*write)(credentials::Keyring&, const std::string&, const Secret&);
+    bool (*remove)(credentials::Keyring&, const std::string&);
+};
 
-void take_back(credentials::Keyring& to, const std::string& host) {
+// Hosts: the credentials as hostkeeper serves them (compact JSON).
+const ItemKind kHosts{
+    "host",
+    [](credentials::Keyring& k) { return k.hosts(); },
+    [](credentials::Keyring& k, const std::string& host) -> std::optional<Secret> {
+        std::optional<Secret> text = k.lookup(host);
+        if (!text) return std::nullopt;
+        return credentials::credentials_from_keyring_text(host, *text);
+    },
+    [](credentials::Keyring& k, const std::string& host, const Secret& text) {
+        k.store(host, text);
+    },
+    [](credentials::Keyring& k, const std::string& host) { return k.remove(host); },
+};
+
+// Docker credentials: [username, secret] as one JSON text.
+const ItemKind kDocker{
+    "Docker server",
+    [](credentials::Keyring& k) {
+        std::vector<std::string> servers;
+        for (credentials::DockerItemInfo& item : k.docker_items())
+            servers.push_back(std::move(item.server));
+        return servers;
+    },
+    [](credentials::Keyring& k, const std::string& server) -> std::optional<Secret> {
+        const std::optional<credentials::DockerCredentials> found = k.docker_lookup(server);
+        if (!found) return std::nullopt;
+        proto::Json pair = proto::Json::array({found->username, std::string(found->secret.view())});
+        const proto::ScrubGuard guard(pair);
+        std::string text = pair.dump();
+        return Secret::adopt(text);
+    },
+    [](credentials::Keyring& k, const std::string& server, const Secret& text) {
+        proto::Json pair = proto::parse_json(text.view());
+        const proto::ScrubGuard guard(pair);
+        k.docker_store({server, pair.at(0).get<std::string>(),
+                        Secret(pair.at(1).get_ref<const std::string&>())});
+    },
+    [](credentials::Keyring& k, const std::string& server) { return k.docker_remove(server); },
+};
+
+void take_back(const ItemKind& kind, credentials::Keyring& to, const std::string& key) {
     try {
-        (void)to.remove(host);
+        (void)kind.remove(to, key);
     } catch (const std::exception& e) {
-        spdlog::warn("migrate: could not take {} out of {} again: {}", host, to.name(), e.what());
+        spdlog::warn("migrate: could not take {} {} out of {} again: {}", kind.what, key, to.name(),
+                     e.what());
     }
 }
 
 enum class Copied { written, already_there, gone };
 
-// Copies one host; throws proto::Error, having removed what it wrote.
-Copied copy_host(credentials::Keyring& from, credentials::Keyring& to, const std::string& host) {
-    const std::optional<Secret> source = read_normalized(from, host);
+// Copies one item; throws proto::Error, having removed what it wrote.
+Copied copy_item(const ItemKind& kind, credentials::Keyring& from, credentials::Keyring& to,
+                 const std::string& key) {
+    const std::optional<Secret> source = kind.read(from, key);
     if (!source) return Copied::gone;
-    if (const std::optional<Secret> existing = read_normalized(to, host)) {
+    if (const std::optional<Secret> existing = kind.read(to, key)) {
         if (existing->view() == source->view()) return Copied::already_there;
         throw Error(ErrorCode::keyring_error,
                     "the " + std::string(to.name()) +
-                        " backend already holds other credentials for " + host +
+                        " backend already holds other credentials for " + key +
                         "; remove the one that is wrong and run migrate again");
     }
     try {
-        to.store(host, *source);
-        const std::optional<Secret> back = read_normalized(to, host);
+        kind.write(to, key, *source);
+        const std::optional<Secret> back = kind.read(to, key);
         if (!back || back->view() != source->view()) {
             throw Error(ErrorCode::keyring_error, "the credentials read back from " +
                                                       std::string(to.name()) +
                                                       " differ from what was written");
         }
     } catch (const Error&) {
-        take_back(to, host);
+        take_back(kind, to, key);
         throw;
     }
     return Copied::written;
+}
+
+MigrationFailure failure(const ItemKind& kind, const std::string& key, ErrorCode code,
+                         std::string message) {
+    MigrationFailure f;
+    (&kind == &kHosts ? f.host : f.server) = key;
+    f.code = code;
+    f.message = std::move(message);
+    return f;
+}
+
+// What was copied of one kind: `written` by this migration, `copied` in all.
+struct Copies {
+    std::vector<std::string> written;
+    std::vector<std::string> copied;
+};
+
+Copies copy_all(const ItemKind& kind, credentials::Keyring& from, credentials::Keyring& to,
+                MigrationResult& result) {
+    Copies out;
+    for (const std::string& key : kind.list(from)) {
+        try {
+            switch (copy_item(kind, from, to, key)) {
+                case Copied::written:
+                    out.written.push_back(key);
+                    out.copied.push_back(key);
+                    break;
+                case Copied::already_there:
+                    out.copied.push_back(key);
+                    break;
+                case Copied::gone:
+                    break;
+            }
+        } catch (const Error& e) {
+            result.failed.push_back(failure(kind, key, e.code(), e.what()));
+        } catch (const std::exception& e) {
+            result.failed.push_back(failure(kind, key, ErrorCode::keyring_error, e.what()));
+        }
+    }
+    return out;
+}
+
+void remove_sources(const ItemKind& kind, credentials::Keyring& from, const Copies& copies,
+                    std::vector<std::string>& migrated, MigrationResult& result) {
+    for (const std::string& key : copies.copied) {
+        try {
+            (void)kind.remove(from, key);
+        } catch (const Error& e) {
+            result.leftover.push_back(failure(kind, key, e.code(), e.what()));
+        }
+        migrated.push_back(key);
+    }
 }
 
 }  // namespace
@@ -62,44 +162,23 @@ MigrationResult migrate(credentials::Keyring& from, credentials::Keyring& to) {
     MigrationResult result;
     result.from = std::string(from.name());
     result.to = std::string(to.name());
-    std::vector<std::string> written;
-    std::vector<std::string> copied;
-    for (const std::string& host : from.hosts()) {
-        try {
-            switch (copy_host(from, to, host)) {
-                case Copied::written:
-                    written.push_back(host);
-                    copied.push_back(host);
-                    break;
-                case Copied::already_there:
-                    copied.push_back(host);
-                    break;
-                case Copied::gone:
-                    break;
-            }
-        } catch (const Error& e) {
-            result.failed.push_back({host, e.code(), e.what()});
-        } catch (const std::exception& e) {
-            result.failed.push_back({host, ErrorCode::keyring_error, e.what()});
-        }
-    }
+    const Copies hosts = copy_all(kHosts, from, to, result);
+    const Copies docker = copy_all(kDocker, from, to, result);
     if (!result.failed.empty()) {
-        for (const std::string& host : written) take_back(to, host);
+        for (const std::string& host : hosts.written) take_back(kHosts, to, host);
+        for (const std::string& server : docker.written) take_back(kDocker, to, server);
         spdlog::info("migrate from {} to {}: {} failed, nothing moved", result.from, result.to,
                      result.failed.size());
         return result;
     }
-    for (const std::string& host : copied) {
-        try {
-            (void)from.remove(host);
-        } catch (const Error& e) {
-            result.leftover.push_back({host, e.code(), e.what()});
-        }
-        result.migrated.push_back(host);
-    }
+    remove_sources(kHosts, from, hosts, result.migrated, result);
+    remove_sources(kDocker, from, docker, result.docker_migrated, result);
     result.switched = true;
-    spdlog::info("migrate from {} to {}: {} moved ({} also left in the source)", result.from,
-                 result.to, result.migrated.size(), result.leftover.size());
+    spdlog::info(
+        "migrate from {} to {}: {} hosts and {} Docker servers moved ({} also left in "
+        "the source)",
+        result.from, result.to, result.migrated.size(), result.docker_migrated.size(),
+        result.leftover.size());
     return result;
 }
 

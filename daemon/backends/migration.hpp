@@ -7,7 +7,8 @@
 // Only when all are copied are they removed from the source. A host the
 // target already holds with the same credentials counts as copied; with
 // other credentials it fails (the user decides which is right). Worker
-// thread; tokens are never logged.
+// thread; tokens are never logged. Docker credentials move with the hosts,
+// under the same rules.
 
 #include <string>
 #include <vector>
@@ -17,8 +18,10 @@
 
 namespace hostkeeper::daemon::backends {
 
+// A failure names a host, or (Docker credentials) a server.
 struct MigrationFailure {
     std::string host;
+    std::string server;
     proto::ErrorCode code = proto::ErrorCode::keyring_error;
     std::string message;
 };
@@ -26,10 +29,11 @@ struct MigrationFailure {
 struct MigrationResult {
     std::string from;
     std::string to;
-    std::vector<std::string> migrated;       // now in the target only
-    std::vector<MigrationFailure> failed;    // why nothing moved
-    std::vector<MigrationFailure> leftover;  // moved, but still in the source too
-    bool switched = false;                   // the daemon uses `to` from now on
+    std::vector<std::string> migrated;         // now in the target only
+    std::vector<std::string> docker_migrated;  // Docker credentials' servers, likewise
+    std::vector<MigrationFailure> failed;      // why nothing moved
+    std::vector<MigrationFailure> leftover;    // moved, but still in the source too
+    bool switched = false;                     // the daemon uses `to` from now on
 };
 
 // Throws proto::Error when the source's items cannot be listed (nothing changed then).

@@ -111,6 +111,7 @@ asio::awaitable<std::optional<Secret>> CredentialService::load(std::string host)
 }
 
 asio::awaitable<void> CredentialService::store(std::string host, Secret credentials) {
+    rejected_.erase(host);
     const std::uint64_t generation = generation_;
     auto write = [this, host, copy = credentials.clone()]() { keyring_.store(host, copy); };
     co_await async::on_worker(worker_, std::move(write));
@@ -126,6 +127,7 @@ asio::awaitable<void> CredentialService::store(std::string host, Secret credenti
 }
 
 asio::awaitable<void> CredentialService::forget(std::string host) {
+    rejected_.erase(host);
     auto remove = [this, host]() { (void)keyring_.remove(host); };
     const std::uint64_t generation = generation_;
     co_await async::on_worker(worker_, std::move(remove));
@@ -163,6 +165,14 @@ std::size_t CredentialService::flush(const std::string& host) {
     return cache_.erase(host) ? 1 : 0;
 }
 
+void CredentialService::token_rejected(const std::string& host, std::string url, long status) {
+    rejected_[host] = TokenRejection{std::move(url), status, clock_()};
+}
+
+void CredentialService::token_accepted(const std::string& host) {
+    rejected_.erase(host);
+}
+
 CredentialStats CredentialService::stats() const {
     CredentialStats s;
     cache_.for_each([&s](const std::string&, const Cached& cached) {
@@ -175,6 +185,8 @@ CredentialStats CredentialService::stats() const {
     s.evictions = cache_.evictions();
     s.keyring_watched = watched_;
     s.invalidations = invalidations_;
+    s.rejected = rejected_;
+    s.now = clock_();
     return s;
 }
 

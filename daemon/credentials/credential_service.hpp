@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +29,13 @@
 
 namespace hostkeeper::daemon::credentials {
 
+// A server's 401 to a request the daemon sent with the host's stored token.
+struct TokenRejection {
+    std::string url;
+    long status = 401;
+    std::chrono::steady_clock::time_point when;
+};
+
 struct CredentialStats {
     std::size_t entries = 0;
     std::size_t positive = 0;
@@ -38,6 +46,8 @@ struct CredentialStats {
     std::uint64_t evictions = 0;
     bool keyring_watched = true;      // false: keyring changes cannot be seen, so nothing is cached
     std::uint64_t invalidations = 0;  // caches dropped because the keyring changed
+    std::map<std::string, TokenRejection> rejected;  // host -> the last refusal of its token
+    std::chrono::steady_clock::time_point now;       // the service's clock when this was made
 };
 
 class CredentialService final : public KeyringEvents {
@@ -56,6 +66,13 @@ class CredentialService final : public KeyringEvents {
 
     std::size_t flush();
     std::size_t flush(const std::string& host);
+
+    // A server refused the host's stored token (the daemon's own request):
+    // remembered until the host's credentials are stored or forgotten, or
+    // token_accepted() (a `check` found it valid).
+    void token_rejected(const std::string& host, std::string url, long status);
+    void token_accepted(const std::string& host);
+    std::chrono::steady_clock::time_point now() const { return clock_(); }
     CredentialStats stats() const;
     void stop();
 
@@ -87,6 +104,7 @@ class CredentialService final : public KeyringEvents {
     std::uint64_t hits_ = 0;
     std::uint64_t misses_ = 0;
     std::uint64_t keyring_lookups_ = 0;
+    std::map<std::string, TokenRejection> rejected_;
     async::PurgeTimer purge_timer_;
 };
 

@@ -27,6 +27,7 @@ DiscoveryService::DiscoveryService(asio::any_io_executor io, http::HttpClient& h
     : options_(std::move(options)),
       clock_(std::move(clock)),
       cache_(std::move(io), clock_, upstream::answer_cache_options(options_), "discovery of"),
+      credentials_(credentials),
       upstream_(http, credentials) {
     // Forced services answer as a document served at https://NAME/ would.
     for (const auto& [host, services] : options_.forced) {
@@ -89,6 +90,13 @@ DiscoveryService::Cache::Fetched DiscoveryService::settle(upstream::Verdict verd
                                      parse_discovery_document(response.body, response.url));
         },
         [](const std::string& url) { return DiscoveryDocument(url, Services{}); });
+}
+
+asio::awaitable<TokenCheck> DiscoveryService::check_token(std::string host) {
+    // Named first (async/toolchain.hpp).
+    auto checking =
+        discovery::check_token(upstream_, credentials_, std::move(host), options_.timeout);
+    co_return co_await std::move(checking);
 }
 
 std::size_t DiscoveryService::flush() {

@@ -18,6 +18,7 @@
 #include "daemon/credentials/credential_service.hpp"
 #include "daemon/discovery/discovery_document.hpp"
 #include "daemon/discovery/discovery_options.hpp"
+#include "daemon/discovery/token_check.hpp"
 #include "daemon/http/http_client.hpp"
 #include "daemon/upstream/upstream.hpp"
 #include "proto/error.hpp"
@@ -59,6 +60,10 @@ class DiscoveryService {
     // `host` is normalized. Throws DiscoveryError.
     boost::asio::awaitable<DiscoveryAnswer> discover(std::string host, bool refresh);
 
+    // Asks the host whether its stored token is still good, past the cache
+    // (token_check.hpp). Throws proto::Error when the keyring cannot say.
+    boost::asio::awaitable<TokenCheck> check_token(std::string host);
+
     std::size_t flush();
     std::size_t flush(const std::string& host);
     DiscoveryStats stats() const;
@@ -74,6 +79,7 @@ class DiscoveryService {
     Cache::Clock clock_;
     std::map<std::string, std::shared_ptr<const DiscoveryDocument>> forced_;
     Cache cache_;
+    credentials::CredentialService& credentials_;
     upstream::Upstream upstream_;
     std::uint64_t forced_hits_ = 0;
 };

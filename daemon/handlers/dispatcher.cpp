@@ -76,9 +76,7 @@ asio::awaitable<server::Reply> Dispatcher::route(const Request& request) {
         case Op::docker_store:
         case Op::docker_erase:
         case Op::docker_list:
-            // Being built (issue 14): PROTOCOL.md describes them.
-            throw Error(ErrorCode::unknown_op, "op \"" + std::string(proto::to_string(request.op)) +
-                                                   "\" is not served by this build yet");
+            co_return co_await items_.handle(request);
         case Op::registry_cache_sync:
         case Op::hello:
         case Op::status:

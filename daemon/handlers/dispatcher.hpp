@@ -12,6 +12,7 @@
 #include "daemon/handlers/credential_requests.hpp"
 #include "daemon/handlers/daemon_info.hpp"
 #include "daemon/handlers/discovery_requests.hpp"
+#include "daemon/handlers/item_requests.hpp"
 #include "daemon/handlers/keyring_requests.hpp"
 #include "daemon/handlers/registry_requests.hpp"
 #include "daemon/server/request_handler.hpp"
@@ -21,11 +22,13 @@ namespace hostkeeper::daemon::handlers {
 class Dispatcher final : public server::RequestHandler {
   public:
     // `daemon` is described in status and keyring_unavailable replies.
-    Dispatcher(credentials::CredentialService& credentials, discovery::DiscoveryService& discovery,
-               registry::RegistryService& registry, registry_cache::RegistryCache& cache,
-               backends::KeyringAdmin& keyring, DaemonInfo daemon)
+    Dispatcher(credentials::CredentialService& credentials, credentials::KeyringItems& items,
+               discovery::DiscoveryService& discovery, registry::RegistryService& registry,
+               registry_cache::RegistryCache& cache, backends::KeyringAdmin& keyring,
+               DaemonInfo daemon)
         : daemon_(std::move(daemon)),
           credentials_(credentials, cache),
+          items_(items, credentials, discovery, keyring),
           discovery_(discovery),
           registry_(registry),
           keyring_(keyring, credentials),
@@ -39,6 +42,7 @@ class Dispatcher final : public server::RequestHandler {
 
     DaemonInfo daemon_;
     CredentialRequests credentials_;
+    ItemRequests items_;
     DiscoveryRequests discovery_;
     RegistryRequests registry_;
     KeyringRequests keyring_;

@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <array>
+#include <ctime>
+
 #include "proto/framing.hpp"
 #include "proto/messages.hpp"
 #include "proto/session_bus.hpp"
@@ -51,6 +54,19 @@ Json daemon_object(const DaemonInfo& daemon, server::ServerState server) {
 
 }  // namespace
 
+Json rejections(const std::map<std::string, credentials::TokenRejection>& rejected,
+                std::chrono::steady_clock::time_point now) {
+    Json out = Json::array();
+    for (const auto& [host, r] : rejected) {
+        out.push_back(
+            {{"host", host},
+             {"url", r.url},
+             {"status", r.status},
+             {"age_s", std::chrono::duration_cast<std::chrono::seconds>(now - r.when).count()}});
+    }
+    return out;
+}
+
 std::string ok() {
     return ok_payload(proto::make_ok());
 }
@@ -79,6 +95,78 @@ std::string credentials(const proto::Secret& stored) {
     return payload;
 }
 
+namespace {
+
+Json wall_time(const std::optional<credentials::WallTime>& when) {
+    if (!when) return nullptr;
+    const std::time_t t = std::chrono::system_clock::to_time_t(*when);
+    std::tm utc{};
+    ::gmtime_r(&t, &utc);
+    std::array<char, 32> text{};
+    const std::size_t n = std::strftime(text.data(), text.size(), "%Y-%m-%dT%H:%M:%SZ", &utc);
+    return std::string(text.data(), n);
+}
+
+}  // namespace
+
+std::string listed(std::string_view backend, const std::vector<ListedHost>& hosts,
+                   const std::vector<credentials::DockerItemInfo>& docker,
+                   const credentials::CredentialStats& stats) {
+    Json response = proto::make_ok();
+    response["backend"] = std::string(backend);
+    Json& out = response["hosts"] = Json::array();
+    for (const ListedHost& h : hosts) {
+        out.push_back({{"host", h.item.host},
+                       {"label", h.item.label},
+                       {"stored", wall_time(h.item.stored)},
+                       {"fields", h.fields ? Json(*h.fields) : Json(nullptr)},
+                       {"locked", !h.fields.has_value()}});
+    }
+    Json& servers = response["docker"] = Json::array();
+    for (const credentials::DockerItemInfo& d : docker) {
+        servers.push_back({{"server", d.server},
+                           {"username", d.username ? Json(*d.username) : Json(nullptr)},
+                           {"label", d.label},
+                           {"stored", wall_time(d.stored)}});
+    }
+    response["rejected"] = rejections(stats.rejected, stats.now);
+    return ok_payload(response);
+}
+
+std::string checked(const std::string& host, const discovery::TokenCheck& check) {
+    Json response = proto::make_ok();
+    response["host"] = host;
+    response["result"] = std::string(discovery::to_string(check.result));
+    if (!check.url.empty()) response["url"] = check.url;
+    if (check.status) response["status"] = *check.status;
+    if (!check.user.empty()) response["user"] = check.user;
+    if (!check.message.empty()) response["message"] = check.message;
+    return ok_payload(response);
+}
+
+std::string docker_found(const credentials::DockerCredentials& found) {
+    Json response = proto::make_ok();
+    const proto::ScrubGuard guard(response);
+    response["found"] = true;
+    response["server"] = found.server;
+    response["username"] = found.username;
+    response["secret"] = std::string(found.secret.view());
+    return ok_payload(response);
+}
+
+std::string docker_erased(bool erased) {
+    Json response = proto::make_ok();
+    response["erased"] = erased;
+    return ok_payload(response);
+}
+
+std::string docker_servers(const std::vector<credentials::DockerItemInfo>& items) {
+    Json response = proto::make_ok();
+    Json& servers = response["servers"] = Json::object();
+    for (const credentials::DockerItemInfo& d : items) servers[d.server] = d.username.value_or("");
+    return ok_payload(response);
+}
+
 std::string flushed(std::size_t count) {
     Json response = proto::make_ok();
     response["flushed"] = count;
@@ -105,7 +193,8 @@ std::string status(const DaemonInfo& daemon, server::ServerState server,
                                {"keyring_lookups", c.keyring_lookups},
                                {"evictions", c.evictions},
                                {"keyring_watched", c.keyring_watched},
-                               {"invalidations", c.invalidations}};
+                               {"invalidations", c.invalidations},
+                               {"rejected", rejections(c.rejected, c.now)}};
     response["discovery"] = {{"entries", d.entries},
                              {"positive", d.positive},
                              {"empty", d.empty},
@@ -149,21 +238,29 @@ Json keyring_object(const backends::KeyringState& keyring) {
     return object;
 }
 
+namespace {
+
+Json migration_failures(const std::vector<backends::MigrationFailure>& failures) {
+    Json out = Json::array();
+    for (const backends::MigrationFailure& f : failures) {
+        Json entry = f.server.empty() ? Json{{"host", f.host}} : Json{{"server", f.server}};
+        entry["code"] = proto::to_string(f.code);
+        entry["message"] = f.message;
+        out.push_back(std::move(entry));
+    }
+    return out;
+}
+
+}  // namespace
+
 std::string migrated(const backends::MigrationResult& result) {
     Json response = proto::make_ok();
     response["from"] = result.from;
     response["to"] = result.to;
     response["migrated"] = result.migrated;
-    Json failed = Json::array();
-    for (const backends::MigrationFailure& f : result.failed)
-        failed.push_back(
-            {{"host", f.host}, {"code", proto::to_string(f.code)}, {"message", f.message}});
-    response["failed"] = std::move(failed);
-    Json leftover = Json::array();
-    for (const backends::MigrationFailure& f : result.leftover)
-        leftover.push_back(
-            {{"host", f.host}, {"code", proto::to_string(f.code)}, {"message", f.message}});
-    response["leftover"] = std::move(leftover);
+    response["docker_migrated"] = result.docker_migrated;
+    response["failed"] = migration_failures(result.failed);
+    response["leftover"] = migration_failures(result.leftover);
     response["switched"] = result.switched;
     return ok_payload(response);
 }

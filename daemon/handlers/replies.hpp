@@ -7,11 +7,16 @@
 
 #include <chrono>
 #include <cstddef>
+#include <map>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "daemon/backends/keyring_state.hpp"
 #include "daemon/backends/migration.hpp"
 #include "daemon/credentials/credential_service.hpp"
+#include "daemon/credentials/keyring.hpp"
 #include "daemon/discovery/discovery_service.hpp"
 #include "daemon/handlers/daemon_info.hpp"
 #include "daemon/registry/registry_service.hpp"
@@ -36,10 +41,28 @@ std::string status(const DaemonInfo& daemon, server::ServerState server,
                    const discovery::DiscoveryStats& discovery,
                    const registry::RegistryStats& registry, const proto::Json& registry_cache,
                    const backends::KeyringState& keyring);
+// status's and list's "rejected": [{"host","url","status","age_s"}].
+proto::Json rejections(const std::map<std::string, credentials::TokenRejection>& rejected,
+                       std::chrono::steady_clock::time_point now);
 // status's "keyring" object.
 proto::Json keyring_object(const backends::KeyringState& keyring);
 // migrate: {"v":1,"ok":true,"from":..,"to":..,"migrated":[..],"failed":[..],"switched":..}
 std::string migrated(const backends::MigrationResult& result);
+// list: one host's entry, as the handler found it.
+struct ListedHost {
+    credentials::ItemInfo item;
+    std::optional<std::vector<std::string>> fields;  // nullopt: locked
+};
+std::string listed(std::string_view backend, const std::vector<ListedHost>& hosts,
+                   const std::vector<credentials::DockerItemInfo>& docker,
+                   const credentials::CredentialStats& stats);
+// check: {"v":1,"ok":true,"host":..,"result":..,...}
+std::string checked(const std::string& host, const discovery::TokenCheck& check);
+// docker_get: found, with the secret (the payload is scrubbed by the server).
+std::string docker_found(const credentials::DockerCredentials& found);
+std::string docker_erased(bool erased);
+// docker_list: {"servers":{SERVER: USERNAME}}.
+std::string docker_servers(const std::vector<credentials::DockerItemInfo>& items);
 // registry_cache_sync: {"v":1,"ok":true,"registry_cache":{...}}
 std::string registry_cache(const proto::Json& state);
 

@@ -7,8 +7,11 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdint>
+#include <initializer_list>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "proto/error.hpp"
@@ -21,6 +24,7 @@ using proto::Secret;
 
 namespace {
 
+// hostkeeper's Terraform credentials: one item per normalized host.
 const SecretSchema* schema() {
     static const SecretSchema value = [] {
         SecretSchema s{};
@@ -28,6 +32,22 @@ const SecretSchema* schema() {
         s.flags = SECRET_SCHEMA_NONE;
         s.attributes[0].name = "host";
         s.attributes[0].type = SECRET_SCHEMA_ATTRIBUTE_STRING;
+        return s;
+    }();
+    return &value;
+}
+
+// Docker credentials: one item per server URL, its username an attribute
+// (so that listing reads no secret), the secret itself as the item's secret.
+const SecretSchema* docker_schema() {
+    static const SecretSchema value = [] {
+        SecretSchema s{};
+        s.name = "io.hostkeeper.DockerCredentials";
+        s.flags = SECRET_SCHEMA_NONE;
+        s.attributes[0].name = "server";
+        s.attributes[0].type = SECRET_SCHEMA_ATTRIBUTE_STRING;
+        s.attributes[1].name = "username";
+        s.attributes[1].type = SECRET_SCHEMA_ATTRIBUTE_STRING;
         return s;
     }();
     return &value;
@@ -79,12 +99,40 @@ class ItemList {
     GList* list_;
 };
 
-HashTablePtr attributes_for(const std::string& host) {
+// An attribute table that borrows its strings: they must outlive it.
+HashTablePtr attributes_of(
+    std::initializer_list<std::pair<const char*, const std::string*>> pairs) {
     HashTablePtr attributes(g_hash_table_new(g_str_hash, g_str_equal));
-    // The table does not own its strings; `host` outlives it.
-    g_hash_table_insert(attributes.get(), const_cast<char*>("host"),
-                        const_cast<char*>(host.c_str()));
+    for (const auto& [name, value] : pairs) {
+        g_hash_table_insert(attributes.get(), const_cast<char*>(name),
+                            const_cast<char*>(value->c_str()));
+    }
     return attributes;
+}
+
+HashTablePtr attributes_for(const std::string& host) {
+    return attributes_of({{"host", &host}});
+}
+
+// An item's string attribute, or "".
+std::string attribute(SecretItem* item, const char* name) {
+    const HashTablePtr attributes(secret_item_get_attributes(item));
+    if (!attributes) return {};
+    const auto* value = static_cast<const char*>(g_hash_table_lookup(attributes.get(), name));
+    return value != nullptr ? value : "";
+}
+
+std::string label_of(SecretItem* item) {
+    gchar* raw = secret_item_get_label(item);
+    std::string label = raw != nullptr ? raw : "";
+    g_free(raw);
+    return label;
+}
+
+std::optional<credentials::WallTime> modified_of(SecretItem* item) {
+    const guint64 seconds = secret_item_get_modified(item);
+    if (seconds == 0) return std::nullopt;
+    return credentials::WallTime(std::chrono::seconds(static_cast<std::int64_t>(seconds)));
 }
 
 // A failure of the connection rather than of the call: the service was
@@ -305,19 +353,34 @@ void unlock(const Calls& calls, SecretService* service, GList* objects,
     if (count == 0) throw_not_unlocked(calls, context);
 }
 
-ItemList search(const Calls& calls, SecretService* service, const std::string& host) {
-    const HashTablePtr attributes = attributes_for(host);
+// The items of `schema` that match `attributes` (all of the schema's with
+// an empty table), in any collection, locked or not.
+ItemList search_items(const Calls& calls, SecretService* service, const SecretSchema* item_schema,
+                      GHashTable* attributes, const std::string& context) {
     const Call call(calls.watchdog, calls.plain());
     GError* error = nullptr;
     // No UNLOCK and no LOAD_SECRETS flag: attributes are searchable while
     // locked, so a locked item is found (and never mistaken for "none").
-    GList* found = secret_service_search_sync(service, schema(), attributes.get(),
-                                              SECRET_SEARCH_ALL, call.cancellable(), &error);
+    GList* found = secret_service_search_sync(service, item_schema, attributes, SECRET_SEARCH_ALL,
+                                              call.cancellable(), &error);
     if (error != nullptr) {
         g_list_free_full(found, g_object_unref);
-        call.fail(error, "searching the keyring for " + host);
+        call.fail(error, context);
     }
     return ItemList(found);
+}
+
+// Every item of `item_schema`.
+ItemList all_items(const Calls& calls, SecretService* service, const SecretSchema* item_schema,
+                   const std::string& context) {
+    const HashTablePtr none(g_hash_table_new(g_str_hash, g_str_equal));
+    return search_items(calls, service, item_schema, none.get(), context);
+}
+
+ItemList search(const Calls& calls, SecretService* service, const std::string& host) {
+    const HashTablePtr attributes = attributes_for(host);
+    return search_items(calls, service, schema(), attributes.get(),
+                        "searching the keyring for " + host);
 }
 
 void unlock_locked(const Calls& calls, SecretService* service, const ItemList& items,
@@ -462,10 +525,6 @@ LibsecretKeyring::Probe LibsecretKeyring::probe() {
     }
 }
 
-std::vector<std::string> LibsecretKeyring::hosts() {
-    return attempt([&] { return hosts_once(); });
-}
-
 void LibsecretKeyring::unlock() {
     attempt([&] {
         const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
@@ -527,70 +586,179 @@ std::optional<Secret> LibsecretKeyring::lookup_once(const std::string& host) {
     return Secret(std::string_view(data, length));
 }
 
-void LibsecretKeyring::store_once(const std::string& host, const Secret& credentials) {
-    const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
-    const std::string context = "storing the credentials for " + host;
-    const ServicePtr service = connect(calls);
+namespace {
+
+// Creates (or replaces: same schema and attributes) an item in the default
+// collection, which may have to be unlocked first.
+void create_item(const Calls& calls, SecretService* service, const SecretSchema* item_schema,
+                 GHashTable* attributes, const std::string& label, std::string_view text,
+                 const std::string& context, const std::string& what) {
     const CollectionPtr collection =
-        unlocked_default_collection(calls, service.get(), context, "to store " + host + " in");
-    const HashTablePtr attributes = attributes_for(host);
-    const std::string label = "hostkeeper: " + host;
-    const std::string_view text = credentials.view();
+        unlocked_default_collection(calls, service, context, "to store " + what + " in");
     const ValuePtr value(
         secret_value_new(text.data(), static_cast<gssize>(text.size()), "text/plain"));
     const Call call(calls.watchdog, calls.plain());
     GError* error = nullptr;
     const ItemPtr item(secret_item_create_sync(
-        collection.get(), schema(), attributes.get(), label.c_str(), value.get(),
+        collection.get(), item_schema, attributes, label.c_str(), value.get(),
         SECRET_ITEM_CREATE_REPLACE, call.cancellable(), &error));
     if (!item) call.fail(error, context);
 }
 
-bool LibsecretKeyring::remove_once(const std::string& host) {
-    const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
-    const std::string context = "removing the credentials for " + host;
-    const ServicePtr service = connect(calls);
-    const ItemList items = search(calls, service.get(), host);
-    if (items.get() == nullptr) return false;
-    unlock_locked(calls, service.get(), items, context);
-    for (SecretItem* item : items.items()) {
+// Deletes `items` (unlocking the locked ones first, which may prompt).
+void delete_items(const Calls& calls, SecretService* service, const ItemList& items,
+                  const std::vector<SecretItem*>& which, const std::string& context) {
+    unlock_locked(calls, service, items, context);
+    for (SecretItem* item : which) {
         const Call call(calls.watchdog, calls.plain());
         GError* error = nullptr;
         if (secret_item_delete_sync(item, call.cancellable(), &error) == FALSE)
             call.fail(error, context);
     }
-    return true;
 }
 
-// Every item of the schema, in any collection, locked or not: attributes
-// are readable while locked.
-std::vector<std::string> LibsecretKeyring::hosts_once() {
-    const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
-    const ServicePtr service = connect(calls);
-    const HashTablePtr attributes(g_hash_table_new(g_str_hash, g_str_equal));
-    GList* found = nullptr;
+// One item's secret through its proxy, unlocking it first if need be.
+Secret item_secret(const Calls& calls, SecretService* service, SecretItem* item,
+                   const std::string& context) {
+    if (secret_item_get_locked(item) != FALSE) unlock_one(calls, service, item, context);
+    ValuePtr value;
     {
         const Call call(calls.watchdog, calls.plain());
         GError* error = nullptr;
-        found = secret_service_search_sync(service.get(), schema(), attributes.get(),
-                                           SECRET_SEARCH_ALL, call.cancellable(), &error);
-        if (error != nullptr) {
-            g_list_free_full(found, g_object_unref);
-            call.fail(error, "listing hostkeeper's items in the keyring");
-        }
+        if (secret_item_load_secret_sync(item, call.cancellable(), &error) == FALSE)
+            call.fail(error, context);
+        value.reset(secret_item_get_secret(item));
     }
-    const ItemList items(found);
-    std::vector<std::string> out;
+    if (!value)
+        throw Error(ErrorCode::keyring_locked,
+                    context + ": the Secret Service returned no secret (locked?)");
+    gsize length = 0;
+    const gchar* data = secret_value_get(value.get(), &length);
+    return Secret(std::string_view(data, length));
+}
+
+}  // namespace
+
+void LibsecretKeyring::store_once(const std::string& host, const Secret& credentials) {
+    const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
+    const ServicePtr service = connect(calls);
+    const HashTablePtr attributes = attributes_for(host);
+    create_item(calls, service.get(), schema(), attributes.get(), "hostkeeper: " + host,
+                credentials.view(), "storing the credentials for " + host, host);
+}
+
+bool LibsecretKeyring::remove_once(const std::string& host) {
+    const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
+    const ServicePtr service = connect(calls);
+    const ItemList items = search(calls, service.get(), host);
+    if (items.get() == nullptr) return false;
+    delete_items(calls, service.get(), items, items.items(),
+                 "removing the credentials for " + host);
+    return true;
+}
+
+// Every item of the schema, in any collection, locked or not: attributes,
+// labels and times are readable while locked.
+std::vector<credentials::ItemInfo> LibsecretKeyring::items_once() {
+    const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
+    const ServicePtr service = connect(calls);
+    const ItemList items =
+        all_items(calls, service.get(), schema(), "listing hostkeeper's items in the keyring");
+    std::vector<credentials::ItemInfo> out;
     for (SecretItem* item : items.items()) {
-        const HashTablePtr item_attributes(secret_item_get_attributes(item));
-        if (!item_attributes) continue;
-        const auto* host =
-            static_cast<const char*>(g_hash_table_lookup(item_attributes.get(), "host"));
-        if (host != nullptr && *host != '\0') out.emplace_back(host);
+        std::string host = attribute(item, "host");
+        if (host.empty()) continue;
+        out.push_back({std::move(host), label_of(item), modified_of(item)});
     }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.host < b.host; });
+    out.erase(std::unique(out.begin(), out.end(),
+                          [](const auto& a, const auto& b) { return a.host == b.host; }),
+              out.end());
     return out;
+}
+
+std::vector<credentials::ItemInfo> LibsecretKeyring::items() {
+    return attempt([&] { return items_once(); });
+}
+
+std::vector<std::string> LibsecretKeyring::hosts() {
+    std::vector<std::string> out;
+    for (credentials::ItemInfo& item : items()) out.push_back(std::move(item.host));
+    return out;
+}
+
+std::optional<credentials::DockerCredentials> LibsecretKeyring::docker_lookup(
+    const std::string& server) {
+    return attempt([&]() -> std::optional<credentials::DockerCredentials> {
+        const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
+        const ServicePtr service = connect(calls);
+        const HashTablePtr attributes = attributes_of({{"server", &server}});
+        const ItemList items =
+            search_items(calls, service.get(), docker_schema(), attributes.get(),
+                         "searching the keyring for the Docker credentials of " + server);
+        if (items.get() == nullptr) return std::nullopt;
+        SecretItem* item = items.items().front();
+        Secret secret =
+            item_secret(calls, service.get(), item, "reading the Docker credentials for " + server);
+        return credentials::DockerCredentials{server, attribute(item, "username"),
+                                              std::move(secret)};
+    });
+}
+
+void LibsecretKeyring::docker_store(const credentials::DockerCredentials& credentials) {
+    attempt([&] {
+        const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
+        const ServicePtr service = connect(calls);
+        const std::string context = "storing the Docker credentials for " + credentials.server;
+        const HashTablePtr attributes =
+            attributes_of({{"server", &credentials.server}, {"username", &credentials.username}});
+        create_item(calls, service.get(), docker_schema(), attributes.get(),
+                    "hostkeeper docker: " + credentials.server, credentials.secret.view(), context,
+                    credentials.server);
+        // The server's items under another username: one server, one item.
+        // Only after the new one is written, so a failure loses nothing.
+        const HashTablePtr by_server = attributes_of({{"server", &credentials.server}});
+        const ItemList items =
+            search_items(calls, service.get(), docker_schema(), by_server.get(), context);
+        std::vector<SecretItem*> others;
+        for (SecretItem* item : items.items()) {
+            if (attribute(item, "username") != credentials.username) others.push_back(item);
+        }
+        if (!others.empty()) delete_items(calls, service.get(), items, others, context);
+    });
+}
+
+bool LibsecretKeyring::docker_remove(const std::string& server) {
+    return attempt([&] {
+        const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
+        const ServicePtr service = connect(calls);
+        const std::string context = "removing the Docker credentials for " + server;
+        const HashTablePtr attributes = attributes_of({{"server", &server}});
+        const ItemList items =
+            search_items(calls, service.get(), docker_schema(), attributes.get(), context);
+        if (items.get() == nullptr) return false;
+        delete_items(calls, service.get(), items, items.items(), context);
+        return true;
+    });
+}
+
+std::vector<credentials::DockerItemInfo> LibsecretKeyring::docker_items() {
+    return attempt([&] {
+        const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
+        const ServicePtr service = connect(calls);
+        const ItemList items = all_items(calls, service.get(), docker_schema(),
+                                         "listing the Docker credentials in the keyring");
+        std::vector<credentials::DockerItemInfo> out;
+        for (SecretItem* item : items.items()) {
+            std::string server = attribute(item, "server");
+            if (server.empty()) continue;
+            out.push_back({std::move(server), attribute(item, "username"), label_of(item),
+                           modified_of(item)});
+        }
+        std::sort(out.begin(), out.end(),
+                  [](const auto& a, const auto& b) { return a.server < b.server; });
+        return out;
+    });
 }
 
 }  // namespace hostkeeper::daemon::libsecret

@@ -4,7 +4,9 @@
 // GetSecret on a kept connection: no item proxies.
 // Items: schema io.hostkeeper.Credentials, string attribute "host" (the
 // normalized ASCII hostname), label "hostkeeper: HOST", the credentials JSON
-// object as the secret, in the default collection.
+// object as the secret, in the default collection. Docker credentials:
+// schema io.hostkeeper.DockerCredentials, attributes "server" and
+// "username", label "hostkeeper docker: SERVER", the secret as the secret.
 //
 // Every D-Bus call is bounded: an unlock prompt by `unlock_timeout`, any other
 // call by the shorter of `unlock_timeout` and 10 s, so that a stopped or hung Secret Service is an
@@ -32,6 +34,11 @@ class LibsecretKeyring final : public credentials::Keyring {
     void store(const std::string& host, const proto::Secret& credentials) override;
     bool remove(const std::string& host) override;
     std::vector<std::string> hosts() override;
+    std::vector<credentials::ItemInfo> items() override;
+    std::optional<credentials::DockerCredentials> docker_lookup(const std::string& server) override;
+    void docker_store(const credentials::DockerCredentials& credentials) override;
+    bool docker_remove(const std::string& server) override;
+    std::vector<credentials::DockerItemInfo> docker_items() override;
     void unlock() override;
     std::string_view name() const override { return "secret-service"; }
 
@@ -55,7 +62,7 @@ class LibsecretKeyring final : public credentials::Keyring {
     std::optional<proto::Secret> lookup_once(const std::string& host);
     void store_once(const std::string& host, const proto::Secret& credentials);
     bool remove_once(const std::string& host);
-    std::vector<std::string> hosts_once();
+    std::vector<credentials::ItemInfo> items_once();
 
     std::chrono::milliseconds unlock_timeout_;
     std::chrono::milliseconds call_timeout_;

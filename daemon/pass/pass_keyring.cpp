@@ -6,13 +6,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
+#include <utility>
 
 #include "daemon/pass/gpg_session.hpp"
 #include "daemon/pass/store_git.hpp"
 #include "daemon/pass/store_layout.hpp"
 #include "proto/error.hpp"
 #include "proto/file_io.hpp"
+#include "proto/json.hpp"
 
 namespace hostkeeper::daemon::pass {
 namespace fs = std::filesystem;
@@ -124,9 +127,7 @@ std::vector<std::string> PassKeyring::recipients_for(const fs::path& folder,
     return ids;
 }
 
-std::optional<Secret> PassKeyring::lookup(const std::string& host) {
-    const std::string entry = entry_name(host);
-    const fs::path file = entry_file(host);
+std::optional<Secret> PassKeyring::read_entry(const std::string& entry, const fs::path& file) {
     std::error_code ec;
     const bool present = fs::exists(file, ec);
     if (ec && ec != std::errc::no_such_file_or_directory)
@@ -147,19 +148,18 @@ std::optional<Secret> PassKeyring::lookup(const std::string& host) {
         const std::lock_guard lock(used_mutex_);
         used_keyids_.insert(decrypted.keyids.begin(), decrypted.keyids.end());
     }
-    return entry_text(decrypted.text.view());
+    return std::move(decrypted.text);
 }
 
-void PassKeyring::store(const std::string& host, const Secret& credentials) {
-    const std::string entry = entry_name(host);
-    const fs::path file = entry_file(host);
+void PassKeyring::write_entry(const std::string& entry, const fs::path& file,
+                              std::string_view text) {
     const fs::path folder = file.parent_path();
     const std::vector<std::string> recipients = recipients_for(folder, entry);
-    std::string text;
-    text.reserve(credentials.view().size() + 1);  // no reallocation leaves a copy behind
-    text.append(credentials.view());
-    text += '\n';
-    const Secret plaintext = Secret::adopt(text);
+    std::string line;
+    line.reserve(text.size() + 1);  // no reallocation leaves a copy behind
+    line.append(text);
+    line += '\n';
+    const Secret plaintext = Secret::adopt(line);
     const std::string ciphertext = session().encrypt(plaintext, recipients, entry);
     const mode_t mask = store_umask();
     std::error_code ec;
@@ -177,9 +177,7 @@ void PassKeyring::store(const std::string& host, const Secret& credentials) {
         spdlog::warn("password store: {} (the entry is stored)", *problem);
 }
 
-bool PassKeyring::remove(const std::string& host) {
-    const std::string entry = entry_name(host);
-    const fs::path file = entry_file(host);
+bool PassKeyring::remove_entry(const std::string& entry, const fs::path& file) {
     std::error_code ec;
     if (!fs::exists(fs::symlink_status(file, ec))) {
         if (!is_initialized(store_)) not_initialized(store_);
@@ -197,23 +195,133 @@ bool PassKeyring::remove(const std::string& host) {
     return true;
 }
 
-std::vector<std::string> PassKeyring::hosts() {
-    std::vector<std::string> out;
-    const fs::path folder = store_ / kEntryFolder;
+std::optional<Secret> PassKeyring::lookup(const std::string& host) {
+    std::optional<Secret> text = read_entry(entry_name(host), entry_file(host));
+    if (!text) return std::nullopt;
+    return entry_text(text->view());
+}
+
+void PassKeyring::store(const std::string& host, const Secret& credentials) {
+    write_entry(entry_name(host), entry_file(host), credentials.view());
+}
+
+bool PassKeyring::remove(const std::string& host) {
+    return remove_entry(entry_name(host), entry_file(host));
+}
+
+namespace {
+
+std::optional<credentials::WallTime> modified_time(const fs::path& file) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0) return std::nullopt;
+    return credentials::WallTime(std::chrono::seconds(st.st_mtim.tv_sec));
+}
+
+// The regular files of `folder` that `name_of` maps to a key, with the key.
+template <typename NameOf>
+std::vector<std::pair<std::string, fs::path>> entry_files(const fs::path& folder, NameOf name_of) {
+    std::vector<std::pair<std::string, fs::path>> out;
     std::error_code ec;
-    if (!fs::is_directory(folder, ec)) {
-        if (!is_initialized(store_)) not_initialized(store_);
-        return out;
-    }
+    if (!fs::is_directory(folder, ec)) return out;
     for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
         if (!it->is_regular_file(ec)) continue;
-        if (auto host = host_of_entry_file(it->path().filename().string()))
-            out.push_back(std::move(*host));
+        if (auto key = name_of(it->path().filename().string()))
+            out.emplace_back(std::move(*key), it->path());
     }
     if (ec)
         throw Error(ErrorCode::keyring_error,
                     "cannot list " + folder.string() + ": " + ec.message());
     std::sort(out.begin(), out.end());
+    return out;
+}
+
+// What a Docker entry holds: {"ServerURL":...,"Username":...,"Secret":...}.
+credentials::DockerCredentials docker_of_text(const std::string& entry, const Secret& text) {
+    proto::Json json;
+    try {
+        json = proto::parse_json(text.view());
+    } catch (const std::exception&) {
+        throw Error(ErrorCode::keyring_error, entry + " does not hold a JSON object");
+    }
+    const proto::ScrubGuard guard(json);
+    const auto field = [&](const char* name) -> const proto::Json& {
+        const auto it = json.find(name);
+        if (!json.is_object() || it == json.end() || !it->is_string())
+            throw Error(ErrorCode::keyring_error,
+                        entry + " has no string \"" + name + "\": not a Docker credential");
+        return *it;
+    };
+    return {field("ServerURL").get<std::string>(), field("Username").get<std::string>(),
+            Secret(field("Secret").get_ref<const std::string&>())};
+}
+
+}  // namespace
+
+std::vector<credentials::ItemInfo> PassKeyring::items() {
+    const fs::path folder = store_ / kEntryFolder;
+    std::error_code ec;
+    if (!fs::is_directory(folder, ec) && !is_initialized(store_)) not_initialized(store_);
+    std::vector<credentials::ItemInfo> out;
+    for (auto& [host, file] : entry_files(folder, host_of_entry_file))
+        out.push_back({host, entry_name(host), modified_time(file)});
+    return out;
+}
+
+std::vector<std::string> PassKeyring::hosts() {
+    std::vector<std::string> out;
+    for (credentials::ItemInfo& item : items()) out.push_back(std::move(item.host));
+    return out;
+}
+
+fs::path PassKeyring::docker_file(const std::string& server) const {
+    return store_ / (docker_entry_name(server) + ".gpg");
+}
+
+std::optional<credentials::DockerCredentials> PassKeyring::docker_lookup(
+    const std::string& server) {
+    const std::string entry = docker_entry_name(server);
+    const std::optional<Secret> text = read_entry(entry, docker_file(server));
+    if (!text) return std::nullopt;
+    credentials::DockerCredentials found = docker_of_text(entry, entry_text(text->view()));
+    if (found.server != server)
+        throw Error(ErrorCode::keyring_error,
+                    entry + " holds the credentials of another server (" + found.server + ")");
+    return found;
+}
+
+void PassKeyring::docker_store(const credentials::DockerCredentials& credentials) {
+    proto::Json json = {{"ServerURL", credentials.server},
+                        {"Username", credentials.username},
+                        {"Secret", std::string(credentials.secret.view())}};
+    const proto::ScrubGuard json_guard(json);
+    std::string text = json.dump();
+    const Secret secret = Secret::adopt(text);
+    write_entry(docker_entry_name(credentials.server), docker_file(credentials.server),
+                secret.view());
+}
+
+bool PassKeyring::docker_remove(const std::string& server) {
+    return remove_entry(docker_entry_name(server), docker_file(server));
+}
+
+// The username is inside the encrypted entry: each is read, and one whose
+// key gpg-agent does not hold unlocked is listed without it.
+std::vector<credentials::DockerItemInfo> PassKeyring::docker_items() {
+    std::error_code ec;
+    if (!fs::is_directory(store_ / kEntryFolder, ec) && !is_initialized(store_))
+        not_initialized(store_);
+    std::vector<credentials::DockerItemInfo> out;
+    const fs::path folder = store_ / kEntryFolder / kDockerFolder;
+    for (auto& [server, file] : entry_files(folder, server_of_docker_entry_file)) {
+        credentials::DockerItemInfo info{server, std::nullopt, docker_entry_name(server),
+                                         modified_time(file)};
+        try {
+            if (auto found = docker_lookup(server)) info.username = std::move(found->username);
+        } catch (const Error& e) {
+            if (e.code() != ErrorCode::keyring_locked) throw;
+        }
+        out.push_back(std::move(info));
+    }
     return out;
 }
 

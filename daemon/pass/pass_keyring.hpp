@@ -3,7 +3,9 @@
 // is one entry (store_layout.hpp), whose text is the credentials JSON object
 // and a newline, so `pass show hostkeeper/HOST` shows it, and an entry made
 // by `pass insert` (a JSON object, also over several lines, or a bare
-// token on the first line) is read. Writes encrypt to the entry's .gpg-id
+// token on the first line) is read. Docker credentials are entries under
+// hostkeeper/docker/ (store_layout.hpp) holding
+// {"ServerURL":...,"Username":...,"Secret":...}. Writes encrypt to the entry's .gpg-id
 // recipients, replace the file atomically (mode from PASSWORD_STORE_UMASK,
 // default 077) and commit when the store is a git repository.
 //
@@ -33,6 +35,11 @@ class PassKeyring final : public credentials::Keyring {
     void store(const std::string& host, const proto::Secret& credentials) override;
     bool remove(const std::string& host) override;
     std::vector<std::string> hosts() override;
+    std::vector<credentials::ItemInfo> items() override;
+    std::optional<credentials::DockerCredentials> docker_lookup(const std::string& server) override;
+    void docker_store(const credentials::DockerCredentials& credentials) override;
+    bool docker_remove(const std::string& server) override;
+    std::vector<credentials::DockerItemInfo> docker_items() override;
     void unlock() override;
     std::string_view name() const override { return "pass"; }
 
@@ -48,6 +55,14 @@ class PassKeyring final : public credentials::Keyring {
   private:
     GpgSession& session();
     std::filesystem::path entry_file(const std::string& host) const;
+    std::filesystem::path docker_file(const std::string& server) const;
+    // One entry's decrypted text (nullopt: no such file), its encryption
+    // and its removal, for hosts and Docker servers alike.
+    std::optional<proto::Secret> read_entry(const std::string& entry,
+                                            const std::filesystem::path& file);
+    void write_entry(const std::string& entry, const std::filesystem::path& file,
+                     std::string_view text);
+    bool remove_entry(const std::string& entry, const std::filesystem::path& file);
     std::vector<std::string> recipients_for(const std::filesystem::path& folder,
                                             const std::string& entry);
 

@@ -1,9 +1,14 @@
 #include "daemon/pass/store_layout.hpp"
 
+#include <openssl/evp.h>
+
+#include <algorithm>
 #include <cstdlib>
 
+#include "proto/error.hpp"
 #include "proto/file_io.hpp"
 #include "proto/hostname.hpp"
+#include "proto/messages.hpp"
 
 namespace hostkeeper::daemon::pass {
 namespace fs = std::filesystem;
@@ -20,7 +25,57 @@ std::string_view trim(std::string_view text) {
     return text.substr(first, last - first + 1);
 }
 
+constexpr std::size_t kMaxFileName = 255;  // NAME_MAX of Linux file systems
+
 }  // namespace
+
+std::string docker_entry_name(std::string_view server) {
+    // OpenSSL's base64, made URL- and file-safe (no '/') and unpadded.
+    std::string encoded(4 * ((server.size() + 2) / 3) + 1, '\0');
+    const int length = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(encoded.data()),
+                                       reinterpret_cast<const unsigned char*>(server.data()),
+                                       static_cast<int>(server.size()));
+    encoded.resize(static_cast<std::size_t>(length));
+    while (!encoded.empty() && encoded.back() == '=') encoded.pop_back();
+    std::replace(encoded.begin(), encoded.end(), '+', '-');
+    std::replace(encoded.begin(), encoded.end(), '/', '_');
+    if (encoded.size() + kSuffix.size() > kMaxFileName) {
+        throw proto::Error(proto::ErrorCode::bad_request,
+                           "the server URL is too long for a pass entry name (at most 188 bytes)");
+    }
+    return std::string(kEntryFolder) + "/" + std::string(kDockerFolder) + "/" + encoded;
+}
+
+std::optional<std::string> server_of_docker_entry_file(std::string_view file_name) {
+    if (file_name.size() <= kSuffix.size() ||
+        file_name.substr(file_name.size() - kSuffix.size()) != kSuffix)
+        return std::nullopt;
+    std::string text(file_name.substr(0, file_name.size() - kSuffix.size()));
+    if (text.find_first_of("+/=") != std::string::npos) return std::nullopt;
+    std::replace(text.begin(), text.end(), '-', '+');
+    std::replace(text.begin(), text.end(), '_', '/');
+    const std::size_t padding = (4 - text.size() % 4) % 4;
+    if (padding == 3) return std::nullopt;
+    text.append(padding, '=');
+    std::string decoded(text.size() / 4 * 3 + 1, '\0');
+    const int length = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(decoded.data()),
+                                       reinterpret_cast<const unsigned char*>(text.data()),
+                                       static_cast<int>(text.size()));
+    if (length < 0) return std::nullopt;
+    // EVP_DecodeBlock counts the padding's bytes as zeros.
+    decoded.resize(static_cast<std::size_t>(length) - padding);
+    try {
+        // Only names hostkeeper itself writes: the key of a valid server URL, encoded back alike.
+        if (proto::docker_server_key(decoded) != decoded ||
+            docker_entry_name(decoded) !=
+                std::string(kEntryFolder) + "/" + std::string(kDockerFolder) + "/" +
+                    std::string(file_name.substr(0, file_name.size() - kSuffix.size())))
+            return std::nullopt;
+    } catch (const proto::Error&) {
+        return std::nullopt;
+    }
+    return decoded;
+}
 
 fs::path resolve_store_dir(const std::optional<fs::path>& configured) {
     if (configured && !configured->empty()) return fs::absolute(*configured);

@@ -31,6 +31,16 @@ std::string entry_name(std::string_view host);
 // -> "example.com:8443"); nullopt for any other file name.
 std::optional<std::string> host_of_entry_file(std::string_view file_name);
 
+// Docker credentials' entries: "hostkeeper/docker/B64", B64 being the
+// server URL in unpadded base64url (it may hold any character). Throws
+// proto::Error{bad_request} when the file name would be over 255 bytes
+// (NAME_MAX): a server URL of more than 188 bytes.
+inline constexpr std::string_view kDockerFolder = "docker";
+std::string docker_entry_name(std::string_view server);
+// The server a file under hostkeeper/docker/ stands for; nullopt for any
+// other file name.
+std::optional<std::string> server_of_docker_entry_file(std::string_view file_name);
+
 // The ids of a .gpg-id file's text, as pass reads them.
 std::vector<std::string> parse_gpg_ids(std::string_view text);
 // The ids of $PASSWORD_STORE_KEY (split on blanks), as pass reads them;

@@ -89,6 +89,9 @@ asio::awaitable<Verdict> Upstream::fetch(UpstreamRequest request) {
                                  ? Credentials::sent
                                  : Credentials::withheld;
     out.response = std::move(fetched.response);
+    out.token_sent = sent == Credentials::sent;
+    if (out.token_sent && out.response->status == 401)
+        credentials_.token_rejected(request.token_host, out.response->url, 401);
     judge(request, keyring_problem, sent, out);
     co_return out;
 }

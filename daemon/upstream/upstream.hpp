@@ -66,7 +66,8 @@ struct Verdict {
     http::CacheDirectives directives;
     std::string error;  // failed: "URL: why"
     std::optional<long long> retry_after;
-    bool stale_ok = true;  // see AnswerCache::Fetched
+    bool stale_ok = true;     // see AnswerCache::Fetched
+    bool token_sent = false;  // the host's stored token went with the final request
 };
 
 class Upstream {
@@ -80,7 +81,8 @@ class Upstream {
     // token (locked, absent), the request goes without it, and a 401, 403
     // or 404 to it is a failure naming the keyring's problem: it says
     // nothing about the server, so it is neither cached as "there is none"
-    // nor a refusal (the last good answer may stand in).
+    // nor a refusal (the last good answer may stand in). A 401 to the
+    // stored token is remembered (CredentialService::token_rejected).
     boost::asio::awaitable<Verdict> fetch(UpstreamRequest request);
 
     // A fetch that failed before a request was sent (discovery, for a registry).

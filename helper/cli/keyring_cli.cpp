@@ -24,6 +24,12 @@ std::string text_of(const Json& object, const char* key, const char* fallback = 
     return it != object.end() && it->is_string() ? it->get<std::string>() : fallback;
 }
 
+// A migrate entry's name: its host, or "docker SERVER" for Docker credentials.
+std::string item_name(const Json& entry) {
+    const std::string server = text_of(entry, "server");
+    return server.empty() ? text_of(entry, "host", "?") : "docker " + server;
+}
+
 Json keyring_of(client::DaemonClient& daemon) {
     const Json status = daemon.call(proto::make_request(proto::Op::status));
     const auto it = status.find("keyring");
@@ -150,18 +156,25 @@ int run_migrate(const client::ClientOptions& client, const std::string& to) {
             std::printf("moved    %s\n", host.get<std::string>().c_str());
         }
     }
+    if (const auto it = answer.find("docker_migrated"); it != answer.end() && it->is_array()) {
+        for (const auto& server : *it) {
+            if (!server.is_string()) continue;
+            ++moved;
+            std::printf("moved    docker %s\n", server.get<std::string>().c_str());
+        }
+    }
     if (const auto it = answer.find("failed"); it != answer.end() && it->is_array()) {
         for (const auto& entry : *it) {
             if (!entry.is_object()) continue;
             ++failed;
-            std::printf("FAILED   %s: %s (%s)\n", text_of(entry, "host", "?").c_str(),
+            std::printf("FAILED   %s: %s (%s)\n", item_name(entry).c_str(),
                         text_of(entry, "message").c_str(), text_of(entry, "code", "?").c_str());
         }
     }
     if (!answer.value("switched", false)) {
         // All or nothing (PROTOCOL.md): the hosts that could be copied were taken back.
         std::printf(
-            "nothing moved: %zu host(s) failed, so every copy was taken back out of %s; "
+            "nothing moved: %zu item(s) failed, so every copy was taken back out of %s; "
             "hostkeeperd still uses %s; fix the failed hosts and run this again\n",
             failed, to.c_str(), from.c_str());
         return client::kExitFailed;
@@ -172,11 +185,11 @@ int run_migrate(const client::ClientOptions& client, const std::string& to) {
             if (!entry.is_object()) continue;
             ++leftover;
             std::printf("LEFT     %s: moved, but it could not be removed from %s: %s (%s)\n",
-                        text_of(entry, "host", "?").c_str(), from.c_str(),
-                        text_of(entry, "message").c_str(), text_of(entry, "code", "?").c_str());
+                        item_name(entry).c_str(), from.c_str(), text_of(entry, "message").c_str(),
+                        text_of(entry, "code", "?").c_str());
         }
     }
-    std::printf("%zu host(s) moved from %s to %s%s\n", moved, from.c_str(), to.c_str(),
+    std::printf("%zu item(s) moved from %s to %s%s\n", moved, from.c_str(), to.c_str(),
                 leftover == 0 ? "" : ", some also left in the source (above)");
     const fs::path config = daemon_config_path();
     try {

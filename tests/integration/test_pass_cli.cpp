@@ -292,7 +292,7 @@ TEST_CASE(
     CHECK(r.exit_code == 0);
     CHECK_THAT(r.out, Catch::Contains("moved    mig-a.example"));
     CHECK_THAT(r.out, Catch::Contains("moved    mig-b.example:8443"));
-    CHECK_THAT(r.out, Catch::Contains("2 host(s) moved from secret-service to pass\n"));
+    CHECK_THAT(r.out, Catch::Contains("2 item(s) moved from secret-service to pass\n"));
     CHECK(u.config_text() ==
           "# my daemon\nlog_level = \"info\"\n\n[keyring]\nbackend = "
           "\"pass\"\n# picked by hostkeeper\n");
@@ -318,7 +318,7 @@ TEST_CASE("migrate: one host cannot be written: nothing moves, exit 1, FAILED na
     INFO(r.out << r.err);
     CHECK(r.exit_code == 1);
     CHECK_THAT(r.out, Catch::Contains("FAILED   mix-bad.example: "));
-    CHECK_THAT(r.out, Catch::Contains("nothing moved: 1 host(s) failed"));
+    CHECK_THAT(r.out, Catch::Contains("nothing moved: 1 item(s) failed"));
     CHECK_THAT(r.out, Catch::Contains("hostkeeperd still uses secret-service"));
     CHECK_FALSE(fs::exists(u.config / "hostkeeper" / "config.toml"));
     // Both hosts as they were: served from the Secret Service, not in the store.

@@ -11,6 +11,7 @@ std::optional<proto::Secret> MemoryKeyring::lookup(const std::string& host) {
     std::unique_lock lock(mutex_);
     gate_cv_.wait(lock, [this] { return !gate_closed_; });
     check_failure();
+    if (lookup_failure_) throw proto::Error(*lookup_failure_, "injected lookup failure");
     const auto it = items_.find(host);
     if (it == items_.end()) return std::nullopt;
     if (garbled_lookup_ == host) return proto::Secret(std::string_view("{\"token\":\"garbled\"}"));
@@ -77,9 +78,56 @@ std::vector<std::string> MemoryKeyring::hosts() {
     return out;
 }
 
+std::vector<daemon::credentials::ItemInfo> MemoryKeyring::items() {
+    std::vector<daemon::credentials::ItemInfo> out;
+    for (std::string& host : hosts()) {
+        std::string label = name_ + ": " + host;
+        out.push_back({std::move(host), std::move(label), std::nullopt});
+    }
+    return out;
+}
+
+std::optional<daemon::credentials::DockerCredentials> MemoryKeyring::docker_lookup(
+    const std::string& server) {
+    const std::lock_guard lock(mutex_);
+    check_failure();
+    const auto it = docker_.find(server);
+    if (it == docker_.end()) return std::nullopt;
+    return daemon::credentials::DockerCredentials{server, it->second.first,
+                                                  proto::Secret(it->second.second)};
+}
+
+void MemoryKeyring::docker_store(const daemon::credentials::DockerCredentials& credentials) {
+    const std::lock_guard lock(mutex_);
+    check_failure();
+    if (failing_store_ == credentials.server)
+        throw proto::Error(proto::ErrorCode::keyring_error, "injected store failure");
+    docker_[credentials.server] = {credentials.username, std::string(credentials.secret.view())};
+}
+
+bool MemoryKeyring::docker_remove(const std::string& server) {
+    const std::lock_guard lock(mutex_);
+    check_failure();
+    return docker_.erase(server) > 0;
+}
+
+std::vector<daemon::credentials::DockerItemInfo> MemoryKeyring::docker_items() {
+    const std::lock_guard lock(mutex_);
+    check_failure();
+    std::vector<daemon::credentials::DockerItemInfo> out;
+    for (const auto& [server, entry] : docker_)
+        out.push_back({server, entry.first, name_ + " docker: " + server, std::nullopt});
+    return out;
+}
+
 void MemoryKeyring::unlock() {
     const std::lock_guard lock(mutex_);
     check_failure();
+}
+
+void MemoryKeyring::fail_lookups_with(std::optional<proto::ErrorCode> code) {
+    const std::lock_guard lock(mutex_);
+    lookup_failure_ = code;
 }
 
 void MemoryKeyring::fail_store_of(std::optional<std::string> host) {

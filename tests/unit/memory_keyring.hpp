@@ -23,6 +23,12 @@ class MemoryKeyring final : public daemon::credentials::Keyring {
     void store(const std::string& host, const proto::Secret& credentials) override;
     bool remove(const std::string& host) override;
     std::vector<std::string> hosts() override;
+    std::vector<daemon::credentials::ItemInfo> items() override;
+    std::optional<daemon::credentials::DockerCredentials> docker_lookup(
+        const std::string& server) override;
+    void docker_store(const daemon::credentials::DockerCredentials& credentials) override;
+    bool docker_remove(const std::string& server) override;
+    std::vector<daemon::credentials::DockerItemInfo> docker_items() override;
     void unlock() override;
     std::string_view name() const override { return name_; }
 
@@ -36,7 +42,10 @@ class MemoryKeyring final : public daemon::credentials::Keyring {
 
     // Every call throws this error until cleared.
     void fail_with(std::optional<proto::ErrorCode> code);
-    // Stores of this one host throw keyring_error until cleared.
+    // Lookups (only) throw this error until cleared: a locked keyring whose
+    // items are still listed.
+    void fail_lookups_with(std::optional<proto::ErrorCode> code);
+    // Stores of this one host (or Docker server) throw keyring_error until cleared.
     void fail_store_of(std::optional<std::string> host);
     // Removals of this one host throw keyring_error until cleared.
     void fail_remove_of(std::optional<std::string> host);
@@ -57,11 +66,13 @@ class MemoryKeyring final : public daemon::credentials::Keyring {
     std::condition_variable gate_cv_;
     bool gate_closed_ = false;
     std::optional<proto::ErrorCode> failure_;
+    std::optional<proto::ErrorCode> lookup_failure_;
     std::optional<std::string> failing_store_;
     std::optional<std::string> failing_remove_;
     std::optional<std::string> garbled_lookup_;
     std::string name_;
     std::map<std::string, std::string> items_;
+    std::map<std::string, std::pair<std::string, std::string>> docker_;  // server: user, secret
 };
 
 }  // namespace hostkeeper::test

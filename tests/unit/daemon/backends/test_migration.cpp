@@ -115,3 +115,40 @@ TEST_CASE("a source that cannot be listed changes nothing", "[daemon][backends]"
     CHECK(from.has("a.example"));
     CHECK_FALSE(to.has("a.example"));
 }
+
+TEST_CASE("Docker credentials move with the hosts", "[daemon][backends][docker]") {
+    test::MemoryKeyring from("secret-service");
+    test::MemoryKeyring to("pass");
+    from.put("a.example", R"({"token":"ta"})");
+    from.docker_store({"reg.example:5000", "alice", proto::Secret(std::string_view("s1"))});
+    from.docker_store(
+        {"https://index.docker.io/v1/", "bob", proto::Secret(std::string_view("s2"))});
+    const auto result = migrate(from, to);
+    CHECK(result.switched);
+    CHECK(result.migrated == std::vector<std::string>{"a.example"});
+    CHECK(result.docker_migrated ==
+          std::vector<std::string>{"https://index.docker.io/v1/", "reg.example:5000"});
+    CHECK(from.docker_items().empty());
+    const auto moved = to.docker_lookup("reg.example:5000");
+    REQUIRE(moved);
+    CHECK(moved->username == "alice");
+    CHECK(moved->secret.view() == "s1");
+}
+
+TEST_CASE("a Docker server the target cannot store: nothing moves, hosts included",
+          "[daemon][backends][docker]") {
+    test::MemoryKeyring from("secret-service");
+    test::MemoryKeyring to("pass");
+    from.put("a.example", R"({"token":"ta"})");
+    from.docker_store({"reg.example:5000", "alice", proto::Secret(std::string_view("s1"))});
+    to.fail_store_of("reg.example:5000");
+    const auto result = migrate(from, to);
+    CHECK_FALSE(result.switched);
+    REQUIRE(result.failed.size() == 1);
+    CHECK(result.failed[0].server == "reg.example:5000");
+    CHECK(result.failed[0].host.empty());
+    CHECK(to.hosts().empty());
+    CHECK(to.docker_items().empty());
+    CHECK(from.hosts() == std::vector<std::string>{"a.example"});
+    CHECK(from.docker_items().size() == 1);
+}

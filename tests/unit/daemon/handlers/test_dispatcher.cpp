@@ -4,21 +4,11 @@
 // binaries are covered by the integration tests.)
 #include <unistd.h>
 
-#include <boost/asio/thread_pool.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
 
-#include "daemon/archives/archive_store.hpp"
-#include "daemon/credentials/credential_service.hpp"
-#include "daemon/discovery/discovery_service.hpp"
-#include "daemon/handlers/dispatcher.hpp"
-#include "daemon/registry/registry_service.hpp"
-#include "daemon/registry_cache/registry_cache.hpp"
-#include "fake_http_client.hpp"
-#include "fake_keyring_admin.hpp"
-#include "memory_keyring.hpp"
-#include "server_fixture.hpp"
+#include "dispatcher_fixture.hpp"
 #include "socket_fixture.hpp"
 
 using namespace hostkeeper;
@@ -28,40 +18,7 @@ using test::RawClient;
 
 namespace {
 
-struct ServerFixture : test::SocketServer {
-    ServerFixture() { serve(dispatcher, {1, 1s, 1s, 0s}); }
-    ~ServerFixture() {
-        shutdown();
-        pool.join();
-        std::error_code ignored;
-        std::filesystem::remove_all(archive_dir, ignored);
-    }
-
-    asio::thread_pool pool{1};
-    test::MemoryKeyring keyring{"secret-service"};
-    test::MemoryKeyring other_keyring{"pass"};
-    test::FakeKeyringAdmin keyring_admin{keyring, other_keyring};
-    daemon::credentials::CredentialService credentials{
-        io.get_executor(), pool.get_executor(), keyring, {}};
-    test::FakeHttpClient http{io.get_executor()};
-    daemon::discovery::DiscoveryService discovery{io.get_executor(), http, credentials, {}};
-    daemon::registry::RegistryService registry{io.get_executor(), http, credentials, discovery, {}};
-    // The registry cache is off here (no configuration): the store is never used.
-    std::filesystem::path archive_dir =
-        std::filesystem::temp_directory_path() / ("hk-dispatcher-" + std::to_string(::getpid()));
-    daemon::archives::ArchiveStore archives{io.get_executor(), http, {archive_dir}};
-    daemon::registry_cache::RegistryCache cache{io.get_executor(),
-                                                std::nullopt,
-                                                archive_dir / "state.json",
-                                                archive_dir / "documents",
-                                                credentials,
-                                                discovery,
-                                                registry,
-                                                archives};
-    daemon::handlers::Dispatcher dispatcher{
-        credentials, discovery,     registry,
-        cache,       keyring_admin, daemon::handlers::DaemonInfo{"test", false, 0s}};
-};
+using ServerFixture = test::DispatcherFixture;
 
 proto::Json get_request(const std::string& host) {
     proto::Json r = proto::make_request(proto::Op::get);

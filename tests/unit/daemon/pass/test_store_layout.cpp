@@ -29,6 +29,31 @@ TEST_CASE("entry names: hostkeeper/HOST, a port as HOST_PORT, and back", "[daemo
     CHECK_FALSE(host_of_entry_file("l:31.gpg"));
 }
 
+TEST_CASE("Docker entry names: the server URL in unpadded base64url, and back", "[daemon][pass]") {
+    CHECK(docker_entry_name("reg.example:5000") == "hostkeeper/docker/cmVnLmV4YW1wbGU6NTAwMA");
+    CHECK(server_of_docker_entry_file("cmVnLmV4YW1wbGU6NTAwMA.gpg") == "reg.example:5000");
+    // '/' and '+' of base64 are '_' and '-': any URL is one file name.
+    const std::string hub = "https://index.docker.io/v1/";
+    const std::string name = docker_entry_name(hub);
+    CHECK(name.find('/', std::string("hostkeeper/docker/").size()) == std::string::npos);
+    CHECK(server_of_docker_entry_file(name.substr(name.rfind('/') + 1) + ".gpg") == hub);
+    for (const std::string server : {"a", "ab", "abc", "abcd", "h\xc3\xbc.example/x?y=~~~"}) {
+        const std::string n = docker_entry_name(server);
+        CHECK(server_of_docker_entry_file(n.substr(n.rfind('/') + 1) + ".gpg") == server);
+    }
+    // Too long for a file name: a clear refusal, not a truncated name.
+    CHECK_NOTHROW(docker_entry_name(std::string(188, 'x')));
+    CHECK_THROWS_WITH(docker_entry_name(std::string(189, 'x')),
+                      Catch::Contains("too long for a pass entry name"));
+    // Not hostkeeper's names.
+    CHECK_FALSE(server_of_docker_entry_file("cmVnLmV4YW1wbGU6NTAwMA=.gpg"));  // padded
+    CHECK_FALSE(server_of_docker_entry_file("cmVn+.gpg"));
+    CHECK_FALSE(server_of_docker_entry_file("YQ"));       // no .gpg
+    CHECK_FALSE(server_of_docker_entry_file("Y.gpg"));    // not base64 of anything
+    CHECK_FALSE(server_of_docker_entry_file("IA.gpg"));   // " ": not a server key
+    CHECK_FALSE(server_of_docker_entry_file("YQo.gpg"));  // "a\n": a control character
+}
+
 TEST_CASE(".gpg-id lines as pass reads them", "[daemon][pass]") {
     CHECK(parse_gpg_ids("ABCDEF\n  me@example.com  # my key\n\n# only a comment\n\tthird\n") ==
           std::vector<std::string>{"ABCDEF", "me@example.com", "third"});

@@ -99,7 +99,7 @@ TEST_CASE("migrate: every host moved: exit 0, and config.toml says the new backe
     CHECK(request.value("op", "") == "migrate");
     CHECK(request.value("to", "") == "pass");
     CHECK_THAT(c.out, Catch::Contains("moved    a.example\nmoved    b.example:8443\n"));
-    CHECK_THAT(c.out, Catch::Contains("2 host(s) moved from secret-service to pass\n"));
+    CHECK_THAT(c.out, Catch::Contains("2 item(s) moved from secret-service to pass\n"));
     CHECK_THAT(c.out, Catch::Contains("hostkeeperd now uses pass; wrote backend = \"pass\" under "
                                       "[keyring] in " +
                                       config.file().string()));
@@ -123,7 +123,7 @@ TEST_CASE(
     CHECK(c.status == 1);
     CHECK_THAT(c.out,
                Catch::Contains("FAILED   b.example: no public key for DEADBEEF (keyring_error)\n"));
-    CHECK_THAT(c.out, Catch::Contains("nothing moved: 1 host(s) failed, so every copy was taken "
+    CHECK_THAT(c.out, Catch::Contains("nothing moved: 1 item(s) failed, so every copy was taken "
                                       "back out of pass; hostkeeperd still uses secret-service"));
     CHECK_FALSE(c.out.find("moved    ") != std::string::npos);
     CHECK_FALSE(fs::exists(config.file()));

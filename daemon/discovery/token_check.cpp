@@ -1,0 +1,203 @@
+#include "daemon/discovery/token_check.hpp"
+
+#include <utility>
+
+#include "daemon/discovery/discovery_document.hpp"
+#include "daemon/http/url.hpp"
+#include "proto/json.hpp"
+#include "proto/secret.hpp"
+
+namespace hostkeeper::daemon::discovery {
+namespace asio = boost::asio;
+using Result = TokenCheck::Result;
+
+namespace {
+
+constexpr std::size_t kMaxAccountDocument = std::size_t{256} * 1024;
+
+// Whether stored credentials carry a token to send.
+bool has_token(const proto::Secret& credentials) {
+    try {
+        proto::Json object = proto::parse_json(credentials.view());
+        const proto::ScrubGuard guard(object);
+        const auto token = object.find("token");
+        return object.is_object() && token != object.end() && token->is_string() &&
+               !token->get_ref<const std::string&>().empty();
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
+upstream::UpstreamRequest request_for(const std::string& host, std::string url,
+                                      std::chrono::milliseconds timeout, std::size_t max_body) {
+    upstream::UpstreamRequest request;
+    request.url = std::move(url);
+    request.token_host = host;
+    request.token_origin = discovery_url(host);
+    request.purpose = "checking the token of " + host;
+    request.rules.max_body = max_body;
+    request.rules.max_redirects = kMaxDiscoveryRedirects;
+    request.rules.timeout = timeout;
+    request.json_media_type = false;  // judged here: TFE answers application/vnd.api+json
+    request.explain_refusal = true;
+    return request;
+}
+
+// What a response says of the token, short of the document's content:
+// nullopt to go on reading it.
+std::optional<TokenCheck> refusal_or_failure(const std::string& host,
+                                             const upstream::Verdict& verdict) {
+    TokenCheck out;
+    if (!verdict.response) {
+        out.url = verdict.url_asked;
+        out.message = verdict.error;
+        return out;
+    }
+    const http::HttpResponse& response = *verdict.response;
+    out.url = response.url;
+    out.status = response.status;
+    if ((response.status == 401 || response.status == 403) && verdict.token_sent) {
+        out.result = Result::rejected;
+        out.message = "the token was refused (HTTP " + std::to_string(response.status) + "): " +
+                      (response.status == 401 ? "it expired or was revoked"
+                                              : "it is not allowed to do this") +
+                      "; run terraform login " + host;
+        return out;
+    }
+    if (!verdict.token_sent) {
+        out.message = response.url + ": the request went without the token (" +
+                      (verdict.error.empty() ? "redirected to another host" : verdict.error) +
+                      "): the token is only sent to " + host;
+        return out;
+    }
+    if (response.status != 200) {
+        out.message = verdict.error.empty()
+                          ? response.url + ": HTTP status " + std::to_string(response.status)
+                          : verdict.error;
+        return out;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view to_string(Result result) noexcept {
+    switch (result) {
+        case Result::valid:
+            return "valid";
+        case Result::rejected:
+            return "rejected";
+        case Result::accepted:
+            return "accepted";
+        case Result::no_credentials:
+            return "no_credentials";
+        case Result::failed:
+            return "failed";
+    }
+    return "failed";
+}
+
+std::string account_username(std::string_view body) {
+    try {
+        const proto::Json document = proto::parse_json(body);
+        const proto::Json* node = &document;
+        for (const char* key : {"data", "attributes", "username"}) {
+            if (!node->is_object()) return {};
+            const auto it = node->find(key);
+            if (it == node->end()) return {};
+            node = &*it;
+        }
+        return node->is_string() ? node->get<std::string>() : std::string();
+    } catch (const std::exception&) {
+        return {};
+    }
+}
+
+namespace {
+
+// After the discovery document: where to ask "who am I" (the tfe.v2 URL's
+// account/details), or the answer already (accepted, failed). A plain
+// function: its try blocks must not sit in the coroutine (async/toolchain.hpp, rule 3).
+struct NextStep {
+    std::string details_url;
+    TokenCheck answer;
+};
+
+NextStep after_discovery(const std::string& host, const http::HttpResponse& response) {
+    NextStep next;
+    TokenCheck& out = next.answer;
+    out.url = response.url;
+    out.status = response.status;
+    Services services;
+    try {
+        services = parse_discovery_document(response.body, response.url);
+    } catch (const std::exception& e) {
+        out.message = out.url + ": " + e.what();
+        return next;
+    }
+    const auto tfe = services.services.find("tfe.v2");
+    if (tfe == services.services.end() || !tfe->is_string()) {
+        out.result = Result::accepted;
+        return next;
+    }
+    std::string details;
+    try {
+        details = http::resolve_url(tfe->get<std::string>(), "account/details");
+    } catch (const std::exception& e) {
+        out.message = "tfe.v2 of " + host + ": " + e.what();
+        return next;
+    }
+    if (!http::same_origin(details, discovery_url(host))) {
+        out.url = details;
+        out.status.reset();
+        out.message = "tfe.v2 of " + host + " is at another host (" + details +
+                      "): the token is only sent to " + host + ", so it was not checked";
+        return next;
+    }
+    next.details_url = std::move(details);
+    return next;
+}
+
+}  // namespace
+
+asio::awaitable<TokenCheck> check_token(upstream::Upstream& upstream,
+                                        credentials::CredentialService& credentials,
+                                        std::string host, std::chrono::milliseconds timeout) {
+    // Each awaited call is named first (async/toolchain.hpp).
+    {
+        // Throws when the keyring cannot say: nothing is sent then.
+        auto reading = credentials.get(host);
+        const std::optional<proto::Secret> stored = co_await std::move(reading);
+        if (!stored || !has_token(*stored)) {
+            TokenCheck none;
+            none.result = Result::no_credentials;
+            co_return none;
+        }
+    }
+    upstream::UpstreamRequest discovery =
+        request_for(host, discovery_url(host), timeout, kMaxDiscoveryDocument);
+    auto asking = upstream.fetch(std::move(discovery));
+    const upstream::Verdict discovered = co_await std::move(asking);
+    if (auto early = refusal_or_failure(host, discovered)) co_return std::move(*early);
+    NextStep next = after_discovery(host, *discovered.response);
+    if (next.details_url.empty()) co_return std::move(next.answer);
+
+    upstream::UpstreamRequest who =
+        request_for(host, next.details_url, timeout, kMaxAccountDocument);
+    auto answering = upstream.fetch(std::move(who));
+    const upstream::Verdict account = co_await std::move(answering);
+    if (auto early = refusal_or_failure(host, account)) co_return std::move(*early);
+    TokenCheck out;
+    out.url = account.response->url;
+    out.status = account.response->status;
+    out.user = account_username(account.response->body);
+    if (out.user.empty()) {
+        out.message = out.url + ": the answer names no user (data.attributes.username)";
+        co_return out;
+    }
+    out.result = Result::valid;
+    credentials.token_accepted(host);
+    co_return out;
+}
+
+}  // namespace hostkeeper::daemon::discovery

@@ -1,0 +1,165 @@
+#include "daemon/handlers/item_requests.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/backends/keyring_admin.hpp"
+#include "daemon/credentials/credential_service.hpp"
+#include "daemon/credentials/keyring_items.hpp"
+#include "daemon/discovery/discovery_service.hpp"
+#include "daemon/handlers/replies.hpp"
+#include "proto/error.hpp"
+#include "proto/json.hpp"
+#include "proto/messages.hpp"
+#include "proto/secret.hpp"
+
+namespace hostkeeper::daemon::handlers {
+namespace asio = boost::asio;
+using proto::Error;
+using proto::ErrorCode;
+using proto::Op;
+
+namespace {
+
+// The names of a credentials object's properties (never their values).
+std::vector<std::string> field_names(const proto::Secret& credentials) {
+    std::vector<std::string> names;
+    try {
+        proto::Json object = proto::parse_json(credentials.view());
+        const proto::ScrubGuard guard(object);
+        if (object.is_object()) {
+            for (const auto& [name, value] : object.items()) names.push_back(name);
+        }
+    } catch (const std::exception&) {
+        // Served objects are valid JSON; nothing to name otherwise.
+    }
+    return names;
+}
+
+// One host's field names, or nullopt when its item is locked. Its own
+// coroutine: an await after a try block trips GCC bug 109224 (async/toolchain.hpp).
+asio::awaitable<std::optional<std::vector<std::string>>> fields_of(
+    credentials::CredentialService& credentials, std::string host) {
+    try {
+        auto reading = credentials.get(std::move(host));  // named first
+        const std::optional<proto::Secret> stored = co_await std::move(reading);
+        co_return stored ? field_names(*stored) : std::vector<std::string>{};
+    } catch (const Error& e) {
+        if (e.code() != ErrorCode::keyring_locked) throw;
+    }
+    co_return std::nullopt;
+}
+
+credentials::DockerCredentials docker_credentials_field(const proto::Json& fields) {
+    credentials::DockerCredentials out;
+    out.server = proto::docker_server_key(*text_field(fields, "server", true));
+    const std::string* username = text_field(fields, "username", true);
+    if (username->empty()) throw Error(ErrorCode::bad_request, "no credentials username");
+    if (username->size() > proto::kMaxDockerUsernameSize)
+        throw Error(
+            ErrorCode::bad_request,
+            "the username is over " + std::to_string(proto::kMaxDockerUsernameSize) + " bytes");
+    out.username = *username;
+    out.secret = proto::Secret(*text_field(fields, "secret", true));
+    return out;
+}
+
+}  // namespace
+
+asio::awaitable<server::Reply> ItemRequests::handle(const Request& request) {
+    switch (request.op) {
+        case Op::list: {
+            auto listing = list();  // named first
+            co_return co_await std::move(listing);
+        }
+        case Op::check: {
+            auto checking = check(host_field(request.fields));
+            co_return co_await std::move(checking);
+        }
+        case Op::docker_get:
+        case Op::docker_store:
+        case Op::docker_erase:
+        case Op::docker_list: {
+            auto answering = docker(request);
+            co_return co_await std::move(answering);
+        }
+        default:
+            break;
+    }
+    throw Error(ErrorCode::internal, "not an item op");
+}
+
+asio::awaitable<server::Reply> ItemRequests::list() {
+    auto listing = items_.items();  // named first
+    std::vector<credentials::ItemInfo> items = co_await std::move(listing);
+    std::vector<reply::ListedHost> hosts;
+    bool locked = false;
+    for (credentials::ItemInfo& item : items) {
+        reply::ListedHost listed{std::move(item), std::nullopt};
+        // After the first locked item the rest are reported locked unasked:
+        // listing prompts at most once.
+        if (!locked) {
+            auto reading = fields_of(credentials_, listed.item.host);
+            listed.fields = co_await std::move(reading);
+            locked = !listed.fields;
+        }
+        hosts.push_back(std::move(listed));
+    }
+    auto docker_listing = items_.docker_items();
+    const std::vector<credentials::DockerItemInfo> docker = co_await std::move(docker_listing);
+    const std::string backend = keyring_.state().backend.value_or("");
+    co_return server::Reply{reply::listed(backend, hosts, docker, credentials_.stats())};
+}
+
+asio::awaitable<server::Reply> ItemRequests::check(std::string host) {
+    auto checking = discovery_.check_token(host);  // named first
+    const discovery::TokenCheck result = co_await std::move(checking);
+    spdlog::info("check {}: {}", host, discovery::to_string(result.result));
+    co_return server::Reply{reply::checked(host, result)};
+}
+
+asio::awaitable<server::Reply> ItemRequests::docker(const Request& request) {
+    switch (request.op) {
+        case Op::docker_get: {
+            std::string server =
+                proto::docker_server_key(*text_field(request.fields, "server", true));
+            auto reading = items_.docker_get(std::move(server));  // named first
+            const std::optional<credentials::DockerCredentials> found = co_await std::move(reading);
+            if (!found) co_return server::Reply{reply::not_found()};
+            co_return server::Reply{reply::docker_found(*found)};
+        }
+        case Op::docker_store: {
+            credentials::DockerCredentials credentials = docker_credentials_field(request.fields);
+            const std::string server = credentials.server;
+            auto writing = items_.docker_store(std::move(credentials));  // named first
+            co_await std::move(writing);
+            spdlog::info("stored Docker credentials for {}", server);
+            co_return server::Reply{reply::ok()};
+        }
+        case Op::docker_erase: {
+            std::string server =
+                proto::docker_server_key(*text_field(request.fields, "server", true));
+            const std::string logged = server;
+            auto erasing = items_.docker_erase(std::move(server));  // named first
+            const bool erased = co_await std::move(erasing);
+            if (erased) spdlog::info("erased Docker credentials for {}", logged);
+            co_return server::Reply{reply::docker_erased(erased)};
+        }
+        case Op::docker_list: {
+            auto listing = items_.docker_items();  // named first
+            const std::vector<credentials::DockerItemInfo> items = co_await std::move(listing);
+            for (const credentials::DockerItemInfo& item : items) {
+                if (!item.username)
+                    throw Error(ErrorCode::keyring_locked,
+                                "the Docker credentials for " + item.server +
+                                    " are locked (their username is read with the secret): run "
+                                    "hostkeeper unlock");
+            }
+            co_return server::Reply{reply::docker_servers(items)};
+        }
+        default:
+            break;
+    }
+    throw Error(ErrorCode::internal, "not a docker op");
+}
+
+}  // namespace hostkeeper::daemon::handlers

@@ -1,0 +1,45 @@
+#pragma once
+// The requests about what the keyring holds, read from the keyring itself:
+// `list` (every host's item, its field names, never a value), `check` (is
+// a host's token still good, asked of the host) and the Docker credential
+// helper's docker_get, docker_store, docker_erase and docker_list
+// (PROTOCOL.md).
+
+#include <boost/asio/awaitable.hpp>
+
+#include "daemon/handlers/request_fields.hpp"
+#include "daemon/server/request_handler.hpp"
+
+namespace hostkeeper::daemon::credentials {
+class CredentialService;
+class KeyringItems;
+}  // namespace hostkeeper::daemon::credentials
+namespace hostkeeper::daemon::discovery {
+class DiscoveryService;
+}
+namespace hostkeeper::daemon::backends {
+class KeyringAdmin;
+}
+
+namespace hostkeeper::daemon::handlers {
+
+class ItemRequests {
+  public:
+    ItemRequests(credentials::KeyringItems& items, credentials::CredentialService& credentials,
+                 discovery::DiscoveryService& discovery, backends::KeyringAdmin& keyring)
+        : items_(items), credentials_(credentials), discovery_(discovery), keyring_(keyring) {}
+    // Throws proto::Error.
+    boost::asio::awaitable<server::Reply> handle(const Request& request);
+
+  private:
+    boost::asio::awaitable<server::Reply> list();
+    boost::asio::awaitable<server::Reply> check(std::string host);
+    boost::asio::awaitable<server::Reply> docker(const Request& request);
+
+    credentials::KeyringItems& items_;
+    credentials::CredentialService& credentials_;
+    discovery::DiscoveryService& discovery_;
+    backends::KeyringAdmin& keyring_;
+};
+
+}  // namespace hostkeeper::daemon::handlers

@@ -1,0 +1,69 @@
+#pragma once
+// The dispatcher and every request handler behind a real socket, with an
+// in-memory keyring and a scripted HTTP client: what the handlers' unit
+// tests talk to.
+
+#include <unistd.h>
+
+#include <boost/asio/thread_pool.hpp>
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+#include "daemon/archives/archive_store.hpp"
+#include "daemon/credentials/credential_service.hpp"
+#include "daemon/credentials/keyring_items.hpp"
+#include "daemon/discovery/discovery_service.hpp"
+#include "daemon/handlers/dispatcher.hpp"
+#include "daemon/registry/registry_service.hpp"
+#include "daemon/registry_cache/registry_cache.hpp"
+#include "fake_http_client.hpp"
+#include "fake_keyring_admin.hpp"
+#include "memory_keyring.hpp"
+#include "server_fixture.hpp"
+
+namespace hostkeeper::test {
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+struct DispatcherFixture : SocketServer {
+    DispatcherFixture() { serve(dispatcher, {1, 1s, 1s, 0s}); }
+    ~DispatcherFixture() {
+        shutdown();
+        pool.join();
+        std::error_code ignored;
+        std::filesystem::remove_all(archive_dir, ignored);
+    }
+
+    asio::thread_pool pool{1};
+    MemoryKeyring keyring{"secret-service"};
+    MemoryKeyring other_keyring{"pass"};
+    FakeKeyringAdmin keyring_admin{keyring, other_keyring};
+    daemon::credentials::CredentialService credentials{
+        io.get_executor(), pool.get_executor(), keyring, {}};
+    FakeHttpClient http{io.get_executor()};
+    daemon::discovery::DiscoveryService discovery{io.get_executor(), http, credentials, {}};
+    daemon::registry::RegistryService registry{io.get_executor(), http, credentials, discovery, {}};
+    // The registry cache is off here (no configuration): the store is never used.
+    std::filesystem::path archive_dir =
+        std::filesystem::temp_directory_path() / ("hk-dispatcher-" + std::to_string(::getpid()));
+    daemon::archives::ArchiveStore archives{io.get_executor(), http, {archive_dir}};
+    daemon::registry_cache::RegistryCache cache{io.get_executor(),
+                                                std::nullopt,
+                                                archive_dir / "state.json",
+                                                archive_dir / "documents",
+                                                credentials,
+                                                discovery,
+                                                registry,
+                                                archives};
+    daemon::credentials::KeyringItems items{pool.get_executor(), keyring};
+    daemon::handlers::Dispatcher dispatcher{credentials,
+                                            items,
+                                            discovery,
+                                            registry,
+                                            cache,
+                                            keyring_admin,
+                                            daemon::handlers::DaemonInfo{"test", false, 0s}};
+};
+
+}  // namespace hostkeeper::test
