@@ -27,8 +27,14 @@ std::string replace_all(std::string_view text, std::string_view from, std::strin
 
 std::optional<std::string> decode_token_variable(std::string_view name) {
     if (name.substr(0, kTokenVariablePrefix.size()) != kTokenVariablePrefix) return std::nullopt;
-    const std::string raw =
+    std::string raw =
         replace_all(replace_all(name.substr(kTokenVariablePrefix.size()), "__", "-"), "_", ".");
+    // svchost reads the port with strconv.Atoi, which takes a sign:
+    // "host:+8443" is host:8443 to Terraform.
+    if (const auto colon = raw.find(':');
+        colon != std::string::npos && colon + 1 < raw.size() && raw[colon + 1] == '+') {
+        raw.erase(colon + 1, 1);
+    }
     try {
         return proto::normalize_hostname(raw);
     } catch (const std::exception&) {

@@ -4,7 +4,11 @@
 // of both, identical): strip "TF_TOKEN_", replace "__" with "-", then "_"
 // with ".", then svchost.ForDisplay and ForComparison (here:
 // proto::normalize_hostname, the same normalization). A variable whose name
-// names no valid host is ignored by both tools.
+// names no valid host is ignored by both tools. Differences left: svchost
+// also takes a port of 0 or below ("host:-1"), which no stored host can
+// have (normalize_hostname refuses it), so such a name decodes to nothing.
+// OpenTofu's collectCredentialsFromEnv and its svchost fork
+// (opentofu/svchost) are the same code.
 //
 // Encoding is the reverse, from the normalized (ASCII, punycode) host:
 // "-" -> "__", "." -> "_"; a port keeps its ":" (svchost reads "host:port"),

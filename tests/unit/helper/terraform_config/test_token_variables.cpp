@@ -41,6 +41,7 @@ TEST_CASE("TF_TOKEN names: every spelling Terraform accepts decodes to the norma
         {"TF_TOKEN_App_Terraform_IO", "app.terraform.io"},
         {"TF_TOKEN_registry_example_com:443", "registry.example.com"},
         {"TF_TOKEN_registry_example_com:08443", "registry.example.com:8443"},
+        {"TF_TOKEN_registry_example_com:+8443", "registry.example.com:8443"},  // Atoi's sign
     };
     for (const auto& [name, host] : cases) {
         INFO(name);
@@ -55,8 +56,9 @@ TEST_CASE("TF_TOKEN names Terraform ignores decode to nothing",
           "TF_TOKEN_a___b_example",     // "-_" then "-.": a label ends in "-"
           "TF_TOKEN_ab____cd_example",  // "ab--cd": hyphens in places 3 and 4
           "TF_TOKEN_xn____zz_example",  // not punycode
-          "TF_TOKEN_example_com:99999", "TF_TOKEN_example_com:x", "TF_TOKENS_example_com",
-          "TF_OTHER", "tf_token_example_com", "TF_TOKEN_exa$mple_com"}) {
+          "TF_TOKEN_example_com:99999", "TF_TOKEN_example_com:x", "TF_TOKEN_example_com:+",
+          "TF_TOKEN_example_com:++1", "TF_TOKENS_example_com", "TF_OTHER", "tf_token_example_com",
+          "TF_TOKEN_exa$mple_com"}) {
         INFO(name);
         CHECK_FALSE(decode_token_variable(name));
     }
