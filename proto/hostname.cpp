@@ -119,6 +119,7 @@ struct Idn2 {
     decltype(&idn2_lookup_u8) lookup_u8 = nullptr;
     decltype(&idn2_strerror) strerror = nullptr;
     decltype(&idn2_free) free = nullptr;
+    decltype(&idn2_to_unicode_8z8z) to_unicode = nullptr;
     std::string error;  // why it could not be loaded, when it could not
 };
 
@@ -136,7 +137,8 @@ Idn2 load_idn2() {
     void* library = ::dlopen("libidn2.so.0", RTLD_NOW | RTLD_LOCAL);
     if (library == nullptr || !resolve(library, "idn2_lookup_u8", idn2.lookup_u8) ||
         !resolve(library, "idn2_strerror", idn2.strerror) ||
-        !resolve(library, "idn2_free", idn2.free)) {
+        !resolve(library, "idn2_free", idn2.free) ||
+        !resolve(library, "idn2_to_unicode_8z8z", idn2.to_unicode)) {
         const char* why = ::dlerror();
         idn2 = Idn2{};
         idn2.error = why != nullptr ? why : "libidn2.so.0 lacks idn2_lookup_u8";
@@ -167,7 +169,40 @@ std::string idna_to_ascii(std::string_view input, std::string_view host) {
     return ascii;
 }
 
+// True when a label of `host` is an A-label ("xn--", any case): only those
+// change in the Unicode form.
+bool has_ace_label(std::string_view host) {
+    std::size_t start = 0;
+    while (start < host.size()) {
+        const std::string_view label = host.substr(start, 4);
+        if (label.size() == 4 && (label[0] | 0x20) == 'x' && (label[1] | 0x20) == 'n' &&
+            label[2] == '-' && label[3] == '-') {
+            return true;
+        }
+        const auto dot = host.find('.', start);
+        if (dot == std::string_view::npos) break;
+        start = dot + 1;
+    }
+    return false;
+}
+
 }  // namespace
+
+std::string display_hostname(std::string_view host) {
+    const auto colon = host.rfind(':');
+    const std::string_view name = host.substr(0, colon);
+    const std::string_view port =
+        colon == std::string_view::npos ? std::string_view() : host.substr(colon);
+    if (!has_ace_label(name)) return std::string(host);
+    const Idn2& idn = idn2();
+    if (idn.to_unicode == nullptr) return std::string(host);
+    const std::string name_z(name);
+    char* unicode = nullptr;
+    if (idn.to_unicode(name_z.c_str(), &unicode, 0) != IDN2_OK || unicode == nullptr)
+        return std::string(host);
+    const std::unique_ptr<char, decltype(idn.free)> owned(unicode, idn.free);
+    return std::string(unicode) + std::string(port);
+}
 
 std::string normalize_hostname(std::string_view input) {
     if (input.empty()) throw Error(ErrorCode::bad_host, "hostname is empty");

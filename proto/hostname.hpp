@@ -15,4 +15,11 @@ namespace hostkeeper::proto {
 // Throws Error{bad_host} with a message naming what is wrong.
 std::string normalize_hostname(std::string_view input);
 
+// The Unicode form of a normalized hostname, for people (svchost's
+// ForDisplay): "xn--bcher-kva.example.com:8443" -> "bücher.example.com:8443".
+// A-labels ("xn--") are decoded with libidn2's to-unicode (loaded only when
+// there is one); any other host, or one libidn2 cannot decode, is returned
+// as it is. Never throws for bad input: it is for display only.
+std::string display_hostname(std::string_view host);
+
 }  // namespace hostkeeper::proto

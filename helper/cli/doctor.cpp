@@ -6,9 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "helper/cli/check.hpp"
 #include "helper/cli/keyring_cli.hpp"
+#include "helper/cli/list.hpp"
 #include "helper/cli/pass_doctor.hpp"
 #include "helper/cli/registry_cache_doctor.hpp"
+#include "helper/client/common_cli.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "helper/client/launcher.hpp"
 #include "helper/client/subprocess.hpp"
@@ -19,6 +22,7 @@
 #include "helper/terraform_config/tool_locations.hpp"
 #include "proto/error.hpp"
 #include "proto/file_io.hpp"
+#include "proto/hostname.hpp"
 #include "proto/session_bus.hpp"
 #include "proto/version.hpp"
 
@@ -160,9 +164,20 @@ void check_shadowing(Report& report) {
     if (found == 0) report.ok("no credentials.tfrc.json or credentials block shadows the keyring");
 
     const auto variables = terraform_config::token_variables();
-    for (const auto& name : variables) {
-        report.fail(name + " is set in the environment and shadows the keyring for its host",
-                    "unset " + name + " (and remove it from your shell's start-up files)");
+    for (const auto& variable : variables) {
+        const std::string unset =
+            "unset " + variable.name + " (and remove it from your shell's start-up files)";
+        if (!variable.host) {
+            report.warn(variable.name +
+                        " is set in the environment but names no valid host; Terraform and "
+                        "OpenTofu ignore it");
+            continue;
+        }
+        report.fail(variable.name + " is set in the environment and shadows the keyring for " +
+                        *variable.host,
+                    unset +
+                        "; 'hostkeeper exec -- COMMAND' gives a command the keyring's "
+                        "tokens as TF_TOKEN_* variables");
     }
     if (variables.empty()) report.ok("no TF_TOKEN_* variables in the environment");
 }
@@ -340,6 +355,63 @@ void check_backend(Report& report, const client::ClientOptions& client) {
     }
 }
 
+// One line per stored host: its token asked for at its own host (check),
+// then the hosts that refused the daemon's own requests with their token.
+void check_stored_tokens(Report& report, const client::ClientOptions& client) {
+    Json listed;
+    try {
+        listed = list_answer(client);
+    } catch (const proto::Error& e) {
+        if (e.code() == ErrorCode::unknown_op) {
+            report.warn(std::string("stored tokens not checked: ") + e.what());
+            return;
+        }
+        report.fail(std::string("cannot list the stored hosts: ") + e.what(),
+                    keyring_fix(e.code()));
+        return;
+    } catch (const std::exception& e) {
+        report.fail(std::string("cannot list the stored hosts: ") + e.what(),
+                    keyring_fix(ErrorCode::internal));
+        return;
+    }
+    const auto hosts = listed_hosts(listed);
+    if (hosts.empty()) report.ok("no credentials stored in the keyring: no token to check");
+    for (const auto& host : hosts) {
+        CheckLine line;
+        try {
+            line = check_line(check_host(client, host));
+        } catch (const std::exception& e) {
+            report.warn(std::string("stored tokens not checked: ") + e.what());
+            return;
+        }
+        switch (line.verdict) {
+            case Verdict::good:
+                report.ok("token for " + line.text);
+                break;
+            case Verdict::rejected:
+                report.fail("token for " + line.text,
+                            "terraform login " + proto::display_hostname(host));
+                break;
+            case Verdict::failed:
+                report.warn("token for " + line.text);
+                break;
+            case Verdict::absent:
+                report.skip("token for " + line.text);
+                break;
+        }
+    }
+    if (const auto rejected = listed.find("rejected");
+        rejected != listed.end() && rejected->is_array()) {
+        for (const auto& entry : *rejected) {
+            const std::string host = entry.value("host", "?");
+            report.warn(
+                host_for_people(host) + " refused hostkeeperd's requests with its token (HTTP " +
+                std::to_string(entry.value("status", 0)) + " from " + entry.value("url", "?") +
+                ", " + client::duration_text(entry.value("age_s", 0LL)) + " ago)");
+        }
+    }
+}
+
 // After check_daemon: its request is what makes systemd start the service,
 // so a unit that cannot start has failed by now (the helper then started
 // hostkeeperd on demand, which answered).
@@ -400,7 +472,10 @@ int run_doctor(const client::ClientOptions& client) {
     check_socket_directory(report, client);
     check_daemon_config(report);
     const bool daemon_answers = check_daemon(report, client);
-    if (daemon_answers) check_backend(report, client);
+    if (daemon_answers) {
+        check_backend(report, client);
+        check_stored_tokens(report, client);
+    }
     if (!client.socket) check_units(report);  // the units serve only the default socket
     check_registry_cache(
         {[&](const std::string& what) { report.ok(what); },

@@ -5,7 +5,8 @@
 // reads, with no other helper; nothing shadows the keyring (credentials.tfrc.json,
 // credentials blocks, TF_TOKEN_* variables); the socket directory is private;
 // the daemon answers with the helper's version; the Secret Service stores and
-// gives back a probe item (so the default collection is there and unlocked).
+// gives back a probe item (so the default collection is there and unlocked);
+// each stored host's token, asked at its host (check.hpp).
 
 #include "helper/client/daemon_client.hpp"
 

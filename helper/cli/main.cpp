@@ -3,14 +3,18 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
+#include <vector>
 
+#include "helper/cli/check.hpp"
 #include "helper/cli/discover.hpp"
 #include "helper/cli/doctor.hpp"
 #include "helper/cli/import.hpp"
 #include "helper/cli/keyring_cli.hpp"
+#include "helper/cli/list.hpp"
 #include "helper/cli/registry_cache_doctor.hpp"
 #include "helper/cli/registry_cli.hpp"
 #include "helper/cli/setup.hpp"
+#include "helper/cli/token_commands.hpp"
 #include "helper/client/common_cli.hpp"
 #include "helper/client/daemon_client.hpp"
 #include "helper/client/exit_codes.hpp"
@@ -146,9 +150,10 @@ int main(int argc, char** argv) {
     app.footer(
         "Exit codes: 0 ok, 1 the daemon, keyring, discovery or registry failed, 2 bad arguments, 3 "
         "the host "
-        "lacks the service or the registry lacks the module, provider, version or package, 4 no "
-        "daemon, "
-        "5 timed out.");
+        "lacks the service or the registry lacks the module, provider, version or package, or "
+        "no credentials are stored for the host, 4 no daemon, 5 timed out, 6 the daemon stayed "
+        "busy, 7 check: a host rejected its token; exec: COMMAND's own status, 126/127 when it "
+        "cannot be run.");
 
     bool json = false;
     auto* status_cmd = app.add_subcommand("status",
@@ -291,6 +296,25 @@ int main(int argc, char** argv) {
         "Exit status 0 when every host moved and the daemon switched (config.toml then says "
         "backend = \"TO\" under [keyring]); 1 when a host failed (it stays where it was) or "
         "the daemon refused.");
+    auto* list_cmd = app.add_subcommand(
+        "list",
+        "every host with stored credentials (read from the keyring): Unicode and ASCII form, "
+        "backend, label, when stored, field names (never values), locked, and what shadows it");
+    list_cmd->add_flag("--json", json, "print a JSON document (hosts, docker, rejected, warnings)");
+    std::vector<std::string> check_hosts;
+    auto* check_cmd = app.add_subcommand(
+        "check",
+        "is each stored token still good? ask each host (or those named) with its token: "
+        "valid, rejected, accepted, no credentials or failed");
+    check_cmd->add_option("hosts", check_hosts, "registry hostnames (default: every stored host)");
+    check_cmd->add_flag("--json", json, "print the daemon's answers as JSON");
+    check_cmd->footer(
+        "Exit status: 0 no host rejected its token and none failed; 7 a host rejected its "
+        "token (expired or revoked); 1 a host could not be checked, or the daemon failed.");
+    helper::cli::ExecOptions exec;
+    auto* exec_cmd = helper::cli::add_exec_command(app, exec);
+    helper::cli::TokenOptions token;
+    auto* token_cmd = helper::cli::add_token_command(app, token);
     if (const auto code = helper::client::parse_or_exit(app, argc, argv)) return *code;
 
     helper::client::ClientOptions options = common.client_options();
@@ -334,6 +358,11 @@ int main(int argc, char** argv) {
         }
         if (import_cmd->parsed()) return helper::cli::run_import(with_start(options), import);
         if (doctor_cmd->parsed()) return helper::cli::run_doctor(options);
+        if (list_cmd->parsed()) return helper::cli::run_list(with_start(options), json);
+        if (check_cmd->parsed())
+            return helper::cli::run_check(with_start(options), check_hosts, json);
+        if (exec_cmd->parsed()) return helper::cli::run_exec(with_start(options), exec);
+        if (token_cmd->parsed()) return helper::cli::run_token(with_start(options), token);
         if (unlock_cmd->parsed()) {
             // The user types a passphrase meanwhile: no deadline unless --timeout says.
             helper::client::ClientOptions unlocking = with_start(options);

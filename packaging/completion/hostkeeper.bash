@@ -4,7 +4,7 @@ _hostkeeper() {
     local cur prev words cword
     _init_completion || return
 
-    local commands="status flush start stop setup import doctor unlock migrate discover module provider"
+    local commands="status flush start stop setup import doctor unlock migrate discover module provider list check exec token"
     local global="--socket --timeout --help --version"
     case $prev in
         --socket)
@@ -18,14 +18,19 @@ _hostkeeper() {
 
     local i command= subcommand=
     for ((i = 1; i < cword; i++)); do
+        # exec: what follows "--" is COMMAND [ARGS...], completed as a command line.
+        if [[ $command == exec && ${words[i]} == -- ]]; then
+            _command_offset $((i + 1))
+            return
+        fi
         case ${words[i]} in
-            --socket | --timeout | --constraint | --mirror | --platform | --output | -o | --to) ((i++)) ;;
+            --socket | --timeout | --constraint | --mirror | --platform | --output | -o | --to | --host | --tfe) ((i++)) ;;
             -*) ;;
             *)
                 if [[ -z $command ]]; then
                     command=${words[i]}
-                    [[ $command == module || $command == provider ]] || break
-                else
+                    [[ $command == module || $command == provider || $command == exec ]] || break
+                elif [[ $command != exec ]]; then
                     subcommand=${words[i]}
                     break
                 fi
@@ -33,7 +38,7 @@ _hostkeeper() {
         esac
     done
     case $prev in
-        --constraint | --mirror) return ;;
+        --constraint | --mirror | --host | --tfe) return ;;
         --output | -o)
             _filedir -d
             return
@@ -71,6 +76,10 @@ _hostkeeper() {
                 fetch) options="--platform --mirror --direct --output -o --json --refresh --help" ;;
             esac
             ;;
+        list) options="--json --help" ;;
+        check) options="--json --help" ;;
+        exec) options="--host --tfe -- --help" ;;
+        token) options="--force --help" ;;
         flush | start | stop | doctor | unlock) options="--help" ;;
     esac
     COMPREPLY=($(compgen -W "$options" -- "$cur"))

@@ -54,7 +54,10 @@ unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy
 export CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
 
 # --- The registry ---------------------------------------------------------------
-"$support/make_ca.sh" "$root/tls" localhost 127.0.0.1
+# A scenario may set ca_names (an array) before sourcing: more names for the
+# server certificate (names it maps to 127.0.0.1 itself).
+# shellcheck disable=SC2154  # ca_names: set by the scenario, or not at all
+"$support/make_ca.sh" "$root/tls" localhost 127.0.0.1 ${ca_names[@]+"${ca_names[@]}"}
 # Go (terraform) trusts exactly this CA and nothing from the system.
 mkdir -p "$root/no-system-certs"
 export SSL_CERT_FILE=$root/tls/ca.pem SSL_CERT_DIR=$root/no-system-certs

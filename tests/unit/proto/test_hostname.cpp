@@ -80,3 +80,16 @@ TEST_CASE("an over-long hostname is refused", "[proto][hostname]") {
     CHECK_THROWS_AS(normalize_hostname(many + "com"), Error);
     CHECK_THROWS_AS(normalize_hostname(std::string(5000, 'a')), Error);
 }
+
+TEST_CASE("hostnames display in their Unicode form", "[proto][hostname]") {
+    using hostkeeper::proto::display_hostname;
+    CHECK(display_hostname("xn--bcher-kva.example.com") == "bücher.example.com");
+    CHECK(display_hostname("xn--bcher-kva.example.com:8443") == "bücher.example.com:8443");
+    CHECK(display_hostname("www.xn--fa-hia.de") == "www.faß.de");
+    CHECK(display_hostname("app.terraform.io") == "app.terraform.io");
+    CHECK(display_hostname("127.0.0.1:5000") == "127.0.0.1:5000");
+    CHECK(display_hostname("a--b.example") == "a--b.example");
+    // Not punycode: shown as it is, never an exception.
+    CHECK(display_hostname("xn--.example") == "xn--.example");
+    CHECK(display_hostname("") == "");
+}

@@ -1,0 +1,113 @@
+#include "helper/cli/check.hpp"
+
+#include <cstdio>
+
+#include "helper/cli/list.hpp"
+#include "helper/client/exit_codes.hpp"
+#include "proto/error.hpp"
+#include "proto/hostname.hpp"
+
+namespace hostkeeper::helper::cli {
+namespace {
+using proto::ErrorCode;
+using proto::Json;
+
+// Errors that say nothing can be checked at all: reported once, not per host.
+bool whole_call_failed(ErrorCode code) {
+    switch (code) {
+        case ErrorCode::unknown_op:
+        case ErrorCode::unsupported_version:
+        case ErrorCode::forbidden:
+        case ErrorCode::busy:
+        case ErrorCode::config_error:
+        case ErrorCode::bad_request:
+            return true;
+        default:
+            return false;
+    }
+}
+
+std::string http_from(const Json& answer) {
+    std::string text;
+    if (const auto status = answer.find("status");
+        status != answer.end() && status->is_number_integer()) {
+        text = "HTTP " + std::to_string(status->get<int>());
+    }
+    if (const auto url = answer.find("url"); url != answer.end() && url->is_string())
+        text += (text.empty() ? "" : " from ") + url->get<std::string>();
+    return text;
+}
+
+}  // namespace
+
+Json check_host(const client::ClientOptions& client, const std::string& host) {
+    Json request = proto::make_request(proto::Op::check);
+    request["host"] = host;
+    try {
+        Json answer = client::DaemonClient(client).call(request);
+        answer.erase("v");
+        answer.erase("ok");
+        if (!answer.contains("host")) answer["host"] = host;
+        return answer;
+    } catch (const proto::Error& e) {
+        if (whole_call_failed(e.code())) throw;
+        return Json{{"host", host},
+                    {"result", "failed"},
+                    {"error", std::string(proto::to_string(e.code()))},
+                    {"message", e.what()}};
+    }
+}
+
+CheckLine check_line(const Json& answer) {
+    const std::string host = answer.value("host", "?");
+    const std::string who = host_for_people(host);
+    const std::string result = answer.value("result", "");
+    const std::string http = http_from(answer);
+    if (result == "valid") {
+        return {Verdict::good, who + ": valid (user " + answer.value("user", "?") + ")"};
+    }
+    if (result == "accepted") {
+        return {Verdict::good,
+                who + ": accepted (" + http + "): the host has no tfe.v2 to say whose token it is"};
+    }
+    if (result == "rejected") {
+        return {Verdict::rejected, who + ": rejected (" + http +
+                                       "): expired or revoked: run terraform login " +
+                                       proto::display_hostname(host)};
+    }
+    if (result == "no_credentials") return {Verdict::absent, who + ": no credentials stored"};
+    std::string why = answer.value("message", "");
+    if (why.empty()) why = result.empty() ? "the daemon gave no result" : "result " + result;
+    return {Verdict::failed, who + ": failed: " + why};
+}
+
+int run_check(const client::ClientOptions& client, const std::vector<std::string>& hosts,
+              bool json) {
+    std::vector<std::string> targets;
+    targets.reserve(hosts.size());
+    for (const auto& host : hosts) targets.push_back(proto::normalize_hostname(host));
+    if (hosts.empty()) targets = listed_hosts(list_answer(client));
+
+    Json results = Json::array();
+    bool rejected = false;
+    bool failed = false;
+    for (const auto& host : targets) {
+        Json answer = check_host(client, host);
+        answer["display"] = proto::display_hostname(host);
+        const CheckLine line = check_line(answer);
+        rejected = rejected || line.verdict == Verdict::rejected;
+        failed = failed || line.verdict == Verdict::failed;
+        if (!json) std::printf("%s\n", line.text.c_str());
+        results.push_back(std::move(answer));
+    }
+    if (json) {
+        std::printf("%s\n", Json{{"results", results}}.dump(2).c_str());
+    } else if (targets.empty()) {
+        std::printf("no credentials stored: nothing to check\n");
+    }
+    if (rejected) return client::kExitRejected;
+    if (failed) return client::kExitFailed;
+    return client::kExitOk;
+}
+
+}  // namespace hostkeeper::helper::cli

@@ -1,0 +1,152 @@
+#include "helper/cli/list.hpp"
+
+#include <cstdio>
+
+#include "helper/client/common_cli.hpp"
+#include "helper/client/exit_codes.hpp"
+#include "helper/terraform_config/shadowing.hpp"
+#include "helper/terraform_config/token_variables.hpp"
+#include "proto/hostname.hpp"
+
+namespace hostkeeper::helper::cli {
+namespace {
+using proto::Json;
+
+std::string text_of(const Json& object, const char* key, const std::string& otherwise) {
+    const auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : otherwise;
+}
+
+const Json& array_of(const Json& object, const char* key) {
+    static const Json empty = Json::array();
+    const auto it = object.find(key);
+    return it != object.end() && it->is_array() ? *it : empty;
+}
+
+std::string host_line(const Json& entry, const std::string& backend) {
+    std::string line = host_for_people(text_of(entry, "host", "?"));
+    line += "  backend " + backend;
+    line += ", label \"" + text_of(entry, "label", "?") + "\"";
+    line += ", stored " + text_of(entry, "stored", "(unknown)");
+    if (entry.value("locked", false)) {
+        line += ", locked (fields unknown until it is unlocked)";
+    } else {
+        std::string fields;
+        for (const auto& field : array_of(entry, "fields")) {
+            if (field.is_string()) fields += (fields.empty() ? "" : " ") + field.get<std::string>();
+        }
+        line += ", fields: " + (fields.empty() ? std::string("(none)") : fields);
+    }
+    return line;
+}
+
+std::string shadow_line(const Json& shadow) {
+    const std::string source = text_of(shadow, "source", "?");
+    const std::string where = text_of(shadow, "where", "?");
+    if (source == "environment")
+        return "  shadowed: " + where + " in the environment wins over the keyring";
+    if (source == "credentials block")
+        return "  shadowed: the credentials block at " + where + " wins over the keyring";
+    return "  shadowed: " + where + " (credentials.tfrc.json) wins over the keyring";
+}
+
+}  // namespace
+
+Json list_answer(const client::ClientOptions& client) {
+    client::DaemonClient daemon(client);
+    return daemon.call(proto::make_request(proto::Op::list));
+}
+
+std::vector<std::string> listed_hosts(const Json& answer) {
+    std::vector<std::string> hosts;
+    for (const auto& entry : array_of(answer, "hosts")) {
+        const std::string host = text_of(entry, "host", "");
+        if (!host.empty()) hosts.push_back(host);
+    }
+    return hosts;
+}
+
+std::string host_for_people(const std::string& host) {
+    const std::string display = proto::display_hostname(host);
+    return display == host ? host : display + " (" + host + ")";
+}
+
+Json list_document(const Json& answer) {
+    std::vector<std::string> errors;
+    const auto shadows = terraform_config::shadows(&errors);
+    Json document = Json::object();
+    document["backend"] = answer.contains("backend") ? answer["backend"] : Json(nullptr);
+    Json hosts = Json::array();
+    for (const auto& entry : array_of(answer, "hosts")) {
+        if (!entry.is_object()) continue;
+        Json host = entry;
+        const std::string name = text_of(entry, "host", "");
+        host["display"] = proto::display_hostname(name);
+        const auto variable = terraform_config::encode_token_variable(name);
+        host["token_variable"] = variable ? Json(*variable) : Json(nullptr);
+        Json shadowed = Json::array();
+        if (const auto it = shadows.find(name); it != shadows.end()) {
+            for (const auto& shadow : it->second) {
+                shadowed.push_back({{"source", terraform_config::shadow_source_name(shadow.source)},
+                                    {"where", shadow.where}});
+            }
+        }
+        host["shadowed_by"] = std::move(shadowed);
+        hosts.push_back(std::move(host));
+    }
+    document["hosts"] = std::move(hosts);
+    document["docker"] = array_of(answer, "docker");
+    document["rejected"] = array_of(answer, "rejected");
+    document["warnings"] = errors;
+    return document;
+}
+
+std::vector<std::string> list_lines(const Json& document) {
+    std::vector<std::string> lines;
+    const std::string backend = text_of(document, "backend", "?");
+    const Json& hosts = array_of(document, "hosts");
+    if (hosts.empty()) lines.push_back("no credentials stored in the keyring (" + backend + ")");
+    for (const auto& entry : hosts) {
+        lines.push_back(host_line(entry, backend));
+        if (entry.contains("token_variable") && entry["token_variable"].is_null()) {
+            lines.push_back(
+                "  cannot be encoded as a TF_TOKEN_* variable (hostkeeper exec leaves it out)");
+        }
+        for (const auto& shadow : array_of(entry, "shadowed_by"))
+            lines.push_back(shadow_line(shadow));
+    }
+    const Json& docker = array_of(document, "docker");
+    if (!docker.empty()) lines.push_back("Docker credentials:");
+    for (const auto& entry : docker) {
+        lines.push_back("  " + text_of(entry, "server", "?") + "  user " +
+                        text_of(entry, "username", "?") + ", label \"" +
+                        text_of(entry, "label", "?") + "\", stored " +
+                        text_of(entry, "stored", "(unknown)"));
+    }
+    const Json& rejected = array_of(document, "rejected");
+    if (!rejected.empty()) lines.push_back("Refused their stored token recently:");
+    for (const auto& entry : rejected) {
+        const std::string host = text_of(entry, "host", "?");
+        std::string line = "  " + host_for_people(host) + ": HTTP " +
+                           std::to_string(entry.value("status", 0)) + " from " +
+                           text_of(entry, "url", "?");
+        if (const auto age = entry.find("age_s"); age != entry.end() && age->is_number_integer())
+            line += ", " + client::duration_text(age->get<long long>()) + " ago";
+        lines.push_back(line + "; run terraform login " + proto::display_hostname(host));
+    }
+    return lines;
+}
+
+int run_list(const client::ClientOptions& client, bool json) {
+    const Json document = list_document(list_answer(client));
+    if (json) {
+        std::printf("%s\n", document.dump(2).c_str());
+        return client::kExitOk;
+    }
+    for (const auto& warning : array_of(document, "warnings"))
+        std::fprintf(stderr, "hostkeeper list: %s\n", warning.get<std::string>().c_str());
+    for (const auto& line : list_lines(document)) std::printf("%s\n", line.c_str());
+    return client::kExitOk;
+}
+
+}  // namespace hostkeeper::helper::cli
