@@ -43,9 +43,13 @@ std::string host_line(const Json& entry, const std::string& backend) {
 std::string shadow_line(const Json& shadow) {
     const std::string source = text_of(shadow, "source", "?");
     const std::string where = text_of(shadow, "where", "?");
-    if (source == "environment")
+    // The JSON names from their one definition (a literal compared here was
+    // also inlined as code immediates that lintian reads as the word "ment").
+    using terraform_config::shadow_source_name;
+    using terraform_config::ShadowSource;
+    if (source == shadow_source_name(ShadowSource::environment))
         return "  shadowed: " + where + " in the environment wins over the keyring";
-    if (source == "credentials block")
+    if (source == shadow_source_name(ShadowSource::credentials_block))
         return "  shadowed: the credentials block at " + where + " wins over the keyring";
     return "  shadowed: " + where + " (credentials.tfrc.json) wins over the keyring";
 }
