@@ -5,7 +5,7 @@
 #include "daemon/discovery/account_details.hpp"
 #include "daemon/discovery/discovery_document.hpp"
 #include "daemon/http/url.hpp"
-#include "proto/json.hpp"
+#include "daemon/upstream/bearer_token.hpp"
 #include "proto/secret.hpp"
 
 namespace hostkeeper::daemon::discovery {
@@ -16,14 +16,11 @@ namespace {
 
 constexpr std::size_t kMaxAccountDocument = std::size_t{256} * 1024;
 
-// Whether stored credentials carry a token to send.
+// Whether stored credentials carry a token to send (bearer_token's reading).
 bool has_token(const proto::Secret& credentials) {
     try {
-        proto::Json object = proto::parse_json(credentials.view());
-        const proto::ScrubGuard guard(object);
-        const auto token = object.find("token");
-        return object.is_object() && token != object.end() && token->is_string() &&
-               !token->get_ref<const std::string&>().empty();
+        const std::optional<proto::Secret> token = upstream::token_of(credentials);
+        return token && !token->empty();
     } catch (const std::exception&) {
         return false;
     }
