@@ -56,6 +56,8 @@ std::string getenv_or_empty(const char* name) {
 bool store_writable(const fs::path& store) {
     fs::path dir = store / kEntryFolder;
     std::error_code ec;
+    // Nothing is written through a link there (store_layout.hpp).
+    if (fs::is_symlink(fs::symlink_status(dir, ec))) return false;
     while (!fs::exists(dir, ec) && dir.has_parent_path() && dir.parent_path() != dir)
         dir = dir.parent_path();
     return ::access(dir.c_str(), W_OK | X_OK) == 0;
@@ -78,10 +80,6 @@ PassKeyring::~PassKeyring() = default;
 GpgSession& PassKeyring::session() {
     if (!session_) session_ = std::make_unique<GpgSession>(options_);
     return *session_;
-}
-
-fs::path PassKeyring::entry_file(const std::string& host) const {
-    return store_ / (entry_name(host) + ".gpg");
 }
 
 std::vector<std::string> PassKeyring::recipients_for(const fs::path& folder,
@@ -127,22 +125,15 @@ std::vector<std::string> PassKeyring::recipients_for(const fs::path& folder,
     return ids;
 }
 
-std::optional<Secret> PassKeyring::read_entry(const std::string& entry, const fs::path& file) {
-    std::error_code ec;
-    const bool present = fs::exists(file, ec);
-    if (ec && ec != std::errc::no_such_file_or_directory)
-        throw Error(ErrorCode::keyring_error, "cannot read " + file.string() + ": " + ec.message());
-    if (!present) {
+std::optional<Secret> PassKeyring::read_entry(const std::string& entry) {
+    const auto [folder_name, file] = entry_location(entry);
+    const StoreFolder folder = open_store_folder(store_, folder_name, std::nullopt, entry);
+    const std::optional<std::string> ciphertext =
+        read_entry_file(folder, file, entry, kMaxEntryFile);
+    if (!ciphertext) {
         if (!is_initialized(store_)) not_initialized(store_);
         return std::nullopt;
     }
-    std::optional<std::string> ciphertext;
-    try {
-        ciphertext = proto::read_file_if_exists(file, kMaxEntryFile);
-    } catch (const proto::FileError& e) {
-        throw Error(ErrorCode::keyring_error, e.what());
-    }
-    if (!ciphertext) return std::nullopt;  // removed meanwhile
     Decrypted decrypted = session().decrypt(*ciphertext, entry);
     {
         const std::lock_guard lock(used_mutex_);
@@ -151,10 +142,11 @@ std::optional<Secret> PassKeyring::read_entry(const std::string& entry, const fs
     return std::move(decrypted.text);
 }
 
-void PassKeyring::write_entry(const std::string& entry, const fs::path& file,
-                              std::string_view text) {
-    const fs::path folder = file.parent_path();
-    const std::vector<std::string> recipients = recipients_for(folder, entry);
+void PassKeyring::write_entry(const std::string& entry, std::string_view text) {
+    const auto [folder_name, file] = entry_location(entry);
+    // Links are refused before anything is encrypted, and again when writing.
+    check_entry_file(open_store_folder(store_, folder_name, std::nullopt, entry), file, entry);
+    const std::vector<std::string> recipients = recipients_for(store_ / folder_name, entry);
     std::string line;
     line.reserve(text.size() + 1);  // no reallocation leaves a copy behind
     line.append(text);
@@ -162,88 +154,65 @@ void PassKeyring::write_entry(const std::string& entry, const fs::path& file,
     const Secret plaintext = Secret::adopt(line);
     const std::string ciphertext = session().encrypt(plaintext, recipients, entry);
     const mode_t mask = store_umask();
-    std::error_code ec;
-    fs::create_directories(folder, ec);
-    if (ec)
-        throw Error(ErrorCode::keyring_error,
-                    "cannot create " + folder.string() + ": " + ec.message());
-    ::chmod(folder.c_str(), static_cast<mode_t>(0777 & ~mask));
-    try {
-        proto::write_file_atomically(file, ciphertext, static_cast<mode_t>(0666 & ~mask));
-    } catch (const proto::FileError& e) {
-        throw Error(ErrorCode::keyring_error, std::string("storing ") + entry + ": " + e.what());
-    }
-    if (const auto problem = commit_change(store_, file, entry, false))
+    const StoreFolder folder =
+        open_store_folder(store_, folder_name, static_cast<mode_t>(0777 & ~mask), entry);
+    ::fchmod(folder.fd.get(), static_cast<mode_t>(0777 & ~mask));
+    write_entry_file(folder, file, entry, ciphertext, static_cast<mode_t>(0666 & ~mask));
+    if (const auto problem = commit_change(store_, folder.path / file, entry, false))
         spdlog::warn("password store: {} (the entry is stored)", *problem);
 }
 
-bool PassKeyring::remove_entry(const std::string& entry, const fs::path& file) {
-    std::error_code ec;
-    if (!fs::exists(fs::symlink_status(file, ec))) {
+bool PassKeyring::remove_entry(const std::string& entry) {
+    const auto [folder_name, file] = entry_location(entry);
+    const StoreFolder folder = open_store_folder(store_, folder_name, std::nullopt, entry);
+    if (!remove_entry_file(folder, file, entry)) {
         if (!is_initialized(store_)) not_initialized(store_);
         return false;
     }
-    try {
-        proto::remove_file(file);
-    } catch (const proto::FileError& e) {
-        throw Error(ErrorCode::keyring_error, std::string("removing ") + entry + ": " + e.what());
-    }
-    if (const auto problem = commit_change(store_, file, entry, true))
+    if (const auto problem = commit_change(store_, folder.path / file, entry, true))
         spdlog::warn("password store: {} (the entry is removed)", *problem);
     // pass's `rmdir -p`: the folder goes with its last entry (not past the store).
-    ::rmdir(file.parent_path().c_str());
+    remove_folder_if_empty(folder);
     return true;
 }
 
 std::optional<Secret> PassKeyring::lookup(const std::string& host) {
-    std::optional<Secret> text = read_entry(entry_name(host), entry_file(host));
+    std::optional<Secret> text = read_entry(entry_name(host));
     if (!text) return std::nullopt;
     return entry_text(text->view());
 }
 
 void PassKeyring::store(const std::string& host, const Secret& credentials) {
-    write_entry(entry_name(host), entry_file(host), credentials.view());
+    write_entry(entry_name(host), credentials.view());
 }
 
 bool PassKeyring::remove(const std::string& host) {
-    return remove_entry(entry_name(host), entry_file(host));
+    return remove_entry(entry_name(host));
 }
 
-namespace {
-
-std::optional<credentials::WallTime> modified_time(const fs::path& file) {
-    struct stat st {};
-    if (::stat(file.c_str(), &st) != 0) return std::nullopt;
-    return credentials::WallTime(std::chrono::seconds(st.st_mtim.tv_sec));
-}
-
-// The regular files of `folder` that `name_of` maps to a key, with the key.
-template <typename NameOf>
-std::vector<std::pair<std::string, fs::path>> entry_files(const fs::path& folder, NameOf name_of) {
-    std::vector<std::pair<std::string, fs::path>> out;
-    std::error_code ec;
-    if (!fs::is_directory(folder, ec)) return out;
-    for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
-        if (!it->is_regular_file(ec)) continue;
-        if (auto key = name_of(it->path().filename().string()))
-            out.emplace_back(std::move(*key), it->path());
+std::vector<std::pair<std::string, credentials::WallTime>> PassKeyring::folder_files(
+    const std::string& folder_name) {
+    const StoreFolder folder = open_store_folder(store_, folder_name, std::nullopt);
+    FolderListing listing = list_store_folder(folder);
+    for (const std::string& link : listing.links) {
+        if (link.size() > 4 && link.compare(link.size() - 4, 4, ".gpg") == 0)
+            spdlog::warn(
+                "password store: {} is a symbolic link, which hostkeeper does not follow: "
+                "not listed",
+                (folder.path / link).string());
     }
-    if (ec)
-        throw Error(ErrorCode::keyring_error,
-                    "cannot list " + folder.string() + ": " + ec.message());
-    std::sort(out.begin(), out.end());
-    return out;
+    return std::move(listing.files);
 }
-
-}  // namespace
 
 std::vector<credentials::ItemInfo> PassKeyring::items() {
-    const fs::path folder = store_ / kEntryFolder;
-    std::error_code ec;
-    if (!fs::is_directory(folder, ec) && !is_initialized(store_)) not_initialized(store_);
+    const StoreFolder folder = open_store_folder(store_, kEntryFolder, std::nullopt);
+    if (!folder.fd.valid() && !is_initialized(store_)) not_initialized(store_);
     std::vector<credentials::ItemInfo> out;
-    for (auto& [host, file] : entry_files(folder, host_of_entry_file))
-        out.push_back({host, entry_name(host), modified_time(file)});
+    for (auto& [file, written] : folder_files(std::string(kEntryFolder))) {
+        if (auto host = host_of_entry_file(file))
+            out.push_back({*host, entry_name(*host), written});
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.host < b.host; });
     return out;
 }
 
@@ -253,14 +222,10 @@ std::vector<std::string> PassKeyring::hosts() {
     return out;
 }
 
-fs::path PassKeyring::docker_file(const std::string& server) const {
-    return store_ / (docker_entry_name(server) + ".gpg");
-}
-
 std::optional<credentials::DockerCredentials> PassKeyring::docker_lookup(
     const std::string& server) {
     const std::string entry = docker_entry_name(server);
-    const std::optional<Secret> text = read_entry(entry, docker_file(server));
+    const std::optional<Secret> text = read_entry(entry);
     if (!text) return std::nullopt;
     credentials::DockerCredentials found = docker_entry_text(entry, entry_text(text->view()));
     if (found.server != server)
@@ -276,25 +241,29 @@ void PassKeyring::docker_store(const credentials::DockerCredentials& credentials
     const proto::ScrubGuard json_guard(json);
     std::string text = json.dump();
     const Secret secret = Secret::adopt(text);
-    write_entry(docker_entry_name(credentials.server), docker_file(credentials.server),
-                secret.view());
+    write_entry(docker_entry_name(credentials.server), secret.view());
 }
 
 bool PassKeyring::docker_remove(const std::string& server) {
-    return remove_entry(docker_entry_name(server), docker_file(server));
+    return remove_entry(docker_entry_name(server));
 }
 
 // The username is inside the encrypted entry: each is read, and one whose
 // key gpg-agent does not hold unlocked is listed without it.
 std::vector<credentials::DockerItemInfo> PassKeyring::docker_items() {
-    std::error_code ec;
-    if (!fs::is_directory(store_ / kEntryFolder, ec) && !is_initialized(store_))
+    if (!open_store_folder(store_, kEntryFolder, std::nullopt).fd.valid() &&
+        !is_initialized(store_))
         not_initialized(store_);
     std::vector<credentials::DockerItemInfo> out;
-    const fs::path folder = store_ / kEntryFolder / kDockerFolder;
-    for (auto& [server, file] : entry_files(folder, server_of_docker_entry_file)) {
-        credentials::DockerItemInfo info{server, std::nullopt, docker_entry_name(server),
-                                         modified_time(file)};
+    const std::string folder = std::string(kEntryFolder) + "/" + std::string(kDockerFolder);
+    std::vector<std::pair<std::string, credentials::WallTime>> servers;
+    for (auto& [file, written] : folder_files(folder)) {
+        if (auto server = server_of_docker_entry_file(file))
+            servers.emplace_back(std::move(*server), written);
+    }
+    std::sort(servers.begin(), servers.end());
+    for (auto& [server, written] : servers) {
+        credentials::DockerItemInfo info{server, std::nullopt, docker_entry_name(server), written};
         try {
             if (auto found = docker_lookup(server)) info.username = std::move(found->username);
         } catch (const Error& e) {

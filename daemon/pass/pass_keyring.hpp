@@ -7,7 +7,9 @@
 // hostkeeper/docker/ (store_layout.hpp) holding
 // {"ServerURL":...,"Username":...,"Secret":...}. Writes encrypt to the entry's .gpg-id
 // recipients, replace the file atomically (mode from PASSWORD_STORE_UMASK,
-// default 077) and commit when the store is a git repository.
+// default 077) and commit when the store is a git repository. An entry is a
+// regular file: a symbolic link, at the entry or at hostkeeper/ or
+// hostkeeper/docker/, is never followed (refused, and skipped in listings).
 //
 // Called from the keyring worker thread only; `used_keyids()`,
 // `forget_used_keys()` and `store_dir()` from any thread.
@@ -17,6 +19,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "daemon/credentials/keyring.hpp"
@@ -54,15 +58,16 @@ class PassKeyring final : public credentials::Keyring {
 
   private:
     GpgSession& session();
-    std::filesystem::path entry_file(const std::string& host) const;
-    std::filesystem::path docker_file(const std::string& server) const;
-    // One entry's decrypted text (nullopt: no such file), its encryption
-    // and its removal, for hosts and Docker servers alike.
-    std::optional<proto::Secret> read_entry(const std::string& entry,
-                                            const std::filesystem::path& file);
-    void write_entry(const std::string& entry, const std::filesystem::path& file,
-                     std::string_view text);
-    bool remove_entry(const std::string& entry, const std::filesystem::path& file);
+    // One entry's decrypted text (nullopt: no such entry), its encryption
+    // and its removal, for hosts and Docker servers alike; no symbolic link
+    // is followed (store_layout.hpp).
+    std::optional<proto::Secret> read_entry(const std::string& entry);
+    void write_entry(const std::string& entry, std::string_view text);
+    bool remove_entry(const std::string& entry);
+    // The regular files of one of the store's folders ("hostkeeper"), with
+    // the time each was written; links among them are skipped and logged.
+    std::vector<std::pair<std::string, credentials::WallTime>> folder_files(
+        const std::string& folder);
     std::vector<std::string> recipients_for(const std::filesystem::path& folder,
                                             const std::string& entry);
 

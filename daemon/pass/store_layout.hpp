@@ -11,10 +11,14 @@
 // the lines of the `.gpg-id` in the entry's folder or the nearest parent
 // folder up to the store's root (`#` starts a comment).
 
+#include <sys/types.h>
+
+#include <cstddef>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "daemon/credentials/keyring.hpp"
@@ -65,5 +69,87 @@ proto::Secret entry_text(std::string_view plaintext);
 
 // Whether pass could store an entry under hostkeeper/: a .gpg-id governs it.
 bool is_initialized(const std::filesystem::path& store);
+
+// Entries as files. An entry is a regular file in real folders of the
+// store: no symbolic link is followed to it, neither the entry's own file
+// nor hostkeeper/ or hostkeeper/docker/ (a store synced with git may carry
+// links; one could make a request for one host read another host's entry,
+// or a write land outside the store). Each folder is opened relative to the
+// one above it (openat, O_NOFOLLOW), so that no component of the path can
+// be swapped for a link between a check and its use. The store's own
+// directory may be a link: the user named it. A link is refused with
+// proto::Error{keyring_error} naming it and saying that hostkeeper does not
+// follow it; other failures are keyring_error too.
+
+// An open file descriptor, closed when dropped.
+class StoreFd {
+  public:
+    StoreFd() = default;
+    explicit StoreFd(int fd) : fd_(fd) {}
+    StoreFd(StoreFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+    StoreFd& operator=(StoreFd&& other) noexcept;
+    StoreFd(const StoreFd&) = delete;
+    StoreFd& operator=(const StoreFd&) = delete;
+    ~StoreFd();
+    int get() const { return fd_; }
+    bool valid() const { return fd_ >= 0; }
+    // The descriptor, no longer closed by this object.
+    int release() { return std::exchange(fd_, -1); }
+
+  private:
+    int fd_ = -1;
+};
+
+// One of the store's folders ("hostkeeper", "hostkeeper/docker"), opened.
+struct StoreFolder {
+    std::filesystem::path path;  // STORE/hostkeeper/docker, for messages
+    std::string name;            // its name in `parent`: "docker"
+    StoreFd parent;              // the folder above it: the store's directory for hostkeeper/
+    StoreFd fd;                  // the folder; not valid() when it does not exist
+};
+
+// Opens `folder` (relative to `store`, components separated by '/') one
+// component at a time. A folder that does not exist is made with
+// `create_mode` when one is given (and the store's directory with it), else
+// the result's fd is not valid(), as when the store does not exist. `entry`,
+// when not empty, is named in messages as what needed the folder.
+StoreFolder open_store_folder(const std::filesystem::path& store, std::string_view folder,
+                              std::optional<mode_t> create_mode, const std::string& entry = {});
+
+// Where an entry's file is: "hostkeeper/docker/B64" -> {"hostkeeper/docker", "B64.gpg"}.
+std::pair<std::string, std::string> entry_location(std::string_view entry);
+
+// The bytes of the entry's `file` in `folder` (not more than `max_size`),
+// nullopt when there is no such file (nor the folder).
+std::optional<std::string> read_entry_file(const StoreFolder& folder, const std::string& file,
+                                           const std::string& entry, std::size_t max_size);
+
+// Refuses the entry's `file` when it is a link (or anything but a regular
+// file); nothing when it does not exist.
+void check_entry_file(const StoreFolder& folder, const std::string& file, const std::string& entry);
+
+// Replaces the entry's `file` (in a folder that exists) with `content`: a
+// temporary file made with O_EXCL in the same folder, written, given
+// `mode`, fsync'ed and renamed to `file` (a rename replaces what is at the
+// name itself, never a link's target). A link at `file` is refused.
+void write_entry_file(const StoreFolder& folder, const std::string& file, const std::string& entry,
+                      const std::string& content, mode_t mode);
+
+// Removes the entry's `file`; false when there is none. A link is refused
+// (and stays).
+bool remove_entry_file(const StoreFolder& folder, const std::string& file,
+                       const std::string& entry);
+
+// Removes the folder when it is empty (pass removes an entry's folder with
+// its last entry); nothing otherwise.
+void remove_folder_if_empty(const StoreFolder& folder);
+
+// A folder's files: the regular files with the time each was last written,
+// and the names of its symbolic links; each sorted by name.
+struct FolderListing {
+    std::vector<std::pair<std::string, credentials::WallTime>> files;
+    std::vector<std::string> links;
+};
+FolderListing list_store_folder(const StoreFolder& folder);
 
 }  // namespace hostkeeper::daemon::pass

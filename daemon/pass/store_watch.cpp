@@ -63,7 +63,9 @@ class Inotify {
     bool arm(const std::filesystem::path& store) {
         if (fd_ < 0) return false;
         root_ = ::inotify_add_watch(fd_, store.c_str(), kMask);
-        folder_ = ::inotify_add_watch(fd_, (store / kEntryFolder).c_str(), kMask);
+        // Not through a link: hostkeeper does not follow one there (store_layout.hpp).
+        folder_ = ::inotify_add_watch(fd_, (store / kEntryFolder).c_str(),
+                                      kMask | IN_DONT_FOLLOW | IN_ONLYDIR);
         return root_ >= 0;
     }
     bool folder_watched() const { return folder_ >= 0; }

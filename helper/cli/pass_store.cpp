@@ -19,23 +19,40 @@ bool hidden(const fs::path& path) {
 
 }  // namespace
 
-std::vector<fs::path> pass_entry_files(const fs::path& store) {
-    std::vector<fs::path> files;
+PassEntries pass_entries(const fs::path& store) {
+    PassEntries entries;
     const fs::path root = store / kFolder;
     std::error_code ec;
-    if (!fs::is_directory(root, ec)) return files;
+    const fs::file_status status = fs::symlink_status(root, ec);
+    if (fs::is_symlink(status)) {
+        entries.links.push_back(root);
+        return entries;
+    }
+    if (!fs::is_directory(status)) return entries;
+    // Without follow_directory_symlink: a link to a folder is listed, not entered.
     fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
     for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
         const fs::path& path = it->path();
         std::error_code ignored;
+        const fs::file_status own = it->symlink_status(ignored);
         if (hidden(path)) {
-            if (it->is_directory(ignored)) it.disable_recursion_pending();
+            if (fs::is_directory(own)) it.disable_recursion_pending();
             continue;
         }
-        if (path.extension() == ".gpg" && it->is_regular_file(ignored)) files.push_back(path);
+        if (fs::is_symlink(own)) {
+            if (path.extension() == ".gpg" || fs::is_directory(fs::status(path, ignored)))
+                entries.links.push_back(path);
+        } else if (path.extension() == ".gpg" && fs::is_regular_file(own)) {
+            entries.files.push_back(path);
+        }
     }
-    std::sort(files.begin(), files.end());
-    return files;
+    std::sort(entries.files.begin(), entries.files.end());
+    std::sort(entries.links.begin(), entries.links.end());
+    return entries;
+}
+
+std::vector<fs::path> pass_entry_files(const fs::path& store) {
+    return pass_entries(store).files;
 }
 
 std::optional<std::string> pass_entry_host(const fs::path& store, const fs::path& file) {

@@ -11,8 +11,19 @@
 
 namespace hostkeeper::helper::cli {
 
-// Every STORE/hostkeeper/**/*.gpg (regular files, hidden folders skipped),
-// sorted. Empty when there is no hostkeeper folder.
+// hostkeeper's entries in a store: every STORE/hostkeeper/**/*.gpg that is a
+// regular file (hidden folders skipped), sorted, and apart from them the
+// symbolic links among those names, which hostkeeper does not follow (the
+// daemon refuses them): a link's target may be outside the store, or
+// another host's entry. No link to a folder is followed either; when
+// STORE/hostkeeper itself is a link, it is the one link and there are no files.
+struct PassEntries {
+    std::vector<std::filesystem::path> files;
+    std::vector<std::filesystem::path> links;
+};
+PassEntries pass_entries(const std::filesystem::path& store);
+
+// pass_entries(store).files: empty when there is no hostkeeper folder.
 std::vector<std::filesystem::path> pass_entry_files(const std::filesystem::path& store);
 
 // The host of an entry file: STORE/hostkeeper/H.gpg is H, H_P.gpg is H:P.

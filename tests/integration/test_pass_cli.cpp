@@ -330,3 +330,146 @@ TEST_CASE("migrate: one host cannot be written: nothing moves, exit 1, FAILED na
                Catch::Contains("keyring backend: secret-service (configured: auto)"));
     REQUIRE(u.helper({"forget", "mix-bad.example"}).exit_code == 0);
 }
+
+namespace {
+
+std::string bytes_of(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+bool is_link(const fs::path& path) {
+    return fs::is_symlink(fs::symlink_status(path));
+}
+
+}  // namespace
+
+// A store synced with git may carry symbolic links. hostkeeper follows none:
+// not to an entry, nor to hostkeeper/ itself.
+TEST_CASE("links: get for a host whose entry links to another host's is refused, never its token",
+          "[pass-cli]") {
+    PassHome u;
+    u.init_store(false);
+    u.insert("hostkeeper/b.example", "{\"token\":\"tok-of-b\"}\n");
+    fs::create_symlink("b.example.gpg", u.store / "hostkeeper" / "a.example.gpg");
+    // pass itself would show B's entry for A.
+    REQUIRE_THAT(u.sh("pass show hostkeeper/a.example").out, Catch::Contains("tok-of-b"));
+
+    const Result got = u.helper({"get", "a.example"});
+    INFO(got.out << got.err);
+    CHECK(got.exit_code == 1);
+    CHECK(got.out.find("tok-of-b") == std::string::npos);
+    CHECK(got.err.find("tok-of-b") == std::string::npos);
+    CHECK_THAT(got.err,
+               Catch::Contains("hostkeeper/a.example") &&
+                   Catch::Contains("is a symbolic link, which hostkeeper does not follow"));
+    CHECK(u.helper({"get", "b.example"}).out == "{\"token\":\"tok-of-b\"}\n");
+}
+
+TEST_CASE("links: store and forget through an entry that links outside the store are refused",
+          "[pass-cli]") {
+    PassHome u;
+    u.init_store(false);
+    const fs::path outside = u.root / "outside.txt";
+    const std::string precious = "not the store's\n";
+    u.write(outside, precious);
+    const fs::path entry = u.store / "hostkeeper" / "c.example.gpg";
+    fs::create_directories(entry.parent_path());
+    fs::create_symlink(outside, entry);
+
+    const Result stored = u.helper({"store", "c.example"}, "{\"token\":\"new\"}");
+    INFO(stored.out << stored.err);
+    CHECK(stored.exit_code != 0);
+    CHECK_THAT(stored.err,
+               Catch::Contains("hostkeeper/c.example") && Catch::Contains("is a symbolic link"));
+    CHECK(bytes_of(outside) == precious);
+    CHECK(is_link(entry));
+
+    const Result forgot = u.helper({"forget", "c.example"});
+    INFO(forgot.out << forgot.err);
+    CHECK(forgot.exit_code != 0);
+    CHECK_THAT(forgot.err, Catch::Contains("is a symbolic link"));
+    CHECK(bytes_of(outside) == precious);
+    CHECK(is_link(entry));
+
+    // The host next to it is written, read and forgotten as always.
+    REQUIRE(u.helper({"store", "ok.example"}, "{\"token\":\"ok\"}").exit_code == 0);
+    CHECK(mode_of(u.store / "hostkeeper" / "ok.example.gpg") == 0600);
+    CHECK(u.sh("pass show hostkeeper/ok.example").out == "{\"token\":\"ok\"}\n");
+    CHECK(u.helper({"forget", "ok.example"}).exit_code == 0);
+    CHECK_FALSE(fs::exists(u.store / "hostkeeper" / "ok.example.gpg"));
+}
+
+TEST_CASE("links: a hostkeeper/ folder that links outside the store is refused, and not listed",
+          "[pass-cli]") {
+    PassHome u;
+    u.init_store(false);
+    u.insert("hostkeeper/in.example", "{\"token\":\"tok-in\"}\n");
+    const fs::path elsewhere = u.root / "elsewhere";
+    fs::rename(u.store / "hostkeeper", elsewhere);
+    fs::create_symlink(elsewhere, u.store / "hostkeeper");
+
+    const Result got = u.helper({"get", "in.example"});
+    INFO(got.out << got.err);
+    CHECK(got.exit_code == 1);
+    CHECK(got.out.find("tok-in") == std::string::npos);
+    CHECK_THAT(got.err, Catch::Contains("the folder " + (u.store / "hostkeeper").string() +
+                                        " is a symbolic link, which hostkeeper does not follow"));
+    const Result stored = u.helper({"store", "new.example"}, "{\"token\":\"n\"}");
+    CHECK(stored.exit_code != 0);
+    CHECK_FALSE(fs::exists(elsewhere / "new.example.gpg"));
+    CHECK(u.helper({"forget", "in.example"}).exit_code != 0);
+    CHECK(fs::is_regular_file(fs::symlink_status(elsewhere / "in.example.gpg")));
+    const Result listed = u.hostkeeper({"list"});
+    INFO(listed.out << listed.err);
+    CHECK(listed.exit_code != 0);
+    CHECK(listed.out.find("in.example") == std::string::npos);
+    CHECK_THAT(listed.err, Catch::Contains("is a symbolic link"));
+}
+
+TEST_CASE("links: list leaves out entries that are links", "[pass-cli]") {
+    PassHome u;
+    u.init_store(false);
+    u.insert("hostkeeper/real.example", "{\"token\":\"r\"}\n");
+    fs::create_symlink("real.example.gpg", u.store / "hostkeeper" / "alias.example.gpg");
+    const Result listed = u.hostkeeper({"list", "--json"});
+    INFO(listed.out << listed.err);
+    CHECK(listed.exit_code == 0);
+    CHECK_THAT(listed.out, Catch::Contains("\"real.example\""));
+    CHECK(listed.out.find("alias.example") == std::string::npos);
+}
+
+TEST_CASE("links: hostkeeper unlock decrypts no entry through a link", "[pass-cli]") {
+    PassHome u;
+    u.init_store(true);
+    u.insert("hostkeeper/own.example", "{\"token\":\"t\"}\n");
+    // Outside the store: what gpg cannot decrypt (it would fail unlock), and
+    // a folder of such files behind a linked sub-folder.
+    u.write(u.root / "not-openpgp.gpg", "not an OpenPGP message\n");
+    fs::create_directories(u.root / "far");
+    u.write(u.root / "far" / "x.gpg", "not an OpenPGP message either\n");
+    fs::create_symlink(u.root / "not-openpgp.gpg", u.store / "hostkeeper" / "out.example.gpg");
+    fs::create_symlink("own.example.gpg", u.store / "hostkeeper" / "alias.example.gpg");
+    fs::create_symlink(u.root / "far", u.store / "hostkeeper" / "team");
+
+    const Result r = u.hostkeeper({"unlock"});
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("unlocked hostkeeper/own.example.gpg"));
+    CHECK_THAT(r.out, Catch::Contains("gpg-agent has the passphrase for all 1 entries"));
+    CHECK(r.out.find("out.example") == std::string::npos);
+    CHECK(r.out.find("alias.example") == std::string::npos);
+    CHECK(r.out.find("x.gpg") == std::string::npos);
+    CHECK(u.pinentry_runs() == 1);
+
+    // hostkeeper/ itself a link: nothing in it is decrypted.
+    u.forget_passphrases();
+    fs::rename(u.store / "hostkeeper", u.root / "moved");
+    fs::create_symlink(u.root / "moved", u.store / "hostkeeper");
+    const Result linked = u.hostkeeper({"unlock"});
+    INFO(linked.out << linked.err);
+    CHECK(linked.out.find("own.example") == std::string::npos);
+    CHECK(u.pinentry_runs() == 1);  // no passphrase asked for an entry behind the link
+}

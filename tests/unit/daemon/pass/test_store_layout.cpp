@@ -1,13 +1,18 @@
-// daemon/pass/store_layout, gpg_options and entry_text: pass's rules.
+// daemon/pass/store_layout, gpg_options and entry_text: pass's rules; and
+// that no symbolic link in a store is followed, on real folders (every case
+// here is refused or listed before gpg would be run).
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "daemon/pass/gpg_options.hpp"
 #include "daemon/pass/pass_keyring.hpp"
 #include "daemon/pass/store_layout.hpp"
+#include "proto/error.hpp"
 
 using namespace hostkeeper::daemon::pass;
 namespace fs = std::filesystem;
@@ -109,4 +114,235 @@ TEST_CASE("entry text: JSON objects whole, anything else its first line", "[daem
     CHECK(entry_text("bare-token\nuser: me\nurl: x\n").view() == "bare-token");
     CHECK(entry_text("bare-token\r\n").view() == "bare-token");
     CHECK(entry_text("").view().empty());
+}
+
+namespace {
+
+// A store with a .gpg-id and hostkeeper/ (as `pass init` leaves it, plus the
+// folder), and a folder beside it: "outside" the store.
+struct LinkWorld {
+    fs::path root = fs::temp_directory_path() / ("hk-pass-links-" + std::to_string(::getpid()));
+    fs::path store = root / "store";
+    fs::path outside = root / "outside";
+    LinkWorld() {
+        fs::remove_all(root);
+        fs::create_directories(store / "hostkeeper");
+        fs::create_directories(outside);
+        put(store / ".gpg-id", "0x0123456789ABCDEF\n");
+    }
+    ~LinkWorld() { fs::remove_all(root); }
+    LinkWorld(const LinkWorld&) = delete;
+    LinkWorld& operator=(const LinkWorld&) = delete;
+
+    static void put(const fs::path& path, const std::string& text) {
+        std::ofstream(path, std::ios::binary) << text;
+    }
+    static std::string bytes_of(const fs::path& path) {
+        std::ifstream in(path, std::ios::binary);
+        std::stringstream text;
+        text << in.rdbuf();
+        return text.str();
+    }
+};
+
+// What `run` threw: its code and message (fails the test when nothing).
+template <typename Run>
+std::pair<hostkeeper::proto::ErrorCode, std::string> refusal(Run run) {
+    try {
+        run();
+    } catch (const hostkeeper::proto::Error& e) {
+        return {e.code(), e.what()};
+    }
+    FAIL("nothing was refused");
+    return {};
+}
+
+bool is_link(const fs::path& path) {
+    return fs::is_symlink(fs::symlink_status(path));
+}
+
+}  // namespace
+
+using hostkeeper::proto::ErrorCode;
+using hostkeeper::proto::Secret;
+
+TEST_CASE("links: get for a host whose entry links to another host's entry is refused",
+          "[daemon][pass][links]") {
+    LinkWorld w;
+    w.put(w.store / "hostkeeper" / "b.example.gpg", "B's entry\n");
+    fs::create_symlink("b.example.gpg", w.store / "hostkeeper" / "a.example.gpg");
+    PassKeyring keyring(w.store);
+    const auto [code, message] = refusal([&] { (void)keyring.lookup("a.example"); });
+    CHECK(code == ErrorCode::keyring_error);
+    CHECK_THAT(message, Catch::Contains("the entry hostkeeper/a.example (" +
+                                        (w.store / "hostkeeper" / "a.example.gpg").string() +
+                                        ") is a symbolic link, which hostkeeper does not follow"));
+    CHECK(keyring.used_keyids().empty());  // nothing was decrypted
+
+    // A Docker entry alike.
+    const std::string docker = docker_entry_name("reg.example:5000");
+    fs::create_directories(w.store / "hostkeeper" / "docker");
+    fs::create_symlink("../b.example.gpg", w.store / (docker + ".gpg"));
+    const auto [docker_code, docker_message] =
+        refusal([&] { (void)keyring.docker_lookup("reg.example:5000"); });
+    CHECK(docker_code == ErrorCode::keyring_error);
+    CHECK_THAT(docker_message,
+               Catch::Contains("the entry " + docker) && Catch::Contains("is a symbolic link"));
+}
+
+TEST_CASE("links: store through a link to a file outside the store is refused, the file intact",
+          "[daemon][pass][links]") {
+    LinkWorld w;
+    const fs::path target = w.outside / "precious";
+    const std::string precious = "precious bytes\n\x01\x02";
+    w.put(target, precious);
+    const fs::path entry = w.store / "hostkeeper" / "c.example.gpg";
+    fs::create_symlink(target, entry);
+    PassKeyring keyring(w.store);
+    const auto [code, message] =
+        refusal([&] { keyring.store("c.example", Secret(std::string("{\"token\":\"new\"}"))); });
+    CHECK(code == ErrorCode::keyring_error);
+    CHECK_THAT(message,
+               Catch::Contains("the entry hostkeeper/c.example") &&
+                   Catch::Contains("is a symbolic link, which hostkeeper does not follow"));
+    CHECK(w.bytes_of(target) == precious);
+    CHECK(is_link(entry));
+    CHECK(fs::read_symlink(entry) == target);
+    // Nothing left behind in the folder: only the link.
+    CHECK(std::distance(fs::directory_iterator(w.store / "hostkeeper"), fs::directory_iterator()) ==
+          1);
+}
+
+TEST_CASE("links: forget through a link is refused, the link and its target intact",
+          "[daemon][pass][links]") {
+    LinkWorld w;
+    const fs::path target = w.outside / "kept.gpg";
+    w.put(target, "kept\n");
+    const fs::path entry = w.store / "hostkeeper" / "d.example.gpg";
+    fs::create_symlink(target, entry);
+    PassKeyring keyring(w.store);
+    const auto [code, message] = refusal([&] { (void)keyring.remove("d.example"); });
+    CHECK(code == ErrorCode::keyring_error);
+    CHECK_THAT(message, Catch::Contains("the entry hostkeeper/d.example") &&
+                            Catch::Contains("is a symbolic link"));
+    CHECK(is_link(entry));
+    CHECK(w.bytes_of(target) == "kept\n");
+    // A host without an entry is still simply not there.
+    CHECK_FALSE(keyring.remove("none.example"));
+}
+
+TEST_CASE("links: a hostkeeper/ or hostkeeper/docker/ folder that is a link is refused",
+          "[daemon][pass][links]") {
+    LinkWorld w;
+    fs::remove(w.store / "hostkeeper");
+    w.put(w.outside / "e.example.gpg", "an entry outside\n");
+    fs::create_symlink(w.outside, w.store / "hostkeeper");
+    PassKeyring keyring(w.store);
+    const std::string folder_link = "the folder " + (w.store / "hostkeeper").string() +
+                                    " is a symbolic link, which hostkeeper does not follow";
+    CHECK_THAT(refusal([&] { (void)keyring.lookup("e.example"); }).second,
+               Catch::Contains("hostkeeper/e.example: " + folder_link));
+    CHECK_THAT(refusal([&] {
+                   keyring.store("f.example", Secret(std::string("{\"token\":\"t\"}")));
+               }).second,
+               Catch::Contains("hostkeeper/f.example: " + folder_link));
+    CHECK_FALSE(fs::exists(fs::symlink_status(w.outside / "f.example.gpg")));
+    CHECK_THAT(refusal([&] { (void)keyring.remove("e.example"); }).second,
+               Catch::Contains(folder_link));
+    CHECK(w.bytes_of(w.outside / "e.example.gpg") == "an entry outside\n");
+    CHECK_THAT(refusal([&] { (void)keyring.items(); }).second, Catch::Contains(folder_link));
+    CHECK_THAT(refusal([&] { (void)keyring.hosts(); }).second, Catch::Contains(folder_link));
+    CHECK_FALSE(store_writable(w.store));
+
+    // docker/ inside a real hostkeeper/ folder.
+    fs::remove(w.store / "hostkeeper");
+    fs::create_directories(w.store / "hostkeeper");
+    CHECK(store_writable(w.store));
+    fs::create_symlink(w.outside, w.store / "hostkeeper" / "docker");
+    const std::string docker_link =
+        "the folder " + (w.store / "hostkeeper" / "docker").string() + " is a symbolic link";
+    CHECK_THAT(refusal([&] { (void)keyring.docker_lookup("reg.example"); }).second,
+               Catch::Contains(docker_link));
+    CHECK_THAT(refusal([&] { (void)keyring.docker_remove("reg.example"); }).second,
+               Catch::Contains(docker_link));
+    CHECK_THAT(refusal([&] { (void)keyring.docker_items(); }).second, Catch::Contains(docker_link));
+    // hostkeeper/ itself is fine: its listing has no entries.
+    CHECK(keyring.items().empty());
+}
+
+TEST_CASE("links: listings leave out entries that are links", "[daemon][pass][links]") {
+    LinkWorld w;
+    w.put(w.store / "hostkeeper" / "a.example.gpg", "x");
+    w.put(w.store / "hostkeeper" / "b.example_8443.gpg", "x");
+    fs::create_symlink("a.example.gpg", w.store / "hostkeeper" / "linked.example.gpg");
+    fs::create_symlink(w.outside / "gone.gpg", w.store / "hostkeeper" / "dangling.example.gpg");
+    fs::create_directories(w.store / "hostkeeper" / "docker");
+    fs::create_symlink("../a.example.gpg",
+                       w.store / (docker_entry_name("reg.example:5000") + ".gpg"));
+    PassKeyring keyring(w.store);
+    CHECK(keyring.hosts() == std::vector<std::string>{"a.example", "b.example:8443"});
+    const auto items = keyring.items();
+    REQUIRE(items.size() == 2);
+    CHECK(items[0].label == "hostkeeper/a.example");
+    CHECK(items[0].stored.has_value());
+    // The Docker folder holds only a link: no item, and nothing decrypted.
+    CHECK(keyring.docker_items().empty());
+    CHECK(keyring.used_keyids().empty());
+}
+
+TEST_CASE("store folders: opened and made without links, entries written in place",
+          "[daemon][pass][links]") {
+    LinkWorld w;
+    // Missing folders: not made unless asked.
+    const StoreFolder missing = open_store_folder(w.store, "hostkeeper/docker", std::nullopt);
+    CHECK_FALSE(missing.fd.valid());
+    CHECK_FALSE(read_entry_file(missing, "x.gpg", "hostkeeper/docker/x", 100));
+    CHECK_FALSE(fs::exists(w.store / "hostkeeper" / "docker"));
+    const StoreFolder made = open_store_folder(w.store, "hostkeeper/docker", 0700);
+    REQUIRE(made.fd.valid());
+    CHECK(made.path == w.store / "hostkeeper" / "docker");
+    CHECK(made.name == "docker");
+    CHECK((fs::status(made.path).permissions() & fs::perms::all) == fs::perms::owner_all);
+    CHECK(entry_location("hostkeeper/docker/B64") ==
+          std::pair<std::string, std::string>{"hostkeeper/docker", "B64.gpg"});
+    CHECK(entry_location("hostkeeper/a.example") ==
+          std::pair<std::string, std::string>{"hostkeeper", "a.example.gpg"});
+
+    // Written, replaced with its mode, read back; no temporary file left.
+    write_entry_file(made, "e.gpg", "hostkeeper/docker/e", "first", 0640);
+    write_entry_file(made, "e.gpg", "hostkeeper/docker/e", "second", 0600);
+    CHECK(read_entry_file(made, "e.gpg", "hostkeeper/docker/e", 100) == "second");
+    struct stat st {};
+    REQUIRE(::stat((made.path / "e.gpg").c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0600);
+    CHECK(std::distance(fs::directory_iterator(made.path), fs::directory_iterator()) == 1);
+    CHECK_THAT(
+        refusal([&] { (void)read_entry_file(made, "e.gpg", "hostkeeper/docker/e", 3); }).second,
+        Catch::Contains("larger than 3 bytes"));
+
+    // A link at the name is refused for writing and reading alike.
+    w.put(w.outside / "target", "outside");
+    fs::create_symlink(w.outside / "target", made.path / "l.gpg");
+    CHECK_THAT(refusal([&] {
+                   write_entry_file(made, "l.gpg", "hostkeeper/docker/l", "new", 0600);
+               }).second,
+               Catch::Contains("is a symbolic link"));
+    CHECK_THAT(
+        refusal([&] { (void)read_entry_file(made, "l.gpg", "hostkeeper/docker/l", 100); }).second,
+        Catch::Contains("is a symbolic link"));
+    CHECK(w.bytes_of(w.outside / "target") == "outside");
+
+    // The folder goes with its last entry, not before.
+    CHECK(remove_entry_file(made, "e.gpg", "hostkeeper/docker/e"));
+    CHECK_FALSE(remove_entry_file(made, "e.gpg", "hostkeeper/docker/e"));
+    remove_folder_if_empty(made);
+    CHECK(fs::exists(made.path));  // the link is still in it
+    fs::remove(made.path / "l.gpg");
+    remove_folder_if_empty(made);
+    CHECK_FALSE(fs::exists(made.path));
+
+    // A file where a folder belongs.
+    w.put(w.store / "hostkeeper" / "docker", "not a folder");
+    CHECK_THAT(refusal([&] { (void)open_store_folder(w.store, "hostkeeper/docker", 0700); }).second,
+               Catch::Contains((w.store / "hostkeeper" / "docker").string() + " is not a folder"));
 }
