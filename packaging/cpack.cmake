@@ -28,7 +28,9 @@ set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # Depends from the binaries' libraries (dpkg-shlibdeps)
 # ... and libidn2, which proto loads with dlopen (proto/CMakeLists.txt).
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libidn2-0")
+# init-system-helpers: deb-systemd-helper and deb-systemd-invoke, with which
+# the maintainer scripts enable and start the registry port's system units.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libidn2-0, init-system-helpers (>= 1.50)")
 # bash-completion loads the completion the package ships.
 # gnome-keyring (a Secret Service) on desktops, pass on headless machines:
 # keyring.backend = "auto" uses whichever is set up (hostkeeper.toml(5)).

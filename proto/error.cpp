@@ -25,7 +25,6 @@ constexpr std::array<std::pair<ErrorCode, std::string_view>, 20> kNames{{
     {ErrorCode::busy, "busy"},
     {ErrorCode::forbidden, "forbidden"},
     {ErrorCode::config_error, "config_error"},
-    {ErrorCode::listener_unavailable, "listener_unavailable"},
     {ErrorCode::internal, "internal"},
 }};
 

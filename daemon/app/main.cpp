@@ -27,9 +27,11 @@
 #include "daemon/registry/registry_service.hpp"
 #include "daemon/registry_cache/cache_config.hpp"
 #include "daemon/registry_cache/http_listener.hpp"
+#include "daemon/registry_cache/port_link.hpp"
 #include "daemon/registry_cache/registry_cache.hpp"
 #include "daemon/server/server.hpp"
 #include "daemon/server/socket_owner.hpp"
+#include "proto/port_link.hpp"
 #include "proto/socket_path.hpp"
 #include "proto/version.hpp"
 
@@ -111,6 +113,7 @@ int serve(const Config& config, StartupReport& report) {
         io.get_executor(), std::move(cache_config), registry_cache::default_state_path(),
         registry_cache::default_snapshot_dir(), credentials, discovery, registry, archive_store);
     std::optional<registry_cache::HttpListener> cache_listener;
+    std::optional<registry_cache::PortLink> port_link;
     // Started on demand or by socket activation, it exits when idle: the next
     // client starts it again (the helper, or systemd through the socket).
     // Started by hand, it runs until it is stopped.
@@ -121,9 +124,10 @@ int serve(const Config& config, StartupReport& report) {
         credentials, keyring_items, discovery, registry, registry_cache, keyring,
         handlers::DaemonInfo{socket_path, config.on_demand, idle_timeout});
     asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
-    const server::StopHooks hooks{[&http, &cache_listener, &registry_cache] {
+    const server::StopHooks hooks{[&http, &cache_listener, &port_link, &registry_cache] {
                                       sd_notify(0, "STOPPING=1");
                                       registry_cache.stop();
+                                      if (port_link) port_link->stop();
                                       if (cache_listener) cache_listener->stop();
                                       // Fetches in flight fail now ("hostkeeperd is stopping"), so
                                       // that their clients get an answer instead of waiting out the
@@ -149,40 +153,26 @@ int serve(const Config& config, StartupReport& report) {
         server.stop();
     });
     server.start();
-    if (registry_cache.enabled()) {
-        const registry_cache::CacheConfig& cc = *registry_cache.config();
-        int tcp_fd = passed.tcp_fd;
-        registry_cache::ListenerHolder holder = registry_cache::ListenerHolder::systemd;
-        std::string error;
-        if (tcp_fd >= 0 && !registry_cache::is_listener_on(tcp_fd, cc.port)) {
-            error = "the socket unit listens on another port than " + cc.listen() +
-                    " (run hostkeeper setup --registry-cache again)";
-            ::close(tcp_fd);
-            tcp_fd = -1;
-        } else if (tcp_fd < 0) {
-            holder = registry_cache::ListenerHolder::daemon;
-            tcp_fd = registry_cache::bind_loopback(cc.address, cc.port, error);
-        }
-        if (tcp_fd >= 0) {
-            cache_listener.emplace(io, tcp_fd, registry_cache, registry_cache::ListenerOptions{},
-                                   [&server] { server.activity(); });
-            cache_listener->start();
-            registry_cache.listener(holder, "");
-            spdlog::info(
-                "registry cache listening on {} (held by {})", cc.listen(),
-                holder == registry_cache::ListenerHolder::systemd ? "systemd" : "hostkeeperd");
-        } else {
-            registry_cache.listener(registry_cache::ListenerHolder::none, error);
-            spdlog::error(
-                "registry cache: cannot listen on {}: {}; no token is handed out for "
-                "the hosts routed through it",
-                cc.listen(), error);
-        }
-    } else if (passed.tcp_fd >= 0) {
+    // A TCP socket from systemd is a drop-in of an older setup (ListenStream=
+    // 127.0.0.1:PORT): the daemon never listens on TCP itself, since another
+    // user could take such a port whenever it is let go.
+    if (passed.tcp_fd >= 0) {
         ::close(passed.tcp_fd);
+        spdlog::warn(
+            "hostkeeperd.socket passes a TCP port (a drop-in of an older hostkeeper setup): "
+            "closed; the registry cache uses the registry port (run hostkeeper setup "
+            "--registry-cache to remove the drop-in)");
     }
-    if (!cache_problem.empty())
-        registry_cache.listener(registry_cache::ListenerHolder::none, cache_problem);
+    if (registry_cache.enabled()) {
+        cache_listener.emplace(io, registry_cache, registry_cache::ListenerOptions{},
+                               [&server] { server.activity(); });
+        port_link.emplace(io, keyring_thread.get_executor(), proto::port_socket_path(),
+                          registry_cache, [&cache_listener](asio::ip::tcp::socket socket) {
+                              cache_listener->adopt(std::move(socket));
+                          });
+        port_link->start();
+    }
+    if (!cache_problem.empty()) registry_cache.port_unavailable(cache_problem);
 
     report.send("ready");
     sd_notify(0, "READY=1");

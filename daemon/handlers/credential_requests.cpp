@@ -17,18 +17,6 @@ asio::awaitable<server::Reply> CredentialRequests::handle(const Request& request
     const std::string host = host_field(request.fields);
     switch (request.op) {
         case Op::get: {
-            // Terraform sends this host's token to the listener's port: only
-            // while this daemon holds it may the token leave the keyring.
-            if (cache_.routes(host) && !cache_.holds_listener() &&
-                !cache_.client_read_withdrawn_blocks(request.server.peer_pid)) {
-                throw Error(ErrorCode::listener_unavailable,
-                            host +
-                                " is routed through hostkeeper's registry cache, but this "
-                                "hostkeeperd does not hold its port " +
-                                cache_.config()->listen() + ": " +
-                                cache_.status().value("error", std::string()) +
-                                "; no token is handed out (run hostkeeper doctor)");
-            }
             cache_.learn(host);
             const std::optional<proto::Secret> credentials = co_await credentials_.get(host);
             spdlog::debug("get {}: {}", host, credentials ? "found" : "none");

@@ -1,6 +1,5 @@
 #include "daemon/registry_cache/cache_config.hpp"
 
-#include <arpa/inet.h>
 #include <openssl/evp.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -41,12 +40,12 @@ bool is_base64url(std::string_view text) {
 
 }  // namespace
 
-std::string CacheConfig::listen() const {
-    return address + ":" + std::to_string(port);
+std::string listen_address(std::uint16_t port) {
+    return "127.0.0.1:" + std::to_string(port);
 }
 
-std::string CacheConfig::base_url() const {
-    return "http://" + listen() + "/" + std::string(capability.view()) + "/";
+std::string CacheConfig::base_url(std::uint16_t port) const {
+    return "http://" + listen_address(port) + "/" + std::string(capability.view()) + "/";
 }
 
 CacheConfig parse_cache_config(std::string_view text) {
@@ -67,23 +66,9 @@ CacheConfig parse_cache_config(std::string_view text) {
     if (version.get<std::uint64_t>() != 1) bad("\"version\" must be 1");
 
     CacheConfig config;
-    const std::string listen =
-        member(doc, "listen", Json::value_t::string, "a string").get<std::string>();
-    const auto colon = listen.rfind(':');
-    if (colon == std::string::npos) bad("\"listen\" must be 127.0.0.1:PORT");
-    config.address = listen.substr(0, colon);
-    in_addr addr{};
-    if (::inet_pton(AF_INET, config.address.c_str(), &addr) != 1 ||
-        (ntohl(addr.s_addr) >> 24) != 127) {
-        bad("\"listen\" must be an IPv4 loopback address (127.x.y.z:PORT), not \"" + listen + "\"");
-    }
-    const std::string port = listen.substr(colon + 1);
-    if (port.empty() || port.size() > 5 ||
-        port.find_first_not_of("0123456789") != std::string::npos || std::stoul(port) == 0 ||
-        std::stoul(port) > 65535) {
-        bad("\"listen\" has no valid port (1-65535): \"" + listen + "\"");
-    }
-    config.port = static_cast<std::uint16_t>(std::stoul(port));
+    // Files written before the registry port name the port they chose; the
+    // registry port replaces it.
+    if (doc.contains("listen") && !doc["listen"].is_string()) bad("\"listen\" must be a string");
 
     std::string capability =
         member(doc, "capability", Json::value_t::string, "a string").get<std::string>();
@@ -140,25 +125,6 @@ proto::Secret new_capability() {
         if (c == '/') c = '_';
     }
     return proto::Secret::adopt(text);
-}
-
-void save_cache_config(const CacheConfig& config) {
-    Json files = Json::array();
-    for (const fs::path& file : config.tfrc_files) files.push_back(file.string());
-    Json doc = {{"version", 1},
-                {"listen", config.listen()},
-                {"capability", std::string(config.capability.view())},
-                {"tfrc_files", std::move(files)},
-                {"hosts", config.hosts}};
-    std::string text = doc.dump(2) + "\n";
-    proto::scrub(doc);
-    try {
-        proto::write_file_atomically(config.origin, text, 0600);
-    } catch (...) {
-        proto::scrub(text);
-        throw;
-    }
-    proto::scrub(text);
 }
 
 fs::path default_cache_config_path() {

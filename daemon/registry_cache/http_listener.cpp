@@ -1,23 +1,13 @@
 #include "daemon/registry_cache/http_listener.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <spdlog/spdlog.h>
-#include <sys/socket.h>
-#include <systemd/sd-daemon.h>
-#include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <cerrno>
-#include <cstring>
-
-#include "daemon/registry_cache/tcp_peer.hpp"
 
 namespace hostkeeper::daemon::registry_cache {
 namespace asio = boost::asio;
@@ -27,35 +17,24 @@ using boost::system::error_code;
 
 namespace {
 constexpr std::uint32_t kMaxHeaderBytes = 16 * 1024;
+
+// The cache's answer; a request it cannot answer (a target that is not
+// UTF-8 cannot go into a JSON document, say) still gets one: 400.
+asio::awaitable<ListenerResponse> answer_safely(RegistryCache& cache, ListenerRequest asked) {
+    std::string failure;
+    try {
+        auto serving = cache.serve(std::move(asked));  // named first (async/toolchain.hpp)
+        co_return co_await std::move(serving);
+    } catch (const std::exception& e) {
+        failure = e.what();
+    }
+    spdlog::warn("registry cache: a request could not be answered: {}", failure);
+    ListenerResponse answer;
+    answer.status = 400;
+    answer.body = R"({"errors":["the request cannot be answered: is its path UTF-8?"]})";
+    co_return answer;
+}
 }  // namespace
-
-int bind_loopback(const std::string& address, std::uint16_t port, std::string& error) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        error = std::string("socket: ") + std::strerror(errno);
-        return -1;
-    }
-    const int one = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    ::inet_pton(AF_INET, address.c_str(), &addr.sin_addr);
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
-    if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::listen(fd, SOMAXCONN) != 0) {
-        const int saved = errno;
-        ::close(fd);
-        error = address + ":" + std::to_string(port) + ": " + std::strerror(saved) +
-                (saved == EADDRINUSE ? " (another process holds the port)" : "");
-        return -1;
-    }
-    return fd;
-}
-
-bool is_listener_on(int fd, std::uint16_t port) {
-    return sd_is_socket_inet(fd, AF_INET, SOCK_STREAM, 1, port) > 0;
-}
 
 // The read buffer held request headers, a token among them: its memory is
 // zeroed when it is given back.
@@ -86,61 +65,28 @@ struct HttpListener::Connection {
     beast::basic_flat_buffer<ScrubbingAllocator<char>> buffer;
 };
 
-HttpListener::HttpListener(asio::io_context& io, int listen_fd, RegistryCache& cache,
-                           ListenerOptions options, std::function<void()> activity)
-    : io_(io),
-      acceptor_(io, asio::ip::tcp::v4(), listen_fd),
-      cache_(cache),
-      options_(options),
-      activity_(std::move(activity)) {}
+HttpListener::HttpListener(asio::io_context& io, RegistryCache& cache, ListenerOptions options,
+                           std::function<void()> activity)
+    : io_(io), cache_(cache), options_(options), activity_(std::move(activity)) {}
 
-void HttpListener::start() {
-    asio::co_spawn(io_, accept_loop(), asio::detached);
+void HttpListener::adopt(asio::ip::tcp::socket socket) {
+    error_code ignored;
+    if (stopping_ || connections_->size() >= options_.max_connections) {
+        if (!stopping_)
+            spdlog::warn("registry cache: {} connections: resetting another", connections_->size());
+        // Reset, not closed: no TIME_WAIT is left behind.
+        socket.set_option(asio::socket_base::linger(true, 0), ignored);
+        socket.close(ignored);
+        return;
+    }
+    auto connection = std::make_shared<Connection>(std::move(socket));
+    asio::co_spawn(io_, serve(std::move(connection)), asio::detached);
 }
 
 void HttpListener::stop() {
     stopping_ = true;
     error_code ignored;
-    acceptor_.close(ignored);
     for (Connection* connection : *connections_) connection->stream.socket().close(ignored);
-}
-
-asio::awaitable<void> HttpListener::accept_loop() {
-    while (!stopping_) {
-        error_code ec;
-        asio::ip::tcp::socket socket =
-            co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
-        if (ec) {
-            if (stopping_ || ec == asio::error::operation_aborted) break;
-            spdlog::warn("registry cache: accept: {}", ec.message());
-            asio::steady_timer pause(io_, std::chrono::milliseconds(100));
-            co_await pause.async_wait(asio::use_awaitable);
-            continue;
-        }
-        // Only this user's processes: the port is reachable by every local user.
-        error_code ignored;
-        const auto peer = socket.remote_endpoint(ignored);
-        const auto local = socket.local_endpoint(ignored);
-        const std::optional<uid_t> uid = loopback_peer_uid(local, peer);
-        if (!uid || *uid != ::geteuid()) {
-            ++foreign_;
-            if (foreign_ <= 5) {
-                spdlog::warn(
-                    "registry cache: refused a connection from {} (uid {}): only uid {} "
-                    "may use this listener",
-                    peer.port(), uid ? std::to_string(*uid) : "unknown", ::geteuid());
-            }
-            socket.close(ignored);
-            continue;
-        }
-        if (connections_->size() >= options_.max_connections) {
-            spdlog::warn("registry cache: {} connections: refusing another", connections_->size());
-            socket.close(ec);
-            continue;
-        }
-        auto connection = std::make_shared<Connection>(std::move(socket));
-        asio::co_spawn(io_, serve(std::move(connection)), asio::detached);
-    }
 }
 
 asio::awaitable<void> HttpListener::serve(std::shared_ptr<Connection> connection) {
@@ -173,10 +119,15 @@ asio::awaitable<void> HttpListener::serve(std::shared_ptr<Connection> connection
             break;
         }
         http::request<http::empty_body>& request = parser.get();
-        const bool keep_alive = request.keep_alive() && !stopping_;
+        bool keep_alive = request.keep_alive() && !stopping_;
         const bool head = request.method() == http::verb::head;
         ListenerResponse answer;
-        if (request.method() != http::verb::get && !head) {
+        if (request.count(http::field::host) != 1) {
+            // RFC 9112, 3.2: exactly one Host field, else 400.
+            answer.status = 400;
+            answer.body = R"({"errors":["a request needs exactly one Host header"]})";
+            keep_alive = false;
+        } else if (request.method() != http::verb::get && !head) {
             answer.status = 405;
             answer.body = R"({"errors":["only GET and HEAD"]})";
             answer.headers.emplace_back("Allow", "GET, HEAD");
@@ -188,8 +139,7 @@ asio::awaitable<void> HttpListener::serve(std::shared_ptr<Connection> connection
                 asked.authorization.emplace(
                     std::string_view(it->value().data(), it->value().size()));
             }
-            auto serving = cache_.serve(std::move(asked));  // named first (async/toolchain.hpp)
-            answer = co_await std::move(serving);
+            answer = co_await answer_safely(cache_, std::move(asked));
         }
         // Only a client with the capability keeps the daemon from its idle exit.
         if (answer.authorized && activity_) activity_();

@@ -1,9 +1,11 @@
 #pragma once
-// The registry cache's loopback HTTP/1.1 listener (Boost.Beast): reads each
-// request with bounded headers and a deadline, hands it to RegistryCache,
-// writes the answer (a body, or an archive streamed from its file), keeps
-// connections alive as Go's client expects, caps how many it serves, and
-// closes at once a connection from another user's process (tcp_peer).
+// The registry cache's HTTP/1.1 listener (Boost.Beast) on the connections
+// hostkeeper-portd hands over (PortLink): only this user's, already checked
+// by the kernel's word. Reads each request with bounded headers and a
+// deadline, hands it to RegistryCache, writes the answer (a body, or an
+// archive streamed from its file), keeps connections alive as Go's client
+// expects, caps how many it serves, and answers every request, a malformed
+// one with 400.
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
@@ -25,29 +27,21 @@ struct ListenerOptions {
         600};  // an archive may be large; a stalled reader is dropped
 };
 
-// Binds `address`:`port` (SO_REUSEADDR) and listens; returns the fd, or -1
-// with `error` set (the port is taken: someone else holds it).
-int bind_loopback(const std::string& address, std::uint16_t port, std::string& error);
-
-// Whether `fd` is a listening TCP socket bound to `port` on IPv4.
-bool is_listener_on(int fd, std::uint16_t port);
-
 class HttpListener {
   public:
-    // Takes ownership of `listen_fd`. `activity` runs for every request (the
-    // daemon's idle timer counts it as a client).
-    HttpListener(boost::asio::io_context& io, int listen_fd, RegistryCache& cache,
-                 ListenerOptions options, std::function<void()> activity);
-    void start();
+    // `activity` runs for every request with the capability (the daemon's
+    // idle timer counts it as a client).
+    HttpListener(boost::asio::io_context& io, RegistryCache& cache, ListenerOptions options,
+                 std::function<void()> activity);
+    // Serves one connection until it closes; over the cap it is reset.
+    void adopt(boost::asio::ip::tcp::socket socket);
     void stop();
 
   private:
     struct Connection;
-    boost::asio::awaitable<void> accept_loop();
     boost::asio::awaitable<void> serve(std::shared_ptr<Connection> connection);
 
     boost::asio::io_context& io_;
-    boost::asio::ip::tcp::acceptor acceptor_;
     RegistryCache& cache_;
     ListenerOptions options_;
     std::function<void()> activity_;
@@ -55,7 +49,6 @@ class HttpListener {
     // destroys after the listener (at shutdown) still removes itself safely.
     std::shared_ptr<std::set<Connection*>> connections_ = std::make_shared<std::set<Connection*>>();
     bool stopping_ = false;
-    std::uint64_t foreign_ = 0;  // connections refused: another user's
 };
 
 }  // namespace hostkeeper::daemon::registry_cache

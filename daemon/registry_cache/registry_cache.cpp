@@ -3,7 +3,6 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -12,7 +11,6 @@
 #include <exception>
 #include <vector>
 
-#include "daemon/registry_cache/client_start.hpp"
 #include "daemon/registry_cache/wire_answers.hpp"
 #include "daemon/upstream/bearer_token.hpp"
 #include "proto/error.hpp"
@@ -93,58 +91,41 @@ RegistryCache::RegistryCache(asio::any_io_executor io, std::optional<CacheConfig
       archives_(archives),
       snapshots_(std::move(snapshot_dir)) {
     if (!config_) return;
-    base_url_ = config_->base_url();
     routed_.emplace(config_->hosts, std::move(state_file), config_->tfrc_files, base_url_);
     if (std::string problem = routed_->load(); !problem.empty())
         spdlog::warn("registry cache: {}; starting with the named hosts only", problem);
-    write_files();
+    // The files are written once the registry port's state is known.
     // The named hosts are discovered at start; the learned ones when used.
     for (const std::string& host : config_->hosts) {
         asio::co_spawn(io_, discover_and_route(host, false), asio::detached);
     }
 }
 
-void RegistryCache::listener(ListenerHolder holder, std::string error) {
-    holder_ = holder;
-    listener_error_ = std::move(error);
+void RegistryCache::port_registered(std::uint16_t port) {
+    held_ = true;
+    port_error_.clear();
     if (!routed_) return;
-    if (holder_ == ListenerHolder::none) {
-        // Whoever holds the port instead may already have seen the
-        // capability in a request: it is replaced, and until the daemon holds
-        // the port, Terraform goes to the registries itself.
-        if (!routed_->suspended()) rotate_capability();
-        routed_->suspend(true);
-    } else {
-        routed_->suspend(false);
-    }
+    port_ = port;
+    base_url_ = config_->base_url(port);
+    routed_->base_url(base_url_);
+    routed_->suspend(false);
+    files_decided_ = true;
     write_files();
 }
 
-bool RegistryCache::client_read_withdrawn_blocks(pid_t helper_pid) const {
-    if (!routed_ || !routed_->suspended() || !files_error_.empty() || helper_pid <= 0) return false;
-    double withdrawn = 0;  // when the last tfrc file lost its blocks
-    for (const auto& file : config_->tfrc_files) {
-        struct stat st {};
-        if (::stat(file.c_str(), &st) != 0) continue;
-        withdrawn = std::max(withdrawn, static_cast<double>(st.st_mtim.tv_sec) +
-                                            static_cast<double>(st.st_mtim.tv_nsec) / 1e9);
-    }
-    const std::optional<double> started = parent_start_time(helper_pid);
-    // The margin covers /proc's whole-second boot time and clock ticks.
-    return started && *started > withdrawn + 2.0;
+void RegistryCache::port_lost(std::string why) {
+    held_ = false;
+    port_error_ = std::move(why);
 }
 
-void RegistryCache::rotate_capability() {
-    try {
-        config_->capability = new_capability();
-        save_cache_config(*config_);
-        base_url_ = config_->base_url();
-        routed_->base_url(base_url_);
-        spdlog::warn("registry cache: the port is not ours: its capability was replaced in {}",
-                     config_->origin.string());
-    } catch (const std::exception& e) {
-        spdlog::error("registry cache: cannot replace the capability: {}", e.what());
-    }
+void RegistryCache::port_unavailable(std::string why) {
+    held_ = false;
+    port_error_ = std::move(why);
+    if (!routed_) return;
+    const bool was_suspended = files_decided_ && routed_->suspended();
+    routed_->suspend(true);
+    files_decided_ = true;
+    if (!was_suspended) write_files();
 }
 
 bool RegistryCache::routes(const std::string& host) const {
@@ -152,6 +133,7 @@ bool RegistryCache::routes(const std::string& host) const {
 }
 
 void RegistryCache::write_files() {
+    if (!files_decided_) return;
     try {
         routed_->write();
         files_error_.clear();
@@ -226,17 +208,15 @@ asio::awaitable<Json> RegistryCache::sync(std::vector<std::string> hosts) {
 
 Json RegistryCache::status() const {
     if (!config_) return Json{{"enabled", false}};
-    const char* held_by = holder_ == ListenerHolder::systemd  ? "systemd"
-                          : holder_ == ListenerHolder::daemon ? "daemon"
-                                                              : nullptr;
     Json files = Json::array();
     for (const auto& file : config_->tfrc_files) files.push_back(file.string());
     const archives::ArchiveStats a = archives_.stats();
     return {{"enabled", true},
-            {"listen", config_->listen()},
-            {"held", holds_listener()},
-            {"held_by", held_by ? Json(held_by) : Json(nullptr)},
-            {"error", holds_listener() ? Json(nullptr) : Json(listener_error_)},
+            {"listen", port_ ? Json(listen_address(*port_)) : Json(nullptr)},
+            {"held", held_},
+            {"held_by", held_ ? Json("hostkeeper-portd") : Json(nullptr)},
+            {"error", held_ ? Json(nullptr) : Json(port_error_)},
+            {"blocks_withdrawn", files_decided_ && routed_->suspended()},
             {"config_file", config_->origin.string()},
             {"tfrc_files", std::move(files)},
             {"files_error", files_error_.empty() ? Json(nullptr) : Json(files_error_)},
@@ -259,11 +239,15 @@ asio::awaitable<ListenerResponse> RegistryCache::serve(ListenerRequest request) 
         ++refused_;
         co_return error_response(404, "the registry cache is off");
     }
-    const std::string port = std::to_string(config_->port);
-    if (request.host_header != config_->listen() && request.host_header != "localhost:" + port) {
+    if (!port_) {
         ++refused_;
-        co_return error_response(
-            403, "the Host header must name this listener (" + config_->listen() + ")");
+        co_return error_response(503, "hostkeeperd is not registered for the registry port");
+    }
+    const std::string listen = listen_address(*port_);
+    if (request.host_header != listen &&
+        request.host_header != "localhost:" + std::to_string(*port_)) {
+        ++refused_;
+        co_return error_response(403, "the Host header must name this listener (" + listen + ")");
     }
     ParsedTarget parsed;
     try {

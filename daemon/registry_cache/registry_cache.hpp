@@ -11,8 +11,6 @@
 // credentials, carry that host's token (compared in constant time), which
 // the daemon then sends upstream to that host's own origin only.
 
-#include <sys/types.h>
-
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
@@ -39,9 +37,6 @@
 
 namespace hostkeeper::daemon::registry_cache {
 
-// Where the listener's socket came from.
-enum class ListenerHolder { none, systemd, daemon };
-
 class RegistryCache {
   public:
     // `config`: nullopt when the cache is off (every listener request is
@@ -55,20 +50,19 @@ class RegistryCache {
     bool enabled() const { return config_.has_value(); }
     const std::optional<CacheConfig>& config() const { return config_; }
 
-    // Main tells it whether the daemon holds the listener's port, and if not,
-    // why: then the tfrc files lose their blocks and the capability is
-    // replaced (registry-cache.json rewritten), until it holds the port.
-    void listener(ListenerHolder holder, std::string error);
-    bool holds_listener() const { return holder_ != ListenerHolder::none; }
+    // The link to hostkeeper-portd (PortLink) says how the registry port
+    // stands. Registered: connections on `port` reach this daemon, and the
+    // tfrc files point at it. Lost: the link ended (the service restarts);
+    // the blocks stay, since no other user can hold the port meanwhile.
+    // Unavailable: there is no trustworthy registry port here (`why`): the
+    // tfrc files lose their blocks and Terraform goes to the registries.
+    void port_registered(std::uint16_t port);
+    void port_lost(std::string why);
+    void port_unavailable(std::string why);
+    bool holds_port() const { return held_; }
 
     // Whether Terraform's requests for `host` (normalized) go through the listener.
     bool routes(const std::string& host) const;
-
-    // While the daemon does not hold the listener, a routed host's token is
-    // handed out only to a client whose parent (Terraform, which runs the
-    // helper) started after the tfrc files lost their blocks: it cannot have
-    // read a block that sends the token to whoever holds the port.
-    bool client_read_withdrawn_blocks(pid_t helper_pid) const;
 
     // One HTTP request on the listener.
     boost::asio::awaitable<ListenerResponse> serve(ListenerRequest request);
@@ -106,7 +100,6 @@ class RegistryCache {
     boost::asio::awaitable<void> follow_discovery(std::string host);
     boost::asio::awaitable<void> discover_and_route(std::string host, bool refresh);
     void write_files();
-    void rotate_capability();
     bool worth_keeping(const Route& route, const ListenerResponse& response) const;
     void remember(const std::string& key, PendingArchive pending);
 
@@ -119,8 +112,10 @@ class RegistryCache {
     std::optional<RoutedHosts> routed_;
     DocumentSnapshots snapshots_;
     std::string base_url_;
-    ListenerHolder holder_ = ListenerHolder::none;
-    std::string listener_error_ = "not opened yet";
+    std::optional<std::uint16_t> port_;  // the registry port the files name
+    bool held_ = false;                  // registered with hostkeeper-portd now
+    bool files_decided_ = false;         // whether the files may be written yet
+    std::string port_error_ = "not registered with hostkeeper-portd yet";
     std::string files_error_;
     // Archives Terraform was pointed at, by store key: where to fetch them.
     std::map<std::string, PendingArchive> pending_;

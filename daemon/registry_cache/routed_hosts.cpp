@@ -91,8 +91,9 @@ std::string render_tfrc(const std::map<std::string, RoutedHost>& hosts, const st
                       "#   hostkeeper setup --registry-cache --undo\n";
     if (suspended) {
         return out +
-               "#\n# Suspended: hostkeeperd does not hold its listener's port (hostkeeper doctor\n"
-               "# says why); Terraform and OpenTofu use the registries directly until it does.\n";
+               "#\n# Suspended: the registry port (hostkeeper-port.socket) cannot be used here\n"
+               "# (hostkeeper doctor says why); Terraform and OpenTofu use the registries\n"
+               "# directly until it can.\n";
     }
     for (const auto& [host, entry] : hosts) {
         if (!entry.reason.empty() || !entry.services || !offers_registry(*entry.services)) continue;

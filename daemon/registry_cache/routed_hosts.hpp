@@ -55,9 +55,8 @@ class RoutedHosts {
     // Discovery failed for a host that is not routed yet: remember why (not routed).
     void failed(const std::string& host, const std::string& why);
 
-    // While the daemon does not hold the listener, the tfrc files carry no
-    // block (Terraform goes to the registries itself); `base_url` follows a
-    // new capability.
+    // While the registry port cannot be used, the tfrc files carry no block
+    // (Terraform goes to the registries itself); `base_url` names the port.
     void suspend(bool suspended) { suspended_ = suspended; }
     bool suspended() const { return suspended_; }
     void base_url(std::string url) { base_url_ = std::move(url); }

@@ -1,6 +1,7 @@
 #include "helper/cli/registry_cache_doctor.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include "helper/terraform_config/tool_locations.hpp"
 #include "proto/file_io.hpp"
 #include "proto/messages.hpp"
+#include "proto/port_link.hpp"
 
 namespace hostkeeper::helper::cli {
 namespace fs = std::filesystem;
@@ -40,9 +42,10 @@ std::vector<terraform_config::ToolPaths> both_tools() {
             terraform_config::locate(terraform_config::Tool::opentofu)};
 }
 
-// A tfrc file's blocks against the port hostkeeperd holds (nullopt: none).
-void check_tfrc(const DoctorSink& report, const fs::path& path, std::optional<int> held_port,
-                const std::string& listen) {
+// A tfrc file's blocks against the registry port (nullopt: none can be
+// trusted); `cache_on`: registry-cache.json exists.
+void check_tfrc(const DoctorSink& report, const fs::path& path, std::optional<int> registry_port,
+                bool cache_on) {
     std::optional<std::string> text;
     try {
         text = proto::read_file_if_exists(path);
@@ -62,20 +65,43 @@ void check_tfrc(const DoctorSink& report, const fs::path& path, std::optional<in
         return;
     }
     for (const int port : tfrc_listener_ports(*text)) {
-        if (held_port && port == *held_port) continue;
-        report.fail(
-            "registry cache: " + path.string() + " points Terraform and OpenTofu at 127.0.0.1:" +
-                std::to_string(port) + ", which no hostkeeperd holds" +
-                (listen.empty() ? " (the registry cache is off)"
-                                : " (the cache listens on " + listen + ")") +
-                ": their registry requests for those hosts fail",
-            listen.empty() ? "hostkeeper setup --registry-cache --undo, or delete " + path.string()
-                           : "hostkeeper stop (the next hostkeeperd holds " + listen +
-                                 " and rewrites the file); 'hostkeeper doctor' again");
+        if (registry_port && port == *registry_port) continue;
+        report.fail("registry cache: " + path.string() +
+                        " points Terraform and OpenTofu at 127.0.0.1:" + std::to_string(port) +
+                        ", which is not a registry port root holds: another user could bind it "
+                        "and answer their registry requests",
+                    cache_on
+                        ? "hostkeeper stop (the next hostkeeperd rewrites or withdraws the "
+                          "blocks), or hostkeeper setup --registry-cache --undo"
+                        : "hostkeeper setup --registry-cache --undo, or delete " + path.string());
         return;
     }
     report.ok("registry cache: " + path.string() + " is hostkeeperd's" +
-              (held_port ? " and points at the port it holds" : ""));
+              (registry_port ? " and names only the registry port" : ""));
+}
+
+// Which registry port can be trusted here: its number, or nullopt with the
+// failure reported.
+std::optional<int> check_registry_port(const DoctorSink& report) {
+    const fs::path socket = proto::port_socket_path();
+    try {
+        const proto::PortConnection service =
+            proto::connect_port_service(socket, proto::PortVerb::probe, std::chrono::seconds(5));
+        const std::optional<unsigned> start = proto::unprivileged_port_start();
+        report.ok("registry cache: mode: host blocks through the registry port 127.0.0.1:" +
+                  std::to_string(service.port) + ", held for every user by root (" +
+                  socket.string() + "); no other user can bind it (ports below " +
+                  std::to_string(start.value_or(1024)) + " are root's)");
+        return service.port;
+    } catch (const proto::PortServiceError& e) {
+        report.fail(
+            std::string("registry cache: mode: off, no registry port can be trusted here: ") +
+                e.what() + "; the tfrc files carry no blocks",
+            "on a machine with systemd: sudo systemctl enable --now hostkeeper-port.socket; "
+            "elsewhere (a container) the registry cache cannot be made safe: hostkeeper "
+            "setup --registry-cache --undo");
+        return std::nullopt;
+    }
 }
 
 }  // namespace
@@ -99,22 +125,29 @@ void check_registry_cache(const DoctorSink& report, const client::ClientOptions&
             if (std::find(seen.begin(), seen.end(), tfrc) != seen.end() || !fs::exists(tfrc, ec))
                 continue;
             seen.push_back(tfrc);
-            check_tfrc(report, tfrc, std::nullopt, "");
+            check_tfrc(report, tfrc, std::nullopt, false);
         }
         return;
     }
-    report.ok("registry cache: on, listening address " + config->listen + " (" +
-              registry_cache_config_path().string() + ")");
+    report.ok("registry cache: on (" + registry_cache_config_path().string() + ")");
+    const std::optional<int> registry_port = check_registry_port(report);
     for (const auto& paths : both_tools()) {
         if (!paths.cli_config_from_env) continue;
         report.warn("registry cache: TF_CLI_CONFIG_FILE is set, so " + paths.name + " reads only " +
                     paths.cli_config.string() +
                     " and the cache does not apply to it (no include directive exists: unset it, "
                     "or copy the host blocks from " +
-                    (paths.config_dir / kTfrcName).string() + ")");
+                    (paths.config_dir / kTfrcName).string() +
+                    "; they name only the registry port, which no other user can hold)");
         break;  // one variable for both tools
     }
-    std::optional<int> held_port;
+    std::error_code exists_ec;
+    if (fs::exists(fs::symlink_status(registry_cache_drop_in_path(), exists_ec))) {
+        report.warn("registry cache: " + registry_cache_drop_in_path().string() +
+                    " (an older setup's) makes hostkeeperd.socket hold a TCP port of your own, "
+                    "which hostkeeperd no longer uses: run hostkeeper setup --registry-cache to "
+                    "remove it");
+    }
     Json cache;
     if (daemon_answers) {
         try {
@@ -128,7 +161,7 @@ void check_registry_cache(const DoctorSink& report, const client::ClientOptions&
         }
     }
     if (!daemon_answers) {
-        report.fail("registry cache: no hostkeeperd answers, so none holds " + config->listen,
+        report.fail("registry cache: no hostkeeperd answers, so the registry port answers 503",
                     "see the hostkeeperd check above");
     } else if (!cache.is_object()) {
         report.fail(
@@ -139,22 +172,15 @@ void check_registry_cache(const DoctorSink& report, const client::ClientOptions&
         report.fail("registry cache: hostkeeperd runs without it (it started before " +
                         registry_cache_config_path().string() + " was written)",
                     "hostkeeper stop (the next request starts one that reads the file)");
-    } else if (text_of(cache, "listen", "") != config->listen) {
-        report.fail("registry cache: hostkeeperd listens on " +
-                        text_of(cache, "listen", "nothing") + ", the file says " + config->listen,
-                    "hostkeeper stop (the next request starts one that reads the file)");
     } else if (!cache.value("held", false)) {
-        report.fail("registry cache: hostkeeperd does not hold " + config->listen + ": " +
+        report.fail("registry cache: hostkeeperd is not registered for the registry port: " +
                         text_of(cache, "error", "no reason given"),
-                    "free the port ('ss -ltnp' shows who holds it), or move to another one: "
-                    "hostkeeper setup --registry-cache --undo, then hostkeeper setup "
-                    "--registry-cache");
+                    registry_port ? "hostkeeper stop (the next request starts one that registers)"
+                                  : "see the mode above");
     } else {
-        held_port = loopback_port(config->listen);
-        report.ok("registry cache: hostkeeperd holds " + config->listen +
-                  (text_of(cache, "held_by", "").empty()
-                       ? std::string()
-                       : " (from " + text_of(cache, "held_by", "") + ")"));
+        report.ok("registry cache: hostkeeperd is registered with hostkeeper-portd for " +
+                  text_of(cache, "listen", "the registry port") +
+                  ": it receives your processes' connections, nobody else's");
     }
     if (cache.is_object() && cache.contains("hosts") && cache["hosts"].is_array()) {
         if (cache["hosts"].empty())
@@ -175,7 +201,7 @@ void check_registry_cache(const DoctorSink& report, const client::ClientOptions&
             }
         }
     }
-    for (const auto& tfrc : config->tfrc_files) check_tfrc(report, tfrc, held_port, config->listen);
+    for (const auto& tfrc : config->tfrc_files) check_tfrc(report, tfrc, registry_port, true);
 }
 
 std::string registry_cache_status_line(const Json& cache) {

@@ -18,8 +18,10 @@ struct DoctorSink {
 };
 
 // Off (no registry-cache.json; a leftover tfrc file is a failure), or: the
-// listen address, whether hostkeeperd holds it, each host, each tfrc file
-// (a block pointing at a port hostkeeperd does not hold is a failure), and
+// mode in force and why (the registry port held by root for every user, or
+// no blocks at all where no such port can be trusted), whether hostkeeperd
+// is registered for it, each host, each tfrc file (a block naming any other
+// port is a failure), an older setup's socket drop-in, and
 // TF_CLI_CONFIG_FILE. `daemon_answers`: check_daemon's verdict.
 void check_registry_cache(const DoctorSink& report, const client::ClientOptions& client,
                           bool daemon_answers);

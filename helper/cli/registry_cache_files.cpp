@@ -1,9 +1,6 @@
 #include "helper/cli/registry_cache_files.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/random.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,7 +14,6 @@
 #include "proto/file_io.hpp"
 #include "proto/json.hpp"
 #include "proto/secret.hpp"
-#include "proto/unique_fd.hpp"
 
 namespace hostkeeper::helper::cli {
 namespace fs = std::filesystem;
@@ -141,12 +137,8 @@ std::optional<RegistryCacheConfig> read_registry_cache_config() {
     if (!json.is_object()) malformed("not a JSON object");
     if (json.value("version", 0) != 1) malformed("\"version\" is not 1");
     RegistryCacheConfig config;
-    const auto listen = json.find("listen");
-    if (listen == json.end() || !listen->is_string() ||
-        !loopback_port(listen->get<std::string>())) {
-        malformed("\"listen\" is not 127.0.0.1:PORT");
-    }
-    config.listen = listen->get<std::string>();
+    if (json.contains("listen") && !json["listen"].is_string())
+        malformed("\"listen\" is not a string");
     const auto capability = json.find("capability");
     if (capability == json.end() || !capability->is_string() ||
         capability->get<std::string>().size() < 22 ||
@@ -167,20 +159,12 @@ std::string registry_cache_json(const RegistryCacheConfig& config) {
     Json tfrc = Json::array();
     for (const auto& path : config.tfrc_files) tfrc.push_back(path.string());
     Json json{{"version", 1},
-              {"listen", config.listen},
               {"capability", config.capability},
               {"tfrc_files", tfrc},
               {"hosts", config.hosts}};
     std::string text = json.dump(2) + "\n";
     proto::scrub(json);
     return text;
-}
-
-std::string drop_in_text(const std::string& listen) {
-    return "# Written by \"hostkeeper setup --registry-cache\"; \"hostkeeper setup "
-           "--registry-cache "
-           "--undo\" removes it.\n[Socket]\nListenStream=" +
-           listen + "\nNoDelay=true\n";
 }
 
 std::string base64url(const unsigned char* bytes, std::size_t size) {
@@ -218,23 +202,6 @@ std::string new_capability() {
     std::string capability = base64url(bytes.data(), bytes.size());
     proto::scrub(bytes.data(), bytes.size());
     return capability;
-}
-
-int free_loopback_port() {
-    const proto::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (fd.get() < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = 0;
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
-    if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0)
-        throw std::runtime_error(std::string("bind 127.0.0.1:0: ") + std::strerror(errno));
-    socklen_t length = sizeof address;
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
-    if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0)
-        throw std::runtime_error(std::string("getsockname: ") + std::strerror(errno));
-    return ntohs(address.sin_port);
 }
 
 bool written_by_daemon(const fs::path& path) {

@@ -1,10 +1,11 @@
 #pragma once
 // The registry cache's files on the command line's side: hostkeeper's own
 // $XDG_CONFIG_HOME/hostkeeper/registry-cache.json (written only by setup,
-// read by hostkeeperd at start), the systemd drop-in that makes
-// hostkeeperd.socket hold its port, and the tfrc files hostkeeperd writes
-// (setup --undo removes those, doctor checks them). Formats: the design
-// contract of issue 12, README "Registry cache".
+// read by hostkeeperd at start), the service drop-in that lets the sandboxed
+// hostkeeperd write its files, the socket drop-in older setups wrote (a TCP
+// port of the user's own, which setup now removes), and the tfrc files
+// hostkeeperd writes (setup --undo removes those, doctor checks them).
+// Formats: proto/PROTOCOL.md, "The registry cache's listener".
 
 #include <filesystem>
 #include <optional>
@@ -18,7 +19,6 @@ inline constexpr const char* kTfrcHeader = "# Written by hostkeeperd for the reg
 inline constexpr const char* kTfrcName = "hostkeeper.tfrc";
 
 struct RegistryCacheConfig {
-    std::string listen;      // "127.0.0.1:PORT"
     std::string capability;  // 43 characters of base64url
     std::vector<std::filesystem::path> tfrc_files;
     std::vector<std::string> hosts;  // normalized
@@ -27,20 +27,20 @@ struct RegistryCacheConfig {
 // $XDG_CONFIG_HOME/hostkeeper/registry-cache.json (XDG_CONFIG_HOME when
 // absolute, else ~/.config), as hostkeeperd finds it.
 std::filesystem::path registry_cache_config_path();
-// $XDG_CONFIG_HOME/systemd/user/hostkeeperd.socket.d/registry-cache.conf
+// $XDG_CONFIG_HOME/systemd/user/hostkeeperd.socket.d/registry-cache.conf:
+// older setups made hostkeeperd.socket hold a TCP port of the user's there.
 std::filesystem::path registry_cache_drop_in_path();
 // $XDG_CONFIG_HOME/systemd/user/hostkeeperd.service.d/registry-cache.conf:
 // hostkeeperd.service runs with ProtectSystem=strict and ProtectHome=read-only,
 // so the directories it writes for the registry cache are made writable here.
 std::filesystem::path registry_cache_service_drop_in_path();
 
-// The file, checked; nullopt when it does not exist. Throws proto::FileError
-// naming the file and what is wrong with it.
+// The file, checked; nullopt when it does not exist. A "listen" key (older
+// setups chose a port) is ignored. Throws proto::FileError naming the file
+// and what is wrong with it.
 std::optional<RegistryCacheConfig> read_registry_cache_config();
 // The file's text (version 1), ending in a newline.
 std::string registry_cache_json(const RegistryCacheConfig& config);
-// The socket drop-in's text for `listen`.
-std::string drop_in_text(const std::string& listen);
 // Where hostkeeperd writes for the registry cache: each tfrc file's
 // directory, $XDG_CACHE_HOME/hostkeeper (archives), $XDG_STATE_HOME/hostkeeper
 // (learned hosts); absolute, deduplicated.
@@ -51,8 +51,6 @@ std::string service_drop_in_text(const std::vector<std::filesystem::path>& dirs)
 // 32 bytes from getrandom(2), base64url without padding (43 characters).
 std::string new_capability();
 std::string base64url(const unsigned char* bytes, std::size_t size);
-// A port the kernel gives to a socket bound to 127.0.0.1:0 (then closed).
-int free_loopback_port();
 // PORT of "127.0.0.1:PORT"; nullopt when `listen` is not that form.
 std::optional<int> loopback_port(const std::string& listen);
 

@@ -1,6 +1,7 @@
 #include "helper/cli/registry_cache_setup.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <stdexcept>
 
@@ -12,6 +13,7 @@
 #include "proto/file_io.hpp"
 #include "proto/hostname.hpp"
 #include "proto/messages.hpp"
+#include "proto/port_link.hpp"
 #include "proto/secret.hpp"
 
 namespace hostkeeper::helper::cli {
@@ -64,7 +66,7 @@ void restart_units(const client::ClientOptions& client) {
     if (systemctl_user({"start", client::kSocketUnit}) != 0) {
         throw std::runtime_error(std::string("systemctl --user start ") + client::kSocketUnit +
                                  " failed; 'systemctl --user status " + client::kSocketUnit +
-                                 "' says why (is the port taken?)");
+                                 "' says why");
     }
 }
 
@@ -79,7 +81,8 @@ void note_cli_config_override(Plan& plan, const std::vector<terraform_config::To
             "'s CLI configuration has no include directive; unset TF_CLI_CONFIG_FILE, or copy the "
             "host blocks from " +
             tfrc.string() + " into " + paths.cli_config.string() +
-            " (and copy them again whenever hostkeeperd rewrites them)");
+            " (they name only the registry port, which no other user can hold; copy them again "
+            "whenever hostkeeperd rewrites them)");
     }
 }
 
@@ -105,11 +108,11 @@ void plan_drop_in(Plan& plan, const fs::path& path, const std::string& text,
                           }});
 }
 
-void plan_restart(Plan& plan, const std::string& listen, const client::ClientOptions& client) {
+void plan_restart(Plan& plan, const client::ClientOptions& client) {
     if (client::user_manager_running()) {
         plan.steps.push_back(
             {std::string("systemd: would reload and restart ") + client::kSocketUnit +
-                 " so that it holds " + listen,
+                 " so that hostkeeperd starts with the registry cache",
              std::string("systemd: reloaded and restarted ") + client::kSocketUnit +
                  " (hostkeeperd starts with the registry cache on the next request)",
              [client] {
@@ -124,6 +127,20 @@ void plan_restart(Plan& plan, const std::string& listen, const client::ClientOpt
                               registry_cache_config_path().string(),
                           [client] {
                               stop_running_daemon(client);
+                              return Json();
+                          }});
+}
+
+// Older setups made hostkeeperd.socket hold a TCP port of the user's own,
+// which another user could take whenever it was let go: it goes.
+void plan_old_drop_in_removal(Plan& plan) {
+    const fs::path old = registry_cache_drop_in_path();
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(old, ec))) return;
+    const std::string what = old.string() + " (an older setup's TCP port for " +
+                             client::kSocketUnit + ", which another user could take)";
+    plan.steps.push_back({"systemd: would remove " + what, "systemd: removed " + what, [old] {
+                              proto::remove_file(old);
                               return Json();
                           }});
 }
@@ -143,6 +160,24 @@ void plan_registry_cache(Plan& plan, const std::vector<terraform_config::ToolPat
                                     "\" is not a registry hostname: " + e.what());
         }
     }
+    // Persistent host blocks only where they name a port no other user can
+    // ever hold: the registry port, held by PID 1 from boot.
+    std::uint16_t port = 0;
+    try {
+        port = proto::connect_port_service(proto::port_socket_path(), proto::PortVerb::probe,
+                                           std::chrono::seconds(5))
+                   .port;
+    } catch (const proto::PortServiceError& e) {
+        plan.refusals.push_back(
+            std::string("registry cache: no registry port here: ") + e.what() +
+            ". The registry cache writes host blocks only for a port that no other user can "
+            "ever bind (hostkeeper-port.socket, a system unit of the hostkeeper package: sudo "
+            "systemctl enable --now hostkeeper-port.socket); without one, another local user "
+            "could answer Terraform's registry requests. Nothing was written; Terraform and "
+            "OpenTofu keep using the registries directly");
+        return;
+    }
+    const std::string listen = "127.0.0.1:" + std::to_string(port);
     const fs::path path = registry_cache_config_path();
     std::optional<RegistryCacheConfig> existing;
     try {
@@ -152,7 +187,6 @@ void plan_registry_cache(Plan& plan, const std::vector<terraform_config::ToolPat
         return;
     }
     RegistryCacheConfig config = existing.value_or(RegistryCacheConfig{});
-    if (!existing) config.listen = "127.0.0.1:" + std::to_string(free_loopback_port());
     std::vector<std::string> hosts_added;
     for (const auto& host : named) {
         if (contains(config.hosts, host)) continue;
@@ -175,10 +209,10 @@ void plan_registry_cache(Plan& plan, const std::vector<terraform_config::ToolPat
     note_cli_config_override(plan, tools);
     if (existing && hosts_added.empty() && tfrc_added.empty()) {
         plan.notes.push_back("registry cache: " + path.string() + " already has " +
-                             (named.empty() ? "the tools" : joined(named)) + " (listening on " +
-                             config.listen + ")");
+                             (named.empty() ? "the tools" : joined(named)) +
+                             " (through the registry port " + listen + ")");
     } else {
-        std::string what = path.string() + " (listen " + config.listen;
+        std::string what = path.string() + " (through the registry port " + listen;
         if (!hosts_added.empty()) what += "; hosts " + joined(hosts_added);
         if (!tfrc_added.empty()) what += "; host blocks in " + joined(path_strings(tfrc_added));
         what += ")";
@@ -201,8 +235,7 @@ void plan_registry_cache(Plan& plan, const std::vector<terraform_config::ToolPat
     }
     const std::size_t before = plan.steps.size();
     if (client::user_manager_running()) {
-        plan_drop_in(plan, registry_cache_drop_in_path(), drop_in_text(config.listen),
-                     std::string("makes ") + client::kSocketUnit + " listen on " + config.listen);
+        plan_old_drop_in_removal(plan);
         const std::vector<fs::path> dirs = daemon_write_dirs(config);
         plan_drop_in(plan, registry_cache_service_drop_in_path(), service_drop_in_text(dirs),
                      std::string("lets the sandboxed ") + client::kServiceUnit + " write " +
@@ -210,7 +243,7 @@ void plan_registry_cache(Plan& plan, const std::vector<terraform_config::ToolPat
                      dirs);
     }
     if (plan.steps.size() > before || !existing || !hosts_added.empty() || !tfrc_added.empty())
-        plan_restart(plan, config.listen, client);
+        plan_restart(plan, client);
 }
 
 int sync_registry_cache(const client::ClientOptions& client, const std::vector<std::string>& hosts,
@@ -255,7 +288,7 @@ int sync_registry_cache(const client::ClientOptions& client, const std::vector<s
     const Json& cache = nested != reply.end() && nested->is_object() ? *nested : reply;
     const std::string listen = cache.value("listen", Json()).is_string()
                                    ? cache["listen"].get<std::string>()
-                                   : std::string("its port");
+                                   : std::string("the registry port");
     int status = client::kExitOk;
     if (!cache.value("enabled", true)) {
         std::fprintf(stderr,
@@ -265,16 +298,16 @@ int sync_registry_cache(const client::ClientOptions& client, const std::vector<s
         return client::kExitFailed;
     }
     if (cache.value("held", false)) {
-        const Json by = cache.value("held_by", Json());
-        std::printf("registry cache: hostkeeperd holds %s%s\n", listen.c_str(),
-                    by.is_string() ? (" (from " + by.get<std::string>() + ")").c_str() : "");
+        std::printf(
+            "registry cache: hostkeeperd is registered with hostkeeper-portd for the "
+            "registry port %s\n",
+            listen.c_str());
     } else {
         const Json why = cache.value("error", Json());
         std::fprintf(stderr,
-                     "hostkeeper setup: hostkeeperd does not hold %s: %s; Terraform and OpenTofu "
-                     "get no credentials for the routed hosts until it does ('hostkeeper doctor' "
-                     "says more)\n",
-                     listen.c_str(),
+                     "hostkeeper setup: hostkeeperd is not registered for the registry port: %s; "
+                     "the registry cache does not serve until it is ('hostkeeper doctor' says "
+                     "more)\n",
                      why.is_string() ? why.get<std::string>().c_str() : "no reason given");
         status = client::kExitFailed;
     }

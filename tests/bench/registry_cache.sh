@@ -19,8 +19,9 @@
 # (discovery, /v1/...) and archives. Targets: warm makes zero upstream metadata
 # requests and is at least 3× faster than plain.
 #
-# run.sh runs this inside its keyring world and puts the rows it writes into
-# its own table; run by hand, it re-runs itself inside
+# run.sh runs it and puts the rows it writes into its own table. It re-runs
+# itself inside tests/support/port-env.sh (a hostkeeper-portd on the registry
+# port of a private network namespace; root only) and
 # tests/support/keyring-env.sh. BIN_DIR must hold hostkeeperd, hostkeeper and
 # terraform-credentials-hostkeeper. Without terraform it says so and exits 77.
 #
@@ -213,9 +214,14 @@ main() {
     bin=$(cd "$1" && pwd)
     mkdir -p "$2"
     out=$(cd "$2" && pwd)
+    local self
+    self=$(readlink -f "${BASH_SOURCE[0]}")
+    # The registry port: a real hostkeeper-portd in a private network
+    # namespace (root only), as the package's hostkeeper-port.socket holds it.
+    if [[ -z "${HOSTKEEPER_PORT_SOCKET:-}" ]]; then
+        exec "$(dirname "$self")/../support/port-env.sh" bash "$self" "$bin" "$out"
+    fi
     if [[ -z "${HK_TEST_ROOT:-}" ]]; then
-        local self
-        self=$(readlink -f "${BASH_SOURCE[0]}")
         exec "$(dirname "$self")/../support/keyring-env.sh" bash "$self" "$bin" "$out"
     fi
     inner "$bin" "$out"

@@ -2,12 +2,13 @@
 # registry_cache.sh BIN_DIR
 #
 # End to end: `hostkeeper setup --registry-cache` and the real terraform.
-# Terraform's registry requests go through hostkeeperd's loopback listener
-# (http://127.0.0.1:PORT/CAPABILITY/...) to the suite's HTTPS registry, which
-# counts every request it gets (its JSON log: path, Authorization,
-# User-Agent). The scenarios of issue 12's "Tests" section, in order:
-#   1. setup writes registry-cache.json (0600, 127.0.0.1:PORT, a 43-character
-#      capability) and the daemon holds the port;
+# Terraform's registry requests go through the registry port
+# (http://127.0.0.1:PORT/CAPABILITY/..., held by a real hostkeeper-portd in a
+# private network namespace: support/port-env.sh) to hostkeeperd, and from
+# it to the suite's HTTPS registry, which counts every request it gets (its
+# JSON log: path, Authorization, User-Agent). The scenarios, in order:
+#   1. setup writes registry-cache.json (0600, a 43-character capability, no
+#      port of its own) and the daemon registers for the registry port;
 #   2. the first init learns the host: the helper's `get` names it, the
 #      daemon discovers it and writes its block (modules.v1 and providers.v1
 #      at the listener) into ~/.terraform.d/hostkeeper.tfrc;
@@ -21,8 +22,10 @@
 #   6. a second registry host with its own token: each host's upstream only
 #      ever sees its own token; the listener refuses the other host's token,
 #      a missing capability, a foreign Host header and a missing token;
-#   7. a squatter on the listener's port while the daemon is down: the helper
-#      hands out no token for a routed host, and the squatter receives no token;
+#   7. with the daemon stopped, the registry port answers 503 and the blocks
+#      stay (no other user can bind the port: e2e/port_takeover.sh tries);
+#      the next init starts the daemon through the helper and goes through
+#      the cache again;
 #   8. a TFE-like host named to setup: its block carries its other services
 #      (tfe.v2, login.v1, ...) with real URLs; `terraform login` (OAuth flow,
 #      driven by curl as the browser) and init with a cloud block and with a
@@ -33,8 +36,8 @@
 # ~/.terraform.d/, which TF_CLI_CONFIG_FILE turns off; ~/.terraformrc is the
 # throw-away HOME's.
 #
-# Run it inside support/keyring-env.sh:
-#   tests/support/keyring-env.sh tests/e2e/registry_cache.sh BIN_DIR
+# Run it inside support/port-env.sh and support/keyring-env.sh:
+#   tests/support/port-env.sh tests/support/keyring-env.sh tests/e2e/registry_cache.sh BIN_DIR
 # Exit status: 0 pass, 1 fail, 2 usage/set-up error, 77 skipped (no terraform,
 # or terraform not on linux_amd64 or darwin_arm64, the registry's platforms).
 set -euo pipefail
@@ -196,19 +199,21 @@ grep -qs 'credentials_helper "hostkeeper"' "$HOME/.terraformrc" ||
     { show "$HOME/.terraformrc"; fail "setup --registry-cache left no credentials_helper block in ~/.terraformrc"; }
 [[ -f $cache_config ]] || fail "setup --registry-cache wrote no $cache_config"
 [[ $(stat -c %a "$cache_config") == 600 ]] || fail "$cache_config has mode $(stat -c %a "$cache_config"), not 600"
-listen=$(json "$cache_config" 'd["listen"]')
+[[ -n ${HK_REGISTRY_PORT:-} ]] || { echo "$0: run me through tests/support/port-env.sh" >&2; exit 2; }
+listen=127.0.0.1:$HK_REGISTRY_PORT
 capability=$(json "$cache_config" 'd["capability"]')
-[[ $listen =~ ^127\.0\.0\.1:[0-9]+$ ]] || { show "$cache_config"; fail "listen is '$listen', not 127.0.0.1:PORT"; }
+[[ $(json "$cache_config" '"listen" in d') == False ]] || { show "$cache_config"; fail "setup chose a port of its own"; }
 [[ $capability =~ ^[A-Za-z0-9_-]{43}$ ]] || fail "the capability is not 43 characters of base64url"
-listen_port=${listen#*:}
 base=http://$listen/$capability
-pass "setup --registry-cache: $cache_config (0600), listener $listen"
+pass "setup --registry-cache: $cache_config (0600), no port of its own"
 
 status_json "$root/status1.json"
 [[ $(json "$root/status1.json" 'd["registry_cache"]["enabled"] and d["registry_cache"]["held"]') == True ]] ||
-    { show "$root/status1.json"; fail "the daemon does not hold the registry cache's listener"; }
+    { show "$root/status1.json"; fail "the daemon is not registered for the registry port"; }
+[[ $(json "$root/status1.json" 'd["registry_cache"]["listen"] + " " + d["registry_cache"]["held_by"]') == "$listen hostkeeper-portd" ]] ||
+    { show "$root/status1.json"; fail "status does not name the registry port and hostkeeper-portd"; }
 grep -qF "$capability" "$root/status1.json" && fail "hostkeeper status --json shows the capability"
-pass "the daemon holds $listen (held_by $(json "$root/status1.json" 'd["registry_cache"]["held_by"]'))"
+pass "the daemon is registered with hostkeeper-portd for $listen"
 
 # --- 2. the first init learns the host ---------------------------------------------
 workdir "$root/w1" "$host" acme/hello/null acme/thing 1.0.0
@@ -360,54 +365,26 @@ since "$log" "$n0" "$root/up6.jsonl"
 if grep -qF "$TOKEN2" "$root/up6.jsonl" "$log"; then fail "$host2's token reached $host's upstream"; fi
 pass "the listener: 200 with the host's token; 401 with another host's or none; 404 without the capability; 403 for a foreign Host"
 
-# --- 7. a squatter on the port ----------------------------------------------------------
+# --- 7. the daemon stopped ---------------------------------------------------------------
 "$hk" stop >/dev/null || fail "hostkeeper stop exited with $?"
-squat_log=$root/squatter.jsonl
-: >"$squat_log"
-python3 "$support/http_squatter.py" "$listen_port" "$squat_log" "$root/squatter.ready" 2>"$root/squatter.stderr" &
-squatter_pid=$!
-extra_pids+=("$squatter_pid")
-for _ in $(seq 1 100); do [[ -e $root/squatter.ready ]] && break; sleep 0.05; done
-[[ -e $root/squatter.ready ]] || { show "$root/squatter.stderr"; fail "the squatter could not listen on $listen"; }
-# Terraform starts while the files still route the host to the port: it
-# asks the helper, which starts hostkeeperd, which finds the port taken; the
-# token is refused to this terraform, which read the blocks.
-workdir "$root/sq" "$host" acme/hello/null acme/thing 1.0.0
-sq_rc=0
-init "$root/sq" "$root/sq.out" || sq_rc=$?
-echo "init with the squatter on the port exited with $sq_rc; the squatter received:"
-python3 -c 'import json, sys; [print(" ", e["method"], e["path"], [h[0] for h in e["headers"]]) for e in map(json.loads, open(sys.argv[1]))]' "$squat_log"
-if grep -qF -e "$TOKEN" -e "$TOKEN2" "$squat_log"; then show "$squat_log"; fail "the squatter received a real token"; fi
-if grep -qi '"authorization"' "$squat_log"; then show "$squat_log"; fail "the squatter received an Authorization header"; fi
-[[ -s $squat_log ]] || fail "terraform sent the squatter nothing: it did not read the blocks, so this tested nothing"
-pass "the squatter received no token ($(lines "$squat_log") request(s), none with Authorization)"
-rc=0
-"$helper" get "$host" >"$root/squat-get.out" 2>"$root/squat-get.err" || rc=$?
-if grep -qF "$TOKEN" "$root/squat-get.out"; then fail "with a squatter on $listen, the helper handed out $host's token"; fi
-grep -q "$listen_port" "$root/squat-get.err" ||
-    { show "$root/squat-get.err"; fail "the helper's error does not name the port $listen_port"; }
-pass "with a squatter on the port, the helper refuses $host's token (exit $rc): $(head -c 200 "$root/squat-get.err")"
-status_json "$root/status7.json"
-[[ $(json "$root/status7.json" 'd["registry_cache"]["held"]') == False ]] ||
-    { show "$root/status7.json"; fail "status says the daemon holds the port the squatter has"; }
-# What the squatter may have seen is worth nothing: the daemon that found
-# the port taken replaced the capability and withdrew the blocks, so the next
-# terraform run goes to the registries itself.
-new_capability=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["capability"])' "$cache_config")
-[[ -n $new_capability && $new_capability != "$capability" ]] ||
-    fail "the capability was not replaced after the port was found taken"
-if grep -q '^host ' "$tfrc"; then show "$tfrc"; fail "the tfrc file still routes hosts to a port the daemon does not hold"; fi
-grep -q 'Suspended' "$tfrc" || { show "$tfrc"; fail "the tfrc file does not say why it has no blocks"; }
-# A terraform started now read the files without blocks (2 s past their change).
-sleep 3
-workdir "$root/sq2" "$host" acme/hello/null acme/thing 1.0.0
-: >"$squat_log"
-must_init "$root/sq2" "with the squatter still on the port (the blocks withdrawn)"
-[[ ! -s $squat_log ]] || { show "$squat_log"; fail "terraform still sent requests to the squatter after the blocks were withdrawn"; }
-pass "the capability was replaced and the blocks withdrawn: the next init went to the registry directly, the squatter got nothing"
-capability=$new_capability
-kill "$squatter_pid"
-wait "$squatter_pid" 2>/dev/null || true
+for _ in $(seq 1 100); do "$hk" status >/dev/null 2>&1 || break; sleep 0.1; done
+# hostkeeper-portd keeps the port and answers for a user without a daemon.
+head=$(curl -s -D - -o /dev/null -H "Authorization: Bearer $TOKEN" "$versions_url" | head -1 | tr -d '\r')
+[[ $head == "HTTP/1.1 503 hostkeeperd is not running for this user"* ]] ||
+    fail "with hostkeeperd stopped the registry port answered '$head', not hostkeeper-portd's 503"
+grep -q "^host \"$host\"" "$tfrc" || { show "$tfrc"; fail "the blocks went with the daemon (they name a port no one else can hold)"; }
+pass "with hostkeeperd stopped, the registry port answers: $head"
+# The next init asks the helper first, which starts hostkeeperd; it registers
+# before it answers, so the init goes through the cache.
+workdir "$root/after-stop" "$host" acme/hello/null acme/thing 1.0.0
+n0=$(lines "$log")
+must_init "$root/after-stop" "the first init after hostkeeper stop"
+since "$log" "$n0" "$root/up7.jsonl"
+if grep -F '"user_agent": "Terraform' "$root/up7.jsonl" | grep -q '"/v1/'; then
+    show "$root/up7.jsonl"
+    fail "terraform asked the registry itself after the stop: the cache was not in the way"
+fi
+pass "the first init after a stop started hostkeeperd through the helper and went through the cache"
 "$hk" stop >/dev/null 2>&1 || true
 
 # --- 8. a TFE-like host named to setup ------------------------------------------------

@@ -2,10 +2,13 @@
 // plain TCP sockets as any local process could: the Host header, the
 // capability and the host's own token are each required; hostile clients
 // (garbage, huge headers, a thousand connections, a stalled request,
-// pipelining) cost the daemon nothing; a squatter on the port gets no token;
+// pipelining) cost the daemon nothing; another user's connection never
+// reaches it; with the daemon stopped the port answers 503 and nothing else;
 // a locked keyring serves nothing; registry_cache_sync routes what offers a
-// registry. The upstream registry is the suite's HTTPS server
-// (https_world.hpp); what it received is what the assertions check.
+// registry. The registry port is a real hostkeeper-portd's, bound as root in
+// a private network namespace (support/port-env.sh). The upstream registry is
+// the suite's HTTPS server (https_world.hpp); what it received is what the
+// assertions check.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <openssl/sha.h>
@@ -31,17 +34,12 @@ namespace {
 
 const std::string kModule = "/v1/modules/acme/hello/null";
 
-// A free loopback port: bound to port 0, read, closed.
-int free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t size = sizeof addr;
-    REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0);
-    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &size) == 0);
-    ::close(fd);
-    return ntohs(addr.sin_port);
+// The registry port of support/port-env.sh's hostkeeper-portd.
+int registry_port() {
+    const char* port = std::getenv("HK_REGISTRY_PORT");
+    if (port == nullptr || std::getenv("HOSTKEEPER_PORT_SOCKET") == nullptr)
+        throw std::runtime_error("run the registry cache tests through tests/support/port-env.sh");
+    return std::stoi(port);
 }
 
 std::string random_capability() {
@@ -125,7 +123,7 @@ HttpAnswer parse_answer(const std::string& raw) {
 // The registry cache world: an upstream registry at registry.localhost
 // (modules.v1) and a hostkeeperd whose registry-cache.json names it.
 struct CacheWorld : World {
-    int port = free_port();
+    int port = registry_port();
     std::string capability = random_capability();
     fs::path xdg = socket().parent_path() / "xdg";
     fs::path tfrc = xdg / "terraform.d" / "hostkeeper.tfrc";
@@ -147,7 +145,6 @@ struct CacheWorld : World {
 
     void write_config(const std::vector<std::string>& hosts) {
         Json doc{{"version", 1},
-                 {"listen", listen()},
                  {"capability", capability},
                  {"tfrc_files", Json::array({tfrc.string()})},
                  {"hosts", hosts}};
@@ -308,6 +305,32 @@ TEST_CASE("registry cache: hostile clients cost the daemon nothing", "[registry-
             CHECK_THAT(answer, !Catch::Contains(" 200 "));
         }
     }
+    SECTION("two Host headers: 400 (RFC 9112), and nothing goes upstream") {
+        Tcp tcp(w.port);
+        tcp.send("GET " + target + " HTTP/1.1\r\nHost: " + w.listen() + "\r\nHost: " + w.listen() +
+                 "\r\nConnection: close\r\n\r\n");
+        bool closed = false;
+        const HttpAnswer answer = parse_answer(tcp.read_all(15s, &closed));
+        INFO(answer.raw);
+        CHECK(closed);
+        CHECK(answer.status == 400);
+        CHECK_THAT(answer.body, Catch::Contains("exactly one Host header"));
+    }
+    SECTION("a path that is not UTF-8 gets an answer") {
+        for (const std::string& path :
+             {"/" + w.capability + "/v1/" + w.registry() + "/modules/acme/h\xffllo/null/versions",
+              std::string("/\xc3\x28/x"), "/" + w.capability + "/\xfe\xff"}) {
+            Tcp tcp(w.port);
+            tcp.send("GET " + path + " HTTP/1.1\r\nHost: " + w.listen() +
+                     "\r\nConnection: close\r\n\r\n");
+            bool closed = false;
+            const HttpAnswer answer = parse_answer(tcp.read_all(15s, &closed));
+            INFO(answer.raw);
+            CHECK(closed);
+            CHECK(answer.status >= 400);
+            CHECK(answer.status < 500);
+        }
+    }
     SECTION("a header block over 16 KiB") {
         Tcp tcp(w.port);
         tcp.send("GET " + target + " HTTP/1.1\r\nHost: " + w.listen() +
@@ -379,44 +402,43 @@ TEST_CASE("registry cache: hostile clients cost the daemon nothing", "[registry-
     CHECK(status == 200);
 }
 
-TEST_CASE("registry cache: a squatter on the port gets no token from the helper",
-          "[registry-cache-listener]") {
+TEST_CASE(
+    "registry cache: the daemon registers for the registry port; stopped, the port "
+    "answers 503 and nothing else",
+    "[registry-cache-listener]") {
     CacheWorld w;
-    // The squatter: another process holds the port before hostkeeperd starts.
-    const int squatter = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(w.port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(squatter, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0);
-    REQUIRE(::listen(squatter, 16) == 0);
-    struct Close {
-        int fd;
-        ~Close() { ::close(fd); }
-    } close_squatter{squatter};
-
     w.start_cache({w.registry()});
     const Json status = w.cache_status();
     INFO(status.dump());
-    CHECK(status.at("held") == false);
-    CHECK(status.at("held_by").is_null());
-    CHECK_THAT(status.at("error").get<std::string>(), Catch::Contains(w.listen()));
+    CHECK(status.at("held") == true);
+    CHECK(status.at("held_by") == "hostkeeper-portd");
+    CHECK(status.at("listen") == w.listen());
+    CHECK_THAT(read_file(w.tfrc), Catch::Contains("\"http://" + w.listen() + "/" + w.capability +
+                                                  "/v1/" + w.registry() + "/modules/\""));
 
+    // The helper hands out a routed host's token: Terraform sends it only to
+    // the registry port, which no other user can hold.
     const std::string token = "routed-secret-0123456789";
-    const std::string plain = "plain-secret-0123456789";
     store_token(w, w.registry(), token);
-    store_token(w, "plain.example.com", plain);
-    const Result refused = helper(w.socket(), {"get", w.registry()});
-    INFO(refused.err);
-    CHECK(refused.exit_code != 0);
-    CHECK_THAT(refused.out, !Catch::Contains(token));
-    CHECK_THAT(refused.err, !Catch::Contains(token));
-    CHECK_THAT(refused.err, Catch::Contains(w.listen()));
-    CHECK_THAT(refused.err, Catch::Contains("registry cache"));
-    // A host the cache does not route still gets its token.
-    const Result got = helper(w.socket(), {"get", "plain.example.com"});
+    const Result got = helper(w.socket(), {"get", w.registry()});
     CHECK(got.exit_code == 0);
-    CHECK_THAT(got.out, Catch::Contains(plain));
+    CHECK_THAT(got.out, Catch::Contains(token));
+    CHECK(w.get(w.versions_path(w.registry()), bearer(token)).status == 200);
+
+    // The daemon stops; the port stays with hostkeeper-portd, which answers
+    // (after waiting for a daemon to register) with the reason, and the
+    // request with its token goes nowhere else.
+    w.ask(Json{{"op", "stop"}});
+    REQUIRE(wait_until([&] { return !w.alive(); }, 10s));
+    const std::size_t before = w.upstream_versions();
+    const HttpAnswer answer = w.get(w.versions_path(w.registry()), bearer(token));
+    INFO(answer.raw);
+    CHECK(answer.status == 503);
+    CHECK_THAT(answer.head, Catch::Contains("hostkeeperd is not running for this user"));
+    CHECK_THAT(answer.raw, !Catch::Contains(token));
+    CHECK(w.upstream_versions() == before);
+    // The tfrc file keeps its blocks: they name a port nobody else can bind.
+    CHECK_THAT(read_file(w.tfrc), Catch::Contains("host \"" + w.registry() + "\""));
 }
 
 TEST_CASE("registry cache: a locked keyring serves nothing for a host with a token",
@@ -565,7 +587,7 @@ TEST_CASE("registry cache: the configured network mirror is served, its archive 
               .status == 404);
 }
 
-TEST_CASE("registry cache: another user's process gets no answer at all",
+TEST_CASE("registry cache: another user's process never reaches the daemon",
           "[registry-cache-listener]") {
     if (::geteuid() != 0) {
         WARN("not root: cannot run a client as another user here");
@@ -597,12 +619,13 @@ TEST_CASE("registry cache: another user's process gets no answer at all",
              "/usr/bin/python3", "-c", client, std::to_string(w.port), request});
     INFO("exit " << other.exit_code << " out " << other.out << " err " << other.err);
     CHECK(other.exit_code == 0);
-    CHECK(other.out == "b''");  // closed without a byte
+    // hostkeeper-portd's own answer for a user without a daemon: never this daemon's.
+    CHECK_THAT(other.out, Catch::StartsWith("b'HTTP/1.1 503 "));
+    CHECK_THAT(other.out, !Catch::Contains("1.0.0"));
     CHECK(w.upstream_versions() == 0);
     // The daemon's own user is served.
     CHECK(w.get(w.versions_path(w.registry())).status == 200);
     CHECK(w.upstream_versions() == 1);
-    CHECK_THAT(w.daemon_log(), Catch::Contains("refused a connection from"));
 }
 
 TEST_CASE("registry cache: a host's block follows its discovery document",

@@ -1,7 +1,10 @@
 // hostkeeper setup --registry-cache and its --undo, doctor and status for the
 // registry cache. [setup] and [doctor]: the command line's files and checks.
 // [registry-cache]: what needs hostkeeperd's registry_cache_sync and
-// status.registry_cache (the daemon side of issue 12).
+// status.registry_cache. Both run with a real hostkeeper-portd on the
+// registry port of a private network namespace (support/port-env.sh).
+#include <stdlib.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <regex>
@@ -43,10 +46,16 @@ std::string tfrc_for(int port, const std::string& host) {
            "/modules/\"\n    \"providers.v1\" = \"" + base + "/providers/\"\n  }\n}\n";
 }
 
-int port_of(const Json& config) {
-    const std::string listen = config.at("listen").get<std::string>();
-    REQUIRE(listen.rfind("127.0.0.1:", 0) == 0);
-    return std::stoi(listen.substr(10));
+// The registry port of support/port-env.sh's hostkeeper-portd.
+int registry_port() {
+    const char* port = std::getenv("HK_REGISTRY_PORT");
+    if (port == nullptr || std::getenv("HOSTKEEPER_PORT_SOCKET") == nullptr)
+        throw std::runtime_error("run the registry cache tests through tests/support/port-env.sh");
+    return std::stoi(port);
+}
+
+std::string registry_listen() {
+    return "127.0.0.1:" + std::to_string(registry_port());
 }
 
 // A stand-in systemctl that logs its arguments and succeeds, and the file
@@ -65,8 +74,8 @@ fs::path fake_user_manager(UserHome& u) {
 }  // namespace
 
 TEST_CASE(
-    "setup --registry-cache writes registry-cache.json 0600: a loopback port, a 256-bit "
-    "capability, the tfrc file, the named hosts normalized",
+    "setup --registry-cache writes registry-cache.json 0600: a 256-bit capability, the tfrc "
+    "file, the named hosts normalized, and no port of its own",
     "[setup]") {
     UserHome u;
     const Result r = u.hostkeeper({"setup", "--terraform", "--registry-cache",
@@ -76,9 +85,7 @@ TEST_CASE(
     CHECK(mode_of(cache_json(u)) == 0600);
     const Json config = read_json(cache_json(u));
     CHECK(config.at("version") == 1);
-    const int port = port_of(config);
-    CHECK(port >= 1);
-    CHECK(port <= 65535);
+    CHECK_FALSE(config.contains("listen"));  // the registry port is the system's
     const std::string capability = config.at("capability").get<std::string>();
     CHECK(capability.size() == 43);  // 32 bytes, base64url without padding
     CHECK(std::regex_match(capability, std::regex("[A-Za-z0-9_-]{43}")));
@@ -96,8 +103,7 @@ TEST_CASE(
     CHECK(read_json(cache_json(other)).at("capability") != capability);
 }
 
-TEST_CASE("setup --registry-cache again keeps the port and the capability and adds the hosts",
-          "[setup]") {
+TEST_CASE("setup --registry-cache again keeps the capability and adds the hosts", "[setup]") {
     UserHome u;
     u.hostkeeper({"setup", "--terraform", "--registry-cache", "a.invalid"});
     REQUIRE(fs::exists(cache_json(u)));
@@ -106,7 +112,6 @@ TEST_CASE("setup --registry-cache again keeps the port and the capability and ad
         u.hostkeeper({"setup", "--terraform", "--registry-cache", "B.invalid", "a.invalid"});
     INFO(again.out << again.err);
     const Json second = read_json(cache_json(u));
-    CHECK(second.at("listen") == first.at("listen"));
     CHECK(second.at("capability") == first.at("capability"));
     CHECK(second.at("hosts") == Json::array({"a.invalid", "b.invalid"}));
     CHECK(second.at("tfrc_files") == first.at("tfrc_files"));
@@ -157,7 +162,7 @@ TEST_CASE(
     u.hostkeeper({"setup", "--terraform", "--registry-cache", "h.invalid"});
     REQUIRE(fs::exists(cache_json(u)));
     const fs::path tfrc = u.home / ".terraform.d" / "hostkeeper.tfrc";
-    u.write(tfrc, tfrc_for(port_of(read_json(cache_json(u))), "h.invalid"));
+    u.write(tfrc, tfrc_for(registry_port(), "h.invalid"));
 
     const Result undo = u.hostkeeper({"setup", "--registry-cache", "--undo"});
     INFO(undo.out << undo.err);
@@ -200,21 +205,21 @@ TEST_CASE("setup --undo leaves a tfrc file the user edited, and reverses a rerun
 }
 
 TEST_CASE(
-    "setup --registry-cache with a user manager writes the socket drop-in and restarts the "
-    "units; --undo removes it and restarts them again",
+    "setup --registry-cache with a user manager removes an older setup's socket drop-in, writes "
+    "the service drop-in and restarts the units; --undo removes it and restarts them again",
     "[setup]") {
     UserHome u;
     const fs::path log = fake_user_manager(u);
     u.options.env["XDG_CACHE_HOME"] = (u.root / "cache").string();
+    // An older setup made hostkeeperd.socket hold a TCP port of the user's own.
     const fs::path drop_in =
         u.config / "systemd" / "user" / "hostkeeperd.socket.d" / "registry-cache.conf";
+    u.write(drop_in, "[Socket]\nListenStream=127.0.0.1:47123\nNoDelay=true\n");
     const Result r = u.hostkeeper({"setup", "--terraform", "--registry-cache"});
     INFO(r.out << r.err);
     REQUIRE(fs::exists(cache_json(u)));
-    const std::string listen = read_json(cache_json(u)).at("listen").get<std::string>();
-    REQUIRE(fs::exists(drop_in));
-    const std::string text = read_file(drop_in);
-    CHECK_THAT(text, Catch::Contains("[Socket]\nListenStream=" + listen + "\nNoDelay=true\n"));
+    CHECK_FALSE(fs::exists(drop_in));
+    CHECK_THAT(r.out, Catch::Contains("systemd: removed " + drop_in.string()));
     // The service's sandbox (ProtectHome=read-only) lets it write where the cache needs.
     const fs::path service_drop_in =
         u.config / "systemd" / "user" / "hostkeeperd.service.d" / "registry-cache.conf";
@@ -262,8 +267,9 @@ TEST_CASE("setup --registry-cache says the cache cannot apply while TF_CLI_CONFI
                                       (u.home / ".terraform.d" / "hostkeeper.tfrc").string()));
 }
 
-TEST_CASE("doctor: the registry cache is off, and a leftover tfrc points at a port nobody holds",
-          "[doctor]") {
+TEST_CASE(
+    "doctor: the registry cache is off, and a leftover tfrc points at a port root does not hold",
+    "[doctor]") {
     UserHome u;
     REQUIRE(u.hostkeeper({"setup", "--terraform"}).exit_code == 0);
     const Result off = u.hostkeeper({"doctor"});
@@ -278,20 +284,62 @@ TEST_CASE("doctor: the registry cache is off, and a leftover tfrc points at a po
     CHECK(stale.exit_code == 1);
     CHECK_THAT(stale.out, Catch::Contains("FAIL  registry cache: " + tfrc.string() +
                                           " points Terraform and OpenTofu at 127.0.0.1:1, which "
-                                          "no hostkeeperd holds"));
+                                          "is not a registry port root holds"));
     CHECK_THAT(stale.out, Catch::Contains("fix: hostkeeper setup --registry-cache --undo"));
 }
 
 // ---- These need hostkeeperd's registry_cache_sync and status.registry_cache. ----
 
-TEST_CASE("setup --registry-cache: hostkeeperd holds the port and says per host why not routed",
-          "[registry-cache]") {
+TEST_CASE("setup --registry-cache without a registry port writes nothing and says why", "[setup]") {
+    UserHome u;
+    u.options.env["HOSTKEEPER_PORT_SOCKET"] = (u.root / "no-such" / "port.sock").string();
+    const auto before = tree(u.root);
+    const Result r = u.hostkeeper({"setup", "--terraform", "--registry-cache", "a.invalid"});
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("registry cache: no registry port here: "));
+    CHECK_THAT(r.err, Catch::Contains("does not exist"));
+    CHECK_THAT(r.err, Catch::Contains("another local user could answer Terraform's registry"));
+    CHECK(tree(u.root) == before);
+
+    // A regular file, or a socket another user made, is not the registry port's.
+    std::string pattern = "/tmp/hk-fake-port.XXXXXX";
+    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+    const fs::path fake = pattern;
+    struct Remove {
+        fs::path dir;
+        ~Remove() { fs::remove_all(dir); }
+    } remove_fake{fake};
+    u.options.env["HOSTKEEPER_PORT_SOCKET"] = (fake / "port.sock").string();
+    u.write(fake / "port.sock", "");
+    const Result not_socket = u.hostkeeper({"setup", "--terraform", "--registry-cache"});
+    CHECK(not_socket.exit_code == 1);
+    CHECK_THAT(not_socket.err, Catch::Contains("is not a socket"));
+    fs::remove(fake / "port.sock");
+    fs::permissions(fake, static_cast<fs::perms>(0777), fs::perm_options::replace);
+    const Result made = run(
+        {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3",
+         "-c", "import socket, sys\ns = socket.socket(socket.AF_UNIX)\ns.bind(sys.argv[1])\n",
+         (fake / "port.sock").string()});
+    REQUIRE(made.exit_code == 0);
+    const Result foreign = u.hostkeeper({"setup", "--terraform", "--registry-cache"});
+    CHECK(foreign.exit_code == 1);
+    CHECK_THAT(foreign.err, Catch::Contains("is not root's"));
+    CHECK_FALSE(fs::exists(cache_json(u)));
+}
+
+TEST_CASE(
+    "setup --registry-cache: hostkeeperd registers for the registry port and says per host "
+    "why not routed",
+    "[registry-cache]") {
     UserHome u;
     const Result r = u.hostkeeper({"setup", "--terraform", "--registry-cache", "nowhere.invalid"});
     INFO(r.out << r.err);
     CHECK(r.exit_code == 0);
-    const std::string listen = read_json(cache_json(u)).at("listen").get<std::string>();
-    CHECK_THAT(r.out, Catch::Contains("registry cache: hostkeeperd holds " + listen));
+    const std::string listen = registry_listen();
+    CHECK_THAT(r.out, Catch::Contains("registry cache: hostkeeperd is registered with "
+                                      "hostkeeper-portd for the registry port " +
+                                      listen));
     CHECK_THAT(r.out, Catch::Contains("registry cache: nowhere.invalid: not routed: "));
 
     const Result status = u.hostkeeper({"status"});
@@ -300,24 +348,38 @@ TEST_CASE("setup --registry-cache: hostkeeperd holds the port and says per host 
     CHECK_THAT(status.out, Catch::Contains("0 of 1 hosts routed"));
 }
 
-TEST_CASE("doctor: the registry cache on, held, and a tfrc pointing at another port",
-          "[registry-cache]") {
+TEST_CASE(
+    "doctor: the registry cache on through the registry port, and a tfrc pointing at "
+    "another port",
+    "[registry-cache]") {
     UserHome u;
     REQUIRE(u.hostkeeper({"setup", "--terraform", "--registry-cache"}).exit_code == 0);
-    const Json config = read_json(cache_json(u));
-    const std::string listen = config.at("listen").get<std::string>();
+    const std::string listen = registry_listen();
     const Result healthy = u.hostkeeper({"doctor"});
     INFO(healthy.out << healthy.err);
-    CHECK_THAT(healthy.out,
-               Catch::Contains("ok    registry cache: on, listening address " + listen));
-    CHECK_THAT(healthy.out, Catch::Contains("ok    registry cache: hostkeeperd holds " + listen));
+    CHECK_THAT(healthy.out, Catch::Contains("ok    registry cache: on (" + cache_json(u).string()));
+    CHECK_THAT(healthy.out, Catch::Contains("ok    registry cache: mode: host blocks through the "
+                                            "registry port " +
+                                            listen + ", held for every user by root"));
+    CHECK_THAT(healthy.out, Catch::Contains("ok    registry cache: hostkeeperd is registered with "
+                                            "hostkeeper-portd for " +
+                                            listen));
 
     const fs::path tfrc = u.home / ".terraform.d" / "hostkeeper.tfrc";
-    const int other = port_of(config) == 1 ? 2 : 1;
+    const int other = 47123;
     u.write(tfrc, tfrc_for(other, "registry.invalid"));
     const Result stale = u.hostkeeper({"doctor"});
     INFO(stale.out << stale.err);
     CHECK(stale.exit_code == 1);
     CHECK_THAT(stale.out, Catch::Contains("points Terraform and OpenTofu at 127.0.0.1:" +
-                                          std::to_string(other) + ", which no hostkeeperd holds"));
+                                          std::to_string(other) +
+                                          ", which is not a registry port root holds"));
+
+    // Without a registry port, doctor says the mode is off and why.
+    u.options.env["HOSTKEEPER_PORT_SOCKET"] = (u.root / "none" / "port.sock").string();
+    const Result off = u.hostkeeper({"doctor"});
+    INFO(off.out << off.err);
+    CHECK(off.exit_code == 1);
+    CHECK_THAT(off.out, Catch::Contains("FAIL  registry cache: mode: off, no registry port can be "
+                                        "trusted here: "));
 }

@@ -36,6 +36,7 @@ ALLOWED = {
                               'daemon/credentials', 'daemon/upstream', 'daemon/discovery',
                               'daemon/registry'},
     'daemon/server': {'proto', 'daemon/async'},
+    'daemon/portd': {'proto'},
     'daemon/handlers': {'proto', 'daemon/async', 'daemon/cache', 'daemon/http', 'daemon/archives',
                         'daemon/credentials', 'daemon/upstream', 'daemon/discovery', 'daemon/registry',
                         'daemon/registry_cache', 'daemon/server', 'daemon/backends'},

@@ -70,6 +70,9 @@ for script in prerm postinst postrm; do
     sh -n "$control/$script" || fail "$script has syntax errors"
 done
 grep -q 'stop hostkeeperd.socket hostkeeperd.service' "$control/prerm" || fail "prerm does not stop the units"
+grep -q 'port_units="hostkeeper-port.socket hostkeeper-port-ipv6.socket"' "$control/postinst" ||
+    fail "postinst does not enable the registry port's units"
+grep -q 'deb-systemd-helper enable' "$control/postinst" || fail "postinst does not enable the registry port's units"
 pass "maintainer scripts: prerm, postinst, postrm"
 
 # --- File list ----------------------------------------------------------------------
@@ -77,8 +80,12 @@ expected="./usr/bin/docker-credential-hostkeeper
 ./usr/bin/hostkeeper
 ./usr/bin/hostkeeperd
 ./usr/bin/terraform-credentials-hostkeeper
+./usr/lib/systemd/system/hostkeeper-port-ipv6.socket
+./usr/lib/systemd/system/hostkeeper-port.service
+./usr/lib/systemd/system/hostkeeper-port.socket
 ./usr/lib/systemd/user/hostkeeperd.service
 ./usr/lib/systemd/user/hostkeeperd.socket
+./usr/libexec/hostkeeper/hostkeeper-portd
 ./usr/share/bash-completion/completions/hostkeeper
 ./usr/share/doc/hostkeeper/PROTOCOL.md
 ./usr/share/doc/hostkeeper/README.md
@@ -90,8 +97,9 @@ expected="./usr/bin/docker-credential-hostkeeper
 ./usr/share/man/man1/hostkeeper.1.gz
 ./usr/share/man/man1/terraform-credentials-hostkeeper.1.gz
 ./usr/share/man/man5/hostkeeper.toml.5.gz
+./usr/share/man/man8/hostkeeper-portd.8.gz
 ./usr/share/man/man8/hostkeeperd.8.gz"
-actual=$(dpkg-deb --fsys-tarfile "$deb" | tar -t | grep -v '/$' | sort)
+actual=$(dpkg-deb --fsys-tarfile "$deb" | tar -t | grep -v '/$' | LC_ALL=C sort)
 [[ $actual == "$expected" ]] || { diff <(echo "$expected") <(echo "$actual") || true; fail "the file list differs (- expected, + actual)"; }
 pass "file list: $(wc -l <<<"$actual") files where they belong"
 
@@ -107,9 +115,14 @@ for program in hostkeeper hostkeeperd terraform-credentials-hostkeeper docker-cr
     [[ $program != docker-credential-hostkeeper ]] || want="$program (hostkeeper) $version"
     [[ $got == "$want" ]] || fail "$program --version says '$got'"
 done
+portd=$root/usr/libexec/hostkeeper/hostkeeper-portd
+file "$portd" | grep -q ', stripped' || fail "hostkeeper-portd is not stripped: $(file "$portd")"
+[[ $("$portd" --version) == "hostkeeper-portd $version" ]] || fail "hostkeeper-portd --version says '$("$portd" --version)'"
 pass "installed binaries are stripped and report version $version"
 grep -qx "ExecStart=/usr/bin/hostkeeperd" "$root/usr/lib/systemd/user/hostkeeperd.service" ||
     fail "hostkeeperd.service does not start /usr/bin/hostkeeperd"
+grep -qx "ExecStart=/usr/libexec/hostkeeper/hostkeeper-portd" "$root/usr/lib/systemd/system/hostkeeper-port.service" ||
+    fail "hostkeeper-port.service does not start /usr/libexec/hostkeeper/hostkeeper-portd"
 head -1 "$root/usr/share/doc/hostkeeper/copyright" | grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' ||
     fail "copyright is not machine-readable (DEP-5)"
 bash -n "$root/usr/share/bash-completion/completions/hostkeeper" || fail "the bash completion has syntax errors"

@@ -3,20 +3,28 @@
 #
 # The registry cache under a real systemd user manager (user_world.sh's
 # throw-away user, `systemd --user`, D-Bus and keyring), with the units as the
-# package installs them, sandbox included. Asserts:
-#   - `hostkeeper setup --registry-cache` makes hostkeeperd.socket hold the
-#     listener's loopback port from then on (systemd, not the daemon, listens);
-#   - a first TCP connection to the port, with no daemon running, starts
-#     hostkeeperd.service, which answers it, says the port is held by
-#     systemd, and (inside ProtectHome=read-only) writes its tfrc file, its
-#     state file and its archive directory;
-#   - the helper's get is still answered through the same unit;
-#   - `setup --registry-cache --undo` gives the port back and removes the files.
+# package installs them, sandbox included, behind a real hostkeeper-portd on
+# the registry port (support/port-env.sh runs this script in a private network
+# namespace). Asserts:
+#   - `hostkeeper setup --registry-cache` removes an older setup's socket
+#     drop-in (a TCP port of the user's own), and hostkeeperd.socket holds
+#     no TCP port at all;
+#   - with no daemon running, the registry port answers 503 (portd's);
+#   - the helper's first request starts hostkeeperd.service, which registers
+#     with hostkeeper-portd from inside its sandbox (PrivateUsers=: root
+#     shows as the overflow uid there) and writes its tfrc file, its state
+#     file and its archive directory (ProtectHome=read-only);
+#   - the user's requests on the registry port reach the daemon (404
+#     unrouted, 404 capability, 403 Host); another user's (root's) get
+#     portd's 503, never the daemon's answer;
+#   - `setup --registry-cache --undo` removes the files.
 # Root only (exit 77, skipped, otherwise); ctest runs it RUN_SERIAL.
 # Exit status: 0 pass, 1 fail, 2 set-up error, 77 skipped.
 set -euo pipefail
 
 [[ $# -eq 2 ]] || { echo "usage: $0 SOURCE_DIR BIN_DIR" >&2; exit 2; }
+[[ -n ${HOSTKEEPER_PORT_SOCKET:-} && -n ${HK_REGISTRY_PORT:-} ]] ||
+    { echo "$0: run me through tests/support/port-env.sh" >&2; exit 2; }
 src=$(cd "$1" && pwd)
 bin=$(cd "$2" && pwd)
 for program in hostkeeperd hostkeeper terraform-credentials-hostkeeper; do
@@ -38,6 +46,9 @@ install_units "$src" "$bin"
 mkdir -p "$home/.config/systemd/user/hostkeeperd.service.d"
 printf '[Service]\nEnvironment=ASAN_OPTIONS=detect_leaks=0\n' \
     >"$home/.config/systemd/user/hostkeeperd.service.d/sanitizer.conf"
+# The test world's registry port service (support/port-env.sh), not /run/hostkeeper's.
+printf '[Service]\nEnvironment=HOSTKEEPER_PORT_SOCKET=%s\n' "$HOSTKEEPER_PORT_SOCKET" \
+    >"$home/.config/systemd/user/hostkeeperd.service.d/port-socket.conf"
 chown -R "$user:" "$home/.config/systemd"
 hostkeeper() { as_user "$world/bin/hostkeeper" "$@"; }
 unit_show() { as_user systemctl --user show -p "$2" --value "$1"; }
@@ -49,43 +60,56 @@ as_user systemctl --user daemon-reload
 as_user systemctl --user enable --now hostkeeperd.socket >/dev/null 2>&1 ||
     fail "systemctl --user enable --now hostkeeperd.socket failed"
 
+port=$HK_REGISTRY_PORT
+listen=127.0.0.1:$port
+
 # --- setup --registry-cache ----------------------------------------------------------
+old_drop_in=$home/.config/systemd/user/hostkeeperd.socket.d/registry-cache.conf
+mkdir -p "$(dirname "$old_drop_in")"
+printf '[Socket]\nListenStream=127.0.0.1:47123\n' >"$old_drop_in"
+chown -R "$user:" "$home/.config/systemd"
 hostkeeper setup --registry-cache >"$world/setup.out" 2>&1 || { cat "$world/setup.out"; fail "setup --registry-cache failed"; }
 config=$home/.config/hostkeeper/registry-cache.json
 [[ -f $config && $(stat -c %a "$config") == 600 ]] || { cat "$world/setup.out"; fail "no 0600 $config"; }
-listen=$(json_get listen <"$config")
 capability=$(json_get capability <"$config")
-port=${listen##*:}
+[[ ! -e $old_drop_in ]] || fail "setup left the older setup's socket drop-in $old_drop_in"
 listens=$(unit_show hostkeeperd.socket Listen)
-[[ $listens == *"127.0.0.1:$port"* ]] || fail "hostkeeperd.socket does not listen on 127.0.0.1:$port: $listens"
-pass "setup --registry-cache: hostkeeperd.socket listens on $listen"
+[[ $listens != *127.0.0.1* ]] || fail "hostkeeperd.socket still listens on TCP: $listens"
+pass "setup --registry-cache: the older socket drop-in is gone, hostkeeperd.socket holds no TCP port"
 
-# No daemon: systemd itself holds the port.
+# No daemon: hostkeeper-portd answers for the user, with the reason.
 as_user systemctl --user stop hostkeeperd.service
 [[ $(unit_show hostkeeperd.service ActiveState) == inactive ]] || fail "hostkeeperd.service did not stop"
-holder=$(ss -Hltnp "sport = :$port" | grep -o 'users:((".*"' || true)
-[[ $holder == *'"systemd"'* ]] || fail "the port is not held by the user manager: $(ss -Hltnp "sport = :$port")"
-pass "with hostkeeperd stopped, the user's systemd holds 127.0.0.1:$port"
-
-# --- the first connection starts the daemon ---------------------------------------------
 url="http://$listen/$capability/v1/unrouted.example.com/modules/acme/x/null/versions"
+head=$(as_user curl -s -D - -o /dev/null --max-time 20 "$url" | head -1 | tr -d '\r')
+[[ $head == "HTTP/1.1 503 hostkeeperd is not running for this user"* ]] ||
+    fail "with hostkeeperd stopped the registry port answered '$head'"
+pass "with hostkeeperd stopped, the registry port answers: $head"
+
+# --- the helper's first request starts the daemon, which registers --------------------------
+helper() { as_user "$world/bin/terraform-credentials-hostkeeper" "$@"; }
+helper get unrouted.example.com >/dev/null || fail "the helper's get failed"
+[[ $(unit_show hostkeeperd.service ActiveState) == active ]] || fail "the helper's request did not start hostkeeperd.service"
+for _ in $(seq 1 50); do
+    hostkeeper status --json >"$world/status.json" 2>/dev/null && [[ $(json_get registry_cache.held <"$world/status.json") == true ]] && break
+    sleep 0.1
+done
+cache=$(json_get registry_cache <"$world/status.json")
+[[ $(json_get held <<<"$cache") == true && $(json_get held_by <<<"$cache") == hostkeeper-portd ]] ||
+    fail "hostkeeperd in its unit is not registered with hostkeeper-portd: $cache"
+[[ $(json_get listen <<<"$cache") == "$listen" ]] || fail "status names another port: $cache"
 code=$(as_user curl -s -o "$home/answer.json" -w '%{http_code}' --max-time 20 "$url") || fail "curl to $listen failed"
 [[ $code == 404 ]] || { cat "$home/answer.json"; fail "an unrouted host's request got HTTP $code, not 404"; }
 grep -q "is not routed" "$home/answer.json" || fail "the 404 does not say why: $(cat "$home/answer.json")"
-[[ $(unit_show hostkeeperd.service ActiveState) == active ]] || fail "the TCP connection did not start hostkeeperd.service"
 code=$(as_user curl -s -o /dev/null -w '%{http_code}' --max-time 20 "http://$listen/wrong-capability/v1/x/modules/a/b/c/versions")
 [[ $code == 404 ]] || fail "a wrong capability got HTTP $code"
 code=$(as_user curl -s -o /dev/null -w '%{http_code}' --max-time 20 -H "Host: evil.example:$port" "$url")
 [[ $code == 403 ]] || fail "a foreign Host header got HTTP $code"
-# Another user (root here) is not answered at all, inside the unit's user
-# namespace too (PrivateUsers=: others read as the overflow uid).
-code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 "$url" || true)
-[[ $code == 000 ]] || fail "another user's request got HTTP $code"
-pass "a connection to the port started hostkeeperd.service, which answered (404 unrouted, 404 capability, 403 Host, another user: nothing)"
+# Another user (root here) never reaches this user's daemon: portd answers.
+head=$(curl -s -D - -o /dev/null --max-time 20 "$url" | head -1 | tr -d '\r' || true)
+[[ $head == "HTTP/1.1 503 "* ]] || fail "another user's request got '$head', not portd's 503"
+pass "hostkeeperd.service registered from inside its sandbox and answers its user (404 unrouted, 404 capability, 403 Host); another user: portd's 503"
 
-hostkeeper status --json >"$world/status.json" || fail "hostkeeper status failed"
-cache=$(json_get registry_cache <"$world/status.json")
-[[ $(json_get held_by <<<"$cache") == systemd ]] || fail "status: the listener is not held_by systemd: $cache"
 [[ $(json_get files_error <<<"$cache") == null ]] || fail "the daemon could not write its files in its sandbox: $cache"
 tfrc=$home/.terraform.d/hostkeeper.tfrc
 [[ -f $tfrc && $(stat -c %a "$tfrc") == 600 ]] || fail "no 0600 $tfrc written by the daemon"
@@ -103,16 +127,17 @@ mount_options() { awk -v p="$1" '$5 == p { print $6 }' "/proc/$pid/mountinfo" | 
 for dir in "$home/.terraform.d" "$home/.cache/hostkeeper" "$home/.local/state/hostkeeper"; do
     [[ $(mount_options "$dir") == rw* ]] || fail "ReadWritePaths=: $dir is not writable in the unit"
 done
-pass "inside its sandbox (home read-only) the daemon wrote its tfrc, state and archive directory; held_by systemd"
+pass "inside its sandbox (home read-only) the daemon wrote its tfrc, state and archive directory"
 
 # The credentials socket still works through the same unit; doctor agrees.
-helper() { as_user "$world/bin/terraform-credentials-hostkeeper" "$@"; }
 token=rc-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
 printf '{"token":"%s"}' "$token" | helper store rc.example.com || fail "store through the socket failed"
-[[ $(helper get rc.example.com) == "{\"token\":\"$token\"}" ]] || fail "get with both sockets passed failed"
+[[ $(helper get rc.example.com) == "{\"token\":\"$token\"}" ]] || fail "get failed"
 doctor_out=$(hostkeeper doctor 2>&1) || true
-grep -q "^ok    registry cache: hostkeeperd holds $listen (from systemd)" <<<"$doctor_out" ||
-    { echo "$doctor_out"; fail "doctor does not report the held port"; }
+grep -q "^ok    registry cache: hostkeeperd is registered with hostkeeper-portd for $listen" <<<"$doctor_out" ||
+    { echo "$doctor_out"; fail "doctor does not report the registration"; }
+grep -q "^ok    registry cache: mode: host blocks through the registry port $listen" <<<"$doctor_out" ||
+    { echo "$doctor_out"; fail "doctor does not report the mode"; }
 grep -q "^ok    registry cache: $tfrc is hostkeeperd's" <<<"$doctor_out" ||
     { echo "$doctor_out"; fail "doctor does not report the tfrc file"; }
 pass "the helper's store and get are answered by the same unit; doctor agrees"
@@ -121,10 +146,7 @@ pass "the helper's store and get are answered by the same unit; doctor agrees"
 hostkeeper setup --registry-cache --undo >"$world/undo.out" 2>&1 || { cat "$world/undo.out"; fail "setup --registry-cache --undo failed"; }
 [[ ! -e $config ]] || fail "undo left $config"
 [[ ! -e $tfrc ]] || fail "undo left $tfrc"
-[[ $(unit_show hostkeeperd.socket Listen) != *"127.0.0.1:$port"* ]] || fail "the socket still listens on $port after undo"
-[[ -z $(ss -Hltn "sport = :$port") ]] || fail "something still listens on $port after undo: $(ss -Hltnp "sport = :$port")"
-drop_in=$home/.config/systemd/user/hostkeeperd.socket.d/registry-cache.conf
-[[ ! -e $drop_in && ! -e ${drop_in/socket.d/service.d} ]] || fail "undo left a drop-in"
+[[ ! -e ${old_drop_in/socket.d/service.d} ]] || fail "undo left the service drop-in"
 [[ $(helper get rc.example.com) == "{\"token\":\"$token\"}" ]] || fail "get after --undo failed"
 [[ $(unit_show hostkeeperd.socket ActiveState) == active ]] || fail "hostkeeperd.socket is not active after undo"
-pass "setup --registry-cache --undo: port given back, files removed, the socket unit still serves"
+pass "setup --registry-cache --undo: files removed, the socket unit still serves"

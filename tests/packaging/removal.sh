@@ -5,8 +5,11 @@
 # package.sh) installed for real with dpkg, and hostkeeperd started the two
 # ways a user starts it: by socket activation in a real systemd user manager
 # (user_world.sh) and on demand by the helper. Asserts:
+#   - postinst enables the registry port's system units;
 #   - an upgrade in place (the same package again: prerm upgrade) stops both
-#     daemons; the socket keeps listening and starts the new hostkeeperd;
+#     daemons; the socket keeps listening and starts the new hostkeeperd; an
+#     older setup's host blocks for a port of the user's own are withdrawn
+#     (and its socket drop-in removed) before any terraform could read them;
 #   - `apt-get remove hostkeeper` leaves no hostkeeperd process (none holds
 #     tokens under a deleted executable), the socket unit stopped and gone.
 #
@@ -72,8 +75,40 @@ as_user /usr/bin/hostkeeper stop >/dev/null
 start_daemons
 pass "installed $(basename "$deb"); hostkeeperd runs socket-activated (pid $activated) and on demand (pid $on_demand)"
 
+# The registry port's system units are enabled (postinst, as dh_installsystemd does).
+for unit in hostkeeper-port.socket hostkeeper-port-ipv6.socket; do
+    [[ -L /etc/systemd/system/sockets.target.wants/$unit ]] || fail "postinst did not enable $unit"
+done
+pass "postinst enabled hostkeeper-port.socket and hostkeeper-port-ipv6.socket"
+
+# An older setup's registry cache: host blocks for a TCP port of the user's
+# own, and the socket drop-in that held it. The upgrade withdraws both before
+# the user's next terraform run could read them.
+mkdir -p "$home/.config/hostkeeper" "$home/.terraform.d" "$home/.config/systemd/user/hostkeeperd.socket.d"
+printf '{"version":1,"listen":"127.0.0.1:47123","capability":"%s","tfrc_files":["%s"],"hosts":[]}\n' \
+    "$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')" "$home/.terraform.d/hostkeeper.tfrc" \
+    >"$home/.config/hostkeeper/registry-cache.json"
+old_tfrc=$home/.terraform.d/hostkeeper.tfrc
+printf '%s\n' '# Written by hostkeeperd for the registry cache (hostkeeper setup --registry-cache).' \
+    'host "old.example.com" {' '  services = {' \
+    '    "modules.v1" = "http://127.0.0.1:47123/CAP/v1/old.example.com/modules/"' '  }' '}' >"$old_tfrc"
+old_drop_in=$home/.config/systemd/user/hostkeeperd.socket.d/registry-cache.conf
+printf '%s\n' '# Written by "hostkeeper setup --registry-cache"; "hostkeeper setup --registry-cache --undo" removes it.' \
+    '[Socket]' 'ListenStream=127.0.0.1:47123' >"$old_drop_in"
+chmod 600 "$home/.config/hostkeeper/registry-cache.json" "$old_tfrc"
+chown -R "$user:" "$home/.config" "$home/.terraform.d"
+# A file hostkeeperd did not write is never touched.
+foreign_tfrc=$home/.terraform.d/mine.tfrc
+printf 'host "x" { services = { "modules.v1" = "http://127.0.0.1:47123/" } }\n' >"$foreign_tfrc"
+
 # Upgrade in place.
 DEBIAN_FRONTEND=noninteractive dpkg -i "$deb" >"$world/dpkg.log" 2>&1 || { cat "$world/dpkg.log"; fail "the upgrade failed"; }
+if grep -q '127.0.0.1:47123' "$old_tfrc"; then cat "$old_tfrc"; fail "the upgrade left host blocks for the old port in $old_tfrc"; fi
+grep -q '^# Suspended' "$old_tfrc" || { cat "$old_tfrc"; fail "$old_tfrc does not say why it has no blocks"; }
+[[ $(stat -c '%U %a' "$old_tfrc") == "$user 600" ]] || fail "$old_tfrc is now $(stat -c '%U %a' "$old_tfrc")"
+[[ ! -e $old_drop_in ]] || fail "the upgrade left the older setup's socket drop-in"
+grep -q '127.0.0.1:47123' "$foreign_tfrc" || fail "the upgrade changed a tfrc file hostkeeperd did not write"
+pass "the upgrade withdrew the old port's host blocks and socket drop-in (as the user), and left other files alone"
 for pid in $activated $on_demand; do
     running "$pid" && fail "pid $pid still runs after the upgrade: $(readlink "/proc/$pid/exe")"
 done

@@ -2,14 +2,17 @@
 # systemd_verify.sh SOURCE_DIR BIN_DIR
 #
 # systemd-analyze verify (user mode) on the user units, with ExecStart
-# pointing at BIN_DIR's hostkeeperd: any complaint fails the test. Then the
-# settings the units must keep. Exit 77 (skipped) without systemd-analyze.
+# pointing at BIN_DIR's hostkeeperd, and (system mode) on the registry port's
+# system units, with ExecStart pointing at BIN_DIR's hostkeeper-portd: any
+# complaint fails the test. Then the settings the units must keep. Exit 77
+# (skipped) without systemd-analyze.
 set -euo pipefail
 [[ $# -eq 2 ]] || { echo "usage: $0 SOURCE_DIR BIN_DIR" >&2; exit 2; }
 command -v systemd-analyze >/dev/null || { echo "SKIP: systemd-analyze is not installed (package systemd)"; exit 77; }
 src=$(cd "$1" && pwd)
 bin=$(cd "$2" && pwd)
 [[ -x $bin/hostkeeperd ]] || { echo "$0: $bin/hostkeeperd is missing" >&2; exit 2; }
+[[ -x $bin/hostkeeper-portd ]] || { echo "$0: $bin/hostkeeper-portd is missing" >&2; exit 2; }
 
 work=$(mktemp -d /tmp/hk-units.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -27,7 +30,7 @@ fi
 echo "PASS: systemd-analyze --user verify: no complaints"
 
 service=$work/units/hostkeeperd.service
-expect() { grep -qx "$1" "$service" || fail "hostkeeperd.service lacks '$1'"; }
+expect() { grep -qx "$1" "$service" || fail "$(basename "$service") lacks '$1'"; }
 expect "Type=notify"
 expect "NoNewPrivileges=yes"
 # A user manager sets up the namespaced settings below only with PrivateUsers=
@@ -47,3 +50,60 @@ grep -q AF_NETLINK "$service" && fail "hostkeeperd.service allows AF_NETLINK"
 grep -qx "ListenStream=%t/hostkeeper/socket" hostkeeperd.socket || fail "the socket is not at %t/hostkeeper/socket"
 grep -qx "DirectoryMode=0700" hostkeeperd.socket || fail "the socket directory is not 0700"
 echo "PASS: the units keep socket activation, readiness and hardening"
+
+# The registry port's system units.
+mkdir -m 700 "$work/system"
+sed "s|@CMAKE_INSTALL_FULL_LIBEXECDIR@/hostkeeper/hostkeeper-portd|$bin/hostkeeper-portd|" \
+    "$src/packaging/systemd/hostkeeper-port.service.in" >"$work/system/hostkeeper-port.service"
+cp "$src/packaging/systemd/hostkeeper-port.socket" "$src/packaging/systemd/hostkeeper-port-ipv6.socket" "$work/system/"
+grep -q "@[A-Z_]*@" "$work/system/hostkeeper-port.service" && fail "hostkeeper-port.service.in has an unreplaced @VARIABLE@"
+cd "$work/system"
+# System mode needs no running manager: verify loads the units from the
+# current directory and checks them (DynamicUser=, the sandbox, Sockets=)
+# statically. Nothing it says here depends on the machine, so nothing is
+# filtered.
+if ! out=$(systemd-analyze verify --man=no hostkeeper-port.socket hostkeeper-port-ipv6.socket \
+    hostkeeper-port.service 2>&1); then
+    echo "$out"
+    fail "systemd-analyze verify (system units) failed"
+fi
+[[ -z $out ]] || { echo "$out"; fail "systemd-analyze verify (system units) complained"; }
+echo "PASS: systemd-analyze verify (system units): no complaints"
+
+service=$work/system/hostkeeper-port.service
+expect "Type=notify"
+expect "DynamicUser=yes"
+expect "NoNewPrivileges=yes"
+expect "CapabilityBoundingSet="
+expect "AmbientCapabilities="
+expect "ProtectSystem=strict"
+expect "ProtectHome=yes"
+expect "ProtectProc=invisible"
+expect "PrivateDevices=yes"
+expect "RestrictAddressFamilies=AF_UNIX AF_NETLINK"
+expect "LimitCORE=0"
+expect "Sockets=hostkeeper-port.socket hostkeeper-port-ipv6.socket"
+# sock_diag inside a user namespace names every other user nobody, and
+# inside a network namespace of its own it sees none of the host's sockets.
+grep -q '^PrivateUsers=' "$service" && fail "hostkeeper-port.service sets PrivateUsers="
+grep -q '^PrivateNetwork=' "$service" && fail "hostkeeper-port.service sets PrivateNetwork="
+# It would drop the inherited listeners' loopback traffic.
+grep -q '^IPAddressDeny=' "$service" && fail "hostkeeper-port.service sets IPAddressDeny="
+grep -q '^User=' "$service" && fail "hostkeeper-port.service names a User= (it runs as a dynamic one)"
+
+port=$(sed -n 's/.*kRegistryPort = \([0-9]*\);.*/\1/p' "$src/proto/port_link.hpp")
+[[ -n $port ]] || fail "no kRegistryPort in proto/port_link.hpp"
+expect_socket() { grep -qxF "$2" "$1" || fail "$1 lacks '$2'"; }
+expect_socket hostkeeper-port.socket "ListenStream=127.0.0.1:$port"
+expect_socket hostkeeper-port.socket "ListenStream=/run/hostkeeper/port.sock"
+expect_socket hostkeeper-port.socket "SocketMode=0666"
+expect_socket hostkeeper-port.socket "DirectoryMode=0755"
+expect_socket hostkeeper-port.socket "WantedBy=sockets.target"
+expect_socket hostkeeper-port-ipv6.socket "ListenStream=[::1]:$port"
+expect_socket hostkeeper-port-ipv6.socket "BindIPv6Only=ipv6-only"
+expect_socket hostkeeper-port-ipv6.socket "Service=hostkeeper-port.service"
+for unit in hostkeeper-port.socket hostkeeper-port-ipv6.socket; do
+    [[ $(grep -c '^ListenStream=.*:' "$unit") -eq 1 ]] || fail "$unit listens on more than one TCP address"
+done
+grep -q '"/run/hostkeeper/port.sock"' "$src/proto/port_link.hpp" || fail "proto::kPortSocket is not /run/hostkeeper/port.sock"
+echo "PASS: the registry port's units keep port $port (proto::kRegistryPort), the link socket and the sandbox"

@@ -105,7 +105,8 @@ chown "$user:" "$home" "$runtime"
 as_user() {
     (cd / && setpriv --reuid="$uid" --regid="$gid" --init-groups /usr/bin/env -i HOME="$home" USER="$user" \
         LOGNAME="$user" PATH=/usr/local/bin:/usr/bin:/bin XDG_RUNTIME_DIR="$runtime" \
-        DBUS_SESSION_BUS_ADDRESS="unix:path=$runtime/bus" "$@")
+        DBUS_SESSION_BUS_ADDRESS="unix:path=$runtime/bus" \
+        ${HOSTKEEPER_PORT_SOCKET:+HOSTKEEPER_PORT_SOCKET="$HOSTKEEPER_PORT_SOCKET"} "$@")
 }
 
 # --- The user manager ---------------------------------------------------------------------

@@ -41,9 +41,9 @@ std::string b64(const std::string& text) {
 Json contract_cache() {
     return Json{
         {"enabled", true},
-        {"listen", "127.0.0.1:4242"},
+        {"listen", "127.0.0.1:585"},
         {"held", true},
-        {"held_by", "systemd"},
+        {"held_by", "hostkeeper-portd"},
         {"error", nullptr},
         {"tfrc_files", Json::array({"/home/u/.terraform.d/hostkeeper.tfrc"})},
         {"hosts", Json::array({Json{{"host", "a.example"},
@@ -92,9 +92,6 @@ TEST_CASE("listen addresses and the ports in a tfrc file", "[cli][registry_cache
     CHECK_FALSE(cli::loopback_port("0.0.0.0:8080"));
     CHECK_FALSE(cli::loopback_port("127.0.0.1:"));
     CHECK_FALSE(cli::loopback_port("127.0.0.1:80x"));
-    const int port = cli::free_loopback_port();
-    CHECK(port > 0);
-    CHECK(port <= 65535);
     const std::string tfrc =
         "# Written by hostkeeperd for the registry cache\n"
         "host \"a\" {\n  services = {\n"
@@ -111,15 +108,16 @@ TEST_CASE("hostkeeper status's registry cache line", "[cli][registry_cache]") {
     CHECK(cli::registry_cache_status_line(Json{{"enabled", false}}) ==
           "registry cache listener: off");
     CHECK(cli::registry_cache_status_line(contract_cache()) ==
-          "registry cache listener: 127.0.0.1:4242 held (from systemd), 2 of 3 hosts routed, 12 "
-          "requests (1 refused), 2 archives (2048 of 4096 bytes), 5 archive hits, 2 downloads");
+          "registry cache listener: 127.0.0.1:585 held (from hostkeeper-portd), 2 of 3 hosts "
+          "routed, 12 requests (1 refused), 2 archives (2048 of 4096 bytes), 5 archive hits, 2 "
+          "downloads");
     Json unheld = contract_cache();
     unheld["held"] = false;
     unheld["held_by"] = nullptr;
-    unheld["error"] = "127.0.0.1:4242 is in use by another process";
+    unheld["error"] = "hostkeeper-portd closed the link";
     CHECK_THAT(cli::registry_cache_status_line(unheld),
-               Catch::StartsWith("registry cache listener: 127.0.0.1:4242 NOT held: 127.0.0.1:4242 "
-                                 "is in use by another process, "));
+               Catch::StartsWith("registry cache listener: 127.0.0.1:585 NOT held: "
+                                 "hostkeeper-portd closed the link, "));
 }
 
 TEST_CASE("setup asks registry_cache_sync for the named hosts and reports each",
@@ -140,7 +138,8 @@ TEST_CASE("setup asks registry_cache_sync for the named hosts and reports each",
     CHECK(request.at("hosts") == Json::array({"a.example", "xn--bcher-kva.example"}));
     CHECK(c.status == 0);
     CHECK_THAT(c.out,
-               Catch::Contains("registry cache: hostkeeperd holds 127.0.0.1:4242 (from systemd)"));
+               Catch::Contains("registry cache: hostkeeperd is registered with hostkeeper-portd "
+                               "for the registry port 127.0.0.1:585"));
     CHECK_THAT(c.out, Catch::Contains("registry cache: a.example: routed through the cache "
                                       "(modules.v1, providers.v1)"));
     CHECK_THAT(c.out, Catch::Contains("registry cache: xn--bcher-kva.example: not routed: "
@@ -149,7 +148,7 @@ TEST_CASE("setup asks registry_cache_sync for the named hosts and reports each",
     fs::remove_all(socket.parent_path());
 }
 
-TEST_CASE("setup says when hostkeeperd does not hold the port, or does not know the op",
+TEST_CASE("setup says when hostkeeperd is not registered for the port, or does not know the op",
           "[cli][registry_cache]") {
     hostkeeper::helper::client::ClientOptions options;
     options.start_daemon = false;
@@ -158,15 +157,14 @@ TEST_CASE("setup says when hostkeeperd does not hold the port, or does not know 
         options.socket = private_socket();
         Json cache = contract_cache();
         cache["held"] = false;
-        cache["error"] = "127.0.0.1:4242 is in use by another process";
+        cache["error"] = "/run/hostkeeper/port.sock is not root's";
         Json reply = proto::make_ok();
         reply["registry_cache"] = cache;
         FakeDaemon daemon(*options.socket, reply);
         const Captured c = capture([&] { return cli::sync_registry_cache(options, {}, false); });
         CHECK(c.status == 1);
-        CHECK_THAT(c.err,
-                   Catch::Contains("hostkeeperd does not hold 127.0.0.1:4242: 127.0.0.1:4242 "
-                                   "is in use by another process"));
+        CHECK_THAT(c.err, Catch::Contains("hostkeeperd is not registered for the registry port: "
+                                          "/run/hostkeeper/port.sock is not root's"));
         CHECK_THAT(c.out, Catch::Contains("learned.example: routed"));  // no hosts named: all
         CHECK_FALSE(daemon.request().contains("hosts"));
         fs::remove_all(options.socket->parent_path());

@@ -1,0 +1,99 @@
+#pragma once
+// hostkeeper-portd's work, on one io_context (one thread): the registry
+// port's loopback TCP listeners and the Unix socket where users' daemons
+// register (proto/port_link.hpp). Each TCP connection goes to the daemon of
+// the user whose process is at its client end (sock_diag.hpp asks the
+// kernel), or, while that user has none, waits briefly for one and is then
+// answered 503; a connection whose owner is unknown is reset. Nothing here
+// blocks but the one netlink round trip of each connection.
+
+#include <sys/types.h>
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hostkeeper::daemon::portd {
+
+// The bounds that keep one user from holding the service for others.
+struct PortLimits {
+    // Handed connections waiting for a registered daemon's link to drain.
+    std::size_t queued_per_user = 64;
+    std::size_t queued_total = 4096;
+    // Connections waiting for their user's daemon to register, and how long.
+    std::size_t pending_per_user = 16;
+    std::size_t pending_total = 512;
+    std::chrono::milliseconds pending_wait{2000};
+    // Daemons registered at once.
+    std::size_t registrations = 4096;
+    // Link connections that have not sent their request line yet, and how
+    // long they may take.
+    std::size_t greetings_per_user = 8;
+    std::size_t greetings_total = 256;
+    std::chrono::milliseconds greeting_deadline{5000};
+    // Connections answered 503, read until their client closes: how many at
+    // once, how much of each and for how long.
+    std::size_t draining = 512;
+    std::size_t drain_bytes = 65536;
+    std::chrono::milliseconds drain_deadline{2000};
+    // Connections accepted from one listener before others get their turn.
+    std::size_t accepts_per_turn = 64;
+};
+
+// What happened since the start, for the log and tests.
+struct PortCounters {
+    std::uint64_t accepted = 0;
+    std::uint64_t handed = 0;
+    std::uint64_t refused_unknown_owner = 0;  // reset: the kernel named no owner
+    std::uint64_t refused_full = 0;           // reset: over a queue's bound
+    std::uint64_t unregistered = 0;           // answered 503
+    std::uint64_t registrations = 0;
+    std::uint64_t probes = 0;
+    std::uint64_t bad_links = 0;  // link connections refused or ended for what they sent
+};
+
+// Why the listening socket `fd` cannot be one of the registry port's: empty
+// when it is a TCP listener on a loopback address (127.0.0.0/8 or ::1).
+std::string tcp_listener_problem(int fd);
+
+// The port the socket `fd` is bound to; 0 when it has none.
+std::uint16_t bound_port(int fd);
+
+// The answer to a connection of `uid` whose daemon did not register in time.
+std::string unregistered_response(uid_t uid, std::chrono::milliseconds waited);
+
+// Resets the TCP connection `fd` (SO_LINGER 0) and closes it: no TIME_WAIT,
+// and the client learns at once.
+void reset_and_close(int fd);
+
+class PortService {
+  public:
+    // Takes the listening sockets: `tcp_listeners` (one or two, all on the
+    // same port) and `link_listener` (the Unix socket), and opens its
+    // NETLINK_SOCK_DIAG socket. Throws std::runtime_error when they do not
+    // fit. The descriptors are closed with the service.
+    PortService(boost::asio::io_context& io, const std::vector<int>& tcp_listeners,
+                int link_listener, PortLimits limits = {});
+    PortService(const PortService&) = delete;
+    PortService& operator=(const PortService&) = delete;
+    // Destroy only once the io_context no longer runs.
+    ~PortService();
+
+    // Starts accepting on every listener.
+    void start();
+    // The registry port.
+    std::uint16_t port() const;
+    const PortCounters& counters() const;
+    // Logs the counters (SIGUSR1, and at exit).
+    void log_counters() const;
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hostkeeper::daemon::portd

@@ -1,0 +1,69 @@
+#pragma once
+// The registry cache's front door: this daemon's registration with
+// hostkeeper-portd (proto/port_link.hpp), which holds the registry port for
+// every user of the machine and hands this daemon the connections of its
+// own user's processes. The daemon never listens on TCP itself: the port
+// Terraform is pointed at is one that no ordinary user can ever bind.
+//
+// While registered, RegistryCache points the tfrc files at the port. When
+// the link ends (the service restarts), it registers again at once and then
+// every few seconds; when no trustworthy service can be found (no socket,
+// not root's, a port any user may bind), the files lose their blocks.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "daemon/registry_cache/registry_cache.hpp"
+
+namespace hostkeeper::daemon::registry_cache {
+
+class PortLink {
+  public:
+    // Each connection handed over, already checked to be a TCP connection
+    // to the registry port.
+    using Handed = std::function<void(boost::asio::ip::tcp::socket)>;
+
+    // `worker`: where the (bounded, blocking) reconnections run.
+    PortLink(boost::asio::io_context& io, boost::asio::any_io_executor worker,
+             std::filesystem::path socket, RegistryCache& cache, Handed handed);
+
+    // Registers now, on the caller's thread (bounded by kConnectTimeout): the
+    // daemon does so before it says it is ready, so that the Terraform whose
+    // helper started it finds the registration in place. Then follows the
+    // link on the event loop.
+    void start();
+    void stop();
+
+    static constexpr std::chrono::milliseconds kConnectTimeout{2000};
+    static constexpr std::chrono::seconds kRetry{3};
+
+  private:
+    boost::asio::awaitable<void> follow();
+    // Takes each connection the service sent; false when the link ended.
+    bool take_connections();
+    void connected(int fd, std::uint16_t port);
+
+    boost::asio::io_context& io_;
+    boost::asio::any_io_executor worker_;
+    std::filesystem::path socket_;
+    RegistryCache& cache_;
+    Handed handed_;
+    std::optional<boost::asio::posix::stream_descriptor> link_;
+    boost::asio::steady_timer retry_;
+    std::uint16_t port_ = 0;
+    std::string ended_;         // why the link ended
+    std::string last_failure_;  // why the last registration failed (logged once)
+    bool stopped_ = false;
+};
+
+}  // namespace hostkeeper::daemon::registry_cache
