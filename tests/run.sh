@@ -11,7 +11,8 @@
 #      from its seed corpus, in build-fuzz (tests/fuzz/run.sh);
 #   4. style: clang-format (check mode), the include rules and clang-tidy on
 #      the whole tree (tests/style.sh), with build-tests' compile commands.
-# All four run even when one fails; the last lines say which passed.
+# All four run even when one fails; the last lines say which passed and how
+# long each took.
 #
 # Usage: tests/run.sh                       all four
 #        tests/run.sh suite|asan [BUILD_DIR] one of them
@@ -22,7 +23,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+started=$SECONDS
 ./packaging/deps.sh test
+echo "tests/run.sh: deps took $((SECONDS - started)) s"
 
 # Stages run in subshells and return on the first failing step explicitly:
 # `set -e` does not hold inside a function called from `||` or `&&`.
@@ -75,9 +78,10 @@ case "${1:-all}" in
     fuzz) shift; fuzz "$@" ;;
     style) ./tests/style.sh "${2:-build-tests}" ;;
     all)
-        declare -A result
+        declare -A result took
         for stage in suite asan fuzz style; do
             echo "=== tests/run.sh: $stage"
+            started=$SECONDS
             case $stage in
                 suite) (suite build-tests OFF) && result[$stage]=passed || result[$stage]=FAILED ;;
                 asan) (asan build-asan) && result[$stage]=passed || result[$stage]=FAILED ;;
@@ -85,13 +89,15 @@ case "${1:-all}" in
                     result[$stage]=FAILED ;;
                 style) ./tests/style.sh build-tests && result[$stage]=passed || result[$stage]=FAILED ;;
             esac
+            took[$stage]=$((SECONDS - started))
+            echo "=== tests/run.sh: $stage ${result[$stage]} in ${took[$stage]} s"
         done
         failed=0
         for stage in suite asan fuzz style; do
-            echo "tests/run.sh: $stage ${result[$stage]}"
+            echo "tests/run.sh: $stage ${result[$stage]} ($((took[$stage] / 60)) min $((took[$stage] % 60)) s)"
             [[ ${result[$stage]} == passed ]] || failed=$((failed + 1))
         done
-        echo "tests/run.sh: $((4 - failed)) of 4 stages passed, $failed failed"
+        echo "tests/run.sh: $((4 - failed)) of 4 stages passed, $failed failed, in $((SECONDS / 60)) min $((SECONDS % 60)) s"
         [[ $failed -eq 0 ]]
         ;;
     *)

@@ -463,7 +463,7 @@ inner() {
     local cache_rc=0
     env -u HK_TEST_ROOT "$repo/tests/bench/registry_cache.sh" "$BIN" "$RAW" >&2 || cache_rc=$?
     if [[ $cache_rc == 77 ]]; then
-        log "  skipped (registry_cache.sh: no terraform)"
+        log "  skipped (registry_cache.sh: no terraform, or not root for its registry port)"
         rm -f "$RAW/registry-cache-rows.md" "$RAW/registry-cache-notes.md"
     else
         [[ $cache_rc == 0 ]] || die "the registry cache benchmark failed"
