@@ -86,8 +86,17 @@ class ItemList {
     explicit ItemList(GList* list) : list_(list) {}
     ItemList(const ItemList&) = delete;
     ItemList& operator=(const ItemList&) = delete;
+    ItemList(ItemList&& other) noexcept : list_(std::exchange(other.list_, nullptr)) {}
+    ItemList& operator=(ItemList&& other) noexcept {
+        if (this != &other) {
+            g_list_free_full(list_, g_object_unref);
+            list_ = std::exchange(other.list_, nullptr);
+        }
+        return *this;
+    }
     ~ItemList() { g_list_free_full(list_, g_object_unref); }
     GList* get() const { return list_; }
+    void append(SecretItem* item) { list_ = g_list_append(list_, item); }
     std::vector<SecretItem*> items() const {
         std::vector<SecretItem*> out;
         for (GList* l = list_; l != nullptr; l = l->next)
@@ -383,6 +392,90 @@ ItemList search(const Calls& calls, SecretService* service, const std::string& h
                         "searching the keyring for " + host);
 }
 
+// gnome-keyring shows the items of a keyring it loaded from disk, while that
+// keyring is locked, with hashed attribute values ("gkr:compat:hashed:NAME",
+// the MD5 of the value) and a placeholder xdg:schema: a search that names
+// the schema does not find them, and only the hash tells whose they are.
+constexpr const char* kHashedSchema = "gkr:compat:hashed:xdg:schema";
+
+enum class Whose { ours, theirs, unknown };
+
+// Whose a found item is: ours when its xdg:schema is `schema_name` and it
+// has `key` in clear; another application's when its readable xdg:schema
+// (or gnome-keyring's hash of it) says so; unknown for a locked item that
+// shows no schema.
+Whose whose(SecretItem* item, const char* schema_name, const char* key) {
+    const HashTablePtr attributes(secret_item_get_attributes(item));
+    const auto get = [&](const char* name) -> const char* {
+        if (!attributes) return nullptr;
+        return static_cast<const char*>(g_hash_table_lookup(attributes.get(), name));
+    };
+    const char* item_schema = get("xdg:schema");
+    const char* value = get(key);
+    if (item_schema != nullptr && value != nullptr && std::string_view(item_schema) == schema_name)
+        return Whose::ours;
+    if (secret_item_get_locked(item) == FALSE) return Whose::theirs;
+    if (const char* hashed = get(kHashedSchema); hashed != nullptr) {
+        gchar* ours = g_compute_checksum_for_string(G_CHECKSUM_MD5, schema_name, -1);
+        const bool same = std::string_view(hashed) == ours;
+        g_free(ours);
+        return same ? Whose::unknown : Whose::theirs;
+    }
+    return item_schema != nullptr ? Whose::theirs : Whose::unknown;
+}
+
+// The locked items that match `attributes` (every locked item with an empty
+// table) whatever their schema, as proxies.
+ItemList locked_matches(const Calls& calls, SecretService* service, GHashTable* attributes,
+                        const std::string& context) {
+    StrvPtr locked;
+    {
+        const Call call(calls.watchdog, calls.plain());
+        GError* error = nullptr;
+        gchar** unlocked_raw = nullptr;
+        gchar** locked_raw = nullptr;
+        const gboolean ok = secret_service_search_for_dbus_paths_sync(
+            service, nullptr, attributes, call.cancellable(), &unlocked_raw, &locked_raw, &error);
+        g_strfreev(unlocked_raw);
+        locked.reset(locked_raw);
+        if (ok == FALSE) call.fail(error, context);
+    }
+    ItemList items(nullptr);
+    for (gchar** path = locked.get(); path != nullptr && *path != nullptr; ++path) {
+        const Call call(calls.watchdog, calls.plain());
+        GError* error = nullptr;
+        SecretItem* item = secret_item_new_for_dbus_path_sync(service, *path, SECRET_ITEM_NONE,
+                                                              call.cancellable(), &error);
+        if (item == nullptr) call.fail(error, context);
+        items.append(item);
+    }
+    return items;
+}
+
+// Finds the locked items a search that names `item_schema` misses (see
+// kHashedSchema) and that may be ours (locked items whose attributes are
+// readable are found by that search, and listed without unlocking), and unlocks them (which may
+// prompt; keyring_locked when they stay locked): a locked item is never taken for "none". True when
+// it unlocked something: search again.
+bool unlock_hidden(const Calls& calls, SecretService* service, const SecretSchema* item_schema,
+                   GHashTable* attributes, const char* key, const std::string& context) {
+    const ItemList locked = locked_matches(calls, service, attributes, context);
+    GList* candidates = nullptr;
+    for (SecretItem* item : locked.items()) {
+        if (whose(item, item_schema->name, key) == Whose::unknown)
+            candidates = g_list_append(candidates, item);
+    }
+    if (candidates == nullptr) return false;
+    try {
+        unlock(calls, service, candidates, context);
+    } catch (...) {
+        g_list_free(candidates);
+        throw;
+    }
+    g_list_free(candidates);
+    return true;
+}
+
 void unlock_locked(const Calls& calls, SecretService* service, const ItemList& items,
                    const std::string& context) {
     GList* locked = nullptr;
@@ -515,10 +608,9 @@ LibsecretKeyring::Probe LibsecretKeyring::probe() {
             if (!collection) {
                 return Probe{false, "the Secret Service answers, but has no default collection"};
             }
-            const bool locked = secret_collection_get_locked(collection.get()) != FALSE;
-            return Probe{true, std::string("the Secret Service answers and has a default "
-                                           "collection (") +
-                                   (locked ? "locked" : "unlocked") + ")"};
+            // No locked/unlocked here: this is said once, when the backend is
+            // chosen, and a keyring is locked and unlocked after that.
+            return Probe{true, "the Secret Service answers and has a default collection"};
         });
     } catch (const Error& e) {
         return {false, e.what()};
@@ -534,40 +626,51 @@ void LibsecretKeyring::unlock() {
     });
 }
 
+namespace {
+
+struct FoundPath {
+    std::string path;
+    bool locked = false;
+};
+
+// The object path of the host's item (an unlocked one first), by a search
+// that names the schema; nullopt when it finds none.
+std::optional<FoundPath> find_path(const Calls& calls, SecretService* service,
+                                   GHashTable* attributes, const std::string& host) {
+    const Call call(calls.watchdog, calls.plain());
+    GError* error = nullptr;
+    gchar** unlocked_raw = nullptr;
+    gchar** locked_raw = nullptr;
+    const gboolean ok = secret_service_search_for_dbus_paths_sync(
+        service, schema(), attributes, call.cancellable(), &unlocked_raw, &locked_raw, &error);
+    const StrvPtr unlocked(unlocked_raw);
+    const StrvPtr locked(locked_raw);
+    if (ok == FALSE) call.fail(error, "searching the keyring for " + host);
+    if (unlocked && unlocked.get()[0] != nullptr) return FoundPath{unlocked.get()[0], false};
+    if (locked && locked.get()[0] != nullptr) return FoundPath{locked.get()[0], true};
+    return std::nullopt;
+}
+
+}  // namespace
+
 // The cold path: two D-Bus calls on the connection (and session) kept from
 // before, as few as a one-shot secret_password_lookup_sync makes after it
 // connects: SearchItems, then GetSecret of the item's path. No item proxy
 // is made (each would cost a Properties.GetAll and signal subscriptions).
 // SearchItems answers locked and unlocked items apart, so a locked item is
-// unlocked (or reported locked), never taken for "none".
+// unlocked (or reported locked), never taken for "none"; when it finds
+// nothing, the locked items it cannot see are looked for (unlock_hidden).
 std::optional<Secret> LibsecretKeyring::lookup_once(const std::string& host) {
     const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
     const std::string context = "reading the credentials for " + host;
     const ServicePtr service = connect(calls);
-    StrvPtr unlocked;
-    StrvPtr locked;
-    {
-        const HashTablePtr attributes = attributes_for(host);
-        const Call call(calls.watchdog, calls.plain());
-        GError* error = nullptr;
-        gchar** unlocked_raw = nullptr;
-        gchar** locked_raw = nullptr;
-        const gboolean ok = secret_service_search_for_dbus_paths_sync(
-            service.get(), schema(), attributes.get(), call.cancellable(), &unlocked_raw,
-            &locked_raw, &error);
-        unlocked.reset(unlocked_raw);
-        locked.reset(locked_raw);
-        if (ok == FALSE) call.fail(error, "searching the keyring for " + host);
-    }
-    std::string path;
-    if (unlocked && unlocked.get()[0] != nullptr) {
-        path = unlocked.get()[0];
-    } else if (locked && locked.get()[0] != nullptr) {
-        path = locked.get()[0];
-        unlock_paths(calls, service.get(), path, context);
-    } else {
-        return std::nullopt;
-    }
+    const HashTablePtr attributes = attributes_for(host);
+    std::optional<FoundPath> found = find_path(calls, service.get(), attributes.get(), host);
+    if (!found && unlock_hidden(calls, service.get(), schema(), attributes.get(), "host", context))
+        found = find_path(calls, service.get(), attributes.get(), host);
+    if (!found) return std::nullopt;
+    const std::string& path = found->path;
+    if (found->locked) unlock_paths(calls, service.get(), path, context);
     ValuePtr value;
     {
         const Call call(calls.watchdog, calls.plain());
@@ -650,10 +753,16 @@ void LibsecretKeyring::store_once(const std::string& host, const Secret& credent
 bool LibsecretKeyring::remove_once(const std::string& host) {
     const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
     const ServicePtr service = connect(calls);
-    const ItemList items = search(calls, service.get(), host);
-    if (items.get() == nullptr) return false;
-    delete_items(calls, service.get(), items, items.items(),
-                 "removing the credentials for " + host);
+    const std::string context = "removing the credentials for " + host;
+    ItemList items = search(calls, service.get(), host);
+    if (items.get() == nullptr) {
+        const HashTablePtr attributes = attributes_for(host);
+        if (!unlock_hidden(calls, service.get(), schema(), attributes.get(), "host", context))
+            return false;
+        items = search(calls, service.get(), host);
+        if (items.get() == nullptr) return false;
+    }
+    delete_items(calls, service.get(), items, items.items(), context);
     return true;
 }
 
@@ -662,8 +771,10 @@ bool LibsecretKeyring::remove_once(const std::string& host) {
 std::vector<credentials::ItemInfo> LibsecretKeyring::items_once() {
     const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
     const ServicePtr service = connect(calls);
-    const ItemList items =
-        all_items(calls, service.get(), schema(), "listing hostkeeper's items in the keyring");
+    const std::string context = "listing hostkeeper's items in the keyring";
+    const HashTablePtr none(g_hash_table_new(g_str_hash, g_str_equal));
+    (void)unlock_hidden(calls, service.get(), schema(), none.get(), "host", context);
+    const ItemList items = all_items(calls, service.get(), schema(), context);
     std::vector<credentials::ItemInfo> out;
     for (SecretItem* item : items.items()) {
         std::string host = attribute(item, "host");
@@ -693,9 +804,13 @@ std::optional<credentials::DockerCredentials> LibsecretKeyring::docker_lookup(
         const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
         const ServicePtr service = connect(calls);
         const HashTablePtr attributes = attributes_of({{"server", &server}});
-        const ItemList items =
-            search_items(calls, service.get(), docker_schema(), attributes.get(),
-                         "searching the keyring for the Docker credentials of " + server);
+        const std::string context = "searching the keyring for the Docker credentials of " + server;
+        ItemList items =
+            search_items(calls, service.get(), docker_schema(), attributes.get(), context);
+        if (items.get() == nullptr && unlock_hidden(calls, service.get(), docker_schema(),
+                                                    attributes.get(), "server", context)) {
+            items = search_items(calls, service.get(), docker_schema(), attributes.get(), context);
+        }
         if (items.get() == nullptr) return std::nullopt;
         SecretItem* item = items.items().front();
         Secret secret =
@@ -734,8 +849,12 @@ bool LibsecretKeyring::docker_remove(const std::string& server) {
         const ServicePtr service = connect(calls);
         const std::string context = "removing the Docker credentials for " + server;
         const HashTablePtr attributes = attributes_of({{"server", &server}});
-        const ItemList items =
+        ItemList items =
             search_items(calls, service.get(), docker_schema(), attributes.get(), context);
+        if (items.get() == nullptr && unlock_hidden(calls, service.get(), docker_schema(),
+                                                    attributes.get(), "server", context)) {
+            items = search_items(calls, service.get(), docker_schema(), attributes.get(), context);
+        }
         if (items.get() == nullptr) return false;
         delete_items(calls, service.get(), items, items.items(), context);
         return true;
@@ -746,8 +865,10 @@ std::vector<credentials::DockerItemInfo> LibsecretKeyring::docker_items() {
     return attempt([&] {
         const Calls calls{*watchdog_, call_timeout_, unlock_timeout_};
         const ServicePtr service = connect(calls);
-        const ItemList items = all_items(calls, service.get(), docker_schema(),
-                                         "listing the Docker credentials in the keyring");
+        const std::string context = "listing the Docker credentials in the keyring";
+        const HashTablePtr none(g_hash_table_new(g_str_hash, g_str_equal));
+        (void)unlock_hidden(calls, service.get(), docker_schema(), none.get(), "server", context);
+        const ItemList items = all_items(calls, service.get(), docker_schema(), context);
         std::vector<credentials::DockerItemInfo> out;
         for (SecretItem* item : items.items()) {
             std::string server = attribute(item, "server");

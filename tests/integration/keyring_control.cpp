@@ -13,6 +13,7 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 namespace hostkeeper::it {
 
@@ -71,7 +72,9 @@ bool unlock_login_collection() {
     // one NUL byte (the peer's credentials are checked), then a packet of
     // big-endian u32 length, u32 op (1: unlock), u32 length + password; the
     // answer is u32 length, u32 result (0: ok).
-    const std::string path = std::string(std::getenv("XDG_RUNTIME_DIR")) + "/keyring/control";
+    const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+    if (runtime == nullptr) return false;
+    const std::string path = std::string(runtime) + "/keyring/control";
     const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return false;
     sockaddr_un address{};
@@ -122,7 +125,7 @@ pid_t keyring_pid() {
     const char* pid = std::getenv("HK_KEYRING_PID");
     if (pid == nullptr)
         throw std::runtime_error("HK_KEYRING_PID is not set: run through keyring-env.sh");
-    return static_cast<pid_t>(std::atoi(pid));
+    return static_cast<pid_t>(std::strtol(pid, nullptr, 10));
 }
 
 void kill_keyring(int signal) {
@@ -138,12 +141,16 @@ void kill_keyring(int signal) {
     }
 }
 
-void start_keyring() {
+namespace {
+void start_keyring_with(bool unlock) {
     RunOptions options;
-    options.input = kPassword;
-    Spawned keyring =
-        spawn({"/usr/bin/gnome-keyring-daemon", "--foreground", "--components=secrets", "--unlock"},
-              options);
+    std::vector<std::string> argv{"/usr/bin/gnome-keyring-daemon", "--foreground",
+                                  "--components=secrets"};
+    if (unlock) {
+        options.input = kPassword;
+        argv.emplace_back("--unlock");
+    }
+    Spawned keyring = spawn(argv, options);
     ::close(keyring.out_fd);
     ::close(keyring.err_fd);
     restarted = keyring.pid;
@@ -157,6 +164,15 @@ void start_keyring() {
         },
         std::chrono::seconds(10));
     if (!ready) throw std::runtime_error("the restarted keyring daemon did not become ready");
+}
+}  // namespace
+
+void start_keyring() {
+    start_keyring_with(true);
+}
+
+void start_keyring_locked() {
+    start_keyring_with(false);
 }
 
 }  // namespace hostkeeper::it

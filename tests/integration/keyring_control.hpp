@@ -31,5 +31,9 @@ void kill_keyring(int signal);
 // Starts a new keyring daemon as keyring-env.sh does (same data directory,
 // password and login collection) and waits until it serves the default collection.
 void start_keyring();
+// Starts a new keyring daemon on the same data directory without its
+// password: the login collection is loaded from disk and stays locked (as
+// after autologin, or a keyring re-activated after a crash).
+void start_keyring_locked();
 
 }  // namespace hostkeeper::it

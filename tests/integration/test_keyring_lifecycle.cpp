@@ -286,3 +286,74 @@ TEST_CASE("memory stays bounded through a thousand keyring events", "[keyring-li
 #endif
     CHECK(process_alive(daemon.pid()));
 }
+
+TEST_CASE("a keyring loaded locked from disk is reported locked, never 'no credentials'",
+          "[keyring-lifecycle]") {
+    const fs::path socket = fresh_socket();
+    Daemon daemon(socket);
+    const auto hk = [&](const std::vector<std::string>& args) {
+        std::vector<std::string> argv{bin("hostkeeper"), "--socket", socket.string()};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return run(argv);
+    };
+    REQUIRE(helper(socket, {"store", "disk.example.com"}, creds("tok-disk")).exit_code == 0);
+    // Another application's item with a "host" attribute: never served, never deleted.
+    RunOptions foreign;
+    foreign.input = "not-hostkeepers";
+    REQUIRE(run({"/usr/bin/secret-tool", "store", "--label=another app", "xdg:schema",
+                 "org.example.OtherApp", "host", "foreign.example.com"},
+                foreign)
+                .exit_code == 0);
+
+    // gnome-keyring started again without the password: the login keyring
+    // is read from disk and stays locked; no prompter can run on this bus.
+    kill_keyring(SIGTERM);
+    start_keyring_locked();
+    struct Unlock {
+        ~Unlock() { (void)unlock_login_collection(); }  // the next tests need it unlocked
+    } unlock;
+
+    const Result got = helper(socket, {"get", "disk.example.com"});
+    CHECK(got.exit_code == 1);
+    CHECK(got.out.empty());
+    CHECK_THAT(got.err, Catch::Contains("locked"));
+
+    const Result token = hk({"token", "disk.example.com"});
+    CHECK(token.exit_code == 1);
+    CHECK_THAT(token.err, Catch::Contains("locked"));
+    CHECK_THAT(token.out + token.err, !Catch::Contains("no credentials are stored"));
+
+    const Result list = hk({"list"});
+    INFO("list: " << list.out << list.err);
+    CHECK(list.exit_code != 0);
+    CHECK_THAT(list.out + list.err, !Catch::Contains("no credentials stored"));
+    CHECK_THAT(list.out + list.err, Catch::Contains("locked"));
+
+    const Result doctor = hk({"doctor"});
+    INFO("doctor: " << doctor.out << doctor.err);
+    CHECK_THAT(doctor.out + doctor.err, !Catch::Contains("no token to check"));
+    CHECK_THAT(doctor.out + doctor.err, Catch::Contains("locked"));
+    CHECK_THAT(doctor.out + doctor.err, !Catch::Contains("(unlocked)"));
+
+    const Result status = hk({"status"});
+    INFO("status: " << status.out << status.err);
+    CHECK_THAT(status.out + status.err, !Catch::Contains("unlocked"));
+
+    // Forgetting cannot pass for "there was nothing" either.
+    const Result forgot = helper(socket, {"forget", "disk.example.com"});
+    CHECK(forgot.exit_code == 1);
+    CHECK_THAT(forgot.err, Catch::Contains("locked"));
+
+    // Unlocked (as PAM does at login), the token is served; the other
+    // application's item is still not ours.
+    REQUIRE(unlock_login_collection());
+    const Result served = helper(socket, {"get", "disk.example.com"});
+    CHECK(served.exit_code == 0);
+    CHECK(served.out == creds("tok-disk") + "\n");
+    CHECK(helper(socket, {"get", "foreign.example.com"}).out == "{}\n");
+    CHECK(helper(socket, {"forget", "foreign.example.com"}).exit_code != 1);
+    const Result still = run({"/usr/bin/secret-tool", "lookup", "xdg:schema",
+                              "org.example.OtherApp", "host", "foreign.example.com"});
+    CHECK(still.out == "not-hostkeepers");
+    check_log_clean(daemon, {"tok-disk"});
+}
