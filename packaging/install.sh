@@ -16,9 +16,37 @@ sudo=()
 
 # --- Build the package ------------------------------------------------------------
 ./packaging/deps.sh build
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DHOSTKEEPER_BUILD_TESTS=OFF \
-    -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
-cmake --build "$build" -j"$(nproc)"
+mkdir -p "$build"
+log=$(realpath "$build")/build.log
+echo "building hostkeeper in $build: the first build takes about 10 to 15 minutes on 2 cores"
+echo "(a rebuild only what changed); the compiler's output is kept in $log"
+started=$SECONDS
+# The build in the background, its progress ("[ 42%]" in the log) shown meanwhile:
+# on one line in a terminal, a line a minute elsewhere.
+{
+    cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DHOSTKEEPER_BUILD_TESTS=OFF \
+        -DCMAKE_INSTALL_PREFIX=/usr && cmake --build "$build" -j"$(nproc)"
+} >"$log" 2>&1 &
+building=$!
+shown=0
+while kill -0 "$building" 2>/dev/null; do
+    sleep 1
+    percent=$(grep -oE '^\[ *[0-9]+%\]' "$log" | tail -n 1 | tr -dc '0-9')
+    elapsed=$((SECONDS - started))
+    if [[ -t 1 ]]; then
+        printf '\r  %3s%% built, %dm%02ds' "${percent:-0}" $((elapsed / 60)) $((elapsed % 60))
+    elif ((elapsed - shown >= 60)); then
+        shown=$elapsed
+        echo "  ${percent:-0}% built after $((elapsed / 60)) min"
+    fi
+done
+[[ -t 1 ]] && echo
+if ! wait "$building"; then
+    echo "the build failed; the end of $log:" >&2
+    tail -n 40 "$log" >&2
+    exit 1
+fi
+echo "built in $(((SECONDS - started) / 60))m$(((SECONDS - started) % 60))s"
 rm -f "$build"/hostkeeper_*.deb
 (cd "$build" && cpack -G DEB >/dev/null)
 debs=("$build"/hostkeeper_*.deb)

@@ -4,7 +4,9 @@
 
 #include <CLI/CLI.hpp>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -227,6 +229,45 @@ const std::set<std::string>& config_file_keys() {
     return keys;
 }
 
+namespace {
+
+// The CA file is read by the daemon where it runs. hostkeeperd.service has a
+// /tmp (and a /dev) of its own: a file there that a shell sees is one the
+// unit's daemon does not.
+void check_ca_file(Config& config) {
+    const std::string& path = config.http.ca_file;
+    const std::string where =
+        (config.config_file ? config.config_file->string() + ": " : std::string()) +
+        "discovery.ca_file " + path;
+    std::string hidden;
+    for (const char* dir : {"/tmp/", "/var/tmp/", "/dev/shm/"}) {
+        if (path.rfind(dir, 0) == 0) hidden = std::string(dir).substr(0, std::strlen(dir) - 1);
+    }
+    const bool in_unit = std::getenv("INVOCATION_ID") != nullptr;
+    const std::string unit_note =
+        hidden.empty() ? std::string()
+                       : "hostkeeperd.service has a private " + hidden +
+                             " (PrivateTmp=, PrivateDevices=); keep the file under your home, "
+                             "such as ~/.config/hostkeeper/ca.pem";
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        const std::string why = std::strerror(errno);
+        throw ConfigError(where + ": cannot be read (" + why + "); " +
+                          (in_unit && !unit_note.empty()
+                               ? unit_note
+                               : "name a PEM file of CA certificates hostkeeperd can read"));
+    }
+    std::string head(std::size_t{64} * 1024, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    if (head.find("-----BEGIN CERTIFICATE-----") == std::string::npos)
+        throw ConfigError(where + ": holds no PEM certificate (-----BEGIN CERTIFICATE-----)");
+    if (!in_unit && !unit_note.empty())
+        config.warnings.push_back(where + ": readable here, but " + unit_note);
+}
+
+}  // namespace
+
 fs::path default_config_path() {
     return proto::xdg_base_dir("XDG_CONFIG_HOME", ".config") / "hostkeeper" / "config.toml";
 }
@@ -361,6 +402,7 @@ ParsedArgs parse_args(int argc, char** argv) {
             throw ConfigError("keyring.backend is \"" + config.keyring.backend +
                               "\": it must be \"auto\", \"secret-service\" or \"pass\"");
         }
+        if (!config.http.ca_file.empty()) check_ca_file(config);
         if (!config.registry.mirror_url.empty()) {
             try {
                 registry::make_mirror(config.registry.mirror_url);

@@ -10,6 +10,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "daemon/archives/archive_options.hpp"
 #include "daemon/backends/backend_options.hpp"
@@ -43,6 +44,9 @@ struct Config {
     bool on_demand = false;     // started by the helper: idle timeout applies, log to the journal
     int ready_fd = -1;          // write "ready" here once listening
     bool check_config = false;  // only check the configuration, then exit
+    // What is valid here but will not work where the packaged unit runs the
+    // daemon (--check-config prints each).
+    std::vector<std::string> warnings;
     std::optional<std::filesystem::path> config_file;
 };
 

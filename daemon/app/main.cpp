@@ -26,6 +26,7 @@
 #include "daemon/http/curl_http_client.hpp"
 #include "daemon/registry/registry_service.hpp"
 #include "daemon/registry_cache/cache_config.hpp"
+#include "daemon/registry_cache/config_error_listener.hpp"
 #include "daemon/registry_cache/http_listener.hpp"
 #include "daemon/registry_cache/port_link.hpp"
 #include "daemon/registry_cache/registry_cache.hpp"
@@ -166,8 +167,12 @@ int serve(const Config& config, StartupReport& report) {
     if (registry_cache.enabled()) {
         cache_listener.emplace(io, registry_cache, registry_cache::ListenerOptions{},
                                [&server] { server.activity(); });
+        registry_cache::PortEvents events{
+            [&registry_cache](std::uint16_t port) { registry_cache.port_registered(port); },
+            [&registry_cache](const std::string& why) { registry_cache.port_lost(why); },
+            [&registry_cache](const std::string& why) { registry_cache.port_unavailable(why); }};
         port_link.emplace(io, keyring_thread.get_executor(), proto::port_socket_path(),
-                          registry_cache, [&cache_listener](asio::ip::tcp::socket socket) {
+                          std::move(events), [&cache_listener](asio::ip::tcp::socket socket) {
                               cache_listener->adopt(std::move(socket));
                           });
         port_link->start();
@@ -191,6 +196,17 @@ int serve(const Config& config, StartupReport& report) {
     return 0;
 }
 
+// Whether `hostkeeper setup --registry-cache` turned the registry cache on
+// (its file is there and valid).
+bool registry_cache_enabled() {
+    try {
+        return registry_cache::load_cache_config(registry_cache::default_cache_config_path())
+            .has_value();
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
 // A daemon that cannot run with its configuration says why to whoever
 // started it: `--check-config` and a terminal on stderr, the helper through
 // --ready-fd, and a client of a socket-activated start in its answer.
@@ -211,14 +227,20 @@ int refuse_to_run(const InvalidConfig& error) {
     spdlog::error("cannot run with this configuration: {}; answering every request with the reason",
                   error.what());
     asio::io_context io(1);
+    asio::thread_pool worker(1);  // the port link's reconnections
     asio::signal_set signals(io, SIGINT, SIGTERM);
     handlers::ConfigErrorHandler handler(error.what());
+    std::optional<registry_cache::ConfigErrorListener> refusals;
+    std::optional<registry_cache::PortLink> port_link;
     // Idle for 10 s: exit, so the next connection starts a daemon that reads the fixed file.
     server::Server server(
         io, listen_fd, handler,
         server::ServerOptions{command_line.max_connections, command_line.read_timeout,
                               command_line.shutdown_timeout, std::chrono::seconds(10)},
-        server::StopHooks{nullptr, [&] {
+        server::StopHooks{[&port_link] {
+                              if (port_link) port_link->stop();
+                          },
+                          [&] {
                               boost::system::error_code ignored;
                               signals.cancel(ignored);
                               io.stop();
@@ -228,6 +250,14 @@ int refuse_to_run(const InvalidConfig& error) {
         if (!ec) server.stop();
     });
     server.start();
+    // With the registry cache on, Terraform's own requests hear the reason too.
+    if (registry_cache_enabled()) {
+        refusals.emplace(io, error.what(), [&server] { server.activity(); });
+        port_link.emplace(
+            io, worker.get_executor(), proto::port_socket_path(), registry_cache::PortEvents{},
+            [&refusals](asio::ip::tcp::socket socket) { refusals->adopt(std::move(socket)); });
+        port_link->start();
+    }
     sd_notifyf(0, "READY=1\nSTATUS=cannot run with its configuration: %s", error.what());
     io.run();
     return 0;
@@ -253,6 +283,8 @@ int main(int argc, char** argv) {
     if (!parsed.config) return parsed.exit_code;
     const Config& config = *parsed.config;
     if (config.check_config) {
+        for (const std::string& warning : config.warnings)
+            std::printf("hostkeeperd: warning: %s\n", warning.c_str());
         std::printf(
             "hostkeeperd: the configuration is valid (%s)\n",
             config.config_file ? config.config_file->c_str() : "no configuration file; defaults");
@@ -261,6 +293,7 @@ int main(int argc, char** argv) {
     StartupReport report(config.ready_fd);
     if (config.on_demand) log_to_journal_if_possible();
     setup_logging(config.log_level);
+    for (const std::string& warning : config.warnings) spdlog::warn("{}", warning);
 
     try {
         return serve(config, report);

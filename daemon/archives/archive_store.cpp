@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -66,6 +67,30 @@ void make_private_dirs(const fs::path& dir) {
         }
     }
     proto::check_private_directory(dir, ::geteuid());
+}
+
+// The free bytes of the file system holding `dir` (or its nearest existing
+// parent); nullopt when it cannot be asked.
+std::optional<std::uint64_t> free_bytes(const fs::path& dir) {
+    fs::path at = dir;
+    struct statvfs vfs {};
+    while (::statvfs(at.c_str(), &vfs) != 0) {
+        if (errno != ENOENT || !at.has_parent_path() || at == at.parent_path()) return std::nullopt;
+        at = at.parent_path();
+    }
+    return static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+}
+
+// What stats().store_problem says of a store that failed with `e`.
+std::string store_problem(const fs::path& dir, const StoreUnwritable& e) {
+    const std::string passed = "; archives are passed through uncached";
+    if (e.error() == ENOSPC || e.error() == EDQUOT) {
+        const std::optional<std::uint64_t> left = free_bytes(dir);
+        return std::string("the cache directory is full: ") +
+               (left ? std::to_string(*left) : std::string("?")) + " bytes free on " +
+               dir.string() + passed;
+    }
+    return "the cache directory " + dir.string() + " cannot store archives: " + e.what() + passed;
 }
 
 }  // namespace
@@ -148,6 +173,17 @@ void ArchiveStore::prepare() {
     }
 }
 
+// Before an insert: the directories, else StoreUnwritable. Not a coroutine:
+// a try block in insert() would trip GCC's false warning (async/toolchain.hpp).
+void ArchiveStore::prepare_to_store() {
+    try {
+        prepare();
+    } catch (const Error& e) {
+        throw StoreUnwritable(e.what(), 0);
+    }
+    sweep_temp_files();
+}
+
 // Downloads a daemon (this one or another) left behind when it died.
 void ArchiveStore::sweep_temp_files() const {
     std::error_code ec;
@@ -206,6 +242,10 @@ asio::awaitable<Archive> ArchiveStore::get(ArchiveRequest request) {
     }
     if (std::optional<Archive> hit = find(request.key)) co_return std::move(*hit);
     if (stopped_) throw Error(ErrorCode::internal, "hostkeeperd is stopping");
+    if (store_resting()) {
+        ++passed_through_;
+        throw StoreUnwritable(store_error_, 0);
+    }
     const std::string key = request.key;
     // Named first (async/toolchain.hpp).
     auto work = [this, request = std::move(request)] { return download(request); };
@@ -221,7 +261,14 @@ asio::awaitable<Archive> ArchiveStore::download(ArchiveRequest request) {
         auto inserting = insert(std::move(request));
         Archive archive = co_await std::move(inserting);
         ++downloads_;
+        if (!store_error_.empty()) {
+            spdlog::info("archive cache {}: archives are stored again", options_.dir.string());
+            store_error_.clear();
+        }
         co_return archive;
+    } catch (const StoreUnwritable& e) {
+        store_failed(e);
+        throw;
     } catch (...) {
         ++failures_;
         throw;
@@ -245,14 +292,15 @@ asio::awaitable<Archive> ArchiveStore::insert(ArchiveRequest request) {
     } else if (request.verify) {
         expected = ExpectedHashes::from(request.published, request.what);
     }
-    prepare();
-    sweep_temp_files();
+    prepare_to_store();
     std::string temp = (options_.dir / "tmp" / (std::to_string(::getpid()) + "-XXXXXX")).string();
     const OwnedFd out(::mkostemp(temp.data(), O_CLOEXEC));
-    if (out.get() < 0)
-        throw Error(ErrorCode::internal, "cannot create a file in " +
-                                             (options_.dir / "tmp").string() + ": " +
-                                             std::strerror(errno));
+    if (out.get() < 0) {
+        const int error = errno;
+        throw StoreUnwritable("cannot create a file in " + (options_.dir / "tmp").string() + ": " +
+                                  std::strerror(error),
+                              error);
+    }
     // Removed on every way out but success.
     struct RemoveUnlessKept {
         const std::string& path;
@@ -273,16 +321,35 @@ asio::awaitable<Archive> ArchiveStore::insert(ArchiveRequest request) {
         throw Error(ErrorCode::registry_failed, "downloading " + request.what + ": it is empty");
     // Opened before it is renamed: from here on, an eviction cannot take it.
     OwnedFd in(::open(temp.c_str(), O_RDONLY | O_CLOEXEC));
-    if (in.get() < 0)
-        throw Error(ErrorCode::internal, "cannot read " + temp + ": " + std::strerror(errno));
+    if (in.get() < 0) {
+        const int error = errno;
+        throw StoreUnwritable("cannot read " + temp + ": " + std::strerror(error), error);
+    }
     const fs::path path = options_.dir / key;
-    if (::rename(temp.c_str(), path.c_str()) != 0)
-        throw Error(ErrorCode::internal, "cannot store " + request.what + " as " + path.string() +
-                                             ": " + std::strerror(errno));
+    if (::rename(temp.c_str(), path.c_str()) != 0) {
+        const int error = errno;
+        throw StoreUnwritable(
+            "cannot store " + request.what + " as " + path.string() + ": " + std::strerror(error),
+            error);
+    }
     partial.keep = true;
     stored_[key] = Entry{file.size, fs::file_time_type::clock::now()};
     evict(key);
     co_return Archive{std::move(in), file.size, hint};
+}
+
+// Logged once, when the directory stops taking archives.
+void ArchiveStore::store_failed(const StoreUnwritable& e) {
+    ++passed_through_;
+    const bool already = !store_error_.empty();
+    store_error_ = store_problem(options_.dir, e);
+    store_failed_at_ = std::chrono::steady_clock::now();
+    if (!already) spdlog::warn("archive cache: {} ({})", store_error_, e.what());
+}
+
+bool ArchiveStore::store_resting() const {
+    return !store_error_.empty() &&
+           std::chrono::steady_clock::now() - store_failed_at_ < kStoreRetry;
 }
 
 // Least recently used first, until what is stored (by any daemon) fits.
@@ -320,6 +387,8 @@ ArchiveStats ArchiveStore::stats() const {
     s.hits = hits_;
     s.evictions = evictions_;
     s.failures = failures_;
+    s.passed_through = passed_through_;
+    s.store_problem = store_error_;
     return s;
 }
 

@@ -20,6 +20,14 @@
 // stored. Archives are returned as open file descriptors, so eviction (an
 // unlink, here or in another daemon) never cuts a response short.
 //
+// When the directory cannot take an archive (a full or read-only file
+// system, a quota, permissions: any failure to create, write or rename a
+// file in it, as opposed to a download that failed or did not verify), get()
+// throws StoreUnwritable and the caller passes the archive through uncached.
+// The problem is logged once, shown by stats().store_problem, and for
+// kStoreRetry after it get() does not try the directory again (no download is
+// started only to fail for want of space); the first archive stored clears it.
+//
 // Event-loop only, like async::SingleFlight: hashing runs on a thread of
 // its own; file-system calls (open, rename, a directory scan per insert)
 // run on the caller's thread.
@@ -27,6 +35,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -35,8 +44,10 @@
 #include <vector>
 
 #include "daemon/archives/archive_options.hpp"
+#include "daemon/archives/verified_download.hpp"
 #include "daemon/async/single_flight.hpp"
 #include "daemon/http/http_client.hpp"
+#include "proto/error.hpp"
 
 namespace hostkeeper::daemon::archives {
 
@@ -92,7 +103,15 @@ struct ArchiveStats {
     std::uint64_t hits = 0;       // archives served from the directory
     std::uint64_t evictions = 0;  // archives removed to stay under the cap
     std::uint64_t failures = 0;   // downloads that failed or did not verify
+    std::uint64_t passed_through = 0;  // archives not stored: the directory could not take them
+    // "" while the directory takes archives; else why not, for people:
+    // "the cache directory is full: N bytes free on /path; archives are
+    // passed through uncached".
+    std::string store_problem;
 };
+
+// How long get() passes archives through without trying the directory again.
+inline constexpr std::chrono::seconds kStoreRetry{60};
 
 // Throws proto::Error bad_request unless `key` is an archive key (above).
 void check_archive_key(const std::string& key);
@@ -118,7 +137,8 @@ class ArchiveStore {
     // bad_request (key, URL, a provider without verification or whose
     // published zh: hashes are not its key), registry_failed (the download),
     // verification_failed (nothing stored; the next get() tries again),
-    // internal (the directory; stopping).
+    // StoreUnwritable (the directory cannot take it: pass it through),
+    // internal (stopping).
     boost::asio::awaitable<Archive> get(ArchiveRequest request);
 
     ArchiveStats stats() const;
@@ -134,11 +154,14 @@ class ArchiveStore {
     };
 
     void prepare();
+    void prepare_to_store();
     void scan();
     void sweep_temp_files() const;
     void evict(const std::string& keep);
     boost::asio::awaitable<Archive> download(ArchiveRequest request);
     boost::asio::awaitable<Archive> insert(ArchiveRequest request);
+    void store_failed(const StoreUnwritable& e);
+    bool store_resting() const;
 
     boost::asio::any_io_executor io_;
     http::HttpClient& http_;
@@ -150,6 +173,10 @@ class ArchiveStore {
     std::uint64_t hits_ = 0;
     std::uint64_t evictions_ = 0;
     std::uint64_t failures_ = 0;
+    std::uint64_t passed_through_ = 0;
+    // Why the directory cannot take archives, and since when; "" when it can.
+    std::string store_error_;
+    std::chrono::steady_clock::time_point store_failed_at_;
     bool stopped_ = false;
 };
 

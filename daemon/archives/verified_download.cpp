@@ -29,6 +29,16 @@ std::string lowercase(std::string text) {
     return text;
 }
 
+// A failed write of the download into the file: the HTTP client's message
+// says "writing the download: <strerror>". Its errno, else 0.
+int write_failure(const std::string& message) {
+    if (message.find("writing the download: ") == std::string::npos) return 0;
+    for (const int error : {ENOSPC, EDQUOT, EROFS, EACCES, EPERM, EFBIG, EIO}) {
+        if (message.find(std::strerror(error)) != std::string::npos) return error;
+    }
+    return EIO;
+}
+
 }  // namespace
 
 ExpectedHashes ExpectedHashes::from(const std::vector<std::string>& published,
@@ -89,15 +99,19 @@ asio::awaitable<DownloadedFile> download_verified(http::HttpClient& http,
     const std::string no_origin;
     const http::FetchResult result =
         co_await http::fetch_following(http, url, no_token, no_origin, rules);
-    if (!result.response)
+    if (!result.response) {
+        if (const int error = write_failure(result.error); error != 0)
+            throw StoreUnwritable("downloading " + what + ": " + result.error, error);
         throw Error(ErrorCode::registry_failed, "downloading " + what + ": " + result.error);
+    }
     if (result.response->status != 200) {
         throw Error(ErrorCode::registry_failed, "downloading " + what + ": " +
                                                     result.response->url + ": HTTP status " +
                                                     std::to_string(result.response->status));
     }
     if (::fsync(fd) != 0) {
-        throw Error(ErrorCode::internal, "writing " + path + ": " + std::strerror(errno));
+        const int error = errno;
+        throw StoreUnwritable("writing " + path + ": " + std::strerror(error), error);
     }
     DownloadedFile out;
     if (expected) {

@@ -14,11 +14,25 @@
 #include <vector>
 
 #include "daemon/http/http_client.hpp"
+#include "proto/error.hpp"
 
 namespace hostkeeper::daemon::archives {
 
 inline constexpr std::size_t kMaxPackageSize = std::size_t{2} * 1024 * 1024 * 1024;  // 2 GiB
 inline constexpr int kMaxDownloadRedirects = 10;  // Go's net/http default, kept by Terraform
+
+// The file could not be written (a full or read-only file system, a quota,
+// permissions): the archive store passes the archive through uncached. Code internal, for callers
+// that do not tell it apart.
+class StoreUnwritable : public proto::Error {
+  public:
+    StoreUnwritable(const std::string& message, int error)
+        : proto::Error(proto::ErrorCode::internal, message), error_(error) {}
+    int error() const noexcept { return error_; }  // the errno, 0 when not known
+
+  private:
+    int error_;
+};
 
 // What a publisher's hashes say a package must be.
 struct ExpectedHashes {
@@ -50,7 +64,7 @@ DownloadedFile verify_package(const std::string& path, const ExpectedHashes& exp
 // unless `expected` is nullopt, verifies it on `hashing` (see
 // verify_package). Throws proto::Error: registry_failed for the download
 // (no response, or a status other than 200), verification_failed,
-// internal for a write that failed.
+// StoreUnwritable for a write that failed.
 boost::asio::awaitable<DownloadedFile> download_verified(http::HttpClient& http,
                                                          boost::asio::any_io_executor hashing,
                                                          int fd, std::string path, std::string url,

@@ -1,7 +1,5 @@
 #include "daemon/registry_cache/cache_config.hpp"
 
-#include <openssl/evp.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +9,7 @@
 #include "proto/file_io.hpp"
 #include "proto/hostname.hpp"
 #include "proto/json.hpp"
+#include "proto/secret.hpp"
 
 namespace hostkeeper::daemon::registry_cache {
 namespace fs = std::filesystem;
@@ -29,23 +28,14 @@ const Json& member(const Json& doc, const char* name, Json::value_t type, const 
     return *it;
 }
 
-bool is_base64url(std::string_view text) {
-    for (const char c : text) {
-        const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-                        (c >= '0' && c <= '9') || c == '-' || c == '_';
-        if (!ok) return false;
-    }
-    return true;
-}
-
 }  // namespace
 
 std::string listen_address(std::uint16_t port) {
     return "127.0.0.1:" + std::to_string(port);
 }
 
-std::string CacheConfig::base_url(std::uint16_t port) const {
-    return "http://" + listen_address(port) + "/" + std::string(capability.view()) + "/";
+std::string base_url(std::uint16_t port) {
+    return "http://" + listen_address(port) + "/";
 }
 
 CacheConfig parse_cache_config(std::string_view text) {
@@ -70,15 +60,10 @@ CacheConfig parse_cache_config(std::string_view text) {
     // registry port replaces it.
     if (doc.contains("listen") && !doc["listen"].is_string()) bad("\"listen\" must be a string");
 
-    std::string capability =
-        member(doc, "capability", Json::value_t::string, "a string").get<std::string>();
-    if (capability.size() < kMinCapabilityChars || capability.size() > 256 ||
-        !is_base64url(capability)) {
-        proto::scrub(capability);
-        bad("\"capability\" must be at least " + std::to_string(kMinCapabilityChars) +
-            " base64url characters (128 bits)");
-    }
-    config.capability = proto::Secret::adopt(capability);
+    // Files written when every listener URL began with a capability still
+    // name it; the URLs no longer carry one, so it is read and dropped.
+    if (doc.contains("capability") && !doc["capability"].is_string())
+        bad("\"capability\" must be a string");
 
     for (const Json& file : member(doc, "tfrc_files", Json::value_t::array, "an array")) {
         if (!file.is_string()) bad("\"tfrc_files\" must hold strings");
@@ -98,33 +83,8 @@ CacheConfig parse_cache_config(std::string_view text) {
             bad("\"hosts\": " + std::string(e.what()));
         }
     }
-    proto::scrub(doc);  // the capability's copy in it
+    proto::scrub(doc);  // an old file's capability
     return config;
-}
-
-proto::Secret new_capability() {
-    unsigned char bytes[32];
-    std::size_t got = 0;
-    while (got < sizeof bytes) {
-        const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            throw std::runtime_error("getrandom failed");
-        }
-        got += static_cast<std::size_t>(n);
-    }
-    std::string text(4 * ((sizeof bytes + 2) / 3), '\0');
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): OpenSSL's unsigned char API
-    const int n =
-        EVP_EncodeBlock(reinterpret_cast<unsigned char*>(text.data()), bytes, sizeof bytes);
-    proto::scrub(bytes, sizeof bytes);
-    text.resize(static_cast<std::size_t>(n));
-    while (!text.empty() && text.back() == '=') text.pop_back();
-    for (char& c : text) {
-        if (c == '+') c = '-';
-        if (c == '/') c = '_';
-    }
-    return proto::Secret::adopt(text);
 }
 
 fs::path default_cache_config_path() {
@@ -142,7 +102,7 @@ std::optional<CacheConfig> load_cache_config(const fs::path& path) {
         if (errno == ENOENT) return std::nullopt;
         bad(path.string() + ": cannot be read");
     }
-    // It holds the capability: the owner's, and nobody else's to read.
+    // It names the files the daemon rewrites: the owner's, and nobody else's.
     if (!S_ISREG(st.st_mode)) bad(path.string() + " is not a regular file");
     if (st.st_uid != ::geteuid()) bad(path.string() + " is not owned by this user");
     if ((st.st_mode & 077) != 0) bad(path.string() + " is readable by others: chmod 600 it");

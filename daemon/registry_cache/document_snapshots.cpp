@@ -16,6 +16,13 @@ using proto::Json;
 
 namespace {
 constexpr std::size_t kMaxSnapshot = std::size_t{16} * 1024 * 1024;
+constexpr std::size_t kMaxFailure = std::size_t{64} * 1024;
+
+long long unix_now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
 }  // namespace
 
 fs::path default_snapshot_dir() {
@@ -26,13 +33,21 @@ fs::path DocumentSnapshots::file_of(const std::string& key) const {
     return dir_ / archives::sha256_hex(key);
 }
 
+fs::path DocumentSnapshots::failure_file_of(const std::string& key) const {
+    return dir_ / (archives::sha256_hex(key) + ".failed");
+}
+
+void DocumentSnapshots::create_dir() const {
+    if (!fs::exists(dir_)) {
+        fs::create_directories(dir_);
+        fs::permissions(dir_, fs::perms::owner_all, fs::perm_options::replace);
+    }
+}
+
 // The file: one line of JSON (the key, status, content type, headers), then the body.
 void DocumentSnapshots::save(const std::string& key, const ListenerResponse& response) {
     try {
-        if (!fs::exists(dir_)) {
-            fs::create_directories(dir_);
-            fs::permissions(dir_, fs::perms::owner_all, fs::perm_options::replace);
-        }
+        create_dir();
         Json headers = Json::array();
         for (const auto& [name, value] : response.headers) headers.push_back({name, value});
         const Json meta = {{"key", key},
@@ -70,6 +85,42 @@ std::optional<ListenerResponse> DocumentSnapshots::load(const std::string& key) 
         spdlog::warn("registry cache: an answer kept on disk is unreadable: {}", e.what());
         return std::nullopt;
     }
+}
+
+void DocumentSnapshots::save_failure(const std::string& key, const std::string& message,
+                                     std::chrono::seconds retry_in) {
+    if (retry_in.count() <= 0) return;
+    try {
+        create_dir();
+        const Json failure = {
+            {"key", key}, {"message", message}, {"retry_at", unix_now() + retry_in.count()}};
+        proto::write_file_atomically(failure_file_of(key), failure.dump(), 0600);
+    } catch (const std::exception& e) {
+        if (!warned_) spdlog::warn("registry cache: cannot keep answers on disk: {}", e.what());
+        warned_ = true;
+    }
+}
+
+std::optional<DocumentSnapshots::Failure> DocumentSnapshots::load_failure(
+    const std::string& key) const {
+    try {
+        const std::optional<std::string> text =
+            proto::read_file_if_exists(failure_file_of(key), kMaxFailure);
+        if (!text) return std::nullopt;
+        const Json failure = proto::parse_json(*text);
+        if (failure.at("key") != key) return std::nullopt;  // a hash collision, or not ours
+        const long long left = failure.at("retry_at").get<long long>() - unix_now();
+        if (left <= 0) return std::nullopt;
+        return Failure{failure.at("message").get<std::string>(), std::chrono::seconds(left)};
+    } catch (const std::exception& e) {
+        spdlog::warn("registry cache: a failure kept on disk is unreadable: {}", e.what());
+        return std::nullopt;
+    }
+}
+
+void DocumentSnapshots::forget_failure(const std::string& key) {
+    std::error_code ec;
+    fs::remove(failure_file_of(key), ec);  // none kept is the usual case
 }
 
 }  // namespace hostkeeper::daemon::registry_cache

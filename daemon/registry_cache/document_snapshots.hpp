@@ -6,8 +6,17 @@
 // metadata and the listener's own URLs are kept (a module location passed
 // through as given may carry a signed URL: never written). One file per
 // answer under DIR (0700), 0600, replaced atomically; the key includes the
-// listener's base URL, so a new capability never serves old URLs.
+// listener's base URL (http://127.0.0.1:PORT/), so an answer kept for
+// another port's URLs is never served.
+//
+// Failures are kept the same way, for as long as the answer cache remembers
+// them (error_ttl, or as Retry-After asked): after a restart a registry that
+// just failed (hung, down) is not asked again while its failure is fresh, as
+// it would not have been before the restart. One file per failed answer
+// ("<hash>.failed"), holding the message and when to ask again (wall clock),
+// removed by the next good answer.
 
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -24,8 +33,23 @@ class DocumentSnapshots {
     void save(const std::string& key, const ListenerResponse& response);
     std::optional<ListenerResponse> load(const std::string& key) const;
 
+    struct Failure {
+        std::string message;
+        std::chrono::seconds retry_in{0};  // from now
+    };
+    // Best effort, like save(): the answer to `key` failed with `message`;
+    // it is not asked for again for `retry_in`.
+    void save_failure(const std::string& key, const std::string& message,
+                      std::chrono::seconds retry_in);
+    // The failure kept for `key` while it is fresh; nullopt otherwise.
+    std::optional<Failure> load_failure(const std::string& key) const;
+    // A good answer came: its kept failure (if any) goes.
+    void forget_failure(const std::string& key);
+
   private:
     std::filesystem::path file_of(const std::string& key) const;
+    std::filesystem::path failure_file_of(const std::string& key) const;
+    void create_dir() const;
 
     std::filesystem::path dir_;
     bool warned_ = false;

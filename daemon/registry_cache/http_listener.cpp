@@ -8,6 +8,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cctype>
+#include <string_view>
 
 namespace hostkeeper::daemon::registry_cache {
 namespace asio = boost::asio;
@@ -34,6 +36,26 @@ asio::awaitable<ListenerResponse> answer_safely(RegistryCache& cache, ListenerRe
     answer.body = R"({"errors":["the request cannot be answered: is its path UTF-8?"]})";
     co_return answer;
 }
+
+// The first header in `request` that only a web browser sends, by name:
+// Origin, or any Sec-Fetch-* (Fetch Metadata). Go's net/http, Terraform's
+// client, sends neither.
+std::string browser_header(const http::request<http::empty_body>& request) {
+    constexpr std::string_view kSecFetch = "sec-fetch-";
+    for (const auto& field : request) {
+        const std::string_view name(field.name_string().data(), field.name_string().size());
+        if (field.name() == http::field::origin) return std::string(name);
+        if (name.size() < kSecFetch.size()) continue;
+        bool sec_fetch = true;
+        for (std::size_t i = 0; i < kSecFetch.size() && sec_fetch; ++i) {
+            const auto c = static_cast<unsigned char>(name[i]);
+            sec_fetch = std::tolower(c) == kSecFetch[i];
+        }
+        if (sec_fetch) return std::string(name);
+    }
+    return {};
+}
+
 }  // namespace
 
 // The read buffer held request headers, a token among them: its memory is
@@ -139,9 +161,11 @@ asio::awaitable<void> HttpListener::serve(std::shared_ptr<Connection> connection
                 asked.authorization.emplace(
                     std::string_view(it->value().data(), it->value().size()));
             }
+            asked.browser_header = browser_header(request);
             answer = co_await answer_safely(cache_, std::move(asked));
         }
-        // Only a client with the capability keeps the daemon from its idle exit.
+        // Only a client that passed the Host and browser checks keeps the
+        // daemon from its idle exit.
         if (answer.authorized && activity_) activity_();
         // The request's header block held the token: scrub what the buffer kept.
         if (const auto it = request.find(http::field::authorization); it != request.end()) {

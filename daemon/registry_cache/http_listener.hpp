@@ -29,8 +29,8 @@ struct ListenerOptions {
 
 class HttpListener {
   public:
-    // `activity` runs for every request with the capability (the daemon's
-    // idle timer counts it as a client).
+    // `activity` runs for every request that passed the Host and browser
+    // checks (the daemon's idle timer counts it as a client).
     HttpListener(boost::asio::io_context& io, RegistryCache& cache, ListenerOptions options,
                  std::function<void()> activity);
     // Serves one connection until it closes; over the cap it is reset.

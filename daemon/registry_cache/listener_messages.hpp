@@ -17,6 +17,9 @@ struct ListenerRequest {
     std::string target;
     std::string host_header;
     std::optional<proto::Secret> authorization;  // the header's value
+    // The first header only a web browser sends (Origin, Sec-Fetch-*), by
+    // name; "" when there is none.
+    std::string browser_header;
 };
 
 struct ListenerResponse {
@@ -26,8 +29,9 @@ struct ListenerResponse {
     std::string body;
     std::vector<std::pair<std::string, std::string>> headers;
     std::optional<archives::Archive> file;  // sent instead of `body`
-    bool authorized =
-        false;  // it carried the capability: a client of ours (the idle timer counts it)
+    // It passed the Host and browser checks: a client of ours (the idle
+    // timer counts it), whatever the answer.
+    bool authorized = false;
 };
 
 // `status` with `body` as JSON.

@@ -7,6 +7,7 @@ namespace hostkeeper::daemon::registry_cache {
 namespace {
 
 inline constexpr std::size_t kMaxTarget = 4096;
+// A route has at most 10; an older setup's URL (OldPrefixTarget) one more.
 inline constexpr std::size_t kMaxSegments = 12;
 
 [[noreturn]] void not_served(const std::string& why) {
@@ -98,29 +99,10 @@ Route registry_route(const std::vector<std::string>& s) {
     not_served("no such registry service (modules, providers)");
 }
 
-}  // namespace
-
-ParsedTarget parse_target(std::string_view target) {
-    if (target.size() > kMaxTarget) not_served("the request target is too long");
-    if (target.empty() || target.front() != '/') not_served("the request target is not a path");
-    const auto query = target.find_first_of("?#");
-    std::string_view path = target.substr(0, query);
-    path.remove_prefix(1);
-    std::vector<std::string> segments;
-    while (!path.empty()) {
-        if (segments.size() == kMaxSegments) not_served("too many path segments");
-        const auto slash = path.find('/');
-        segments.push_back(decode_segment(path.substr(0, slash)));
-        if (slash == std::string_view::npos) break;
-        path.remove_prefix(slash + 1);
-        if (path.empty()) segments.emplace_back();  // a trailing slash: "" (never a valid route)
-    }
-    if (segments.size() < 2 || segments.back().empty()) not_served("no such path");
-    ParsedTarget parsed;
-    parsed.capability = std::move(segments.front());
-    segments.erase(segments.begin());
-    const std::vector<std::string>& s = segments;
-    Route& r = parsed.route;
+// The route that the decoded segments `s` name.
+Route route_of(const std::vector<std::string>& s) {
+    if (s.size() < 2) not_served("no such path");
+    Route r;
     if (s[0] == "v1") {
         r = registry_route(s);
     } else if (s[0] == "archives" && s.size() == 4 && (s[1] == "providers" || s[1] == "modules")) {
@@ -146,7 +128,39 @@ ParsedTarget parse_target(std::string_view target) {
     } else {
         not_served("no such path");
     }
-    return parsed;
+    return r;
+}
+
+}  // namespace
+
+Route parse_target(std::string_view target) {
+    if (target.size() > kMaxTarget) not_served("the request target is too long");
+    if (target.empty() || target.front() != '/') not_served("the request target is not a path");
+    const auto query = target.find_first_of("?#");
+    std::string_view path = target.substr(0, query);
+    path.remove_prefix(1);
+    std::vector<std::string> segments;
+    while (!path.empty()) {
+        if (segments.size() == kMaxSegments) not_served("too many path segments");
+        const auto slash = path.find('/');
+        segments.push_back(decode_segment(path.substr(0, slash)));
+        if (slash == std::string_view::npos) break;
+        path.remove_prefix(slash + 1);
+        if (path.empty()) segments.emplace_back();  // a trailing slash: "" (never a valid route)
+    }
+    if (segments.empty() || segments.back().empty()) not_served("no such path");
+    const std::string& first = segments.front();
+    if (segments.size() > 1 && first != "v1" && first != "archives" && first != "mirror") {
+        bool prefixed = true;
+        try {
+            route_of({segments.begin() + 1, segments.end()});
+        } catch (const RouteError&) {
+            prefixed = false;
+        }
+        if (prefixed)
+            throw OldPrefixTarget("the registry cache's URLs changed: run `terraform init` again");
+    }
+    return route_of(segments);
 }
 
 std::string route_path(const Route& r) {

@@ -1,7 +1,6 @@
 #pragma once
 // What a request target on the registry cache's listener asks for. Pure: the
-// path below the capability prefix, read as proto/PROTOCOL.md ("The registry
-// cache") lays it out. The capability itself is checked by the caller.
+// path read as proto/PROTOCOL.md ("The registry cache") lays it out.
 
 #include <stdexcept>
 #include <string>
@@ -40,14 +39,17 @@ class RouteError : public std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// Splits a request target into its first segment (the capability, not yet
-// checked) and the route after it. The query is ignored; segments are
-// percent-decoded and may not decode to "/", "..", "." or control characters.
-struct ParsedTarget {
-    std::string capability;
-    Route route;
+// Thrown for a target that is a route below one extra first segment: the
+// form of the URLs older setups wrote (/CAPABILITY/v1/...), which Terraform
+// may still hold from an older host block. Never served (a 410).
+class OldPrefixTarget : public RouteError {
+  public:
+    using RouteError::RouteError;
 };
-ParsedTarget parse_target(std::string_view target);
+
+// The route a request target names. The query is ignored; segments are
+// percent-decoded and may not decode to "/", "..", "." or control characters.
+Route parse_target(std::string_view target);
 
 // The path of `route` below the listener's base URL (the inverse of parse_target).
 std::string route_path(const Route& route);

@@ -22,11 +22,11 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 
 PortLink::PortLink(asio::io_context& io, asio::any_io_executor worker, std::filesystem::path socket,
-                   RegistryCache& cache, Handed handed)
+                   PortEvents events, Handed handed)
     : io_(io),
       worker_(std::move(worker)),
       socket_(std::move(socket)),
-      cache_(cache),
+      events_(std::move(events)),
       handed_(std::move(handed)),
       retry_(io) {}
 
@@ -40,7 +40,7 @@ void PortLink::start() {
         spdlog::error(
             "registry cache: no registry port: {}; the tfrc files carry no blocks until there is",
             e.what());
-        cache_.port_unavailable(e.what());
+        if (events_.unavailable) events_.unavailable(e.what());
     }
     asio::co_spawn(io_, follow(), asio::detached);
 }
@@ -58,7 +58,7 @@ void PortLink::connected(int fd, std::uint16_t port) {
     error_code ignored;
     link_->non_blocking(true, ignored);
     port_ = port;
-    cache_.port_registered(port);
+    if (events_.registered) events_.registered(port);
     spdlog::info("registry cache: registered with hostkeeper-portd ({}): 127.0.0.1:{}",
                  socket_.string(), port);
 }
@@ -112,7 +112,7 @@ asio::awaitable<void> PortLink::follow() {
             link_->close(ignored);
             link_.reset();
             spdlog::warn("registry cache: {}; registering again", ended_);
-            cache_.port_lost(ended_);
+            if (events_.lost) events_.lost(ended_);
         }
         std::string failure;
         try {
@@ -129,7 +129,7 @@ asio::awaitable<void> PortLink::follow() {
             failure = e.what();
         }
         if (stopped_) break;
-        cache_.port_unavailable(failure);
+        if (events_.unavailable) events_.unavailable(failure);
         if (failure != last_failure_) {
             spdlog::warn("registry cache: no registry port: {}; trying again every {} s", failure,
                          kRetry.count());

@@ -5,10 +5,11 @@
 // own user's processes. The daemon never listens on TCP itself: the port
 // Terraform is pointed at is one that no ordinary user can ever bind.
 //
-// While registered, RegistryCache points the tfrc files at the port. When
-// the link ends (the service restarts), it registers again at once and then
-// every few seconds; when no trustworthy service can be found (no socket,
-// not root's, a port any user may bind), the files lose their blocks.
+// It says what becomes of the port through PortEvents: while registered,
+// RegistryCache points the tfrc files at the port. When the link ends (the
+// service restarts), it registers again at once and then every few seconds;
+// when no trustworthy service can be found (no socket, not root's, a port
+// any user may bind), the files lose their blocks.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -23,9 +24,14 @@
 #include <optional>
 #include <string>
 
-#include "daemon/registry_cache/registry_cache.hpp"
-
 namespace hostkeeper::daemon::registry_cache {
+
+// What the link reports; any of them may be empty.
+struct PortEvents {
+    std::function<void(std::uint16_t port)> registered;
+    std::function<void(const std::string& why)> lost;         // the link ended
+    std::function<void(const std::string& why)> unavailable;  // no trustworthy service
+};
 
 class PortLink {
   public:
@@ -35,7 +41,7 @@ class PortLink {
 
     // `worker`: where the (bounded, blocking) reconnections run.
     PortLink(boost::asio::io_context& io, boost::asio::any_io_executor worker,
-             std::filesystem::path socket, RegistryCache& cache, Handed handed);
+             std::filesystem::path socket, PortEvents events, Handed handed);
 
     // Registers now, on the caller's thread (bounded by kConnectTimeout): the
     // daemon does so before it says it is ready, so that the Terraform whose
@@ -56,7 +62,7 @@ class PortLink {
     boost::asio::io_context& io_;
     boost::asio::any_io_executor worker_;
     std::filesystem::path socket_;
-    RegistryCache& cache_;
+    PortEvents events_;
     Handed handed_;
     std::optional<boost::asio::posix::stream_descriptor> link_;
     boost::asio::steady_timer retry_;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/cache/answer_cache.hpp"
 #include "daemon/registry_cache/registry_cache.hpp"
 #include "daemon/registry_cache/wire_answers.hpp"
 #include "proto/error.hpp"
@@ -21,6 +22,23 @@ namespace {
 std::string last_segment(const std::string& url) {
     const std::string path = url.substr(0, url.find_first_of("?#"));
     return path.substr(path.rfind('/') + 1);
+}
+
+// A redirect to the archive's upstream URL. Terraform follows it for module
+// archives (go-getter's HTTP getter) and provider packages alike.
+// Throws registry_failed for a URL with a control character (it becomes a
+// header line: a CR or LF in it would add headers or responses).
+ListenerResponse pass_through(const std::string& url) {
+    for (const char c : url) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+            throw Error(ErrorCode::registry_failed,
+                        "an archive URL has a control character: it cannot be passed through");
+    }
+    ListenerResponse out;
+    out.status = 302;
+    out.content_type.clear();
+    out.headers.emplace_back("Location", url);
+    return out;
 }
 
 }  // namespace
@@ -64,108 +82,127 @@ void RegistryCache::remember(const std::string& key, PendingArchive pending) {
     pending_[key] = std::move(pending);
 }
 
+// A failure kept on disk and still fresh stands for the registry's answer
+// (after a restart too); a fresh failure is kept, a good answer forgets it.
 asio::awaitable<ListenerResponse> RegistryCache::registry_answer(const Route& route) {
-    switch (route.kind) {
-        case RouteKind::module_versions: {
-            const proto::ModuleAddress module = proto::parse_module_address(
-                route.host + "/" + route.name_space + "/" + route.name + "/" + route.system);
-            auto asking = registry_.module_versions(module, false);
-            const registry::RegistryAnswer answer = co_await std::move(asking);
-            co_return json_response(200, module_versions_wire(answer.document->body));
-        }
-        case RouteKind::module_download: {
-            const proto::ModuleAddress module = proto::parse_module_address(
-                route.host + "/" + route.name_space + "/" + route.name + "/" + route.system);
-            const proto::SemVer version = proto::parse_semver(route.version);
-            auto asking = registry_.module_download(module, version, false);
-            const registry::RegistryAnswer answer = co_await std::move(asking);
-            const std::string& location =
-                answer.document->body.at("location").get_ref<const std::string&>();
-            // It becomes a header line: a CR or LF in it would add headers or responses.
-            for (const char c : location) {
-                if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-                    throw Error(ErrorCode::registry_failed,
-                                "the download location of module " + module.to_string() + " " +
-                                    version.to_string() + " has a control character");
-            }
-            std::string served = location;
-            if (const std::optional<ModuleArchive> archive = cacheable_module_archive(location)) {
-                const std::string key = archives::module_archive_key(archive->url);
-                remember(key, {archive->url,
-                               {},
-                               false,
-                               "module " + module.to_string() + " " + version.to_string()});
-                served = base_url_ + "archives/" + key + "/" + archive->filename + archive->suffix;
-            }
-            ListenerResponse out;
-            out.status = 204;
-            out.content_type.clear();
-            out.headers.emplace_back("X-Terraform-Get", served);
-            co_return out;
-        }
-        case RouteKind::provider_versions: {
-            const proto::ProviderAddress provider = proto::parse_provider_address(
-                route.host + "/" + route.name_space + "/" + route.name);
-            auto asking = registry_.provider_versions(provider, std::nullopt, false);
-            const registry::RegistryAnswer answer = co_await std::move(asking);
-            co_return json_response(200, provider_versions_wire(answer.document->body));
-        }
-        case RouteKind::provider_package:
-        case RouteKind::provider_shasums:
-        case RouteKind::provider_signature: {
-            const proto::ProviderAddress provider = proto::parse_provider_address(
-                route.host + "/" + route.name_space + "/" + route.name);
-            const proto::SemVer version = proto::parse_semver(route.version);
-            const std::string platform = route.os + "_" + route.arch;
-            auto asking =
-                registry_.provider_package(provider, version, platform, std::nullopt, false);
-            const registry::RegistryAnswer answer = co_await std::move(asking);
-            const Json& body = answer.document->body;
-            if (route.kind == RouteKind::provider_package) {
-                std::string shasum = body.at("hashes").at(0).get<std::string>().substr(3);
-                const std::string& filename = body.at("filename").get_ref<const std::string&>();
-                const std::string& upstream_url =
-                    body.at("download_url").get_ref<const std::string&>();
-                std::string archive_url = upstream_url;
-                if (safe_filename(filename)) {
-                    const std::string key = "providers/" + shasum;
-                    remember(key,
-                             {upstream_url, body.at("hashes").get<std::vector<std::string>>(), true,
-                              "provider " + provider.to_string() + " " + version.to_string() + " " +
-                                  route.os + "_" + route.arch});
-                    archive_url = base_url_ + "archives/" + key + "/" + filename;
-                }
-                Route sums = route;
-                sums.host = route.host;
-                sums.kind = RouteKind::provider_shasums;
-                co_return json_response(
-                    200, provider_package_wire(body, archive_url, base_url_ + route_path(sums)));
-            }
-            const char* field =
-                route.kind == RouteKind::provider_shasums ? "shasums_url" : "shasums_signature_url";
-            const auto it = body.find(field);
-            if (it == body.end())
-                throw Error(ErrorCode::not_found, provider.to_string() + " " + version.to_string() +
-                                                      " publishes no " + field);
-            const std::string label = std::string(route.kind == RouteKind::provider_shasums
-                                                      ? "the SHA256SUMS of "
-                                                      : "the SHA256SUMS signature of ") +
-                                      provider.to_string() + " " + version.to_string();
-            const std::string url = it->get<std::string>();
-            auto fetching = registry_.published_file(url, label);
-            const registry::RegistryAnswer file = co_await std::move(fetching);
-            ListenerResponse out;
-            out.content_type = route.kind == RouteKind::provider_shasums
-                                   ? "text/plain; charset=utf-8"
-                                   : "application/octet-stream";
-            const auto& bytes = file.document->body.get_binary();
-            out.body.assign(bytes.begin(), bytes.end());
-            co_return out;
-        }
-        default:
-            break;
+    const std::string kept_key = base_url_ + route_path(route);
+    if (std::optional<DocumentSnapshots::Failure> kept = snapshots_.load_failure(kept_key)) {
+        throw cache::FetchFailure(ErrorCode::registry_failed, kept->message, true, kept->retry_in);
     }
-    throw Error(ErrorCode::internal, "unrouted request kind");
+    ListenerResponse out;
+    try {
+        switch (route.kind) {
+            case RouteKind::module_versions: {
+                const proto::ModuleAddress module = proto::parse_module_address(
+                    route.host + "/" + route.name_space + "/" + route.name + "/" + route.system);
+                auto asking = registry_.module_versions(module, false);
+                const registry::RegistryAnswer answer = co_await std::move(asking);
+                out = json_response(200, module_versions_wire(answer.document->body));
+                break;
+            }
+            case RouteKind::module_download: {
+                const proto::ModuleAddress module = proto::parse_module_address(
+                    route.host + "/" + route.name_space + "/" + route.name + "/" + route.system);
+                const proto::SemVer version = proto::parse_semver(route.version);
+                auto asking = registry_.module_download(module, version, false);
+                const registry::RegistryAnswer answer = co_await std::move(asking);
+                const std::string& location =
+                    answer.document->body.at("location").get_ref<const std::string&>();
+                // It becomes a header line: a CR or LF in it would add headers or responses.
+                for (const char c : location) {
+                    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+                        throw Error(ErrorCode::registry_failed,
+                                    "the download location of module " + module.to_string() + " " +
+                                        version.to_string() + " has a control character");
+                }
+                std::string served = location;
+                if (const std::optional<ModuleArchive> archive =
+                        cacheable_module_archive(location)) {
+                    const std::string key = archives::module_archive_key(archive->url);
+                    remember(key, {archive->url,
+                                   {},
+                                   false,
+                                   "module " + module.to_string() + " " + version.to_string()});
+                    served =
+                        base_url_ + "archives/" + key + "/" + archive->filename + archive->suffix;
+                }
+                out.status = 204;
+                out.content_type.clear();
+                out.headers.emplace_back("X-Terraform-Get", served);
+                break;
+            }
+            case RouteKind::provider_versions: {
+                const proto::ProviderAddress provider = proto::parse_provider_address(
+                    route.host + "/" + route.name_space + "/" + route.name);
+                auto asking = registry_.provider_versions(provider, std::nullopt, false);
+                const registry::RegistryAnswer answer = co_await std::move(asking);
+                out = json_response(200, provider_versions_wire(answer.document->body));
+                break;
+            }
+            case RouteKind::provider_package:
+            case RouteKind::provider_shasums:
+            case RouteKind::provider_signature: {
+                const proto::ProviderAddress provider = proto::parse_provider_address(
+                    route.host + "/" + route.name_space + "/" + route.name);
+                const proto::SemVer version = proto::parse_semver(route.version);
+                const std::string platform = route.os + "_" + route.arch;
+                auto asking =
+                    registry_.provider_package(provider, version, platform, std::nullopt, false);
+                const registry::RegistryAnswer answer = co_await std::move(asking);
+                const Json& body = answer.document->body;
+                if (route.kind == RouteKind::provider_package) {
+                    std::string shasum = body.at("hashes").at(0).get<std::string>().substr(3);
+                    const std::string& filename = body.at("filename").get_ref<const std::string&>();
+                    const std::string& upstream_url =
+                        body.at("download_url").get_ref<const std::string&>();
+                    std::string archive_url = upstream_url;
+                    if (safe_filename(filename)) {
+                        const std::string key = "providers/" + shasum;
+                        remember(
+                            key,
+                            {upstream_url, body.at("hashes").get<std::vector<std::string>>(), true,
+                             "provider " + provider.to_string() + " " + version.to_string() + " " +
+                                 route.os + "_" + route.arch});
+                        archive_url = base_url_ + "archives/" + key + "/" + filename;
+                    }
+                    Route sums = route;
+                    sums.host = route.host;
+                    sums.kind = RouteKind::provider_shasums;
+                    out = json_response(200, provider_package_wire(body, archive_url,
+                                                                   base_url_ + route_path(sums)));
+                    break;
+                }
+                const char* field = route.kind == RouteKind::provider_shasums
+                                        ? "shasums_url"
+                                        : "shasums_signature_url";
+                const auto it = body.find(field);
+                if (it == body.end())
+                    throw Error(ErrorCode::not_found, provider.to_string() + " " +
+                                                          version.to_string() + " publishes no " +
+                                                          field);
+                const std::string label = std::string(route.kind == RouteKind::provider_shasums
+                                                          ? "the SHA256SUMS of "
+                                                          : "the SHA256SUMS signature of ") +
+                                          provider.to_string() + " " + version.to_string();
+                const std::string url = it->get<std::string>();
+                auto fetching = registry_.published_file(url, label);
+                const registry::RegistryAnswer file = co_await std::move(fetching);
+                out.content_type = route.kind == RouteKind::provider_shasums
+                                       ? "text/plain; charset=utf-8"
+                                       : "application/octet-stream";
+                const auto& bytes = file.document->body.get_binary();
+                out.body.assign(bytes.begin(), bytes.end());
+                break;
+            }
+            default:
+                throw Error(ErrorCode::internal, "unrouted request kind");
+        }
+    } catch (const cache::FetchFailure& e) {
+        if (!e.cached()) snapshots_.save_failure(kept_key, e.what(), e.retry_in());
+        throw;
+    }
+    snapshots_.forget_failure(kept_key);
+    co_return out;
 }
 
 asio::awaitable<ListenerResponse> RegistryCache::archive_answer(const Route& route) {
@@ -187,10 +224,19 @@ asio::awaitable<ListenerResponse> RegistryCache::archive_answer(const Route& rou
     request.published = it->second.published;
     request.verify = it->second.verify;
     request.what = it->second.what;
+    const std::string upstream_url = request.url;
     ListenerResponse out;
     out.content_type = "application/octet-stream";
-    auto getting = archives_.get(std::move(request));
-    out.file = co_await std::move(getting);
+    try {
+        auto getting = archives_.get(std::move(request));
+        out.file = co_await std::move(getting);
+    } catch (const archives::StoreUnwritable&) {
+        // The store cannot take it (the store logs why, once): Terraform
+        // fetches it from where the registry said, as it would without the
+        // cache, and checks a provider package against the shasum of the
+        // package document as it always does.
+        out = pass_through(upstream_url);
+    }
     co_return out;
 }
 

@@ -11,6 +11,7 @@
 #include <exception>
 #include <vector>
 
+#include "daemon/registry_cache/error_answers.hpp"
 #include "daemon/registry_cache/wire_answers.hpp"
 #include "daemon/upstream/bearer_token.hpp"
 #include "proto/error.hpp"
@@ -28,7 +29,6 @@ using proto::Json;
 namespace {
 
 constexpr std::chrono::minutes kLearnAgain{10};
-constexpr std::size_t kMaxReason = 400;
 
 // Compared as SHA-256 digests, in constant time: neither the content nor the
 // length of the secret shows in how long a refusal takes.
@@ -42,20 +42,13 @@ bool equal_secret(std::string_view a, std::string_view b) {
     return CRYPTO_memcmp(da.data(), db.data(), da.size()) == 0;
 }
 
-// A reason phrase Go shows as the response's Status ("502 <reason>"):
-// Terraform prints it, so it carries the upstream's reason.
-std::string reason_phrase(std::string text) {
-    for (char& c : text) {
-        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = ' ';
-    }
-    if (text.size() > kMaxReason) text = text.substr(0, kMaxReason - 3) + "...";
-    return text;
-}
-
-ListenerResponse error_response(unsigned status, const std::string& message) {
-    ListenerResponse out = json_response(status, Json{{"errors", Json::array({message})}});
-    out.reason = reason_phrase(message);
-    return out;
+// A name under .invalid (RFC 6761), such as the probe item of `hostkeeper
+// doctor`, resolves nowhere: there is nothing to discover or route.
+bool never_a_registry(const std::string& host) {
+    const std::string_view name = std::string_view(host).substr(0, host.rfind(':'));
+    constexpr std::string_view kInvalid = ".invalid";
+    return name == kInvalid.substr(1) || (name.size() > kInvalid.size() &&
+                                          name.substr(name.size() - kInvalid.size()) == kInvalid);
 }
 
 unsigned status_of(const Error& e) {
@@ -106,7 +99,7 @@ void RegistryCache::port_registered(std::uint16_t port) {
     port_error_.clear();
     if (!routed_) return;
     port_ = port;
-    base_url_ = config_->base_url(port);
+    base_url_ = base_url(port);
     routed_->base_url(base_url_);
     routed_->suspend(false);
     files_decided_ = true;
@@ -144,7 +137,7 @@ void RegistryCache::write_files() {
 }
 
 void RegistryCache::learn(const std::string& host) {
-    if (!routed_ || stopped_ || routed_->routed(host)) return;
+    if (!routed_ || stopped_ || routed_->routed(host) || never_a_registry(host)) return;
     const auto now = std::chrono::steady_clock::now();
     const auto it = learning_.find(host);
     if (it != learning_.end() && now - it->second < kLearnAgain) return;
@@ -230,7 +223,9 @@ Json RegistryCache::status() const {
               {"downloads", a.downloads},
               {"hits", a.hits},
               {"evictions", a.evictions},
-              {"failures", a.failures}}}};
+              {"failures", a.failures},
+              {"passed_through", a.passed_through},
+              {"store_problem", a.store_problem.empty() ? Json(nullptr) : Json(a.store_problem)}}}};
 }
 
 asio::awaitable<ListenerResponse> RegistryCache::serve(ListenerRequest request) {
@@ -249,20 +244,31 @@ asio::awaitable<ListenerResponse> RegistryCache::serve(ListenerRequest request) 
         ++refused_;
         co_return error_response(403, "the Host header must name this listener (" + listen + ")");
     }
-    ParsedTarget parsed;
-    try {
-        parsed = parse_target(request.target);
-    } catch (const RouteError& e) {
+    // A web page the user opened reaches the listener too: its requests
+    // carry headers Go's HTTP client (Terraform's) never sends.
+    if (!request.browser_header.empty()) {
         ++refused_;
-        co_return error_response(404, "not found");
+        co_return error_response(403, "a web browser's request (it carries " +
+                                          request.browser_header +
+                                          "): the registry cache answers Terraform and OpenTofu");
     }
-    if (!equal_secret(parsed.capability, config_->capability.view())) {
+    Route route;
+    try {
+        route = parse_target(request.target);
+    } catch (const OldPrefixTarget& e) {
         ++refused_;
-        co_return error_response(404, "not found");
+        ListenerResponse gone = error_response(410, e.what());
+        gone.authorized = true;
+        co_return gone;
+    } catch (const RouteError&) {
+        ++refused_;
+        ListenerResponse missing = error_response(404, "not found");
+        missing.authorized = true;
+        co_return missing;
     }
     std::string authorization(request.authorization ? request.authorization->view() : "");
     // Named first (async/toolchain.hpp).
-    auto answering = answer(std::move(parsed.route), std::move(authorization));
+    auto answering = answer(std::move(route), std::move(authorization));
     ListenerResponse response = co_await std::move(answering);
     response.authorized = true;
     co_return response;
@@ -307,11 +313,11 @@ asio::awaitable<ListenerResponse> RegistryCache::answer(Route route, std::string
                 503, "the credentials of " + route.host + " cannot be checked: " + problem);
         }
         // Terraform fetches SHA256SUMS and its signature without credentials,
-        // as it fetches archives: the capability guards them.
+        // as it fetches archives: only this user's connections reach them.
         const bool file = route.kind == RouteKind::provider_shasums ||
                           route.kind == RouteKind::provider_signature;
         // ... but only for a package whose document this listener gave out
-        // with the host's credentials: the capability alone must not make
+        // with the host's credentials: a connection of this user alone must not make
         // the daemon fetch a private registry's documents with its token.
         if (token && file) {
             Route package = route;

@@ -6,10 +6,14 @@
 // socket's registry operations: what `hostkeeper module versions` says is
 // what Terraform installs.
 //
-// Every request must carry the capability (the first path segment), name the
-// listener in its Host header (no DNS rebinding), and, for a host with stored
-// credentials, carry that host's token (compared in constant time), which
-// the daemon then sends upstream to that host's own origin only.
+// The URLs hold no secret. Only this user's connections reach the listener
+// (hostkeeper-portd hands each one over by the kernel's word on its owner);
+// every request must name the listener in its Host header (no DNS
+// rebinding), carry none of the headers only web browsers send (Origin,
+// Sec-Fetch-*), and, for a host with stored credentials, carry that host's
+// token (compared in constant time), which the daemon then sends upstream to
+// that host's own origin only. Archives are served only when an answer of
+// this daemon named them.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>

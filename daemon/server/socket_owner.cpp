@@ -68,7 +68,10 @@ SocketOwner::SocketOwner(const proto::SocketLocation& location) : location_(loca
         if (something_answers(address)) {
             throw AlreadyRunning(
                 location.socket.string() +
-                " is served by another process (a systemd socket unit?); stop it first");
+                " is served by another process, most likely systemd's hostkeeperd.socket; to run "
+                "hostkeeperd yourself: 'systemctl --user stop hostkeeperd.socket "
+                "hostkeeperd.service' first, and 'systemctl --user start hostkeeperd.socket' "
+                "afterwards");
         }
         if (::unlink(location.socket.c_str()) != 0)
             throw_errno("cannot remove stale socket " + location.socket.string());

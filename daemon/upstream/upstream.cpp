@@ -80,6 +80,7 @@ asio::awaitable<Verdict> Upstream::fetch(UpstreamRequest request) {
     http::FetchResult fetched = co_await http::fetch_following(http_, request.url, token,
                                                                request.token_origin, request.rules);
     requests_ += fetched.requests;
+    out.requests = fetched.requests;
     if (!fetched.response) {
         out.error = std::move(fetched.error);
         co_return out;

@@ -33,7 +33,7 @@ cache::AnswerCacheOptions answer_cache_options(const Options& options) {
 // An answer cache's counters with the upstream requests behind them.
 struct UpstreamStats : cache::AnswerCacheStats {
     std::uint64_t upstream_requests = 0;  // sent, redirects included
-    std::uint64_t upstream_failures = 0;  // fetches that gave no good response
+    std::uint64_t upstream_failures = 0;  // fetches sent that gave no good response
 };
 
 // One document to fetch.
@@ -68,6 +68,9 @@ struct Verdict {
     std::optional<long long> retry_after;
     bool stale_ok = true;     // see AnswerCache::Fetched
     bool token_sent = false;  // the host's stored token went with the final request
+    // Requests sent upstream for it (redirects included); 0 when it failed
+    // before any was sent (discovery, for a registry).
+    std::uint64_t requests = 0;
 };
 
 class Upstream {
@@ -115,7 +118,9 @@ class Upstream {
                 verdict.error = response.url + ": " + e.what();
             }
         }
-        ++failures_;
+        // A failure counts where its requests do: one that failed before
+        // any request was sent is the discovery's, not this upstream's.
+        if (verdict.requests > 0) ++failures_;
         out.error = std::move(verdict.error);
         return out;
     }

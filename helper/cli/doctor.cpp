@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -237,32 +238,58 @@ std::string keyring_fix(ErrorCode code) {
     }
 }
 
+// Whether hostkeeperd.service is how hostkeeperd runs here (its sandbox applies).
+bool runs_in_unit() {
+    if (!client::user_manager_running()) return false;
+    const auto units = client::query_units();
+    return units && units->socket.load_state == "loaded" &&
+           (units->socket.unit_file_state == "enabled" || units->socket.active_state == "active");
+}
+
 // hostkeeperd's own configuration, read as the daemon would read it now:
-// a running daemon may have started before the file was broken.
-void check_daemon_config(Report& report) {
+// a running daemon may have started before the file was broken. False when
+// it cannot run with it (later checks then point back here: one fix).
+bool check_daemon_config(Report& report) {
     fs::path daemon;
     try {
         daemon = client::find_daemon_executable();
     } catch (const client::NoDaemon& e) {
         report.fail(e.what(), "install hostkeeper (hostkeeperd belongs next to this program)");
-        return;
+        return false;
     }
     const client::Captured checked =
         client::run_captured({daemon.string(), "--check-config"}, std::chrono::seconds(10), true);
-    std::string said = checked.out;
-    while (!said.empty() && said.back() == '\n') said.pop_back();
-    if (said.rfind("hostkeeperd: ", 0) == 0) said.erase(0, 13);
+    constexpr std::string_view kPrefix = "hostkeeperd: ";
+    constexpr std::string_view kWarning = "warning: ";
+    std::string said;
+    std::istringstream lines(checked.out);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.rfind(kPrefix, 0) == 0) line.erase(0, kPrefix.size());
+        if (line.rfind(kWarning, 0) != 0) {
+            said += (said.empty() ? "" : "; ") + line;
+            continue;
+        }
+        line.erase(0, kWarning.size());
+        // Valid where doctor runs, not where the unit runs the daemon.
+        if (checked.status == 0 && runs_in_unit()) {
+            report.fail("hostkeeperd.service cannot use its configuration: " + line,
+                        "move the file under your home, point the setting at it, then "
+                        "'hostkeeper stop'");
+        } else {
+            report.warn(line);
+        }
+    }
     if (checked.status == 0) {
         report.ok("hostkeeperd: " + said);
-    } else {
-        report.fail(
-            "hostkeeperd cannot run: " + said,
-            "fix the file (see hostkeeper.toml(5)), then 'hostkeeper stop' so that the next "
-            "request starts a daemon that reads it");
+        return true;
     }
+    report.fail("hostkeeperd cannot run: " + said,
+                "fix the file (see hostkeeper.toml(5)), then 'hostkeeper stop' so that the next "
+                "request starts a daemon that reads it");
+    return false;
 }
 
-bool check_daemon(Report& report, client::ClientOptions client) {
+bool check_daemon(Report& report, client::ClientOptions client, bool config_valid) {
     client.start_daemon = true;  // as the helper would
     try {
         client::DaemonClient daemon(client);
@@ -278,6 +305,14 @@ bool check_daemon(Report& report, client::ClientOptions client) {
                 "hostkeeper stop (the next request starts the installed hostkeeperd)");
         }
         return true;
+    } catch (const proto::Error& e) {
+        if (e.code() == ErrorCode::config_error && !config_valid) {
+            report.skip("hostkeeperd answers every request with the configuration error above");
+            return false;
+        }
+        report.fail(std::string("hostkeeperd does not answer: ") + e.what(),
+                    "run 'hostkeeperd --log-level debug' in a terminal to see why");
+        return false;
     } catch (const std::exception& e) {
         report.fail(std::string("hostkeeperd does not answer: ") + e.what(),
                     "run 'hostkeeperd --log-level debug' in a terminal to see why");
@@ -355,6 +390,15 @@ void check_backend(Report& report, const client::ClientOptions& client) {
     }
 }
 
+// A check that failed because the registry's certificate is not trusted.
+bool tls_failure(const std::string& text) {
+    return text.find("SSL") != std::string::npos || text.find("certificate") != std::string::npos;
+}
+constexpr const char* kTlsFix =
+    "fix: hostkeeperd does not trust the registry's CA: put it in a PEM file under your home, "
+    "set discovery.ca_file to it in ~/.config/hostkeeper/config.toml (hostkeeper.toml(5)), then "
+    "'hostkeeper stop'";
+
 // One line per stored host: its token asked for at its own host (check),
 // then the hosts that refused the daemon's own requests with their token.
 void check_stored_tokens(Report& report, const client::ClientOptions& client) {
@@ -394,6 +438,7 @@ void check_stored_tokens(Report& report, const client::ClientOptions& client) {
                 break;
             case Verdict::failed:
                 report.warn("token for " + line.text);
+                if (tls_failure(line.text)) report.note(kTlsFix);
                 break;
             case Verdict::absent:
                 report.skip("token for " + line.text);
@@ -435,6 +480,16 @@ void check_units(Report& report) {
         report.fail("systemd: " + problem->what, problem->fix);
         return;
     }
+    if (units->socket.unit_file_state == "enabled" && units->socket.active_state != "active") {
+        // Enabled but not started (e.g. the package was reinstalled): the
+        // helper starts hostkeeperd on demand, outside the unit's sandbox.
+        report.warn(std::string("systemd: ") + client::kSocketUnit + " is enabled but " +
+                    units->socket.active_state +
+                    ": hostkeeperd runs on demand, outside its sandbox; fix: systemctl --user "
+                    "start " +
+                    client::kSocketUnit + " (or hostkeeper setup)");
+        return;
+    }
     if (units->socket.active_state == "active") {
         report.ok(std::string("systemd: ") + client::kSocketUnit + " is " +
                   units->socket.unit_file_state + " and listening; " + client::kServiceUnit +
@@ -470,8 +525,8 @@ int run_doctor(const client::ClientOptions& client) {
     }
     check_shadowing(report);
     check_socket_directory(report, client);
-    check_daemon_config(report);
-    const bool daemon_answers = check_daemon(report, client);
+    const bool config_valid = check_daemon_config(report);
+    const bool daemon_answers = check_daemon(report, client, config_valid);
     if (daemon_answers) {
         check_backend(report, client);
         check_stored_tokens(report, client);
@@ -480,8 +535,9 @@ int run_doctor(const client::ClientOptions& client) {
     check_registry_cache(
         {[&](const std::string& what) { report.ok(what); },
          [&](const std::string& what) { report.warn(what); },
-         [&](const std::string& what, const std::string& fix) { report.fail(what, fix); }},
-        client, daemon_answers);
+         [&](const std::string& what, const std::string& fix) { report.fail(what, fix); },
+         [&](const std::string& what) { report.skip(what); }},
+        client, daemon_answers, config_valid);
     if (report.failures() > 0) {
         std::printf("%d check(s) failed\n", report.failures());
         return client::kExitFailed;

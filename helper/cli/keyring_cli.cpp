@@ -1,7 +1,9 @@
 #include "helper/cli/keyring_cli.hpp"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
@@ -46,21 +48,69 @@ std::vector<std::string> gpg_tty_environment() {
     return {std::string("GPG_TTY=") + tty};
 }
 
+// A store with no hostkeeper entry yet: an empty message encrypted to the
+// store's recipients (kept in memory) is decrypted, so that gpg-agent asks
+// for the passphrase now and `hostkeeper import` finds it cached.
+int unlock_empty_store(const fs::path& store, const std::vector<std::string>& opts,
+                       const std::vector<std::string>& env) {
+    const std::vector<fs::path> id_files = pass_gpg_id_files(store);
+    const std::vector<std::string> ids =
+        id_files.empty() ? std::vector<std::string>{} : read_gpg_ids(id_files.front());
+    if (ids.empty()) {
+        std::fprintf(stderr, "hostkeeper unlock: %s has no .gpg-id: run pass init KEY-ID first\n",
+                     store.c_str());
+        return client::kExitFailed;
+    }
+    std::vector<std::string> encrypt{"gpg",           "--quiet", "--batch",
+                                     "--trust-model", "always",  "--encrypt"};
+    encrypt.insert(encrypt.end(), opts.begin(), opts.end());
+    for (const auto& id : ids) encrypt.insert(encrypt.end(), {"--recipient", id});
+    const client::Captured probe = client::run_captured(encrypt, std::chrono::seconds(30), true);
+    // The decrypting gpg reads the probe from a memory file it inherits.
+    const int memory = ::memfd_create("hostkeeper-unlock-probe", 0);
+    if (probe.status != 0 || memory < 0 ||
+        ::write(memory, probe.out.data(), probe.out.size()) !=
+            static_cast<ssize_t>(probe.out.size())) {
+        if (memory >= 0) ::close(memory);
+        std::printf("FAILED   no entries yet, and gpg could not encrypt a probe to %s: %s\n",
+                    id_files.front().c_str(), probe.out.c_str());
+        return client::kExitFailed;
+    }
+    ::lseek(memory, 0, SEEK_SET);
+    std::vector<std::string> decrypt{"gpg", "--decrypt", "--output", "/dev/null"};
+    decrypt.insert(decrypt.end(), opts.begin(), opts.end());
+    decrypt.push_back("/dev/fd/" + std::to_string(memory));
+    const int status = client::run_attached(decrypt, env);
+    ::close(memory);
+    if (status != 0) {
+        std::printf(
+            "FAILED   no entries yet, and a probe to the store's key could not be "
+            "decrypted (gpg exit status %d)\n",
+            status);
+        return client::kExitFailed;
+    }
+    std::printf("no hostkeeper entries yet; gpg-agent has the passphrase of the store's key\n");
+    return client::kExitOk;
+}
+
 int unlock_pass(client::DaemonClient& daemon, const Json& keyring) {
     const fs::path store = text_of(keyring, "store");
     if (store.empty()) {
         std::fprintf(stderr, "hostkeeper unlock: hostkeeperd did not say where its store is\n");
         return client::kExitFailed;
     }
-    const auto files = pass_entry_files(store);
+    const PassEntries entries = pass_entries(store);
+    const std::vector<fs::path>& files = entries.files;
+    const char* opts_text = std::getenv("PASSWORD_STORE_GPG_OPTS");
+    const auto opts = split_gpg_opts(opts_text != nullptr ? opts_text : "");
+    const auto env = gpg_tty_environment();
+    if (files.empty() && entries.links.empty()) return unlock_empty_store(store, opts, env);
     if (files.empty()) {
+        // Only links, which hostkeeper does not follow: nothing of ours to decrypt.
         std::printf("no hostkeeper entries in %s: nothing to unlock\n",
                     (store / "hostkeeper").c_str());
         return client::kExitOk;
     }
-    const char* opts_text = std::getenv("PASSWORD_STORE_GPG_OPTS");
-    const auto opts = split_gpg_opts(opts_text != nullptr ? opts_text : "");
-    const auto env = gpg_tty_environment();
     std::vector<std::string> failed;
     for (const auto& file : files) {
         std::vector<std::string> argv{"gpg", "--decrypt", "--output", "/dev/null"};

@@ -265,6 +265,9 @@ int main(int argc, char** argv) {
     setup_cmd->add_flag("--undo", setup.undo,
                         "reverse what setup changed (recorded in $XDG_STATE_HOME/hostkeeper); "
                         "with --registry-cache, only the registry cache");
+    setup_cmd->add_flag("--restore-tokens", setup.restore_tokens,
+                        "with --undo: first write every stored token into Terraform's "
+                        "credentials.tfrc.json (plaintext), so Terraform works without the helper");
     setup_cmd->add_flag("--registry-cache", setup.registry_cache,
                         "also route Terraform's and OpenTofu's registry requests through "
                         "hostkeeperd's cache (a loopback listener and host blocks)");

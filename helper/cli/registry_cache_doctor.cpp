@@ -104,10 +104,28 @@ std::optional<int> check_registry_port(const DoctorSink& report) {
     }
 }
 
+// The archive store as hostkeeperd reports it: a directory that cannot take
+// archives (full, read-only) is a warning, since archives still reach
+// Terraform, uncached.
+void check_archive_store(const DoctorSink& report, const Json& cache) {
+    const auto archives = cache.find("archives");
+    if (archives == cache.end() || !archives->is_object()) return;
+    const std::string problem = text_of(*archives, "store_problem", "");
+    if (problem.empty()) {
+        report.ok("registry cache: the archive cache stores archives (" +
+                  std::to_string(archives->value("count", 0LL)) + " stored)");
+        return;
+    }
+    report.warn("registry cache: " + problem +
+                "; free space there (or lower registry_cache.max_archive_bytes in config.toml, "
+                "or point XDG_CACHE_HOME at a file system with room): hostkeeperd tries the "
+                "directory again a minute after it failed");
+}
+
 }  // namespace
 
 void check_registry_cache(const DoctorSink& report, const client::ClientOptions& client,
-                          bool daemon_answers) {
+                          bool daemon_answers, bool config_valid) {
     std::optional<RegistryCacheConfig> config;
     try {
         config = read_registry_cache_config();
@@ -160,7 +178,11 @@ void check_registry_cache(const DoctorSink& report, const client::ClientOptions&
                         "'hostkeeperd --log-level debug' in a terminal shows more");
         }
     }
-    if (!daemon_answers) {
+    if (!daemon_answers && !config_valid) {
+        report.skip(
+            "registry cache: Terraform's requests are answered 503 with the configuration error "
+            "above");
+    } else if (!daemon_answers) {
         report.fail("registry cache: no hostkeeperd answers, so the registry port answers 503",
                     "see the hostkeeperd check above");
     } else if (!cache.is_object()) {
@@ -201,6 +223,7 @@ void check_registry_cache(const DoctorSink& report, const client::ClientOptions&
             }
         }
     }
+    if (cache.is_object()) check_archive_store(report, cache);
     for (const auto& tfrc : config->tfrc_files) check_tfrc(report, tfrc, registry_port, true);
 }
 
@@ -230,6 +253,10 @@ std::string registry_cache_status_line(const Json& cache) {
                 std::to_string(archives->value("max_bytes", 0LL)) + " bytes), " +
                 std::to_string(archives->value("hits", 0LL)) + " archive hits, " +
                 std::to_string(archives->value("downloads", 0LL)) + " downloads";
+        if (const std::string problem = text_of(*archives, "store_problem", ""); !problem.empty()) {
+            line += "; " + problem + " (" + std::to_string(archives->value("passed_through", 0LL)) +
+                    " so far)";
+        }
     }
     return line;
 }

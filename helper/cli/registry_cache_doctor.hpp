@@ -15,6 +15,7 @@ struct DoctorSink {
     std::function<void(const std::string&)> ok;
     std::function<void(const std::string&)> warn;
     std::function<void(const std::string&, const std::string&)> fail;
+    std::function<void(const std::string&)> skip = [](const std::string&) {};
 };
 
 // Off (no registry-cache.json; a leftover tfrc file is a failure), or: the
@@ -23,8 +24,10 @@ struct DoctorSink {
 // is registered for it, each host, each tfrc file (a block naming any other
 // port is a failure), an older setup's socket drop-in, and
 // TF_CLI_CONFIG_FILE. `daemon_answers`: check_daemon's verdict.
+// `config_valid`: false when hostkeeperd cannot run with its configuration
+// (doctor said so above; this check then adds no fix of its own).
 void check_registry_cache(const DoctorSink& report, const client::ClientOptions& client,
-                          bool daemon_answers);
+                          bool daemon_answers, bool config_valid);
 
 // One line for `hostkeeper status` from its registry_cache object.
 std::string registry_cache_status_line(const proto::Json& cache);

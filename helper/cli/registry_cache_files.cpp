@@ -1,13 +1,9 @@
 #include "helper/cli/registry_cache_files.hpp"
 
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 
 #include "helper/terraform_config/tool_locations.hpp"
@@ -49,15 +45,6 @@ std::vector<std::string> strings_of(const Json& json, const char* key) {
         values.push_back(item.get<std::string>());
     }
     return values;
-}
-
-bool base64url_text(const std::string& text) {
-    for (const char c : text) {
-        const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-                        (c >= '0' && c <= '9') || c == '-' || c == '_';
-        if (!ok) return false;
-    }
-    return !text.empty();
 }
 
 }  // namespace
@@ -129,7 +116,7 @@ std::optional<RegistryCacheConfig> read_registry_cache_config() {
     Json json;
     try {
         json = proto::parse_json(*text);
-        proto::scrub(*text);  // the capability
+        proto::scrub(*text);  // an older file's capability
     } catch (const proto::JsonError& e) {
         proto::scrub(*text);
         malformed(std::string("not JSON (") + e.what() + ")");
@@ -139,13 +126,9 @@ std::optional<RegistryCacheConfig> read_registry_cache_config() {
     RegistryCacheConfig config;
     if (json.contains("listen") && !json["listen"].is_string())
         malformed("\"listen\" is not a string");
-    const auto capability = json.find("capability");
-    if (capability == json.end() || !capability->is_string() ||
-        capability->get<std::string>().size() < 22 ||
-        !base64url_text(capability->get<std::string>())) {
-        malformed("\"capability\" is not at least 22 characters of base64url");
-    }
-    config.capability = capability->get<std::string>();
+    if (json.contains("capability") && !json["capability"].is_string())
+        malformed("\"capability\" is not a string");
+    config.old_capability = json.contains("capability");
     for (const auto& path : strings_of(json, "tfrc_files")) {
         if (path.empty() || path[0] != '/') malformed("\"tfrc_files\" holds a relative path");
         config.tfrc_files.emplace_back(path);
@@ -158,50 +141,8 @@ std::optional<RegistryCacheConfig> read_registry_cache_config() {
 std::string registry_cache_json(const RegistryCacheConfig& config) {
     Json tfrc = Json::array();
     for (const auto& path : config.tfrc_files) tfrc.push_back(path.string());
-    Json json{{"version", 1},
-              {"capability", config.capability},
-              {"tfrc_files", tfrc},
-              {"hosts", config.hosts}};
-    std::string text = json.dump(2) + "\n";
-    proto::scrub(json);
-    return text;
-}
-
-std::string base64url(const unsigned char* bytes, std::size_t size) {
-    static constexpr char kAlphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    std::string out;
-    out.reserve((size * 4 + 2) / 3);
-    std::size_t i = 0;
-    for (; i + 3 <= size; i += 3) {
-        const unsigned v =
-            (unsigned{bytes[i]} << 16) | (unsigned{bytes[i + 1]} << 8) | bytes[i + 2];
-        for (const int shift : {18, 12, 6, 0}) out.push_back(kAlphabet[(v >> shift) & 63U]);
-    }
-    if (size - i == 1) {
-        const unsigned v = unsigned{bytes[i]} << 16;
-        for (const int shift : {18, 12}) out.push_back(kAlphabet[(v >> shift) & 63U]);
-    } else if (size - i == 2) {
-        const unsigned v = (unsigned{bytes[i]} << 16) | (unsigned{bytes[i + 1]} << 8);
-        for (const int shift : {18, 12, 6}) out.push_back(kAlphabet[(v >> shift) & 63U]);
-    }
-    return out;
-}
-
-std::string new_capability() {
-    std::array<unsigned char, 32> bytes{};
-    std::size_t got = 0;
-    while (got < bytes.size()) {
-        const ssize_t n = ::getrandom(bytes.data() + got, bytes.size() - got, 0);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            throw std::runtime_error(std::string("getrandom: ") + std::strerror(errno));
-        }
-        got += static_cast<std::size_t>(n);
-    }
-    std::string capability = base64url(bytes.data(), bytes.size());
-    proto::scrub(bytes.data(), bytes.size());
-    return capability;
+    const Json json{{"version", 1}, {"tfrc_files", tfrc}, {"hosts", config.hosts}};
+    return json.dump(2) + "\n";
 }
 
 bool written_by_daemon(const fs::path& path) {

@@ -19,9 +19,11 @@ inline constexpr const char* kTfrcHeader = "# Written by hostkeeperd for the reg
 inline constexpr const char* kTfrcName = "hostkeeper.tfrc";
 
 struct RegistryCacheConfig {
-    std::string capability;  // 43 characters of base64url
     std::vector<std::filesystem::path> tfrc_files;
     std::vector<std::string> hosts;  // normalized
+    // The file has a "capability" key (written when the listener's URLs
+    // carried one): ignored, and dropped when setup writes the file again.
+    bool old_capability = false;
 };
 
 // $XDG_CONFIG_HOME/hostkeeper/registry-cache.json (XDG_CONFIG_HOME when
@@ -36,10 +38,11 @@ std::filesystem::path registry_cache_drop_in_path();
 std::filesystem::path registry_cache_service_drop_in_path();
 
 // The file, checked; nullopt when it does not exist. A "listen" key (older
-// setups chose a port) is ignored. Throws proto::FileError naming the file
+// setups chose a port) and a "capability" key (older listener URLs carried
+// one) are ignored. Throws proto::FileError naming the file
 // and what is wrong with it.
 std::optional<RegistryCacheConfig> read_registry_cache_config();
-// The file's text (version 1), ending in a newline.
+// The file's text (version 1), ending in a newline. It holds no secret.
 std::string registry_cache_json(const RegistryCacheConfig& config);
 // Where hostkeeperd writes for the registry cache: each tfrc file's
 // directory, $XDG_CACHE_HOME/hostkeeper (archives), $XDG_STATE_HOME/hostkeeper
@@ -48,9 +51,6 @@ std::vector<std::filesystem::path> daemon_write_dirs(const RegistryCacheConfig& 
 // The service drop-in's text: ReadWritePaths= for `dirs` (quoted, % escaped).
 std::string service_drop_in_text(const std::vector<std::filesystem::path>& dirs);
 
-// 32 bytes from getrandom(2), base64url without padding (43 characters).
-std::string new_capability();
-std::string base64url(const unsigned char* bytes, std::size_t size);
 // PORT of "127.0.0.1:PORT"; nullopt when `listen` is not that form.
 std::optional<int> loopback_port(const std::string& listen);
 

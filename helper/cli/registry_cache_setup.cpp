@@ -14,7 +14,6 @@
 #include "proto/hostname.hpp"
 #include "proto/messages.hpp"
 #include "proto/port_link.hpp"
-#include "proto/secret.hpp"
 
 namespace hostkeeper::helper::cli {
 namespace fs = std::filesystem;
@@ -207,7 +206,7 @@ void plan_registry_cache(Plan& plan, const std::vector<terraform_config::ToolPat
         return;
     }
     note_cli_config_override(plan, tools);
-    if (existing && hosts_added.empty() && tfrc_added.empty()) {
+    if (existing && hosts_added.empty() && tfrc_added.empty() && !existing->old_capability) {
         plan.notes.push_back("registry cache: " + path.string() + " already has " +
                              (named.empty() ? "the tools" : joined(named)) +
                              " (through the registry port " + listen + ")");
@@ -215,17 +214,14 @@ void plan_registry_cache(Plan& plan, const std::vector<terraform_config::ToolPat
         std::string what = path.string() + " (through the registry port " + listen;
         if (!hosts_added.empty()) what += "; hosts " + joined(hosts_added);
         if (!tfrc_added.empty()) what += "; host blocks in " + joined(path_strings(tfrc_added));
+        if (existing && existing->old_capability) what += "; the old URL capability dropped";
         what += ")";
         plan.steps.push_back(
             {"registry cache: would " + std::string(existing ? "update " : "write ") + what,
              "registry cache: " + std::string(existing ? "updated " : "wrote ") + what,
-             [path, config, hosts_added, tfrc_added, created = !existing]() mutable {
-                 if (config.capability.empty()) config.capability = new_capability();
+             [path, config, hosts_added, tfrc_added, created = !existing]() {
                  fs::create_directories(path.parent_path());
-                 std::string text = registry_cache_json(config);
-                 proto::write_file_atomically(path, text, 0600);
-                 proto::scrub(text);
-                 proto::scrub(config.capability);
+                 proto::write_file_atomically(path, registry_cache_json(config), 0600);
                  return Json{{"action", kConfigRecord},
                              {"path", path.string()},
                              {"created", created},
@@ -404,15 +400,10 @@ std::string undo_registry_cache(const Json& action, bool dry_run,
                       [&](const std::string& h) { return contains(hosts_added, h); });
         std::erase_if(config->tfrc_files,
                       [&](const fs::path& t) { return contains(tfrc_added, t.string()); });
-        if (!dry_run) {
-            std::string text = registry_cache_json(*config);
-            proto::write_file_atomically(path, text, 0600);
-            proto::scrub(text);
-        }
+        if (!dry_run) proto::write_file_atomically(path, registry_cache_json(*config), 0600);
         line(say("remove ", "removed ") + "what setup added to " + path.string() +
              (hosts_added.empty() ? "" : " (hosts " + joined(hosts_added) + ")"));
     }
-    if (config) proto::scrub(config->capability);
     // Before the tfrc files go: a running daemon would write them again.
     if (!dry_run) stop_running_daemon(client);
     for (const auto& tfrc : tfrc_added) {

@@ -1,6 +1,6 @@
 #pragma once
 // hostkeeper setup --registry-cache [HOST...]: writes registry-cache.json
-// (kept port and capability on a rerun, HOSTs added), the systemd drop-in
+// (kept on a rerun, HOSTs added; an older file's capability dropped), the systemd drop-in
 // that makes hostkeeperd.socket hold the port, restarts hostkeeperd so that
 // it reads them, then asks it (registry_cache_sync) to route the hosts and
 // reports per host. Records what it changes for --undo, which removes the

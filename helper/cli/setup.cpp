@@ -8,13 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "helper/cli/list.hpp"
 #include "helper/cli/registry_cache_setup.hpp"
 #include "helper/cli/setup_plan.hpp"
+#include "helper/cli/token_commands.hpp"
 #include "helper/cli/user_systemd.hpp"
 #include "helper/client/daemon_client.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "helper/terraform_config/cli_config.hpp"
+#include "helper/terraform_config/plaintext_credentials.hpp"
 #include "helper/terraform_config/tool_locations.hpp"
+#include "proto/error.hpp"
 #include "proto/file_io.hpp"
 #include "proto/json.hpp"
 #include "proto/messages.hpp"
@@ -193,6 +197,24 @@ void plan_service_check(Plan& plan) {
          }});
 }
 
+// Enabled but not listening (e.g. after the package was reinstalled): the
+// helper would start hostkeeperd on demand, outside the unit's sandbox.
+void plan_socket_start(Plan& plan, const std::string& state) {
+    plan.steps.push_back({std::string("systemd: ") + client::kSocketUnit + " is enabled but " +
+                              state + "; would start it",
+                          std::string("systemd: ") + client::kSocketUnit + " was enabled but " +
+                              state + "; started it",
+                          [] {
+                              stop_on_demand_daemon();
+                              if (systemctl_user({"start", client::kSocketUnit}) != 0) {
+                                  throw std::runtime_error(std::string("systemctl --user start ") +
+                                                           client::kSocketUnit + " failed");
+                              }
+                              return Json();
+                          }});
+    plan_service_check(plan);
+}
+
 void plan_socket(Plan& plan) {
     if (!client::user_manager_running()) {
         plan.notes.push_back(
@@ -202,10 +224,13 @@ void plan_socket(Plan& plan) {
     if (systemctl_user({"is-enabled", "--quiet", client::kSocketUnit}, true) == 0) {
         const auto units = client::query_units();
         const auto problem = units ? client::unit_problem(*units) : std::nullopt;
+        if (!problem && units && units->socket.active_state == "active") {
+            plan.notes.push_back(std::string("systemd: ") + client::kSocketUnit +
+                                 " is already enabled and listening");
+            return;
+        }
         if (!problem) {
-            plan.notes.push_back(
-                std::string("systemd: ") + client::kSocketUnit + " is already enabled" +
-                (units && units->socket.active_state == "active" ? " and listening" : ""));
+            plan_socket_start(plan, units ? units->socket.active_state : "in an unknown state");
             return;
         }
         // Enabled, but failed (e.g. start-limit-hit): the helper would start
@@ -388,7 +413,58 @@ std::string undo_one(const Json& action, bool dry_run, const client::ClientOptio
     return "skipped an unknown record \"" + kind + "\"";
 }
 
+// Every token the daemon has stored (nothing is written until all are read).
+std::vector<terraform_config::HostToken> read_stored_tokens(const client::ClientOptions& client) {
+    std::vector<terraform_config::HostToken> tokens;
+    for (const auto& host : listed_hosts(list_answer(client))) {
+        auto token = fetch_token(client, host);
+        if (token) tokens.push_back({host, std::move(*token)});  // else forgotten meanwhile
+    }
+    return tokens;
+}
+
+// --restore-tokens: the stored tokens into Terraform's credentials.tfrc.json,
+// before the helper is taken away. The only place hostkeeper writes a token
+// to disk, at the user's explicit request. kExitOk, or the failure's exit
+// code with nothing changed.
+int restore_tokens(bool dry_run, const client::ClientOptions& client) {
+    std::vector<terraform_config::HostToken> tokens;
+    try {
+        tokens = read_stored_tokens(client);
+    } catch (const proto::Error& e) {
+        std::fprintf(stderr,
+                     "hostkeeper setup: cannot read the stored tokens: %s; nothing was changed "
+                     "(unlock the keyring with 'hostkeeper unlock', then run this again)\n",
+                     e.what());
+        return client::exit_code_for(e.code());
+    }
+    const fs::path file =
+        terraform_config::locate(terraform_config::Tool::terraform).credentials_json;
+    if (tokens.empty()) {
+        std::printf("no tokens are stored in the keyring: nothing to write to %s\n", file.c_str());
+        return client::kExitOk;
+    }
+    std::string hosts;
+    for (const auto& token : tokens) hosts += (hosts.empty() ? "" : ", ") + token.host;
+    std::printf(
+        "%s the tokens of %s to %s: a PLAINTEXT file (mode 0600) Terraform reads "
+        "without the helper; 'hostkeeper import' moves them back into the keyring\n",
+        dry_run ? "would write" : "writing", hosts.c_str(), file.c_str());
+    if (dry_run) return client::kExitOk;
+    const auto result = terraform_config::add_tokens_to_credentials_file(file, tokens);
+    for (const auto& host : result.kept) {
+        std::printf("kept the entry %s already had for %s (not overwritten)\n", file.c_str(),
+                    host.c_str());
+    }
+    std::printf("wrote %zu token(s) to %s\n", result.written.size(), file.c_str());
+    return client::kExitOk;
+}
+
 int undo(const SetupOptions& options, const client::ClientOptions& client) {
+    if (options.restore_tokens) {
+        const int status = restore_tokens(options.dry_run, client);
+        if (status != client::kExitOk) return status;
+    }
     Json state = load_state();
     auto& actions = state["actions"];
     // --registry-cache --undo: only the registry cache's records.
@@ -414,6 +490,10 @@ int undo(const SetupOptions& options, const client::ClientOptions& client) {
 }  // namespace
 
 int run_setup(const SetupOptions& options, const client::ClientOptions& client) {
+    if (options.restore_tokens && !options.undo) {
+        std::fprintf(stderr, "hostkeeper setup: --restore-tokens goes with --undo\n");
+        return client::kExitUsage;
+    }
     return options.undo ? undo(options, client) : setup(options, client);
 }
 

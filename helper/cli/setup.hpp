@@ -9,6 +9,11 @@
 // cache's files. --undo reverses those records, newest first (with
 // --registry-cache, only the registry cache's), and leaves alone anything the
 // user changed since (it says so).
+//
+// --undo --restore-tokens first reads every token the daemon has stored and
+// writes them into Terraform's credentials.tfrc.json (plaintext, as
+// `terraform login` would), so that Terraform keeps working without the
+// helper; a locked keyring stops it before anything is changed.
 
 #include <string>
 #include <vector>
@@ -22,7 +27,8 @@ struct SetupOptions {
     bool opentofu = false;
     bool dry_run = false;
     bool undo = false;
-    bool registry_cache = false;              // --registry-cache (registry_cache_setup.hpp)
+    bool restore_tokens = false;  // --undo --restore-tokens: tokens to credentials.tfrc.json
+    bool registry_cache = false;  // --registry-cache (registry_cache_setup.hpp)
     std::vector<std::string> registry_hosts;  // its HOST... arguments
 };
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 
+#include "helper/cli/dash_command.hpp"
 #include "helper/cli/list.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "helper/terraform_config/token_variables.hpp"
@@ -178,12 +179,8 @@ ExecEnvironment build_exec_environment(const std::vector<std::string_view>& inhe
     }
     for (const auto& token : tokens) {
         environment.entries.push_back(entry(token.variable, token.token.view()));
-        if (!terraform_config::shell_portable(token.variable)) {
-            environment.notes.push_back(
-                token.variable + " (for " + token.host +
-                ") is not a shell name: execve and bash pass it on, but dash (Debian's /bin/sh) "
-                "drops it, so a 'sh -c' between here and Terraform loses it");
-        }
+        if (!terraform_config::shell_portable(token.variable))
+            environment.unportable.push_back(token.variable + " (for " + token.host + ")");
     }
     if (tfe) {
         environment.entries.push_back(entry("TFE_TOKEN", tfe->token.view()));
@@ -191,6 +188,15 @@ ExecEnvironment build_exec_environment(const std::vector<std::string_view>& inhe
         environment.entries.push_back(entry("TFE_ADDRESS", "https://" + tfe->host));
     }
     return environment;
+}
+
+std::string unportable_note(const std::vector<std::string>& names, const std::string& command) {
+    std::string joined;
+    for (const auto& name : names) joined += (joined.empty() ? "" : ", ") + name;
+    return joined + (names.size() == 1 ? " is not a shell name" : " are not shell names") + ": " +
+           command +
+           " is run by dash (Debian's /bin/sh), which drops such variables; run Terraform "
+           "directly or through bash";
 }
 
 std::vector<std::string_view> current_environment() {
@@ -224,6 +230,10 @@ int run_exec(const client::ClientOptions& client, const ExecOptions& options) {
     }  // the tokens' own copies are scrubbed here; the environment holds the rest
     for (const auto& note : environment.notes)
         std::fprintf(stderr, "hostkeeper exec: %s\n", note.c_str());
+    if (!environment.unportable.empty() && runs_under_dash(options.command.front())) {
+        std::fprintf(stderr, "hostkeeper exec: %s\n",
+                     unportable_note(environment.unportable, options.command.front()).c_str());
+    }
     std::fflush(stderr);
 
     std::vector<char*> argv;

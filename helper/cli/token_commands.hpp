@@ -66,7 +66,10 @@ struct TfeToken {
 
 struct ExecEnvironment {
     std::vector<proto::Secret> entries;  // NAME=VALUE: the inherited ones kept, then ours
-    std::vector<std::string> notes;      // for stderr: what was replaced, names dash drops
+    std::vector<std::string> notes;      // for stderr: what was replaced
+    // Names dash drops, as "NAME (for HOST)": worth a note only when the
+    // command is run by dash (runs_under_dash).
+    std::vector<std::string> unportable;
     // NULL-terminated, pointing into `entries`.
     std::vector<char*> envp() const;
 };
@@ -77,6 +80,9 @@ struct ExecEnvironment {
 ExecEnvironment build_exec_environment(const std::vector<std::string_view>& inherited,
                                        const std::vector<HostToken>& tokens,
                                        const std::optional<TfeToken>& tfe);
+
+// One line about every name in `unportable` that dash, running `command`, drops.
+std::string unportable_note(const std::vector<std::string>& unportable, const std::string& command);
 
 // This process's environment as build_exec_environment takes it.
 std::vector<std::string_view> current_environment();

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "helper/client/helper_arguments.hpp"
 #include "helper/client/run_reporting.hpp"
 #include "helper/client/standard_streams.hpp"
+#include "helper/client/terminal_notice.hpp"
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
 #include "proto/messages.hpp"
@@ -59,6 +61,18 @@ int run(const std::string& verb, const std::string& host,
     return helper::client::kExitOk;
 }
 
+// A failed `get` is only logged by Terraform (at TF_LOG=WARN), which then goes
+// on without credentials: the reason also goes to the user's terminal.
+void tell_terminal_why_get_failed(const std::string& verb, const std::string& host,
+                                  const char* reason) noexcept {
+    if (verb == "get") {
+        try {
+            helper::client::tell_terminal(helper::client::terminal_notice_line(host, reason));
+        } catch (...) {  // std::bad_alloc building the line: stderr still says it
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -85,12 +99,16 @@ int main(int argc, char** argv) {
             return run(args.verb, args.host,
                        helper::client::make_client_options(args.socket, args.timeout_seconds));
         } catch (const Error& e) {
+            tell_terminal_why_get_failed(args.verb, args.host, e.what());
             if (e.code() == ErrorCode::bad_host) {
                 std::fprintf(
                     stderr,
                     "usage: %s [--socket=PATH] [--timeout=SECONDS] get|store|forget HOSTNAME\n",
                     program.c_str());
             }
+            throw;
+        } catch (const std::exception& e) {
+            tell_terminal_why_get_failed(args.verb, args.host, e.what());
             throw;
         }
     });

@@ -1,9 +1,12 @@
 #include "helper/terraform_config/plaintext_credentials.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "helper/terraform_config/tool_locations.hpp"
+#include "proto/error.hpp"
 #include "proto/file_io.hpp"
+#include "proto/hostname.hpp"
 #include "proto/json.hpp"
 #include "proto/secret.hpp"
 
@@ -100,6 +103,72 @@ std::vector<fs::path> credentials_file_paths() {
         if (std::find(paths.begin(), paths.end(), path) == paths.end()) paths.push_back(path);
     }
     return paths;
+}
+
+namespace restore {
+
+// The file's document, or an empty one when there is no file. The caller
+// scrubs it.
+Json read_document(const fs::path& path) {
+    auto text = proto::read_file_if_exists(path, 4 << 20);
+    if (!text) return Json{{"credentials", Json::object()}};
+    const proto::ScrubGuard guard(*text);
+    Json document;
+    try {
+        document = text->empty() ? Json::object() : proto::parse_json(*text);
+    } catch (const proto::JsonError& e) {
+        throw proto::FileError(path.string() + " is " + e.what() +
+                               "; fix or move it, then run again (nothing was changed)");
+    }
+    if (!document.is_object() ||
+        (document.contains("credentials") && !document["credentials"].is_object())) {
+        proto::scrub(document);
+        throw proto::FileError(path.string() +
+                               " is not a credentials file ({\"credentials\": {\"HOST\": {...}}}); "
+                               "fix or move it, then run again (nothing was changed)");
+    }
+    if (!document.contains("credentials")) document["credentials"] = Json::object();
+    return document;
+}
+
+// The host a key of the file names, as Terraform compares them.
+std::optional<std::string> comparable(const std::string& key) {
+    try {
+        return proto::normalize_hostname(key);
+    } catch (const std::exception&) {
+        return std::nullopt;  // not a hostname: names no host of ours
+    }
+}
+
+bool has_entry(const Json& credentials, const std::string& host) {
+    for (const auto& [key, value] : credentials.items()) {
+        if (comparable(key) == host) return true;
+    }
+    return false;
+}
+
+}  // namespace restore
+
+RestoreResult add_tokens_to_credentials_file(const fs::path& path,
+                                             const std::vector<HostToken>& tokens) {
+    Json document = restore::read_document(path);
+    const proto::ScrubGuard document_guard(document);
+    Json& credentials = document["credentials"];
+    RestoreResult result;
+    for (const auto& [host, token] : tokens) {
+        if (restore::has_entry(credentials, host)) {
+            result.kept.push_back(host);
+            continue;
+        }
+        credentials[proto::display_hostname(host)] = Json{{"token", std::string(token.view())}};
+        result.written.push_back(host);
+    }
+    if (result.written.empty()) return result;
+    std::string text = document.dump(2) + "\n";
+    const proto::ScrubGuard text_guard(text);
+    if (path.has_parent_path()) fs::create_directories(path.parent_path());
+    proto::write_file_atomically(path, text, 0600);
+    return result;
 }
 
 }  // namespace hostkeeper::helper::terraform_config

@@ -2,7 +2,8 @@
 // credentials.tfrc.json, the plaintext file `terraform login` writes:
 // {"credentials": {"HOST": {"token": "..."}, ...}, ...other keys...}.
 // Where Terraform and OpenTofu keep it, reading it (its tokens are scrubbed
-// when dropped), and rewriting it without some hosts.
+// when dropped), rewriting it without some hosts, and adding tokens to it
+// (setup --undo --restore-tokens).
 
 #include <cstddef>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "proto/messages.hpp"
+#include "proto/secret.hpp"
 
 namespace hostkeeper::helper::terraform_config {
 
@@ -58,5 +60,32 @@ class CredentialsFile {
 // Terraform's and OpenTofu's credentials.tfrc.json paths (without duplicates),
 // whether they exist or not.
 std::vector<std::filesystem::path> credentials_file_paths();
+
+// Writing tokens into credentials.tfrc.json as `terraform login` does: the
+// only place hostkeeper writes a token to disk, for `hostkeeper setup --undo
+// --restore-tokens` (the user's explicit request to leave the keyring).
+//
+// Terraform (internal/command/cliconfig/credentials.go) keeps the file in its
+// configuration directory (~/.terraform.d), as
+// {"credentials": {"HOST": {"token": "..."}}, ...other keys...}, with the
+// host in its display form, written to a temporary file (mode 0600) renamed
+// over the old one; other keys and other hosts' entries are kept.
+struct HostToken {
+    std::string host;  // normalized (ASCII) hostname
+    proto::Secret token;
+};
+
+struct RestoreResult {
+    std::vector<std::string> written;  // hosts added to the file
+    std::vector<std::string> kept;     // hosts the file already had: their entry is left alone
+};
+
+// Adds each host's {"token": ...} to `path` unless the file already has an
+// entry for that host (under any spelling that names the same host), which
+// is kept. Creates the file (and its directory) when missing. Throws
+// proto::FileError, with the file unchanged, when it cannot be read or is not
+// a credentials file.
+RestoreResult add_tokens_to_credentials_file(const std::filesystem::path& path,
+                                             const std::vector<HostToken>& tokens);
 
 }  // namespace hostkeeper::helper::terraform_config

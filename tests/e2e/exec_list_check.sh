@@ -130,9 +130,15 @@ expect_requests "$root/idn.jsonl" "/v1/providers/acme/thing/1.0.0/download/${tf_
     "Bearer $TOKEN_IDN" "the IDN host's package document request carried its token"
 expect_requests "$root/hyphen.jsonl" "$versions" 200 "Bearer $TOKEN_HYPHEN" \
     "$hyphen got its own token through TF_TOKEN_my__registry_hk__e2e_test:$hyphen_port"
-grep -qF "TF_TOKEN_xn____bcher__kva_hk__e2e_test:$idn_port (for $idn_key) is not a shell name" "$root/init-exec.err" ||
-    { show "$root/init-exec.err"; fail "exec did not warn that a name with a port is dropped by dash"; }
-pass "exec warned on stderr that names with a port do not survive dash"
+grep -qF "not a shell name" "$root/init-exec.err" &&
+    { show "$root/init-exec.err"; fail "exec warned about names dash drops, but terraform is not run by dash"; }
+pass "exec ran terraform directly without warning about names dash would drop"
+"$hk" exec -- sh -c true 2>"$root/exec-sh.err" || fail "hostkeeper exec -- sh -c true exited with $?"
+[[ $(grep -c "shell name" "$root/exec-sh.err") -eq 1 ]] ||
+    { show "$root/exec-sh.err"; fail "exec -- sh did not warn exactly once about names dash drops"; }
+grep -qF "TF_TOKEN_xn____bcher__kva_hk__e2e_test:$idn_port (for $idn_key)" "$root/exec-sh.err" ||
+    { show "$root/exec-sh.err"; fail "the warning does not name the variable with a port"; }
+pass "exec warned once, naming each variable, when dash (sh) runs the command"
 no_tokens_in "$root/init-exec.out" "$root/init-exec.err"
 pass "neither terraform's output nor hostkeeper's stderr holds a token"
 

@@ -3,12 +3,12 @@
 #
 # End to end: `hostkeeper setup --registry-cache` and the real terraform.
 # Terraform's registry requests go through the registry port
-# (http://127.0.0.1:PORT/CAPABILITY/..., held by a real hostkeeper-portd in a
+# (http://127.0.0.1:PORT/v1/..., no secret in it, held by a real hostkeeper-portd in a
 # private network namespace: support/port-env.sh) to hostkeeperd, and from
 # it to the suite's HTTPS registry, which counts every request it gets (its
 # JSON log: path, Authorization, User-Agent). The scenarios, in order:
-#   1. setup writes registry-cache.json (0600, a 43-character capability, no
-#      port of its own) and the daemon registers for the registry port;
+#   1. setup writes registry-cache.json (0600, no secret, no port of its
+#      own) and the daemon registers for the registry port;
 #   2. the first init learns the host: the helper's `get` names it, the
 #      daemon discovers it and writes its block (modules.v1 and providers.v1
 #      at the listener) into ~/.terraform.d/hostkeeper.tfrc;
@@ -21,7 +21,9 @@
 #      version installed before installs again; a never-seen one fails;
 #   6. a second registry host with its own token: each host's upstream only
 #      ever sees its own token; the listener refuses the other host's token,
-#      a missing capability, a foreign Host header and a missing token;
+#      a foreign Host header, a missing token, a web browser's request
+#      (Origin, Sec-Fetch-*: 403) and an older setup's capability-prefixed
+#      URL (410);
 #   7. with the daemon stopped, the registry port answers 503 and the blocks
 #      stay (no other user can bind the port: e2e/port_takeover.sh tries);
 #      the next init starts the daemon through the helper and goes through
@@ -201,18 +203,17 @@ grep -qs 'credentials_helper "hostkeeper"' "$HOME/.terraformrc" ||
 [[ $(stat -c %a "$cache_config") == 600 ]] || fail "$cache_config has mode $(stat -c %a "$cache_config"), not 600"
 [[ -n ${HK_REGISTRY_PORT:-} ]] || { echo "$0: run me through tests/support/port-env.sh" >&2; exit 2; }
 listen=127.0.0.1:$HK_REGISTRY_PORT
-capability=$(json "$cache_config" 'd["capability"]')
 [[ $(json "$cache_config" '"listen" in d') == False ]] || { show "$cache_config"; fail "setup chose a port of its own"; }
-[[ $capability =~ ^[A-Za-z0-9_-]{43}$ ]] || fail "the capability is not 43 characters of base64url"
-base=http://$listen/$capability
-pass "setup --registry-cache: $cache_config (0600), no port of its own"
+[[ $(json "$cache_config" '" ".join(sorted(d))') == "hosts tfrc_files version" ]] ||
+    { show "$cache_config"; fail "$cache_config holds more than version, tfrc_files and hosts (a secret?)"; }
+base=http://$listen
+pass "setup --registry-cache: $cache_config (0600), no secret, no port of its own"
 
 status_json "$root/status1.json"
 [[ $(json "$root/status1.json" 'd["registry_cache"]["enabled"] and d["registry_cache"]["held"]') == True ]] ||
     { show "$root/status1.json"; fail "the daemon is not registered for the registry port"; }
 [[ $(json "$root/status1.json" 'd["registry_cache"]["listen"] + " " + d["registry_cache"]["held_by"]') == "$listen hostkeeper-portd" ]] ||
     { show "$root/status1.json"; fail "status does not name the registry port and hostkeeper-portd"; }
-grep -qF "$capability" "$root/status1.json" && fail "hostkeeper status --json shows the capability"
 pass "the daemon is registered with hostkeeper-portd for $listen"
 
 # --- 2. the first init learns the host ---------------------------------------------
@@ -228,6 +229,10 @@ show "$tfrc"
 grep -qF "$base/v1/$host/modules/" "$tfrc" ||
     fail "$host's modules.v1 does not point at $base/v1/$host/modules/"
 grep -qF "$base/v1/$host/providers/" "$tfrc" || fail "$host's providers.v1 does not point at $base/v1/$host/providers/"
+# Terraform prints these URLs: nothing but the listener and the route in them.
+if grep -o "http://$listen/[^\"]*" "$tfrc" | grep -vE "^http://$listen/v1/[^/]+/(modules|providers)/\$"; then
+    fail "$tfrc has a listener URL with more than the route in it"
+fi
 status_json "$root/status2.json"
 [[ $(json "$root/status2.json" '[h["source"] + " " + str(h["routed"]) for h in d["registry_cache"]["hosts"] if h["host"] == "'"$host"'"]') == "learned True" ]] ||
     { show "$root/status2.json"; fail "status does not list $host as learned and routed"; }
@@ -355,15 +360,22 @@ n0=$(lines "$log")
 [[ $(listener -H "Authorization: Bearer $TOKEN" "$versions_url") == 200 ]] || fail "the listener refused $host's own token"
 [[ $(listener -H "Authorization: Bearer $TOKEN2" "$versions_url") == 401 ]] || fail "the listener did not answer 401 to $host2's token for $host"
 [[ $(listener "$versions_url") == 401 ]] || fail "the listener did not answer 401 without a token"
-[[ $(listener -H "Authorization: Bearer $TOKEN" "http://$listen/v1/$host/modules/acme/hello/null/versions") == 404 ]] ||
-    fail "the listener did not answer 404 without the capability"
+old_url=http://$listen/AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdE/v1/$host/modules/acme/hello/null/versions
+[[ $(listener -H "Authorization: Bearer $TOKEN" "$old_url") == 410 ]] ||
+    fail "the listener did not answer 410 to an older setup's capability-prefixed URL"
+curl -s -o /dev/null -D "$root/old.head" -H "Authorization: Bearer $TOKEN" "$old_url"
+grep -qF 'run `terraform init` again' "$root/old.head" || { show "$root/old.head"; fail "the 410 does not say to run terraform init again"; }
+[[ $(listener -H "Authorization: Bearer $TOKEN" -H "Origin: http://evil.example.com" "$versions_url") == 403 ]] ||
+    fail "the listener did not answer 403 to a request with an Origin header (a web page's)"
+[[ $(listener -H "Authorization: Bearer $TOKEN" -H "Sec-Fetch-Site: cross-site" "$versions_url") == 403 ]] ||
+    fail "the listener did not answer 403 to a request with a Sec-Fetch-Site header (a browser's)"
 [[ $(listener -H "Authorization: Bearer $TOKEN" -H "Host: evil.example.com" "$versions_url") == 403 ]] ||
     fail "the listener did not answer 403 to a foreign Host header"
 [[ $(listener -X POST -H "Authorization: Bearer $TOKEN" "$versions_url") =~ ^40[05]$ ]] ||
     fail "the listener accepted a POST"
 since "$log" "$n0" "$root/up6.jsonl"
 if grep -qF "$TOKEN2" "$root/up6.jsonl" "$log"; then fail "$host2's token reached $host's upstream"; fi
-pass "the listener: 200 with the host's token; 401 with another host's or none; 404 without the capability; 403 for a foreign Host"
+pass "the listener: 200 with the host's token; 401 with another host's or none; 403 for a foreign Host or a browser's request; 410 for an old capability URL"
 
 # --- 7. the daemon stopped ---------------------------------------------------------------
 "$hk" stop >/dev/null || fail "hostkeeper stop exited with $?"

@@ -2,13 +2,15 @@
 // listener. A target accepted names one route whose fields are plain path
 // segments (no slash, no control character, no dot segment), whose archive
 // key is KIND/64-hex, and whose route_path parses back to the same route.
+// A target refused as an older setup's URL (OldPrefixTarget) is one whose
+// path after its first segment is a route.
 #include <string>
 
 #include "daemon/registry_cache/listener_routes.hpp"
 #include "fuzz_support.hpp"
 
 using namespace hostkeeper;
-using daemon::registry_cache::ParsedTarget;
+using daemon::registry_cache::OldPrefixTarget;
 using daemon::registry_cache::Route;
 using daemon::registry_cache::RouteError;
 using daemon::registry_cache::RouteKind;
@@ -34,15 +36,21 @@ bool same(const Route& a, const Route& b) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view target = fuzz::text_of(data, size);
-    ParsedTarget parsed;
+    Route r;
     try {
-        parsed = daemon::registry_cache::parse_target(target);
+        r = daemon::registry_cache::parse_target(target);
+    } catch (const OldPrefixTarget&) {
+        const auto second = target.find('/', 1);
+        fuzz::require(second != std::string_view::npos, "an old URL without a second segment");
+        try {
+            (void)daemon::registry_cache::parse_target(target.substr(second));
+        } catch (const RouteError&) {
+            fuzz::require(false, "an old URL whose path after its first segment is no route");
+        }
+        return 0;
     } catch (const RouteError&) {
         return 0;
     }
-    const Route& r = parsed.route;
-    fuzz::require(!parsed.capability.empty() && plain(parsed.capability),
-                  "an accepted target's capability is not a plain segment");
     for (const std::string* field :
          {&r.host, &r.name_space, &r.name, &r.system, &r.os, &r.arch, &r.filename}) {
         fuzz::require(plain(*field), "an accepted route has a field that is not a plain segment");
@@ -68,13 +76,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // target syntax gives a meaning to, it parses back to the same route.
     const std::string path = daemon::registry_cache::route_path(r);
     if (path.find_first_of("%?#") == std::string::npos) {
-        ParsedTarget again;
+        Route again;
         try {
-            again = daemon::registry_cache::parse_target("/CAP/" + path);
+            again = daemon::registry_cache::parse_target("/" + path);
         } catch (const RouteError&) {
             fuzz::require(false, "route_path of an accepted route is refused");
         }
-        fuzz::require(same(again.route, r), "route_path parses back to another route");
+        fuzz::require(same(again, r), "route_path parses back to another route");
     }
     return 0;
 }

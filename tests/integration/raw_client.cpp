@@ -92,4 +92,13 @@ std::string request(const std::string& op, const std::string& extra) {
     return R"({"v":1,"op":")" + op + "\"" + extra + "}";
 }
 
+bool listening(const std::filesystem::path& socket) {
+    try {
+        const RawClient probe(socket);
+        return true;
+    } catch (const std::runtime_error&) {
+        return false;
+    }
+}
+
 }  // namespace hostkeeper::it

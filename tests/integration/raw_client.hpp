@@ -33,6 +33,10 @@ class RawClient {
     int fd_ = -1;
 };
 
+// True when a connection to `socket` succeeds: something listens there (a
+// socket file alone may be bound but not yet listening).
+bool listening(const std::filesystem::path& socket);
+
 // A request payload: {"v":1,"op":OP} plus `extra` (",\"host\":\"...\"").
 std::string request(const std::string& op, const std::string& extra = "");
 

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
+#include "raw_client.hpp"
 #include "user_home.hpp"
 
 using namespace hostkeeper::it;
@@ -157,7 +158,7 @@ while True:
     c.close()
 )");
     Spawned old = spawn({"/usr/bin/python3", script.string(), u.socket.string()});
-    REQUIRE(wait_until([&] { return fs::exists(u.socket); }, std::chrono::seconds(10)));
+    REQUIRE(wait_until([&] { return listening(u.socket); }, std::chrono::seconds(10)));
     const Result r = u.hostkeeper({"doctor"});
     ::kill(old.pid, SIGTERM);
     old.wait();
@@ -201,4 +202,59 @@ TEST_CASE("doctor: no Secret Service on the bus", "[no-secret-service]") {
     // start it, not to install it.
     CHECK_THAT(r.out, Catch::Contains("gnome-keyring-daemon --start --components=secrets"));
     CHECK_THAT(r.out, !Catch::Contains("install gnome-keyring"));
+}
+
+TEST_CASE("doctor: a typo the socket's daemon answers with is one failure, with one fix",
+          "[doctor]") {
+    UserHome u;
+    REQUIRE(u.hostkeeper({"setup", "--terraform"}).exit_code == 0);
+    const fs::path file = u.config / "hostkeeper" / "config.toml";
+    fs::create_directories(file.parent_path());
+    u.write(file, "idle_timout = \"10m\"\n");
+    // As hostkeeperd.socket starts it: a daemon that answers every request with the error.
+    fs::create_directories(u.socket.parent_path());
+    fs::permissions(u.socket.parent_path(), fs::perms::owner_all, fs::perm_options::replace);
+    Spawned activator = spawn({"/usr/bin/systemd-socket-activate", "-l", u.socket.string(), "-E",
+                               "HOME", "-E", "XDG_CONFIG_HOME", "-E", "XDG_RUNTIME_DIR", "-E",
+                               "DBUS_SESSION_BUS_ADDRESS", bin("hostkeeperd")},
+                              u.options);
+    REQUIRE(wait_until([&] { return listening(u.socket); }, std::chrono::seconds(10)));
+    const Result r = u.hostkeeper({"doctor"});
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.out, Catch::Contains("FAIL  hostkeeperd cannot run: " + file.string() +
+                                      ":1: unknown key \"idle_timout\""));
+    CHECK_THAT(r.out, Catch::Contains("skip  hostkeeperd answers every request with the "
+                                      "configuration error above"));
+    CHECK_THAT(r.out, !Catch::Contains("does not answer"));
+    std::size_t failures = 0;
+    for (const auto& line : lines_of(r.out)) failures += line.rfind("FAIL", 0) == 0 ? 1U : 0U;
+    CHECK(failures == 1);  // one typo, one fix
+    ::kill(activator.pid, SIGTERM);
+    activator.wait();
+}
+
+TEST_CASE("doctor: a ca_file the packaged unit could not see is named", "[doctor]") {
+    UserHome u;
+    REQUIRE(u.hostkeeper({"setup", "--terraform"}).exit_code == 0);
+    // This world's files are under /tmp, which hostkeeperd.service does not share.
+    REQUIRE(u.root.string().rfind("/tmp/", 0) == 0);
+    const fs::path ca = u.root / "corp-ca.pem";
+    u.write(ca, "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n");
+    const fs::path file = u.config / "hostkeeper" / "config.toml";
+    fs::create_directories(file.parent_path());
+    u.write(file, "[discovery]\nca_file = \"" + ca.string() + "\"\n");
+    const Result r = u.hostkeeper({"doctor"});
+    INFO(r.out << r.err);
+    CHECK_THAT(r.out,
+               Catch::Contains("warn  " + file.string() + ": discovery.ca_file " + ca.string() +
+                               ": readable here, but hostkeeperd.service "
+                               "has a private /tmp"));
+    u.write(file, "[discovery]\nca_file = \"" + (u.root / "missing.pem").string() + "\"\n");
+    const Result missing = u.hostkeeper({"doctor"});
+    INFO(missing.out);
+    CHECK(missing.exit_code == 1);
+    CHECK_THAT(missing.out, Catch::Contains("FAIL  hostkeeperd cannot run: ") &&
+                                Catch::Contains("missing.pem: cannot be read (No such file"));
+    u.hostkeeper({"stop"});
 }

@@ -191,16 +191,15 @@ TEST_CASE("unlock in a terminal: gpg-agent's pinentry is given that terminal, th
     CHECK(u.helper({"get", "tty.example"}).out == "{\"token\":\"tok-tty\"}\n");
 }
 
-TEST_CASE("unlock: an entry gpg cannot decrypt fails it (exit 1, named), none at all is fine",
+TEST_CASE("unlock: an entry gpg cannot decrypt fails it (exit 1, named), none at all is a probe",
           "[pass-cli]") {
     PassHome u;
     u.init_store(false);
     const Result empty = u.hostkeeper({"unlock"});
     INFO(empty.out << empty.err);
     CHECK(empty.exit_code == 0);
-    CHECK_THAT(empty.out,
-               Catch::Contains("no hostkeeper entries in " + (u.store / "hostkeeper").string() +
-                               ": nothing to unlock"));
+    CHECK_THAT(empty.out, Catch::Contains("no hostkeeper entries yet; gpg-agent has the "
+                                          "passphrase of the store's key"));
     u.insert("hostkeeper/good.example", "{\"token\":\"t\"}\n");
     u.write(u.store / "hostkeeper" / "broken.example.gpg", "not an OpenPGP message\n");
     const Result r = u.hostkeeper({"unlock"});
@@ -472,4 +471,23 @@ TEST_CASE("links: hostkeeper unlock decrypts no entry through a link", "[pass-cl
     INFO(linked.out << linked.err);
     CHECK(linked.out.find("own.example") == std::string::npos);
     CHECK(u.pinentry_runs() == 1);  // no passphrase asked for an entry behind the link
+}
+
+TEST_CASE("the headless recipe: pass init, hostkeeper unlock, then import works the first time",
+          "[pass-cli]") {
+    PassHome u;
+    u.init_store(true);  // a key with a passphrase, none cached
+    const Result unlock = u.hostkeeper({"unlock"});
+    INFO(unlock.out << unlock.err);
+    CHECK(unlock.exit_code == 0);
+    CHECK_THAT(unlock.out, Catch::Contains("gpg-agent has the passphrase of the store's key"));
+    CHECK(u.pinentry_runs() == 1);  // asked by the probe, before any entry exists
+    const fs::path file = u.home / ".terraform.d" / "credentials.tfrc.json";
+    u.write(file, R"({"credentials": {"recipe.example": {"token": "tok-recipe"}}})", 0600);
+    const Result imported = u.hostkeeper({"import"});
+    INFO(imported.out << imported.err);
+    CHECK(imported.exit_code == 0);
+    CHECK_THAT(imported.out, Catch::Contains("recipe.example: stored"));
+    CHECK(u.helper({"get", "recipe.example"}).out == "{\"token\":\"tok-recipe\"}\n");
+    CHECK(u.pinentry_runs() == 1);  // nothing asked again
 }

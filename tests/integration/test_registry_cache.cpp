@@ -1,6 +1,9 @@
 // The registry cache's listener against the real hostkeeperd, spoken to over
-// plain TCP sockets as any local process could: the Host header, the
-// capability and the host's own token are each required; hostile clients
+// plain TCP sockets as any local process could: the URLs hold no secret;
+// the Host header and the host's own token are each required, a web
+// browser's request (Origin, Sec-Fetch-*) is refused, an older setup's
+// capability-prefixed URL is a 410 and an upgrade rewrites its host blocks;
+// hostile clients
 // (garbage, huge headers, a thousand connections, a stalled request,
 // pipelining) cost the daemon nothing; another user's connection never
 // reaches it; with the daemon stopped the port answers 503 and nothing else;
@@ -13,17 +16,23 @@
 #include <netinet/in.h>
 #include <openssl/sha.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <random>
 #include <thread>
 
 #include "https_world.hpp"
 #include "keyring_control.hpp"
+#include "raw_client.hpp"
 
 using namespace hostkeeper::it;
 using hostkeeper::test::json_response;
@@ -124,14 +133,15 @@ HttpAnswer parse_answer(const std::string& raw) {
 // (modules.v1) and a hostkeeperd whose registry-cache.json names it.
 struct CacheWorld : World {
     int port = registry_port();
-    std::string capability = random_capability();
+    // Written into registry-cache.json as older setups did, when set.
+    std::optional<std::string> old_capability;
     fs::path xdg = socket().parent_path() / "xdg";
     fs::path tfrc = xdg / "terraform.d" / "hostkeeper.tfrc";
 
     std::string registry() const { return host("registry"); }
     std::string listen() const { return "127.0.0.1:" + std::to_string(port); }
     std::string versions_path(const std::string& host_name) const {
-        return "/" + capability + "/v1/" + host_name + "/modules/acme/hello/null/versions";
+        return "/v1/" + host_name + "/modules/acme/hello/null/versions";
     }
     std::size_t upstream_versions() const {
         return server.count("registry.localhost", kModule + "/versions");
@@ -144,10 +154,8 @@ struct CacheWorld : World {
     }
 
     void write_config(const std::vector<std::string>& hosts) {
-        Json doc{{"version", 1},
-                 {"capability", capability},
-                 {"tfrc_files", Json::array({tfrc.string()})},
-                 {"hosts", hosts}};
+        Json doc{{"version", 1}, {"tfrc_files", Json::array({tfrc.string()})}, {"hosts", hosts}};
+        if (old_capability) doc["capability"] = *old_capability;
         const fs::path file = xdg / "config" / "hostkeeper" / "registry-cache.json";
         fs::create_directories(file.parent_path());
         std::ofstream(file) << doc.dump();
@@ -213,7 +221,6 @@ TEST_CASE("registry cache: a Host header other than the listener's is refused (4
         INFO("Host: " << host);
         const HttpAnswer answer = w.get(target, "", host);
         CHECK(answer.status == 403);
-        CHECK_THAT(answer.body, !Catch::Contains(w.capability));
     }
     CHECK(w.upstream_versions() == 0);
     // The listener's own names are served.
@@ -222,26 +229,85 @@ TEST_CASE("registry cache: a Host header other than the listener's is refused (4
     CHECK(w.upstream_versions() == 1);
 }
 
-TEST_CASE("registry cache: a missing or wrong capability is a 404 and nothing goes upstream",
+TEST_CASE("registry cache: a web browser's request (Origin, Sec-Fetch-*) is refused (403)",
           "[registry-cache-listener]") {
     CacheWorld w;
     w.start_cache({w.registry()});
-    const std::string rest = "/v1/" + w.registry() + "/modules/acme/hello/null/versions";
-    std::string wrong = w.capability;
-    wrong.back() = wrong.back() == 'A' ? 'B' : 'A';
-    for (const std::string& target :
-         std::vector<std::string>{rest, "/" + wrong + rest, "/" + w.capability.substr(0, 42) + rest,
-                                  "/" + w.capability + "x" + rest, "/x/" + w.capability + rest}) {
-        INFO(target);
-        const HttpAnswer answer = w.get(target);
-        CHECK(answer.status == 404);
-        CHECK_THAT(answer.raw, !Catch::Contains(w.capability));
+    const std::string target = w.versions_path(w.registry());
+    // What browsers send with a page's fetch(), a form, a link or an <img>.
+    for (const std::string& header : {
+             std::string("Origin: https://evil.example.com\r\n"),
+             std::string("Origin: null\r\n"),
+             std::string("Sec-Fetch-Site: cross-site\r\n"),
+             std::string("sec-fetch-mode: no-cors\r\n"),
+             std::string("Sec-Fetch-Dest: image\r\n"),
+             std::string("SEC-FETCH-USER: ?1\r\n"),
+         }) {
+        INFO(header);
+        const HttpAnswer answer = w.get(target, header);
+        INFO(answer.raw);
+        CHECK(answer.status == 403);
+        CHECK_THAT(answer.head, Catch::Contains("a web browser's request"));
     }
     CHECK(w.upstream_versions() == 0);
-    CHECK(w.server.requests().size() == 1);  // the start's discovery only
+    CHECK(w.cache_status().at("refused").get<int>() >= 6);
+    // Terraform's client (Go's net/http) sends neither: served.
+    CHECK(w.get(target, "User-Agent: Go-http-client/1.1\r\nAccept-Encoding: gzip\r\n").status ==
+          200);
+    CHECK(w.upstream_versions() == 1);
+}
+
+TEST_CASE("registry cache: an older setup's capability-prefixed URL is a 410, never served",
+          "[registry-cache-listener]") {
+    CacheWorld w;
+    w.old_capability = random_capability();
+    w.start_cache({w.registry()});
+    const std::string rest = w.versions_path(w.registry());
+    const std::string old = "/" + *w.old_capability;
+    std::string wrong = old;
+    wrong.back() = wrong.back() == 'A' ? 'B' : 'A';
+    const std::string archive = "/archives/providers/" + std::string(64, 'a') + "/x.zip";
+    // The capability still in registry-cache.json is no key to anything.
+    for (const std::string& target : {old + rest, wrong + rest, old + archive}) {
+        INFO(target);
+        const HttpAnswer answer = w.get(target);
+        INFO(answer.raw);
+        CHECK(answer.status == 410);
+        CHECK_THAT(answer.head, Catch::Contains("the registry cache's URLs changed: run "
+                                                "`terraform init` again"));
+    }
+    // Below two extra segments it is no route at all.
+    CHECK(w.get("/x/" + *w.old_capability + rest).status == 404);
+    CHECK(w.upstream_versions() == 0);
+    CHECK(w.get(rest).status == 200);
+    CHECK(w.upstream_versions() == 1);
+}
+
+TEST_CASE(
+    "registry cache: an upgrade from a file with a capability rewrites the host blocks; no "
+    "secret stays in the files or the status",
+    "[registry-cache-listener]") {
+    CacheWorld w;
+    w.old_capability = random_capability();
+    // The host block an older hostkeeperd wrote, its URLs below the capability.
+    fs::create_directories(w.tfrc.parent_path());
+    const std::string old_base = "http://" + w.listen() + "/" + *w.old_capability + "/v1/";
+    std::ofstream(w.tfrc) << "# Written by hostkeeperd for the registry cache (hostkeeper setup "
+                             "--registry-cache).\n\nhost \""
+                          << w.registry() << "\" {\n  services = {\n    \"modules.v1\" = \""
+                          << old_base << w.registry() << "/modules/\"\n  }\n}\n";
+    w.start_cache({w.registry()});
+    const std::string fresh =
+        "\"modules.v1\" = \"http://" + w.listen() + "/v1/" + w.registry() + "/modules/\"";
+    CHECK(wait_until([&] { return read_file(w.tfrc).find(fresh) != std::string::npos; }, 10s));
+    const std::string text = read_file(w.tfrc);
+    INFO(text);
+    CHECK_THAT(text, !Catch::Contains(*w.old_capability));
     const Json status = w.cache_status();
-    CHECK(status.at("refused").get<int>() >= 5);
-    CHECK_THAT(status.dump(), !Catch::Contains(w.capability));
+    CHECK_THAT(status.dump(), !Catch::Contains(*w.old_capability));
+    CHECK_THAT(w.ask(Json{{"op", "status"}}).dump(), !Catch::Contains(*w.old_capability));
+    // What Terraform now reads is served.
+    CHECK(w.get(w.versions_path(w.registry())).status == 200);
 }
 
 TEST_CASE("registry cache: a host with a stored token needs that token; it goes upstream only",
@@ -318,8 +384,8 @@ TEST_CASE("registry cache: hostile clients cost the daemon nothing", "[registry-
     }
     SECTION("a path that is not UTF-8 gets an answer") {
         for (const std::string& path :
-             {"/" + w.capability + "/v1/" + w.registry() + "/modules/acme/h\xffllo/null/versions",
-              std::string("/\xc3\x28/x"), "/" + w.capability + "/\xfe\xff"}) {
+             {"/v1/" + w.registry() + "/modules/acme/h\xffllo/null/versions",
+              std::string("/\xc3\x28/x"), std::string("/\xfe\xff")}) {
             Tcp tcp(w.port);
             tcp.send("GET " + path + " HTTP/1.1\r\nHost: " + w.listen() +
                      "\r\nConnection: close\r\n\r\n");
@@ -334,7 +400,7 @@ TEST_CASE("registry cache: hostile clients cost the daemon nothing", "[registry-
     SECTION("a header block over 16 KiB") {
         Tcp tcp(w.port);
         tcp.send("GET " + target + " HTTP/1.1\r\nHost: " + w.listen() +
-                 "\r\nX-Filler: " + std::string(17 * 1024, 'a') + "\r\n\r\n");
+                 "\r\nX-Filler: " + std::string(std::size_t{17} * 1024, 'a') + "\r\n\r\n");
         bool closed = false;
         const HttpAnswer answer = parse_answer(tcp.read_all(15s, &closed));
         CHECK(closed);
@@ -413,8 +479,8 @@ TEST_CASE(
     CHECK(status.at("held") == true);
     CHECK(status.at("held_by") == "hostkeeper-portd");
     CHECK(status.at("listen") == w.listen());
-    CHECK_THAT(read_file(w.tfrc), Catch::Contains("\"http://" + w.listen() + "/" + w.capability +
-                                                  "/v1/" + w.registry() + "/modules/\""));
+    CHECK_THAT(read_file(w.tfrc),
+               Catch::Contains("\"http://" + w.listen() + "/v1/" + w.registry() + "/modules/\""));
 
     // The helper hands out a routed host's token: Terraform sends it only to
     // the registry port, which no other user can hold.
@@ -491,7 +557,7 @@ TEST_CASE("registry cache: registry_cache_sync routes a registry, not a host off
     CHECK((st.st_mode & 07777) == 0600);
     const std::string text = read_file(w.tfrc);
     INFO(text);
-    const std::string base = "http://" + w.listen() + "/" + w.capability + "/v1/";
+    const std::string base = "http://" + w.listen() + "/v1/";
     CHECK_THAT(text, Catch::Contains("host \"" + w.registry() + "\" {"));
     CHECK_THAT(text, Catch::Contains("\"modules.v1\" = \"" + base + w.registry() + "/modules/\""));
     CHECK_THAT(text, Catch::Contains("host \"" + w.host("auth") + "\" {"));
@@ -514,8 +580,7 @@ TEST_CASE("registry cache: a download location cannot add headers to the listene
     w.server.route("registry.localhost", kModule + "/2.0.0/download",
                    json_response(R"({"location":"git::https://example.com/x.git?ref=v2"})"));
     w.start_cache({w.registry()});
-    const std::string base =
-        "/" + w.capability + "/v1/" + w.registry() + "/modules/acme/hello/null/";
+    const std::string base = "/v1/" + w.registry() + "/modules/acme/hello/null/";
     const HttpAnswer answer = w.get(base + "1.0.0/download");
     INFO(answer.raw);
     CHECK(answer.status == 502);
@@ -556,7 +621,7 @@ TEST_CASE("registry cache: the configured network mirror is served, its archive 
     w.start_cache({w.registry()}, true,
                   "[registry]\nmirror_url = \"" + w.url("mirror", "/providers/") + "\"\n");
 
-    const std::string base = "/" + w.capability + "/mirror/" + provider;
+    const std::string base = "/mirror/" + provider;
     const HttpAnswer index = w.get(base + "index.json");
     INFO(index.raw);
     REQUIRE(index.status == 200);
@@ -570,8 +635,7 @@ TEST_CASE("registry cache: the configured network mirror is served, its archive 
     const Json archive = Json::parse(version.body).at("archives").at("linux_amd64");
     const std::string url = archive.at("url").get<std::string>();
     // The archive is the listener's, keyed by its zh: hash; the hashes pass through.
-    CHECK(url ==
-          "http://" + w.listen() + "/" + w.capability + "/archives/providers/" + sha + "/" + file);
+    CHECK(url == "http://" + w.listen() + "/archives/providers/" + sha + "/" + file);
     CHECK(archive.at("hashes") == Json::array({"zh:" + sha}));
 
     const std::string path = url.substr(url.find('/', 7));
@@ -583,8 +647,7 @@ TEST_CASE("registry cache: the configured network mirror is served, its archive 
     CHECK(second.body == zip);
     CHECK(w.server.count("mirror.localhost", "/providers/" + provider + file) == 1);
     // An archive key nobody named is not fetched from anywhere.
-    CHECK(w.get("/" + w.capability + "/archives/providers/" + std::string(64, 'a') + "/x.zip")
-              .status == 404);
+    CHECK(w.get("/archives/providers/" + std::string(64, 'a') + "/x.zip").status == 404);
 }
 
 TEST_CASE("registry cache: another user's process never reaches the daemon",
@@ -598,8 +661,8 @@ TEST_CASE("registry cache: another user's process never reaches the daemon",
     const std::string request = "GET " + w.versions_path(w.registry()) +
                                 " HTTP/1.1\r\nHost: " + w.listen() +
                                 "\r\nConnection: close\r\n\r\n";
-    // uid 65534 (nobody) connects, sends a well-formed request with the
-    // capability, and prints whatever comes back.
+    // uid 65534 (nobody) connects, sends a well-formed request for a routed
+    // host, and prints whatever comes back.
     const std::string client =
         "import socket, sys\n"
         "s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))\n"
@@ -650,4 +713,256 @@ TEST_CASE("registry cache: a host's block follows its discovery document",
     CHECK(w.get(w.versions_path(w.registry())).status == 404);
     CHECK(wait_until([&] { return block().find("host \"") == std::string::npos; }, 10s));
     CHECK_FALSE(w.routed_now(w.registry()));
+}
+
+namespace {
+
+// A tiny tmpfs on `dir`, filled to the last byte. Only in a private mount
+// namespace (tests/CMakeLists.txt runs this group under unshare -m with
+// private propagation): the mount is gone with the namespace. Lazily
+// unmounted when done.
+class FullTmpfs {
+  public:
+    explicit FullTmpfs(const fs::path& dir) : dir_(dir) {
+        fs::create_directories(dir_);
+        if (::mount("tmpfs", dir_.c_str(), "tmpfs", 0, "size=64k,mode=0700") != 0)
+            throw std::runtime_error("mount -t tmpfs on " + dir_.string() + ": " +
+                                     std::strerror(errno));
+        std::ofstream filler(dir_ / "filler", std::ios::binary);
+        const std::string block(4096, 'f');
+        while (filler.write(block.data(), static_cast<std::streamsize>(block.size())))
+            filler.flush();
+    }
+    FullTmpfs(const FullTmpfs&) = delete;
+    FullTmpfs& operator=(const FullTmpfs&) = delete;
+    ~FullTmpfs() { ::umount2(dir_.c_str(), MNT_DETACH); }
+
+  private:
+    fs::path dir_;
+};
+
+std::string sha256_hex(const std::string& bytes) {
+    std::array<unsigned char, SHA256_DIGEST_LENGTH> digest{};
+    SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest.data());
+    std::string out;
+    for (const unsigned char byte : digest) {
+        static const char hex[] = "0123456789abcdef";
+        out.push_back(hex[byte >> 4]);
+        out.push_back(hex[byte & 15]);
+    }
+    return out;
+}
+
+// The Location header of an answer, "" when there is none.
+std::string location_of(const HttpAnswer& answer) {
+    const std::string name = "\r\nLocation: ";
+    const auto at = answer.head.find(name);
+    if (at == std::string::npos) return "";
+    const auto end = answer.head.find("\r\n", at + name.size());
+    return answer.head.substr(at + name.size(), end - at - name.size());
+}
+
+// A registry (modules) and a mirror (providers) whose archives the test
+// server holds; the cache directory ($XDG_CACHE_HOME) a full tmpfs.
+struct FullDiskWorld : CacheWorld {
+    const std::string zip = std::string("PK\x05\x06", 4) + std::string(18, '\0');
+    const std::string module_bytes = "a module archive, as its registry serves it";
+    const std::string provider = registry() + "/acme/thing/";
+    const std::string zip_name = "terraform-provider-thing_1.1.0_linux_amd64.zip";
+    const std::string module_path = "/files/hello-1.0.0.tar.gz";
+    std::optional<FullTmpfs> full;
+
+    FullDiskWorld() {
+        hostkeeper::test::Response download;
+        download.status = 204;
+        download.header("X-Terraform-Get", url("registry", module_path));
+        server.route("registry.localhost", kModule + "/1.0.0/download", download);
+        hostkeeper::test::Response archive;
+        archive.body = module_bytes;
+        archive.header("Content-Type", "application/x-gzip");
+        server.route("registry.localhost", module_path, archive);
+        server.route("mirror.localhost", "/providers/" + provider + "index.json",
+                     json_response(R"({"versions":{"1.1.0":{}}})"));
+        server.route("mirror.localhost", "/providers/" + provider + "1.1.0.json",
+                     json_response(R"({"archives":{"linux_amd64":{"url":")" + zip_name +
+                                   R"(","hashes":["zh:)" + sha256_hex(zip) + R"("]}}})"));
+        hostkeeper::test::Response package;
+        package.body = zip;
+        package.header("Content-Type", "application/zip");
+        server.route("mirror.localhost", "/providers/" + provider + zip_name, package);
+        full.emplace(xdg / "cache");
+        start_cache({registry()}, true,
+                    "[registry]\nmirror_url = \"" + url("mirror", "/providers/") + "\"\n");
+    }
+
+    // The listener's path of the archive the answer at `target` names.
+    std::string provider_archive_path() const {
+        const HttpAnswer version = get("/mirror/" + provider + "1.1.0.json");
+        INFO(version.raw);
+        REQUIRE(version.status == 200);
+        const std::string archive_url =
+            Json::parse(version.body).at("archives").at("linux_amd64").at("url").get<std::string>();
+        return archive_url.substr(archive_url.find('/', 7));
+    }
+    std::string module_archive_path() const {
+        const HttpAnswer download =
+            get("/v1/" + registry() + "/modules/acme/hello/null/1.0.0/download");
+        INFO(download.raw);
+        REQUIRE(download.status == 204);
+        const std::string name = "\r\nX-Terraform-Get: ";
+        const auto at = download.head.find(name);
+        REQUIRE(at != std::string::npos);
+        const auto end = download.head.find("\r\n", at + name.size());
+        const std::string served = download.head.substr(at + name.size(), end - at - name.size());
+        REQUIRE(served.rfind("http://" + listen() + "/", 0) == 0);
+        return served.substr(served.find('/', 7));
+    }
+};
+
+}  // namespace
+
+TEST_CASE("registry cache: a full cache directory passes archives through to their upstream",
+          "[registry-cache-full-disk]") {
+    FullDiskWorld w;
+    const std::string provider_upstream = w.url("mirror", "/providers/" + w.provider + w.zip_name);
+    const std::string module_upstream = w.url("registry", w.module_path);
+
+    // The provider package: a redirect to where the mirror said it is; the
+    // store could not keep it. Terraform checks it against the mirror's hashes.
+    const std::string provider_path = w.provider_archive_path();
+    const HttpAnswer first = w.get(provider_path);
+    INFO(first.raw);
+    CHECK(first.status == 302);
+    CHECK(location_of(first) == provider_upstream);
+    const HttpAnswer again = w.get(provider_path);
+    CHECK(again.status == 302);
+    CHECK(location_of(again) == provider_upstream);
+    // The second was passed through without trying the full directory again.
+    CHECK(w.server.count("mirror.localhost", "/providers/" + w.provider + w.zip_name) <= 1);
+
+    // The module archive likewise, to the location its registry gave.
+    const std::string module_path = w.module_archive_path();
+    const HttpAnswer module = w.get(module_path);
+    INFO(module.raw);
+    CHECK(module.status == 302);
+    CHECK(location_of(module) == module_upstream);
+    // What the redirects lead to is upstream's own bytes.
+    CHECK(w.server.count("registry.localhost", w.module_path) <= 1);
+
+    // hostkeeper status: the store's state.
+    const Json archives = w.cache_status().at("archives");
+    INFO(archives.dump());
+    CHECK(archives.at("count") == 0);
+    CHECK(archives.at("failures") == 0);  // nothing failed upstream
+}
+
+TEST_CASE("registry cache: status and doctor say the cache directory is full",
+          "[registry-cache-full-disk]") {
+    FullDiskWorld w;
+    const HttpAnswer first = w.get(w.provider_archive_path());
+    REQUIRE(first.status == 302);
+    const Json archives = w.cache_status().at("archives");
+    INFO(archives.dump());
+    CHECK_THAT(archives.at("store_problem").get<std::string>(),
+               Catch::Contains("the cache directory is full: ") &&
+                   Catch::Contains("archives are passed through uncached"));
+    CHECK(archives.at("passed_through") == 1);
+    const Result status = w.cli({"status"});
+    CHECK_THAT(status.out, Catch::Contains("the cache directory is full"));
+    // Doctor reads registry-cache.json where the daemon does.
+    RunOptions as_daemon;
+    as_daemon.env["XDG_CONFIG_HOME"] = (w.xdg / "config").string();
+    as_daemon.env["XDG_STATE_HOME"] = (w.xdg / "state").string();
+    as_daemon.env["XDG_CACHE_HOME"] = (w.xdg / "cache").string();
+    const Result doctor =
+        run({bin("hostkeeper"), "--socket", w.socket().string(), "doctor"}, as_daemon);
+    INFO(doctor.out);
+    CHECK_THAT(doctor.out, Catch::Contains("the cache directory is full"));
+    CHECK_THAT(doctor.out, Catch::Contains("free space there"));
+}
+
+TEST_CASE("registry cache: a failure is remembered across a restart while it is fresh",
+          "[registry-cache-listener]") {
+    CacheWorld w;
+    hostkeeper::test::Response hung;
+    hung.hang = true;
+    const std::string config = "[registry]\ntimeout = \"2s\"\nerror_ttl = \"300s\"\n";
+    w.start_cache({w.registry()}, true, config);
+    w.server.route("registry.localhost", kModule + "/versions", hung);
+
+    const HttpAnswer first = w.get(w.versions_path(w.registry()));
+    INFO(first.raw);
+    CHECK(first.status == 502);
+    REQUIRE(w.upstream_versions() == 1);
+
+    // A new hostkeeperd: its answer cache is empty, the failure kept on disk.
+    w.ask(Json{{"op", "stop"}});
+    REQUIRE(wait_until([&] { return !w.alive(); }, 10s));
+    w.start_cache({w.registry()}, false, config);
+    REQUIRE(wait_until([&] { return w.alive(); }, 15s));
+    REQUIRE(wait_until([&] { return w.routed_now(w.registry()); }, 15s));
+    const HttpAnswer second = w.get(w.versions_path(w.registry()));
+    INFO(second.raw);
+    CHECK(second.status == 502);
+    CHECK_THAT(second.head, Catch::Contains("Retry-After: "));
+    CHECK_THAT(second.head, Catch::Contains("timed out"));
+    // The hung registry was not asked again.
+    CHECK(w.upstream_versions() == 1);
+}
+
+TEST_CASE(
+    "registry cache: a daemon that cannot run with its configuration tells Terraform why at once",
+    "[registry-cache-listener]") {
+    // As hostkeeperd.socket starts it: a typo in config.toml, the registry
+    // cache on. Terraform's request must get the reason from this daemon,
+    // not wait for a registration that never comes.
+    CacheWorld w;
+    w.write_config({w.registry()});
+    const fs::path config = w.socket().parent_path() / "config.toml";
+    std::ofstream(config) << "[credentials]\nttl = \"soon\"\n";
+    RunOptions options;
+    options.env["XDG_CONFIG_HOME"] = (w.xdg / "config").string();
+    Spawned activator = spawn(
+        {"/usr/bin/systemd-socket-activate", "-l", w.socket().string(), "-E",
+         "DBUS_SESSION_BUS_ADDRESS", "-E", "HOME", "-E", "XDG_RUNTIME_DIR", "-E", "XDG_CONFIG_HOME",
+         "-E", "HOSTKEEPER_PORT_SOCKET", bin("hostkeeperd"), "--config", config.string()},
+        options);
+    REQUIRE(wait_until([&] { return listening(w.socket()); }, 10s));
+    // Terraform runs the helper first; it starts the daemon and hears the reason.
+    const Result got = helper(w.socket(), {"get", w.registry()});
+    CHECK(got.exit_code == 4);
+    CHECK_THAT(got.err, Catch::Contains(config.string() + ":2:"));
+
+    const std::string reason =
+        "503 hostkeeperd cannot run with its configuration: " + config.string() + ":2:";
+    for (int i = 0; i < 2; ++i) {  // each connection, one answer each
+        const HttpAnswer answer = w.get(w.versions_path(w.registry()));
+        INFO(answer.raw);
+        CHECK(answer.status == 503);
+        CHECK_THAT(answer.head, Catch::Contains(reason) &&
+                                    Catch::Contains("\"credentials.ttl\": \"soon\" is not"));
+        CHECK_THAT(answer.body, Catch::Contains("credentials.ttl"));
+        CHECK_THAT(answer.head, !Catch::Contains("not running"));
+    }
+    CHECK(w.upstream_versions() == 0);
+    ::kill(activator.pid, SIGTERM);
+    activator.wait();
+}
+
+TEST_CASE("registry cache: a host under .invalid (doctor's probe item) is never learned",
+          "[registry-cache-listener]") {
+    CacheWorld w;
+    w.serve("auth", json_response(R"({"modules.v1":"/v1/modules/"})"));
+    w.start_cache({w.registry()});
+    // What hostkeeper doctor does with its probe item, then a host Terraform asks about.
+    const std::string probe = "hostkeeper-doctor.invalid";
+    REQUIRE(helper(w.socket(), {"store", probe}, R"({"token":"probe"})").exit_code == 0);
+    REQUIRE(helper(w.socket(), {"get", probe}).exit_code == 0);
+    REQUIRE(helper(w.socket(), {"forget", probe}).exit_code == 0);
+    REQUIRE(helper(w.socket(), {"get", w.host("auth")}).exit_code == 0);
+    // The host asked after it is learned and routed; the probe never shows.
+    const bool learned = wait_until([&] { return w.routed_now(w.host("auth")); }, 15s);
+    INFO(w.cache_status().dump());
+    CHECK(learned);
+    CHECK_THAT(w.cache_status().dump(), !Catch::Contains(probe));
 }

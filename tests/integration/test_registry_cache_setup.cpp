@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
-#include <regex>
 
 #include "proto/json.hpp"
 #include "user_home.hpp"
@@ -41,7 +40,7 @@ Json read_json(const fs::path& path) {
 
 // A tfrc file as hostkeeperd writes it, pointing at `port`.
 std::string tfrc_for(int port, const std::string& host) {
-    const std::string base = "http://127.0.0.1:" + std::to_string(port) + "/CAP/v1/" + host;
+    const std::string base = "http://127.0.0.1:" + std::to_string(port) + "/v1/" + host;
     return kHeader + "host \"" + host + "\" {\n  services = {\n    \"modules.v1\" = \"" + base +
            "/modules/\"\n    \"providers.v1\" = \"" + base + "/providers/\"\n  }\n}\n";
 }
@@ -61,7 +60,7 @@ std::string registry_listen() {
 // A stand-in systemctl that logs its arguments and succeeds, and the file
 // that makes hostkeeper believe a user manager runs.
 fs::path fake_user_manager(UserHome& u) {
-    const fs::path log = u.root / "systemctl.log";
+    fs::path log = u.root / "systemctl.log";
     u.write(u.bin_dir / "systemctl", "#!/bin/sh\necho \"$*\" >> '" + log.string() + "'\nexit 0\n",
             0755);
     const fs::path runtime = u.root / "runtime";
@@ -74,8 +73,8 @@ fs::path fake_user_manager(UserHome& u) {
 }  // namespace
 
 TEST_CASE(
-    "setup --registry-cache writes registry-cache.json 0600: a 256-bit capability, the tfrc "
-    "file, the named hosts normalized, and no port of its own",
+    "setup --registry-cache writes registry-cache.json 0600: no secret, the tfrc file, the named "
+    "hosts normalized, and no port of its own",
     "[setup]") {
     UserHome u;
     const Result r = u.hostkeeper({"setup", "--terraform", "--registry-cache",
@@ -86,24 +85,17 @@ TEST_CASE(
     const Json config = read_json(cache_json(u));
     CHECK(config.at("version") == 1);
     CHECK_FALSE(config.contains("listen"));  // the registry port is the system's
-    const std::string capability = config.at("capability").get<std::string>();
-    CHECK(capability.size() == 43);  // 32 bytes, base64url without padding
-    CHECK(std::regex_match(capability, std::regex("[A-Za-z0-9_-]{43}")));
+    // The listener's URLs carry no secret: there is none to keep.
+    CHECK_FALSE(config.contains("capability"));
+    CHECK(config.size() == 3);  // version, tfrc_files, hosts
     CHECK(config.at("tfrc_files") ==
           Json::array({(u.home / ".terraform.d" / "hostkeeper.tfrc").string()}));
     CHECK(config.at("hosts") ==
           Json::array({"xn--bcher-kva.example.invalid", "tfe.corp.invalid:8443"}));
     CHECK_THAT(r.out, Catch::Contains("registry cache: wrote " + cache_json(u).string()));
-    // The capability never lands in setup's record.
-    CHECK_THAT(read_file(u.state / "hostkeeper" / "setup.json"), !Catch::Contains(capability));
-
-    UserHome other;
-    other.hostkeeper({"setup", "--terraform", "--registry-cache"});
-    REQUIRE(fs::exists(cache_json(other)));
-    CHECK(read_json(cache_json(other)).at("capability") != capability);
 }
 
-TEST_CASE("setup --registry-cache again keeps the capability and adds the hosts", "[setup]") {
+TEST_CASE("setup --registry-cache again keeps the file and adds the hosts", "[setup]") {
     UserHome u;
     u.hostkeeper({"setup", "--terraform", "--registry-cache", "a.invalid"});
     REQUIRE(fs::exists(cache_json(u)));
@@ -112,10 +104,29 @@ TEST_CASE("setup --registry-cache again keeps the capability and adds the hosts"
         u.hostkeeper({"setup", "--terraform", "--registry-cache", "B.invalid", "a.invalid"});
     INFO(again.out << again.err);
     const Json second = read_json(cache_json(u));
-    CHECK(second.at("capability") == first.at("capability"));
     CHECK(second.at("hosts") == Json::array({"a.invalid", "b.invalid"}));
     CHECK(second.at("tfrc_files") == first.at("tfrc_files"));
     CHECK(mode_of(cache_json(u)) == 0600);
+}
+
+TEST_CASE("setup --registry-cache over an older file with a capability accepts it and drops it",
+          "[setup]") {
+    UserHome u;
+    const std::string old_capability = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdE";
+    const std::string tfrc = (u.home / ".terraform.d" / "hostkeeper.tfrc").string();
+    u.write(cache_json(u),
+            R"({"version":1,"listen":"127.0.0.1:47123","capability":")" + old_capability +
+                R"(","tfrc_files":[")" + tfrc + R"("],"hosts":["a.invalid"]})",
+            0600);
+    const Result again = u.hostkeeper({"setup", "--terraform", "--registry-cache", "a.invalid"});
+    INFO(again.out << again.err);
+    CHECK_THAT(again.out + again.err, !Catch::Contains("move it away"));
+    CHECK_THAT(again.out, Catch::Contains("the old URL capability dropped"));
+    const Json config = read_json(cache_json(u));
+    CHECK_FALSE(config.contains("capability"));
+    CHECK(config.at("hosts") == Json::array({"a.invalid"}));
+    CHECK(config.at("tfrc_files") == Json::array({tfrc}));
+    CHECK_THAT(read_file(cache_json(u)), !Catch::Contains(old_capability));
 }
 
 TEST_CASE("setup --registry-cache refuses a bad HOST before changing anything", "[setup]") {

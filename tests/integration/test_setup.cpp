@@ -1,9 +1,12 @@
 // hostkeeper setup: links the helper, adds the credentials_helper block to the
 // file each tool reads, records what it did; --dry-run, --undo, idempotence,
-// other content, a different helper, TF_CLI_CONFIG_FILE, OpenTofu's XDG places.
+// other content, a different helper, TF_CLI_CONFIG_FILE, OpenTofu's XDG places;
+// --undo --restore-tokens against the real keyring (and a locked one).
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
+#include "keyring_control.hpp"
 #include "user_home.hpp"
 
 using namespace hostkeeper::it;
@@ -273,4 +276,108 @@ TEST_CASE("--undo leaves alone a block the user has changed since", "[setup]") {
     CHECK_THAT(undo.out, Catch::Contains("left " + rc.string() + " alone"));
     CHECK(read_file(rc) == edited);
     CHECK_FALSE(fs::exists(fs::symlink_status(helper_link(u.home / ".terraform.d" / "plugins"))));
+}
+
+namespace {
+
+const std::string kRestoreFile = R"({
+  "credentials": {
+    "B.Restore.Example.COM": {"token": "tok-file-b"},
+    "other.restore.example.com": {"token": "tok-file-other"}
+  },
+  "comment": "kept"
+})";
+
+}  // namespace
+
+TEST_CASE(
+    "setup --undo --restore-tokens writes the stored tokens into credentials.tfrc.json, keeping "
+    "its entries, mode 0600, then undoes",
+    "[setup]") {
+    UserHome u;
+    const fs::path rc = u.home / ".terraformrc";
+    const fs::path file = u.home / ".terraform.d" / "credentials.tfrc.json";
+    REQUIRE(u.hostkeeper({"setup", "--terraform"}).exit_code == 0);
+    REQUIRE(
+        u.helper({"store", "a.restore.example.com"}, R"({"token":"tok-keyring-a"})").exit_code ==
+        0);
+    REQUIRE(
+        u.helper({"store", "b.restore.example.com"}, R"({"token":"tok-keyring-b"})").exit_code ==
+        0);
+    u.write(file, kRestoreFile, 0644);
+
+    const Result undo = u.hostkeeper({"setup", "--undo", "--restore-tokens"});
+    INFO(undo.out << undo.err);
+    REQUIRE(undo.exit_code == 0);
+    CHECK_THAT(undo.out, Catch::Contains("a.restore.example.com"));
+    CHECK_THAT(undo.out, Catch::Contains("PLAINTEXT"));
+    CHECK_THAT(undo.out, Catch::Contains(file.string()));
+    CHECK_THAT(undo.out, Catch::Contains("kept the entry"));
+    for (const std::string token : {"tok-keyring-a", "tok-keyring-b", "tok-file-b"}) {
+        CHECK_THAT(undo.out + undo.err, !Catch::Contains(token));
+    }
+
+    const auto written = nlohmann::ordered_json::parse(read_file(file));
+    const auto& credentials = written.at("credentials");
+    CHECK(credentials.at("a.restore.example.com") ==
+          nlohmann::ordered_json{{"token", "tok-keyring-a"}});
+    // The file's own entry for b (another spelling of the host) is kept, not doubled.
+    CHECK(credentials.at("B.Restore.Example.COM").at("token") == "tok-file-b");
+    CHECK_FALSE(credentials.contains("b.restore.example.com"));
+    CHECK(credentials.at("other.restore.example.com").at("token") == "tok-file-other");
+    CHECK(written.at("comment") == "kept");
+    CHECK(mode_of(file) == 0600);
+    // And then the undo itself: Terraform no longer uses the helper.
+    CHECK_FALSE(fs::exists(rc));
+    CHECK_FALSE(fs::exists(fs::symlink_status(helper_link(u.home / ".terraform.d" / "plugins"))));
+    // The keyring keeps its tokens.
+    CHECK(u.helper({"get", "a.restore.example.com"}).out == "{\"token\":\"tok-keyring-a\"}\n");
+
+    // Into a home without the file: created, 0600.
+    UserHome fresh;
+    REQUIRE(fresh.helper({"store", "c.restore.example.com"}, R"({"token":"tok-keyring-c"})")
+                .exit_code == 0);
+    const Result created = fresh.hostkeeper({"setup", "--undo", "--restore-tokens"});
+    INFO(created.out << created.err);
+    REQUIRE(created.exit_code == 0);
+    const fs::path fresh_file = fresh.home / ".terraform.d" / "credentials.tfrc.json";
+    CHECK(nlohmann::ordered_json::parse(read_file(fresh_file))
+              .at("credentials")
+              .at("c.restore.example.com")
+              .at("token") == "tok-keyring-c");
+    CHECK(mode_of(fresh_file) == 0600);
+    CHECK_THAT(created.out, Catch::Contains("nothing to undo"));
+}
+
+TEST_CASE("setup --restore-tokens without --undo is refused", "[setup]") {
+    UserHome u;
+    const Result r = u.hostkeeper({"setup", "--restore-tokens"});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--restore-tokens goes with --undo"));
+}
+
+TEST_CASE("setup --undo --restore-tokens with a locked keyring fails and changes nothing",
+          "[setup-restore-locked]") {
+    UserHome u;
+    const fs::path rc = u.home / ".terraformrc";
+    const fs::path file = u.home / ".terraform.d" / "credentials.tfrc.json";
+    REQUIRE(u.hostkeeper({"setup", "--terraform"}).exit_code == 0);
+    REQUIRE(
+        u.helper({"store", "locked.restore.example.com"}, R"({"token":"tok-locked"})").exit_code ==
+        0);
+    u.write(file, kRestoreFile, 0644);
+    const auto before = tree(u.root);
+    REQUIRE(lock_login_collection().exit_code == 0);
+
+    const Result r = u.hostkeeper({"setup", "--undo", "--restore-tokens"});
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("cannot read the stored tokens"));
+    CHECK_THAT(r.err, Catch::Contains("nothing was changed"));
+    CHECK_THAT(r.err, Catch::Contains("hostkeeper unlock"));
+    CHECK(read_file(file) == kRestoreFile);
+    CHECK(mode_of(file) == 0644);
+    CHECK(read_file(rc) == kBlock);  // not undone
+    CHECK(tree(u.root) == before);
+    REQUIRE(unlock_login_collection());
 }

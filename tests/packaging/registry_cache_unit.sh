@@ -15,7 +15,8 @@
 #     shows as the overflow uid there) and writes its tfrc file, its state
 #     file and its archive directory (ProtectHome=read-only);
 #   - the user's requests on the registry port reach the daemon (404
-#     unrouted, 404 capability, 403 Host); another user's (root's) get
+#     unrouted, 410 an older setup's capability URL, 403 Host, 403 a
+#     browser's Origin); another user's (root's) get
 #     portd's 503, never the daemon's answer;
 #   - `setup --registry-cache --undo` removes the files.
 # Root only (exit 77, skipped, otherwise); ctest runs it RUN_SERIAL.
@@ -71,7 +72,7 @@ chown -R "$user:" "$home/.config/systemd"
 hostkeeper setup --registry-cache >"$world/setup.out" 2>&1 || { cat "$world/setup.out"; fail "setup --registry-cache failed"; }
 config=$home/.config/hostkeeper/registry-cache.json
 [[ -f $config && $(stat -c %a "$config") == 600 ]] || { cat "$world/setup.out"; fail "no 0600 $config"; }
-capability=$(json_get capability <"$config")
+grep -qF '"capability"' "$config" && fail "setup wrote a capability into $config: the URLs hold no secret"
 [[ ! -e $old_drop_in ]] || fail "setup left the older setup's socket drop-in $old_drop_in"
 listens=$(unit_show hostkeeperd.socket Listen)
 [[ $listens != *127.0.0.1* ]] || fail "hostkeeperd.socket still listens on TCP: $listens"
@@ -80,7 +81,7 @@ pass "setup --registry-cache: the older socket drop-in is gone, hostkeeperd.sock
 # No daemon: hostkeeper-portd answers for the user, with the reason.
 as_user systemctl --user stop hostkeeperd.service
 [[ $(unit_show hostkeeperd.service ActiveState) == inactive ]] || fail "hostkeeperd.service did not stop"
-url="http://$listen/$capability/v1/unrouted.example.com/modules/acme/x/null/versions"
+url="http://$listen/v1/unrouted.example.com/modules/acme/x/null/versions"
 head=$(as_user curl -s -D - -o /dev/null --max-time 20 "$url" | head -1 | tr -d '\r')
 [[ $head == "HTTP/1.1 503 hostkeeperd is not running for this user"* ]] ||
     fail "with hostkeeperd stopped the registry port answered '$head'"
@@ -101,14 +102,16 @@ cache=$(json_get registry_cache <"$world/status.json")
 code=$(as_user curl -s -o "$home/answer.json" -w '%{http_code}' --max-time 20 "$url") || fail "curl to $listen failed"
 [[ $code == 404 ]] || { cat "$home/answer.json"; fail "an unrouted host's request got HTTP $code, not 404"; }
 grep -q "is not routed" "$home/answer.json" || fail "the 404 does not say why: $(cat "$home/answer.json")"
-code=$(as_user curl -s -o /dev/null -w '%{http_code}' --max-time 20 "http://$listen/wrong-capability/v1/x/modules/a/b/c/versions")
-[[ $code == 404 ]] || fail "a wrong capability got HTTP $code"
+code=$(as_user curl -s -o /dev/null -w '%{http_code}' --max-time 20 "http://$listen/AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdE/v1/x/modules/a/b/c/versions")
+[[ $code == 410 ]] || fail "an older setup's capability-prefixed URL got HTTP $code, not 410"
+code=$(as_user curl -s -o /dev/null -w '%{http_code}' --max-time 20 -H "Origin: http://evil.example" "$url")
+[[ $code == 403 ]] || fail "a request with an Origin header (a browser's) got HTTP $code"
 code=$(as_user curl -s -o /dev/null -w '%{http_code}' --max-time 20 -H "Host: evil.example:$port" "$url")
 [[ $code == 403 ]] || fail "a foreign Host header got HTTP $code"
 # Another user (root here) never reaches this user's daemon: portd answers.
 head=$(curl -s -D - -o /dev/null --max-time 20 "$url" | head -1 | tr -d '\r' || true)
 [[ $head == "HTTP/1.1 503 "* ]] || fail "another user's request got '$head', not portd's 503"
-pass "hostkeeperd.service registered from inside its sandbox and answers its user (404 unrouted, 404 capability, 403 Host); another user: portd's 503"
+pass "hostkeeperd.service registered from inside its sandbox and answers its user (404 unrouted, 410 old capability URL, 403 Host, 403 Origin); another user: portd's 503"
 
 [[ $(json_get files_error <<<"$cache") == null ]] || fail "the daemon could not write its files in its sandbox: $cache"
 tfrc=$home/.terraform.d/hostkeeper.tfrc

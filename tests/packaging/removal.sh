@@ -10,8 +10,16 @@
 #     daemons; the socket keeps listening and starts the new hostkeeperd; an
 #     older setup's host blocks for a port of the user's own are withdrawn
 #     (and its socket drop-in removed) before any terraform could read them;
+#   - the upgrade leaves a user's `hostkeeper setup` as it was;
 #   - `apt-get remove hostkeeper` leaves no hostkeeperd process (none holds
-#     tokens under a deleted executable), the socket unit stopped and gone.
+#     tokens under a deleted executable), the socket unit stopped and gone;
+#   - and undoes, as the user, what `hostkeeper setup` did (one line saying
+#     so, and how to get the tokens back): no credentials_helper block, no
+#     helper link, no dangling link, no host blocks; a real `terraform init`
+#     (/usr/local/bin/terraform; exit 77 when absent) works and logs nothing
+#     about a credentials helper. (The registry cache needs hostkeeper-portd,
+#     which this world does not run: its undo is covered by
+#     test_registry_cache_setup.)
 #
 # It installs the package for real, so it is skipped (77) where hostkeeper is
 # installed already (a real installation is never touched) and purges the
@@ -75,6 +83,16 @@ as_user /usr/bin/hostkeeper stop >/dev/null
 start_daemons
 pass "installed $(basename "$deb"); hostkeeperd runs socket-activated (pid $activated) and on demand (pid $on_demand)"
 
+# The user sets Terraform up: the helper's link in its plugin directory, the
+# credentials_helper block in ~/.terraformrc (created), the socket enabled.
+setup_out=$(as_user /usr/bin/hostkeeper setup --terraform 2>&1) || { echo "$setup_out"; fail "hostkeeper setup --terraform failed"; }
+rc_file=$home/.terraformrc
+helper_links() { find "$home/.terraform.d" -name terraform-credentials-hostkeeper 2>/dev/null; }
+grep -q 'credentials_helper "hostkeeper"' "$rc_file" || { echo "$setup_out"; fail "setup added no credentials_helper block to $rc_file"; }
+[[ -n $(helper_links) ]] || { echo "$setup_out"; fail "setup linked no helper under $home/.terraform.d"; }
+[[ -f $home/.local/state/hostkeeper/setup.json ]] || fail "setup left no record"
+pass "the user ran hostkeeper setup --terraform: $(helper_links), the block in $rc_file"
+
 # The registry port's system units are enabled (postinst, as dh_installsystemd does).
 for unit in hostkeeper-port.socket hostkeeper-port-ipv6.socket; do
     [[ -L /etc/systemd/system/sockets.target.wants/$unit ]] || fail "postinst did not enable $unit"
@@ -109,6 +127,10 @@ grep -q '^# Suspended' "$old_tfrc" || { cat "$old_tfrc"; fail "$old_tfrc does no
 [[ ! -e $old_drop_in ]] || fail "the upgrade left the older setup's socket drop-in"
 grep -q '127.0.0.1:47123' "$foreign_tfrc" || fail "the upgrade changed a tfrc file hostkeeperd did not write"
 pass "the upgrade withdrew the old port's host blocks and socket drop-in (as the user), and left other files alone"
+grep -q 'credentials_helper "hostkeeper"' "$rc_file" && [[ -n $(helper_links) && -f $home/.local/state/hostkeeper/setup.json ]] ||
+    fail "the upgrade undid the user's hostkeeper setup"
+[[ $(grep -c "undid 'hostkeeper setup'" "$world/dpkg.log") == 0 ]] || { cat "$world/dpkg.log"; fail "the upgrade says it undid setup"; }
+pass "the upgrade left the user's setup (block, link, record) as it was"
 for pid in $activated $on_demand; do
     running "$pid" && fail "pid $pid still runs after the upgrade: $(readlink "/proc/$pid/exe")"
 done
@@ -134,4 +156,36 @@ done
     fail "the user manager still has hostkeeperd.socket loaded ($(unit_show hostkeeperd.socket LoadState))"
 [[ ! -e $runtime/hostkeeper/socket ]] || fail "the socket file is still there"
 pass "apt-get remove ($elapsed ms): no hostkeeperd left (pids $activated and $on_demand gone), the socket unit stopped and unloaded"
-echo "PASS: removing the package stops every hostkeeperd"
+
+# What setup did is undone, as the user, and said; Terraform works without the package.
+grep -q "^hostkeeper: undid 'hostkeeper setup' for $user (.*their tokens stay in the keyring.*--restore-tokens" "$world/apt.log" ||
+    { cat "$world/apt.log"; fail "apt-get remove did not say it undid the user's setup, and how to get the tokens back"; }
+if [[ -e $rc_file ]] && grep -q 'credentials_helper' "$rc_file"; then cat "$rc_file"; fail "apt-get remove left the credentials_helper block in $rc_file"; fi
+[[ -z $(helper_links) ]] || fail "apt-get remove left the helper's link: $(helper_links)"
+dangling=$(find "$home" -xtype l 2>/dev/null)
+[[ -z $dangling ]] || fail "apt-get remove left dangling links: $dangling"
+[[ ! -e $home/.local/state/hostkeeper/setup.json ]] || fail "setup's record is still there: the undo did not finish"
+for tfrc in "$home"/.terraform.d/*.tfrc; do
+    [[ -e $tfrc && $tfrc != "$foreign_tfrc" ]] || continue
+    grep -q '^host ' "$tfrc" && { cat "$tfrc"; fail "apt-get remove left host blocks in $tfrc"; }
+done
+foreign_owned=$(find "$home" ! -user "$user" ! -path "$foreign_tfrc" 2>/dev/null)
+[[ -z $foreign_owned ]] || fail "files in the user's home now belong to someone else: $foreign_owned"
+pass "apt-get remove undid the user's setup as the user: $(grep "undid 'hostkeeper setup' for $user" "$world/apt.log" | cut -c1-120)..."
+
+terraform=/usr/local/bin/terraform
+if [[ ! -x $terraform ]]; then
+    echo "SKIP: $terraform is absent: terraform init after the removal was not run (everything else passed)"
+    exit 77
+fi
+config=$world/tf-config
+mkdir -p "$config/local"
+printf 'module "local" {\n  source = "./local"\n}\n' >"$config/main.tf"
+printf 'output "x" {\n  value = 1\n}\n' >"$config/local/main.tf"
+chown -R "$user:" "$config"
+tf_out=$(as_user env CHECKPOINT_DISABLE=1 TF_LOG=WARN "$terraform" -chdir="$config" init -input=false -no-color 2>&1) ||
+    { echo "$tf_out"; fail "terraform init failed for $user after the removal"; }
+grep -qi 'credentials helper\|credentials_helper\|hostkeeper' <<<"$tf_out" &&
+    { echo "$tf_out"; fail "terraform still reads hostkeeper's helper or files after the removal"; }
+pass "terraform init as $user after the removal: initialized, nothing about a credentials helper (TF_LOG=WARN)"
+echo "PASS: removing the package stops every hostkeeperd and undoes every user's setup"

@@ -11,7 +11,11 @@
 #     a second by hostkeeperd.service (active, sandboxed as the unit says);
 #   - store/get, stop, restart, idle exit and re-activation;
 #   - a failing service: the helper says why at once, doctor and setup report
-#     it with a fix; after the fix both are content again.
+#     it with a fix; after the fix both are content again;
+#   - enabled but inactive: doctor warns with the fix, setup starts the socket;
+#   - the debugging recipe: hostkeeperd beside the socket unit names the fix,
+#     and stopping the units, running hostkeeperd by hand, starting the
+#     socket again works.
 #
 # The world (user, manager, bus, keyring) is user_world.sh's; see there what
 # it takes where PID 1 is not systemd. Root only (exit 77, skipped,
@@ -168,5 +172,43 @@ grep -q '^ok    systemd: hostkeeperd.socket is enabled and listening' <<<"$docto
     { echo "$doctor_out"; fail "doctor does not report the healthy unit"; }
 [[ $(helper get um.example.com 2>&1) == "{\"token\":\"$token\"}" ]] || fail "get after the fix failed"
 pass "after the fix: setup resets and starts the units, stops the on-demand daemon, doctor is content"
+
+# --- Enabled but not started (as after the package was removed and installed again) -------
+as_user systemctl --user stop hostkeeperd.socket hostkeeperd.service || fail "systemctl --user stop failed"
+[[ $(unit_show hostkeeperd.socket UnitFileState) == enabled && $(unit_show hostkeeperd.socket ActiveState) == inactive ]] ||
+    fail "hostkeeperd.socket is not enabled-but-inactive"
+doctor_out=$(hostkeeper doctor 2>&1) || true
+grep -q '^warn  systemd: hostkeeperd.socket is enabled but inactive.*fix: systemctl --user start hostkeeperd.socket' \
+    <<<"$doctor_out" || { echo "$doctor_out"; fail "doctor does not warn about the enabled but inactive socket"; }
+setup_out=$(hostkeeper setup 2>&1) || { echo "$setup_out"; fail "setup failed with the socket enabled but inactive"; }
+grep -q 'already enabled' <<<"$setup_out" && { echo "$setup_out"; fail "setup calls the stopped socket 'already enabled'"; }
+grep -q 'hostkeeperd.socket was enabled but inactive; started it' <<<"$setup_out" ||
+    { echo "$setup_out"; fail "setup does not say it started the socket"; }
+[[ $(unit_show hostkeeperd.socket ActiveState) == active ]] || fail "setup left hostkeeperd.socket $(unit_show hostkeeperd.socket ActiveState)"
+pgrep -U "$uid" -f -- '--on-demand' >/dev/null && fail "an on-demand daemon still runs after setup started the socket"
+doctor_out=$(hostkeeper doctor 2>&1) || true
+grep -q '^ok    systemd: hostkeeperd.socket is enabled and listening' <<<"$doctor_out" ||
+    { echo "$doctor_out"; fail "doctor is not content once setup started the socket"; }
+pass "enabled but inactive: doctor warns with the fix, setup starts the socket and says so"
+
+# --- The debugging recipe (README, hostkeeperd(8)) ------------------------------------------
+daemon_out=$(as_user timeout 20 "$world/bin/hostkeeperd" --log-level debug 2>&1) &&
+    fail "hostkeeperd ran beside hostkeeperd.socket: $daemon_out"
+grep -q "is served by another process.*'systemctl --user stop hostkeeperd.socket hostkeeperd.service' first" \
+    <<<"$daemon_out" || { echo "$daemon_out"; fail "hostkeeperd does not name the fix when the socket unit holds its socket"; }
+as_user systemctl --user stop hostkeeperd.socket hostkeeperd.service || fail "the recipe's systemctl --user stop failed"
+as_user "$world/bin/hostkeeperd" --log-level debug >"$world/debug.log" 2>&1 &
+debug_pid=$!
+on_exit "kill $debug_pid 2>/dev/null"
+for _ in $(seq 1 200); do [[ -S $runtime/hostkeeper/socket ]] && break; kill -0 "$debug_pid" 2>/dev/null || break; sleep 0.05; done
+[[ $(helper get um.example.com 2>&1) == "{\"token\":\"$token\"}" ]] || { cat "$world/debug.log"; fail "get from the daemon run by hand failed"; }
+grep -qi 'debug' "$world/debug.log" || { cat "$world/debug.log"; fail "the daemon run by hand logged no debug lines"; }
+pgrep -U "$uid" -f -- '--on-demand' >/dev/null && fail "the get was answered by an on-demand daemon, not the one run by hand"
+kill -TERM "$debug_pid"
+wait "$debug_pid" || true
+as_user systemctl --user start hostkeeperd.socket || fail "the recipe's systemctl --user start failed"
+[[ $(helper get um.example.com 2>&1) == "{\"token\":\"$token\"}" ]] || fail "get after going back to the socket failed"
+[[ $(unit_show hostkeeperd.service ActiveState) == active ]] || fail "the socket did not activate the service after the recipe"
+pass "debugging recipe: the refusal names the fix; stop the units, run hostkeeperd by hand, start the socket again"
 
 echo "PASS: hostkeeperd's user units under a real systemd --user"

@@ -189,8 +189,11 @@ ca_file = "/etc/hk/ca.pem"
 "modules.v1" = "/modules/"
 "login.v1" = { client = "terraform-cli", authz = "/oauth/authz", token = "/oauth/token", ports = [10000, 10010] }
 )");
+    // The option's file must be one the daemon can read (the file's is overridden).
+    const fs::path ca = file.dir / "x.pem";
+    std::ofstream(ca) << "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
     const auto parsed =
-        parse({"--config", file.path.string(), "--discovery-ttl", "30m", "--ca-file", "/x.pem"});
+        parse({"--config", file.path.string(), "--discovery-ttl", "30m", "--ca-file", ca.string()});
     REQUIRE(parsed.config);
     const DiscoveryOptions& d = parsed.config->discovery;
     CHECK(d.timeout == 3s);
@@ -202,7 +205,7 @@ ca_file = "/etc/hk/ca.pem"
     CHECK(d.max_retry_after == 300s);
     CHECK(d.stale_if_error == 3600s);
     CHECK(d.max_entries == 12);
-    CHECK(parsed.config->http.ca_file == "/x.pem");
+    CHECK(parsed.config->http.ca_file == ca.string());
     REQUIRE(d.forced.size() == 1);
     const auto& services = d.forced.at("xn--bcher-kva.example.com");  // normalized
     CHECK(services.at("modules.v1") == "/modules/");
@@ -247,4 +250,40 @@ TEST_CASE("the archive cache's cap: registry_cache.max_archive_bytes", "[daemon]
                Catch::Contains("registry_cache.max_archive_bytes must be at least 1"));
     CHECK_THAT(error_of("[registry_cache]\nmax_archive_bytes = \"5G\""),
                Catch::Contains("registry_cache.max_archive_bytes"));
+}
+
+TEST_CASE("ca_file is checked where the daemon will read it", "[daemon][config]") {
+    const ConfigFile holder("");
+    const fs::path pem = holder.dir / "ca.pem";
+    const fs::path junk = holder.dir / "junk.pem";
+    std::ofstream(pem) << "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+    std::ofstream(junk) << "not a certificate\n";
+    const auto with_ca = [&](const std::string& path) {
+        const ConfigFile file("[discovery]\nca_file = \"" + path + "\"\n");
+        return parse({"--config", file.path.string()});
+    };
+    ::unsetenv("INVOCATION_ID");
+    SECTION("a file that is not there is an error naming the file, not a valid configuration") {
+        CHECK_THROWS_WITH(with_ca((holder.dir / "missing.pem").string()),
+                          Catch::Contains("missing.pem: cannot be read (No such file") &&
+                              Catch::Contains("discovery.ca_file"));
+    }
+    SECTION("a file without a certificate is an error") {
+        CHECK_THROWS_WITH(with_ca(junk.string()), Catch::Contains("holds no PEM certificate"));
+    }
+    SECTION("a readable file under /tmp is valid here, with a warning about the unit") {
+        const ParsedArgs parsed = with_ca(pem.string());
+        REQUIRE(parsed.config);
+        REQUIRE(parsed.config->warnings.size() == 1);
+        CHECK_THAT(parsed.config->warnings[0],
+                   Catch::Contains("hostkeeperd.service has a private /tmp (PrivateTmp="));
+    }
+    SECTION("inside the unit, a file under /tmp it cannot see names the private /tmp") {
+        ::setenv("INVOCATION_ID", "0123456789abcdef", 1);
+        CHECK_THROWS_WITH(
+            with_ca("/tmp/hk-no-such-dir/ca.pem"),
+            Catch::Contains("cannot be read") &&
+                Catch::Contains("hostkeeperd.service has a private /tmp (PrivateTmp="));
+        ::unsetenv("INVOCATION_ID");
+    }
 }

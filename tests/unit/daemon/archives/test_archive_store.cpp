@@ -462,3 +462,43 @@ TEST_CASE("archives: once stopped, no download starts; stored archives are still
     CHECK_THAT(e.what(), Catch::Contains("stopping"));
     CHECK(f.http.requests.size() == 1);
 }
+
+TEST_CASE("archives: a directory that cannot take archives passes them through, said once",
+          "[archives]") {
+    Fixture f;
+    // Where the store's directory should be, a file: nothing can be made there.
+    fs::create_directories(f.dir.parent_path().parent_path());
+    std::ofstream(f.dir.parent_path()) << "not a directory";
+    ArchiveStore store(f.io.get_executor(), f.http, f.options());
+    const ArchiveRequest request = f.module("https://git.example/thing.tar.gz", 10);
+    const auto unwritable = [&] {
+        try {
+            f.run(store.get(request));
+        } catch (const daemon::archives::StoreUnwritable& e) {
+            return std::string(e.what());
+        }
+        FAIL("get() did not say the store cannot take the archive");
+        return std::string();
+    };
+    CHECK_THAT(unwritable(), Catch::Contains(f.dir.string()));
+    const auto stats = store.stats();
+    CHECK_THAT(stats.store_problem, Catch::Contains("cannot store archives"));
+    CHECK_THAT(stats.store_problem, Catch::Contains("archives are passed through uncached"));
+    CHECK(stats.passed_through == 1);
+    CHECK(stats.failures == 0);  // nothing failed upstream
+    // Within kStoreRetry the next one is passed through without a try.
+    unwritable();
+    CHECK(store.stats().passed_through == 2);
+    CHECK(f.http.requests.empty());
+}
+
+TEST_CASE("archives: a failed download is not the store's problem", "[archives]") {
+    Fixture f;
+    ArchiveStore store(f.io.get_executor(), f.http, f.options());
+    ArchiveRequest request = f.module("https://git.example/broken.tar.gz", 10);
+    f.http.routes[request.url] = [] { return FakeHttpClient::json("{}", 502); };
+    const Error e = f.error_of(store.get(request));
+    CHECK(e.code() == ErrorCode::registry_failed);
+    CHECK(store.stats().store_problem.empty());
+    CHECK(store.stats().passed_through == 0);
+}

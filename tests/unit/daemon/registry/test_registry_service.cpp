@@ -876,6 +876,36 @@ TEST_CASE("stats count hits, misses, entries and upstream requests", "[daemon][r
     CHECK(s.in_flight == 0);
 }
 
+TEST_CASE(
+    "every failed upstream request is also counted as a request; a discovery failure is "
+    "neither",
+    "[daemon][registry]") {
+    Fixture f;
+    // The whole host is down: discovery fails, no registry request is sent.
+    f.http.routes.clear();
+    for (int i = 0; i < 4; ++i) {
+        f.now += 20s;  // past error_ttl: each one asks again
+        f.discovery.flush();
+        f.error_of<RegistryError>(
+            f.registry.module_versions(proto::parse_module_address(kModule), false));
+    }
+    daemon::registry::RegistryStats s = f.registry.stats();
+    CHECK(s.upstream_requests == 0);
+    CHECK(s.upstream_failures == 0);
+    CHECK(s.errors == 1);
+    // Discovery answers again, the registry fails: both counters move together.
+    f.http.routes[kDiscovery] = [] {
+        return FakeHttpClient::json(R"({"modules.v1":"/v1/modules/"})");
+    };
+    f.http.routes[kModuleVersions] = [] { return FakeHttpClient::json("{}", 503); };
+    f.now += 20s;
+    f.error_of<RegistryError>(
+        f.registry.module_versions(proto::parse_module_address(kModule), false));
+    s = f.registry.stats();
+    CHECK(s.upstream_requests == 1);
+    CHECK(s.upstream_failures == 1);
+}
+
 TEST_CASE("a platform that is not OS_ARCH is a bad request, asked of no one",
           "[daemon][registry]") {
     Fixture f;

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kBase = "http://127.0.0.1:47123/CAP/";
+const std::string kBase = "http://127.0.0.1:47123/";
 
 RoutedHost with(const std::string& services) {
     RoutedHost host;

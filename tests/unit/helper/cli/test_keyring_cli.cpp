@@ -189,7 +189,7 @@ TEST_CASE("unlock: the Secret Service: the unlock op after status", "[cli][keyri
     fs::remove_all(options.socket->parent_path());
 }
 
-TEST_CASE("unlock: pass with no entries says so, exit 0, decrypts nothing", "[cli][keyring]") {
+TEST_CASE("unlock: pass with no entries and no .gpg-id names pass init, exit 1", "[cli][keyring]") {
     auto options = hk_unit::fake_client_options();
     const fs::path store = options.socket->parent_path() / "store";
     fs::create_directories(store);
@@ -197,9 +197,8 @@ TEST_CASE("unlock: pass with no entries says so, exit 0, decrypts nothing", "[cl
     status["keyring"] = Json{{"backend", "pass"}, {"store", store.string()}};
     FakeDaemon daemon(*options.socket, status);
     const Captured c = capture([&] { return cli::run_unlock(options); });
-    CHECK(c.status == 0);
-    CHECK_THAT(c.out, Catch::Contains("no hostkeeper entries in " +
-                                      (store / "hostkeeper").string() + ": nothing to unlock"));
+    CHECK(c.status == 1);
+    CHECK_THAT(c.err, Catch::Contains(store.string() + " has no .gpg-id: run pass init KEY-ID"));
     fs::remove_all(options.socket->parent_path());
 }
 

@@ -1,5 +1,6 @@
-// The command line's side of the registry cache: the capability's encoding,
-// the files' small parsers, hostkeeper status's line, and what setup prints
+// The command line's side of the registry cache: registry-cache.json (no
+// secret written; an older file's capability read and ignored), the files'
+// small parsers, hostkeeper status's line, and what setup prints
 // from a registry_cache_sync answer (against a one-shot fake hostkeeperd that
 // answers as the design contract says).
 #include <sys/mman.h>
@@ -10,9 +11,10 @@
 
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <regex>
+#include <optional>
 #include <thread>
 
 #include "fake_daemon.hpp"
@@ -33,10 +35,33 @@ using hk_unit::private_socket;
 
 namespace {
 
-std::string b64(const std::string& text) {
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): bytes of a string
-    return cli::base64url(reinterpret_cast<const unsigned char*>(text.data()), text.size());
-}
+// XDG_CONFIG_HOME pointed at a private directory while it lives.
+struct ConfigHome {
+    ConfigHome() {
+        std::string pattern = (fs::temp_directory_path() / "hk-cli-cache-XXXXXX").string();
+        dir = ::mkdtemp(pattern.data());
+        if (const char* old = std::getenv("XDG_CONFIG_HOME")) saved = old;
+        ::setenv("XDG_CONFIG_HOME", dir.c_str(), 1);
+        fs::create_directories(dir / "hostkeeper");
+    }
+    ~ConfigHome() {
+        if (saved)
+            ::setenv("XDG_CONFIG_HOME", saved->c_str(), 1);
+        else
+            ::unsetenv("XDG_CONFIG_HOME");
+        fs::remove_all(dir);
+    }
+    ConfigHome(const ConfigHome&) = delete;
+    ConfigHome& operator=(const ConfigHome&) = delete;
+    void write(const std::string& text) const {
+        std::FILE* file = std::fopen((dir / "hostkeeper" / "registry-cache.json").c_str(), "w");
+        REQUIRE(file != nullptr);
+        std::fputs(text.c_str(), file);
+        std::fclose(file);
+    }
+    fs::path dir;
+    std::optional<std::string> saved;
+};
 
 Json contract_cache() {
     return Json{
@@ -69,19 +94,37 @@ Json contract_cache() {
 
 }  // namespace
 
-TEST_CASE("the capability: base64url without padding, 32 random bytes", "[cli][registry_cache]") {
-    // RFC 4648 section 10's vectors, unpadded; then the two URL-safe letters.
-    CHECK(b64("").empty());
-    CHECK(b64("f") == "Zg");
-    CHECK(b64("fo") == "Zm8");
-    CHECK(b64("foo") == "Zm9v");
-    CHECK(b64("foob") == "Zm9vYg");
-    CHECK(b64("fooba") == "Zm9vYmE");
-    CHECK(b64("foobar") == "Zm9vYmFy");
-    CHECK(b64("\xfb\xff") == "-_8");
-    const std::string a = cli::new_capability(), b = cli::new_capability();
-    CHECK(std::regex_match(a, std::regex("[A-Za-z0-9_-]{43}")));
-    CHECK(a != b);
+TEST_CASE("registry-cache.json holds no secret; an older file's capability is ignored",
+          "[cli][registry_cache]") {
+    cli::RegistryCacheConfig config;
+    config.tfrc_files = {"/home/u/.terraform.d/hostkeeper.tfrc"};
+    config.hosts = {"a.example"};
+    const Json written = proto::parse_json(cli::registry_cache_json(config));
+    CHECK(written == Json{{"version", 1},
+                          {"tfrc_files", Json::array({"/home/u/.terraform.d/hostkeeper.tfrc"})},
+                          {"hosts", Json::array({"a.example"})}});
+
+    const ConfigHome home;
+    home.write(written.dump());
+    std::optional<cli::RegistryCacheConfig> read = cli::read_registry_cache_config();
+    REQUIRE(read);
+    CHECK_FALSE(read->old_capability);
+    CHECK(read->hosts == config.hosts);
+
+    // What older setups wrote: a port of their own and the URLs' capability.
+    home.write(R"({"version":1,"listen":"127.0.0.1:47123",)"
+               R"("capability":"AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdE",)"
+               R"("tfrc_files":["/home/u/.terraform.d/hostkeeper.tfrc"],"hosts":["a.example"]})");
+    read = cli::read_registry_cache_config();
+    REQUIRE(read);
+    CHECK(read->old_capability);
+    CHECK(read->tfrc_files == config.tfrc_files);
+    // Written again, it has none.
+    CHECK_THAT(cli::registry_cache_json(*read), !Catch::Contains("capability"));
+
+    home.write(R"({"version":1,"capability":42,"tfrc_files":[],"hosts":[]})");
+    CHECK_THROWS_WITH(cli::read_registry_cache_config(),
+                      Catch::Contains("\"capability\" is not a string"));
 }
 
 TEST_CASE("listen addresses and the ports in a tfrc file", "[cli][registry_cache]") {
@@ -95,10 +138,11 @@ TEST_CASE("listen addresses and the ports in a tfrc file", "[cli][registry_cache
     const std::string tfrc =
         "# Written by hostkeeperd for the registry cache\n"
         "host \"a\" {\n  services = {\n"
-        "    \"modules.v1\" = \"http://127.0.0.1:4242/CAP/v1/a/modules/\"\n"
-        "    \"providers.v1\" = \"http://127.0.0.1:4242/CAP/v1/a/providers/\"\n"
+        "    \"modules.v1\" = \"http://127.0.0.1:4242/v1/a/modules/\"\n"
+        "    \"providers.v1\" = \"http://127.0.0.1:4242/v1/a/providers/\"\n"
         "    \"tfe.v2\" = \"https://a/api/v2/\"\n  }\n}\n"
         "host \"b\" {\n  services = {\n"
+        // An older setup's URL, below a capability: the port counts the same.
         "    \"modules.v1\" = \"http://127.0.0.1:5151/CAP/v1/b/modules/\"\n  }\n}\n";
     CHECK(cli::tfrc_listener_ports(tfrc) == std::vector<int>{4242, 5151});
     CHECK(cli::tfrc_listener_ports("host \"x\" { services = {} }").empty());

@@ -7,8 +7,11 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 #include "fake_daemon.hpp"
+#include "helper/cli/dash_command.hpp"
 #include "helper/cli/token_commands.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "helper/client/run_reporting.hpp"
@@ -141,13 +144,17 @@ TEST_CASE("exec's environment: ours replace the caller's for the same host, othe
                                               "TFE_TOKEN=old-tfe", "HOME=/home/u",
                                               "TF_TOKEN_xn____bcher__kva_example_com=tok-idn",
                                               "TF_TOKEN_registry_example_com:8443=tok-port"});
-    REQUIRE(env.notes.size() == 2);
+    REQUIRE(env.notes.size() == 1);
     CHECK_THAT(env.notes[0], Catch::Contains("TF_TOKEN_xn--bcher-kva_example_com from the "
                                              "environment is replaced by the keyring's token for "
                                              "xn--bcher-kva.example.com"));
-    CHECK_THAT(env.notes[1], Catch::Contains("TF_TOKEN_registry_example_com:8443 (for "
-                                             "registry.example.com:8443) is not a shell name"));
-    CHECK_THAT(env.notes[1], Catch::Contains("dash"));
+    REQUIRE(env.unportable.size() == 1);
+    CHECK(env.unportable[0] ==
+          "TF_TOKEN_registry_example_com:8443 (for registry.example.com:8443)");
+    const std::string dash_note = cli::unportable_note(env.unportable, "sh");
+    CHECK_THAT(dash_note, Catch::StartsWith("TF_TOKEN_registry_example_com:8443 (for "
+                                            "registry.example.com:8443) is not a shell name: sh is "
+                                            "run by dash"));
     for (const auto& note : env.notes) {
         CHECK_THAT(note, !Catch::Contains("tok-") && !Catch::Contains("old-idn"));
     }
@@ -396,4 +403,27 @@ TEST_CASE("token: printed to a pipe or file; no credentials is exit 3", "[cli][t
         CHECK_THAT(c.err, Catch::Contains("no credentials are stored for bücher.example.com "
                                           "(xn--bcher-kva.example.com)"));
     }
+}
+
+TEST_CASE("exec warns about names dash drops only for a command dash runs", "[cli][exec]") {
+    char pattern[] = "/tmp/hk-dash.XXXXXX";
+    const std::filesystem::path dir = ::mkdtemp(pattern);
+    const auto script = [&](const std::string& name, const std::string& first_line) {
+        const std::filesystem::path file = dir / name;
+        std::ofstream(file) << first_line << "\nexit 0\n";
+        std::filesystem::permissions(file, std::filesystem::perms::owner_all);
+        return file.string();
+    };
+    // Debian's /bin/sh is dash; the checks below say so only where it is.
+    const bool sh_is_dash = std::filesystem::canonical("/bin/sh").filename() == "dash";
+    CHECK(cli::runs_under_dash("/bin/sh") == sh_is_dash);
+    CHECK(cli::runs_under_dash("sh") == sh_is_dash);
+    CHECK(cli::runs_under_dash(script("posix", "#!/bin/sh")) == sh_is_dash);
+    CHECK(cli::runs_under_dash(script("env-sh", "#!/usr/bin/env sh")) == sh_is_dash);
+    CHECK_FALSE(cli::runs_under_dash("/bin/bash"));
+    CHECK_FALSE(cli::runs_under_dash(script("bash", "#!/bin/bash")));
+    CHECK_FALSE(cli::runs_under_dash(script("env-bash", "#!/usr/bin/env bash")));
+    CHECK_FALSE(cli::runs_under_dash(script("none", "echo no interpreter line")));
+    CHECK_FALSE(cli::runs_under_dash("hk-no-such-command-anywhere"));
+    std::filesystem::remove_all(dir);
 }
