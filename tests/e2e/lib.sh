@@ -191,6 +191,10 @@ start_registry() {
 # browser, following the authorization URL terraform prints (the registry
 # redirects it to terraform's callback on localhost). Output in
 # $root/login-HOST.out (":" as "_"); fails the scenario unless login succeeds.
+# curl's own result does not decide: terraform closes its callback server as
+# soon as the handler has passed the code on, which can be before the handler
+# has written its page, so under load the "browser" may see an empty reply
+# (curl exit 52) from a login that goes on to succeed.
 tf_login() {
     local out=$root/login-${1//:/_}.out fifo=$root/login-${1//:/_}.in url="" login_pid rc=0 _
     rm -f "$fifo"
@@ -207,17 +211,23 @@ tf_login() {
         kill -0 "$login_pid" 2>/dev/null || break
         sleep 0.05
     done
-    [[ -n $url ]] && { curl -sS -L --max-time 30 --cacert "$root/tls/ca.pem" -o "$out.html" "$url" || rc=$?; }
+    local curl_rc=0
+    [[ -n $url ]] && { curl -sS -L --max-time 30 --cacert "$root/tls/ca.pem" -o "$out.html" "$url" || curl_rc=$?; }
     exec 3>&-
-    if [[ -z $url || $rc != 0 ]]; then
+    # Without a callback, terraform login waits for one forever: 60 s bound.
+    for _ in $(seq 1 600); do
+        kill -0 "$login_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [[ -z $url ]] || kill -0 "$login_pid" 2>/dev/null; then
         # terraform login waits for its callback and outlives a SIGTERM there.
         kill -KILL "$login_pid" 2>/dev/null || true
         wait "$login_pid" 2>/dev/null || true
         show "$out"
-        fail "terraform login $1: ${url:+following the authorization URL failed (curl exit $rc)}${url:-no authorization URL}"
+        fail "terraform login $1: ${url:+no callback reached terraform (curl exit $curl_rc)}${url:-no authorization URL}"
     fi
     wait "$login_pid" || rc=$?
-    [[ $rc == 0 ]] || { show "$out"; fail "terraform login $1 exited with $rc"; }
+    [[ $rc == 0 ]] || { show "$out"; fail "terraform login $1 exited with $rc (curl exit $curl_rc)"; }
     grep -q 'Success! Terraform has obtained and saved an API token' "$out" ||
         { show "$out"; fail "terraform login $1 did not report success"; }
 }
