@@ -1,7 +1,8 @@
 # The Debian package: cpack -G DEB in the build tree gives
 # hostkeeper_VERSION-RELEASE_ARCH.deb. Configure with
-# -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_BUILD_TYPE=Release for a package that
-# installs where Debian expects it (packaging/install.sh does).
+# -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_BUILD_TYPE=RelWithDebInfo for a package
+# that installs where Debian expects it, built as Debian builds its packages
+# (-O2 -g, the binaries stripped here): packaging/install.sh does.
 if(NOT CMAKE_INSTALL_PREFIX STREQUAL "/usr")
   message(STATUS "cpack: the package will install under ${CMAKE_INSTALL_PREFIX}, not /usr")
 endif()

@@ -24,7 +24,7 @@ started=$SECONDS
 # The build in the background, its progress ("[ 42%]" in the log) shown meanwhile:
 # on one line in a terminal, a line a minute elsewhere.
 {
-    cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DHOSTKEEPER_BUILD_TESTS=OFF \
+    cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOSTKEEPER_BUILD_TESTS=OFF \
         -DCMAKE_INSTALL_PREFIX=/usr && cmake --build "$build" -j"$(nproc)"
 } >"$log" 2>&1 &
 building=$!

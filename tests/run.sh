@@ -7,8 +7,10 @@
 #   2. asan:  the same suite built with AddressSanitizer and
 #      UndefinedBehaviorSanitizer (leaks included), in build-asan; a report
 #      from any process (daemons started on demand too) fails it;
-#   3. fuzz:  each libFuzzer target for HOSTKEEPER_FUZZ_SECONDS (default 45)
-#      from its seed corpus, in build-fuzz (tests/fuzz/run.sh);
+#   3. fuzz:  every libFuzzer target from its seed corpus, in build-fuzz
+#      (tests/fuzz/run.sh), two at a time, sharing one budget of
+#      HOSTKEEPER_FUZZ_BUDGET seconds (default 300) of wall time, or each for
+#      HOSTKEEPER_FUZZ_SECONDS when that is set;
 #   4. style: clang-format (check mode), the include rules and clang-tidy on
 #      the whole tree (tests/style.sh), with build-tests' compile commands.
 # All four run even when one fails; the last lines say which passed and how
@@ -26,6 +28,16 @@ cd "$(dirname "$0")/.."
 started=$SECONDS
 ./packaging/deps.sh test
 echo "tests/run.sh: deps took $((SECONDS - started)) s"
+
+# Every compile goes through ccache (packaging/deps.sh test installs it),
+# cached in build-ccache unless CCACHE_DIR says otherwise, with paths taken
+# relative to the checkout: the package test's tree, configured as the
+# suite's is, then compiles nothing the suite has not, and a second run
+# recompiles only what changed. Trees configured before keep their setting.
+if command -v ccache >/dev/null; then
+    export CCACHE_DIR=${CCACHE_DIR:-$PWD/build-ccache} CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=true
+    export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+fi
 
 # Stages run in subshells and return on the first failing step explicitly:
 # `set -e` does not hold inside a function called from `||` or `&&`.
@@ -50,8 +62,8 @@ asan() {
     export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$reports/ubsan"
     local rc=0
     # Not under ASan, each run by the suite stage instead:
-    # - the package test builds its own Release tree of the .deb (no
-    #   sanitizers), and the removal test installs that .deb;
+    # - the package test builds its own tree of the .deb (no sanitizers), and
+    #   the removal test installs that .deb;
     # - the real user manager runs hostkeeperd in the unit's sandbox, which
     #   forbids what the sanitizers need at exit (LeakSanitizer's ptrace, a
     #   writable place for reports), so an instrumented daemon fails there.
@@ -69,6 +81,9 @@ asan() {
 }
 
 fuzz() {
+    if [[ -z ${2:-${HOSTKEEPER_FUZZ_SECONDS:-}} ]]; then
+        export HOSTKEEPER_FUZZ_BUDGET=${HOSTKEEPER_FUZZ_BUDGET:-300}
+    fi
     ./tests/fuzz/run.sh "${1:-build-fuzz}" "${2:-${HOSTKEEPER_FUZZ_SECONDS:-45}}" "${@:3}"
 }
 

@@ -8,6 +8,9 @@
 # its input in BUILD_DIR/fuzz-artifacts/TARGET and makes the script fail.
 #   HOSTKEEPER_FUZZ_JOBS=N   targets run N at a time (default 1)
 #   HOSTKEEPER_FUZZ_MAX_LEN  largest input in bytes (default 4096)
+#   HOSTKEEPER_FUZZ_BUDGET=S one budget for the whole run instead: the targets
+#                            share S seconds of wall time, each running
+#                            S * JOBS / TARGETS seconds (at least 10)
 # See docs/FUZZING.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -33,6 +36,11 @@ if [[ $# -gt 0 ]]; then
     targets=("$@")
 else
     mapfile -t targets <"$build/fuzz_targets.txt"
+fi
+if [[ -n ${HOSTKEEPER_FUZZ_BUDGET:-} ]]; then
+    seconds=$((HOSTKEEPER_FUZZ_BUDGET * jobs / ${#targets[@]}))
+    ((seconds >= 10)) || seconds=10
+    echo "fuzz: a budget of ${HOSTKEEPER_FUZZ_BUDGET} s for ${#targets[@]} targets, $jobs at a time: ${seconds} s each"
 fi
 
 logs=$build/fuzz-logs

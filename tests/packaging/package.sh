@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # package.sh SOURCE_DIR WORK_DIR
 #
-# Builds the Debian package as packaging/install.sh does (a Release tree
-# configured for /usr, then cpack -G DEB) in WORK_DIR, and checks it: lintian
+# Builds the Debian package as packaging/install.sh does (a RelWithDebInfo
+# tree configured for /usr, then cpack -G DEB) in WORK_DIR, and checks it: lintian
 # finds nothing (overrides shipped in the package carry their reasons), the
 # control fields and the file list are what they should be, the binaries are
 # stripped, the manual pages render without warnings. Then it unpacks it into
 # a throw-away root (dpkg -x) and runs the installed binaries: --version, and
 # a real store/get through the installed helper and the hostkeeperd it
 # starts, and the installed hostkeeperd with the shipped example configuration.
+#
+# The tree's compile flags are the suite's (tests/run.sh), so where the suite
+# compiles through ccache this build takes the suite's objects from the cache.
 #
 # Run it inside tests/support/keyring-env.sh. Exit status: 0 pass, 1 fail, 2 set-up error.
 set -euo pipefail
@@ -26,7 +29,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 # --- Build ----------------------------------------------------------------------
 mkdir -p "$work"
-cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DHOSTKEEPER_BUILD_TESTS=OFF \
+cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOSTKEEPER_BUILD_TESTS=OFF \
     -DCMAKE_INSTALL_PREFIX=/usr -DHOSTKEEPER_WERROR=ON >"$work/configure.log" 2>&1 ||
     { cat "$work/configure.log"; fail "cmake configure failed"; }
 cmake --build "$work/build" -j"$(nproc)" >"$work/build.log" 2>&1 || { tail -50 "$work/build.log"; fail "build failed"; }
