@@ -39,16 +39,15 @@ shopt -s inherit_errexit
 # shellcheck source=tests/bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-die() {
-    echo "bench (consumers): $*" >&2
-    exit 1
-}
+# die (tests/support/script_lib.sh, through lib.sh): "bench (consumers): MSG", exit 1.
+# shellcheck disable=SC2034  # read by die
+script_name="bench (consumers)" die_status=1
 
 BIN="" OUT="" RAW="" SOCK="" DAEMON_PID="" DAEMON_LOG=""
 
-# shellcheck disable=SC2317  # run from the EXIT trap
-on_exit() {
-    local rc=$?
+# shellcheck disable=SC2317  # run at exit
+stop_bench() {
+    local rc=$exit_status
     if [[ -n "$DAEMON_PID" ]]; then
         "$BIN/hostkeeper" --socket "$SOCK" stop >/dev/null 2>&1 || kill "$DAEMON_PID" 2>/dev/null || true
         wait "$DAEMON_PID" 2>/dev/null || true
@@ -57,7 +56,6 @@ on_exit() {
         echo "bench (consumers): hostkeeperd's log ($DAEMON_LOG):" >&2
         tail -n 20 "$DAEMON_LOG" >&2
     fi
-    exit "$rc"
 }
 
 start_daemon() {
@@ -109,7 +107,7 @@ docker_run() {  # docker_run OTHER JSON_OUT RUNS WARMUP
 # --- 1. the Secret Service ---------------------------------------------------------------
 inner_ss() {
     local runs=${HK_BENCH_RUNS:-300} warmup=${HK_BENCH_WARMUP:-20}
-    trap on_exit EXIT
+    on_exit stop_bench
     cd "$HK_TEST_ROOT"
     start_daemon secret-service
     local host=registry-bench.example.com token creds var
@@ -140,7 +138,7 @@ inner_ss() {
 inner_pass() {
     local runs=${HK_BENCH_RUNS:-300} warmup=${HK_BENCH_WARMUP:-20}
     local pass_runs=$(( runs / 3 > 30 ? runs / 3 : 30 ))
-    trap on_exit EXIT
+    on_exit stop_bench
     cd "$HK_TEST_ROOT"
     start_daemon pass --keyring-backend pass
     docker_setup pass

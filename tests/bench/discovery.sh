@@ -61,10 +61,9 @@ shopt -s inherit_errexit
 # The processes of this benchmark besides this shell and what it waited for.
 own_pids() { echo "${DAEMON_PID:-0}" "${NGINX_PID:-0}" "${HK_KEYRING_PID:-0}" "${HK_BUS_PID:-0}"; }
 
-die() {
-    echo "bench (discovery): $*" >&2
-    exit 1
-}
+# die (tests/support/script_lib.sh, through lib.sh): "bench (discovery): MSG", exit 1.
+# shellcheck disable=SC2034  # read by die
+script_name="bench (discovery)" die_status=1
 
 # As in run.sh: bash reads the whole function definitions before main runs.
 
@@ -186,7 +185,7 @@ inner() {
     RAW=$OUT/discovery
     rm -rf "$RAW"
     mkdir -p "$RAW"
-    trap private_on_exit EXIT
+    on_exit private_on_exit
 
     local -a names=(bench.localhost)
     local i

@@ -1,10 +1,14 @@
 # tests/bench/lib.sh: sourced by run.sh, discovery.sh and registry.sh.
 # Logging, number formatting, the CPU accounting that tells whether other
 # processes competed with a phase, the load generator, and (discovery.sh,
-# registry.sh) a private nginx and hostkeeperd over TLS on loopback. The
-# sourcing script defines die, and own_pids: the pids of its long-running
-# processes (daemons), whose CPU counts as its own.
+# registry.sh) a private nginx and hostkeeperd over TLS on loopback; and
+# tests/support/script_lib.sh (die, on_exit). The sourcing script sets
+# script_name and die_status for die, and defines own_pids: the pids of its
+# long-running processes (daemons), whose CPU counts as its own.
 # shellcheck shell=bash
+
+# shellcheck source=../support/script_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../support/script_lib.sh"
 
 log() { echo "bench: $*" >&2; }
 
@@ -70,7 +74,7 @@ load() {  # load LABEL ARGS... -> JSON line on stdout, also kept in $RAW
 # 0700 directory in the throw-away world), SOCK (the daemon's socket there),
 # CA_DIR (tests/support/make_ca.sh's output, with bench.localhost among the
 # names) and CA (its ca.pem), RAW (raw results), and calls
-# `trap private_on_exit EXIT`.
+# `on_exit private_on_exit`.
 
 NGINX_PID="" NGINX_LOG="" NGINX_PORTS=() DAEMON_N=0
 
@@ -200,14 +204,12 @@ hkd_check() {
 }
 
 private_on_exit() {
-    local rc=$?
     hkd_stop
     nginx_stop
-    if [[ $rc -ne 0 && -n "${DAEMON_LOG:-}" && -s "$DAEMON_LOG" ]]; then
+    if [[ $exit_status -ne 0 && -n "${DAEMON_LOG:-}" && -s "$DAEMON_LOG" ]]; then
         log "last hostkeeperd log ($DAEMON_LOG):"
         tail -n 20 "$DAEMON_LOG" >&2
     fi
-    exit "$rc"
 }
 
 # Adds the daemon's CPU time per request (µs; from its utime + stime, in

@@ -39,16 +39,15 @@ shopt -s inherit_errexit
 # shellcheck source=tests/bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-die() {
-    echo "bench (pass): $*" >&2
-    exit 1
-}
+# die (tests/support/script_lib.sh, through lib.sh): "bench (pass): MSG", exit 1.
+# shellcheck disable=SC2034  # read by die
+script_name="bench (pass)" die_status=1
 
 BIN="" OUT="" RAW="" SOCK="" DAEMON_PID="" DAEMON_LOG=""
 
-# shellcheck disable=SC2317  # run from the EXIT trap
-on_exit() {
-    local rc=$?
+# shellcheck disable=SC2317  # run at exit
+stop_bench() {
+    local rc=$exit_status
     if [[ -n "$DAEMON_PID" ]]; then
         "$BIN/hostkeeper" --socket "$SOCK" stop >/dev/null 2>&1 || kill "$DAEMON_PID" 2>/dev/null || true
         wait "$DAEMON_PID" 2>/dev/null || true
@@ -57,7 +56,6 @@ on_exit() {
         echo "bench (pass): hostkeeperd's log ($DAEMON_LOG):" >&2
         tail -n 20 "$DAEMON_LOG" >&2
     fi
-    exit "$rc"
 }
 
 # start_daemon NAME ARGS...: hostkeeperd on $SOCK (nothing expires during a
@@ -87,7 +85,7 @@ inner_pass() {
     mkdir -p "$(dirname "$SOCK")"
     chmod 700 "$(dirname "$SOCK")"
     export HOSTKEEPER_SOCKET=$SOCK  # the helper runs as Terraform runs it: no options
-    trap on_exit EXIT
+    on_exit stop_bench
     cd "$HK_TEST_ROOT"
     local host=registry.bench.example.com token creds file
     token=hkbench.atlasv1.$(printf 'x%.0s' $(seq 1 70))
@@ -98,7 +96,7 @@ inner_pass() {
         die "hostkeeperd --keyring-backend pass does not use pass"
     printf '%s' "$creds" | "$BIN/terraform-credentials-hostkeeper" store "$host"
     [[ -f $file ]] || die "the helper's store did not make $file"
-    [[ "$(pass show "hostkeeper/$host")" == "$creds" ]] || die "pass show does not give the stored credentials"
+    [[ "$(command pass show "hostkeeper/$host")" == "$creds" ]] || die "pass show does not give the stored credentials"
     [[ "$(gpg --batch --quiet --decrypt "$file")" == "$creds" ]] || die "gpg --decrypt does not give them"
     "$BIN/hostkeeper" --socket "$SOCK" flush "$host" >/dev/null
     [[ "$("$BIN/terraform-credentials-hostkeeper" get "$host")" == "$creds" ]] || die "the helper's cold get gave something else"
@@ -128,7 +126,7 @@ inner_ss() {
     mkdir -p "$(dirname "$SOCK")"
     chmod 700 "$(dirname "$SOCK")"
     export HOSTKEEPER_SOCKET=$SOCK
-    trap on_exit EXIT
+    on_exit stop_bench
     cd "$HK_TEST_ROOT"
     log "Secret Service: putting $items items in the session collection (hk_bench_keyring_fill)"
     local start=0 n out fill_s=0

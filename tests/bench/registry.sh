@@ -80,10 +80,9 @@ shopt -s inherit_errexit
 # The processes of this benchmark besides this shell and what it waited for.
 own_pids() { echo "${DAEMON_PID:-0}" "${NGINX_PID:-0}" "${HK_KEYRING_PID:-0}" "${HK_BUS_PID:-0}"; }
 
-die() {
-    echo "bench (registry): $*" >&2
-    exit 1
-}
+# die (tests/support/script_lib.sh, through lib.sh): "bench (registry): MSG", exit 1.
+# shellcheck disable=SC2034  # read by die
+script_name="bench (registry)" die_status=1
 
 # As in run.sh: bash reads the whole function definitions before main runs.
 
@@ -260,7 +259,7 @@ inner() {
     RAW=$OUT/registry
     rm -rf "$RAW"
     mkdir -p "$RAW"
-    trap private_on_exit EXIT
+    on_exit private_on_exit
 
     CA_DIR=$DIR/ca
     "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../support/make_ca.sh" "$CA_DIR" bench.localhost other.localhost

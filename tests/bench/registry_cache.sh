@@ -39,14 +39,13 @@ shopt -s inherit_errexit
 # shellcheck source=tests/bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-die() {
-    echo "bench (registry cache): $*" >&2
-    exit 1
-}
+# die (tests/support/script_lib.sh, through lib.sh): "bench (registry cache): MSG", exit 1.
+# shellcheck disable=SC2034  # read by die
+script_name="bench (registry cache)" die_status=1
 
 BIN="" OUT="" DIR="" RAW="" TF="" REG_PID="" REG_LOG="" HOST=""
 
-# shellcheck disable=SC2317  # stop_registry and on_exit run from the EXIT trap
+# shellcheck disable=SC2317  # stop_registry and stop_bench run at exit
 stop_registry() {
     [[ -n "$REG_PID" ]] || return 0
     kill "$REG_PID" 2>/dev/null || true
@@ -54,11 +53,9 @@ stop_registry() {
     REG_PID=
 }
 # shellcheck disable=SC2317
-on_exit() {
-    local rc=$?
+stop_bench() {
     "$BIN/hostkeeper" stop >/dev/null 2>&1 || true
     stop_registry
-    exit "$rc"
 }
 
 # The configuration: 4 modules, 3 providers, all from $HOST.
@@ -123,7 +120,7 @@ inner() {
     mkdir -p "$DIR" "$RAW"
     chmod 700 "$DIR"
     : >"$RAW/runs.tsv"
-    trap on_exit EXIT
+    on_exit stop_bench
     local runs=${HK_BENCH_TF_RUNS:-5} delay=${HK_BENCH_TF_DELAY_MS:-100} repo
     repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 

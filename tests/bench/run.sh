@@ -105,10 +105,9 @@ shopt -s inherit_errexit
 # The processes of this benchmark besides this shell and what it waited for.
 own_pids() { echo "${DAEMON_PID:-0}" "${HK_KEYRING_PID:-0}" "${HK_BUS_PID:-0}"; }
 
-die() {
-    echo "bench: $*" >&2
-    exit 1
-}
+# die (tests/support/script_lib.sh, through lib.sh): "bench: MSG", exit 1.
+# shellcheck disable=SC2034  # read by die
+script_name="bench" die_status=1
 
 # ---------------------------------------------------------------------------
 # Outside the keyring world: build, then re-run inside it.
@@ -221,14 +220,13 @@ check_daemon() {
     [[ "$count" == 1 ]] || die "$count hostkeeperd processes run in this world, expected 1"
 }
 
-on_exit() {
-    local rc=$?
+stop_bench() {
+    local rc=$exit_status
     stop_daemon
     if [[ $rc -ne 0 && -n "$DAEMON_LOG" && -s "$DAEMON_LOG" ]]; then
         echo "bench: last hostkeeperd log ($DAEMON_LOG):" >&2
         tail -n 20 "$DAEMON_LOG" >&2
     fi
-    exit "$rc"
 }
 
 # A token shaped like a Terraform Cloud API token.
@@ -264,7 +262,7 @@ inner() {
     mkdir -p "$RAW"
     SOCK=$XDG_RUNTIME_DIR/hostkeeper/socket  # the default: the helper finds it as Terraform runs it
     [[ "$SOCK" == "$HK_TEST_ROOT"/* ]] || die "not inside keyring-env.sh"
-    trap on_exit EXIT
+    on_exit stop_bench
     cd "$HK_TEST_ROOT"  # nothing is written in the source tree
     export LC_NUMERIC=C
     local started

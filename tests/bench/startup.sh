@@ -52,10 +52,9 @@ shopt -s inherit_errexit
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 own_pids() { echo "${DAEMON_PID:-0}" "${GIT_DAEMON_PID:-0}" "${HK_KEYRING_PID:-0}" "${HK_BUS_PID:-0}"; }
 
-die() {
-    echo "bench (start-up): $*" >&2
-    exit 1
-}
+# die (tests/support/script_lib.sh, through lib.sh): "bench (start-up): MSG", exit 1.
+# shellcheck disable=SC2034  # read by die
+script_name="bench (start-up)" die_status=1
 
 BIN="" DIR="" SOCK="" GIT_SOCK="" DAEMON_PID="" DAEMON_LOG="" GIT_DAEMON_PID=""
 
@@ -103,14 +102,13 @@ stop_daemons() {
     fi
 }
 
-on_exit() {
-    local rc=$?
+stop_bench() {
+    local rc=$exit_status
     stop_daemons
     if [[ $rc -ne 0 && -n "$DAEMON_LOG" && -s "$DAEMON_LOG" ]]; then
         log "last hostkeeperd log ($DAEMON_LOG):"
         tail -n 20 "$DAEMON_LOG" >&2
     fi
-    exit "$rc"
 }
 
 # median NAME FILE: the median of command NAME in a hyperfine JSON, seconds.
@@ -142,7 +140,7 @@ inner() {
     local raw=$out/startup
     rm -rf "$raw"
     mkdir -p "$raw"
-    trap on_exit EXIT
+    on_exit stop_bench
     cd "$DIR"
 
     start_daemons

@@ -7,31 +7,15 @@
 # shellcheck shell=bash
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck disable=SC2034  # used by the sourcing scripts
 support=$(cd "$here/../support" && pwd)
+# shellcheck source=../support/script_lib.sh
+source "$support/script_lib.sh"
 
-if [[ $# -ne 1 ]]; then
-    echo "usage: $0 BIN_DIR" >&2
-    exit 2
-fi
-bin=$(cd "$1" 2>/dev/null && pwd) || { echo "$0: BIN_DIR $1 is not a directory" >&2; exit 2; }
+[[ $# -eq 1 ]] || die "usage: $0 BIN_DIR"
+bin_dir "$1" docker-credential-hostkeeper terraform-credentials-hostkeeper hostkeeperd hostkeeper
 docker_helper=$bin/docker-credential-hostkeeper
 tf_helper=$bin/terraform-credentials-hostkeeper
-for program in "$docker_helper" "$tf_helper" "$bin/hostkeeperd" "$bin/hostkeeper"; do
-    [[ -x "$program" ]] || { echo "$0: $program is missing or not executable" >&2; exit 2; }
-done
-command -v python3 >/dev/null || { echo "$0: python3 is missing" >&2; exit 2; }
-
-pass() { echo "PASS: $*"; }
-fail() {
-    echo "FAIL: $*"
-    exit 1
-}
-show() {
-    echo "---- $1 ----"
-    cat "$1"
-    echo "---- end of $1 ----"
-}
+need python3
 
 # --- The world and its backend -----------------------------------------------------
 if [[ -n "${HK_PASS_ROOT:-}" && -z "${DBUS_SESSION_BUS_ADDRESS:-}" ]]; then

@@ -7,6 +7,8 @@
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 support=$(cd "$here/../support" && pwd)
+# shellcheck source=../support/script_lib.sh
+source "$support/script_lib.sh"
 
 if [[ -x /usr/local/bin/terraform ]]; then
     terraform=/usr/local/bin/terraform
@@ -17,31 +19,15 @@ else
     exit 77
 fi
 
-if [[ $# -ne 1 ]]; then
-    echo "usage: $0 BIN_DIR" >&2
-    exit 2
-fi
-if [[ -z "${HK_TEST_ROOT:-}" || ! -d "$HK_TEST_ROOT" ]]; then
-    echo "$0: HK_TEST_ROOT is not set: run me through tests/support/keyring-env.sh" >&2
-    exit 2
-fi
-bin=$(cd "$1" 2>/dev/null && pwd) || { echo "$0: BIN_DIR $1 is not a directory" >&2; exit 2; }
+[[ $# -eq 1 ]] || die "usage: $0 BIN_DIR"
+[[ -n "${HK_TEST_ROOT:-}" && -d "$HK_TEST_ROOT" ]] ||
+    die "HK_TEST_ROOT is not set: run me through tests/support/keyring-env.sh"
+bin_dir "$1" terraform-credentials-hostkeeper hostkeeperd hostkeeper
 helper=$bin/terraform-credentials-hostkeeper
-for program in "$helper" "$bin/hostkeeperd" "$bin/hostkeeper"; do
-    [[ -x "$program" ]] || { echo "$0: $program is missing or not executable" >&2; exit 2; }
-done
-for tool in python3 openssl; do
-    command -v "$tool" >/dev/null || { echo "$0: $tool is missing" >&2; exit 2; }
-done
+need python3 openssl
 
 root=$HK_TEST_ROOT/${e2e_name:?set e2e_name before sourcing lib.sh}
 mkdir -p "$root"
-
-pass() { echo "PASS: $*"; }
-fail() {
-    echo "FAIL: $*"
-    exit 1
-}
 
 # --- A clean environment for terraform ----------------------------------------
 # Nothing from the caller's terraform set-up (TF_TOKEN_* credentials above all,
@@ -82,7 +68,7 @@ stop_server() {
         wait "$pid" 2>/dev/null || true
     done
 }
-trap stop_server EXIT
+on_exit stop_server
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -118,12 +104,6 @@ TF
 # init DIR OUTFILE: runs terraform init in DIR; its status is init's.
 init() {
     (cd "$1" && "$terraform" init -input=false -no-color) >"$2" 2>&1
-}
-
-show() {
-    echo "---- $1 ----"
-    cat "$1"
-    echo "---- end of $1 ----"
 }
 
 # requests LOG PATH: "STATUS AUTHORIZATION" ("null" when there was none) for

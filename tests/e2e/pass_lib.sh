@@ -6,21 +6,15 @@
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 support=$(cd "$here/../support" && pwd)
+# shellcheck source=../support/script_lib.sh
+source "$support/script_lib.sh"
 
-if [[ $# -ne 1 ]]; then
-    echo "usage: $0 BIN_DIR" >&2
-    exit 2
-fi
-if [[ -z "${HK_PASS_ROOT:-}" || ! -d "$HK_PASS_ROOT" || -z "${HK_PASS_KEY_PLAIN:-}" ]]; then
-    echo "$0: HK_PASS_ROOT is not set: run me through tests/support/pass-env.sh" >&2
-    exit 2
-fi
-bin=$(cd "$1" 2>/dev/null && pwd) || { echo "$0: BIN_DIR $1 is not a directory" >&2; exit 2; }
+[[ $# -eq 1 ]] || die "usage: $0 BIN_DIR"
+[[ -n "${HK_PASS_ROOT:-}" && -d "$HK_PASS_ROOT" && -n "${HK_PASS_KEY_PLAIN:-}" ]] ||
+    die "HK_PASS_ROOT is not set: run me through tests/support/pass-env.sh"
+bin_dir "$1" terraform-credentials-hostkeeper hostkeeperd hostkeeper
 helper=$bin/terraform-credentials-hostkeeper
-for program in "$helper" "$bin/hostkeeperd" "$bin/hostkeeper"; do
-    [[ -x "$program" ]] || { echo "$0: $program is missing or not executable" >&2; exit 2; }
-done
-command -v python3 >/dev/null || { echo "$0: python3 is missing" >&2; exit 2; }
+need python3
 # shellcheck source=/dev/null
 source "$HK_PASS_LIB"
 
@@ -31,16 +25,6 @@ config=$XDG_CONFIG_HOME/hostkeeper/config.toml
 # shellcheck disable=SC2034  # used by the sourcing scripts
 request=$support/hk_request.py
 
-pass() { echo "PASS: $*"; }
-fail() {
-    echo "FAIL: $*"
-    exit 1
-}
-show() {
-    echo "---- $1 ----"
-    cat "$1"
-    echo "---- end of $1 ----"
-}
 
 # jq-like: json_get PATH <JSON (dots between keys; numbers index arrays);
 # strings raw, everything else as JSON ("null" for null or a missing key).

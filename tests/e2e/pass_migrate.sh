@@ -27,7 +27,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/pass_lib.sh"
 
 [[ -n "${DBUS_SESSION_BUS_ADDRESS:-}" ]] ||
     fail "no D-Bus session bus: run me through keyring-env.sh and pass-env.sh --keep-world"
-command -v secret-tool >/dev/null || { echo "$0: secret-tool is missing (libsecret-tools)" >&2; exit 2; }
+need secret-tool
 in_keyring() { secret-tool lookup xdg:schema io.hostkeeper.Credentials host "$1" 2>/dev/null; }
 in_pass() { [[ -e $(entry "$1") ]]; }
 

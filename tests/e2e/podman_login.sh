@@ -62,11 +62,7 @@ auth:
 YML
 docker-registry serve "$root/registry.yml" >"$root/registry.log" 2>&1 &
 registry_pid=$!
-cleanup() {
-    kill "$registry_pid" 2>/dev/null || true
-    wait "$registry_pid" 2>/dev/null || true
-}
-trap cleanup EXIT
+on_exit 'kill "$registry_pid" 2>/dev/null; wait "$registry_pid" 2>/dev/null'
 # Until it answers (401: it wants credentials) or dies; 20 s at most.
 up=0
 for _ in $(seq 1 200); do

@@ -16,43 +16,42 @@
 #      line after register) ends that link, and A's daemon is still served.
 # Exit 0 pass, 1 fail, 2 setup error, 77 skip.
 set -uo pipefail
-[[ $# -eq 1 ]] || { echo "usage: $0 BIN_DIR" >&2; exit 2; }
-[[ $(id -u) -eq 0 ]] || { echo "SKIP: needs root (useradd, setpriv)"; exit 77; }
+# shellcheck source=../support/script_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../support/script_lib.sh"
+[[ $# -eq 1 ]] || die "usage: $0 BIN_DIR"
+[[ $(id -u) -eq 0 ]] || skip "needs root (useradd, setpriv)"
 [[ -n ${HOSTKEEPER_PORT_SOCKET:-} && -n ${HK_REGISTRY_PORT:-} && -n ${HK_PORTD_PID:-} ]] ||
-    { echo "$0: run it under tests/support/port-env.sh" >&2; exit 2; }
+    die "run it under tests/support/port-env.sh"
 for tool in useradd userdel setpriv; do
-    command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed"; exit 77; }
+    command -v "$tool" >/dev/null || skip "$tool is not installed"
 done
 # The system's Python: the throw-away users must be able to run it (a
 # per-user installation such as pyenv's under /root is not theirs).
 py=/usr/bin/python3
-[[ -x $py ]] || { echo "SKIP: $py is not installed"; exit 77; }
+[[ -x $py ]] || skip "$py is not installed"
 port=$HK_REGISTRY_PORT
 
+# Every check runs; the script fails at the end when one did.
 failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "PASS: $*"; }
-setup_error() { echo "SETUP: $*" >&2; exit 2; }
+check_failed() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 work=$(mktemp -d /tmp/hk-port-e2e.XXXXXX)
 chmod 0755 "$work"
 users=()
 pids=()
 cleanup() {
-    local rc=$?
     for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
     for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
     for user in "${users[@]}"; do userdel "$user" 2>/dev/null; done
     rm -rf "$work"
-    exit "$rc"
 }
-trap cleanup EXIT
+on_exit cleanup
 trap 'exit 130' INT TERM
 
 make_user() {
     local name=$1
     useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$name" ||
-        setup_error "useradd $name failed"
+        die "useradd $name failed"
     users+=("$name")
 }
 user_a=hk-port-a-$$
@@ -313,7 +312,7 @@ check_binds() {
             if [[ $out == EACCES ]]; then
                 pass "user $user cannot bind [$host]:$port $when ($out)"
             else
-                fail "user $user binding [$host]:$port $when: $out (expected EACCES)"
+                check_failed "user $user binding [$host]:$port $when: $out (expected EACCES)"
             fi
         done
     done
@@ -321,12 +320,12 @@ check_binds() {
 check_binds "while portd runs"
 kill -TERM "$HK_PORTD_PID"
 for _ in $(seq 50); do kill -0 "$HK_PORTD_PID" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$HK_PORTD_PID" 2>/dev/null && setup_error "portd did not stop on SIGTERM"
-grep -q "SIGTERM: stopping" "$HK_PORTD_LOG" || fail "portd did not log its stop"
+kill -0 "$HK_PORTD_PID" 2>/dev/null && die "portd did not stop on SIGTERM"
+grep -q "SIGTERM: stopping" "$HK_PORTD_LOG" || check_failed "portd did not log its stop"
 check_binds "while portd is stopped"
 restarted=$("$HK_PORTD_RESTART")
 pids+=("$restarted")
-wait_probe || setup_error "portd did not come back: $(cat "$HK_PORTD_LOG")"
+wait_probe || die "portd did not come back: $(cat "$HK_PORTD_LOG")"
 
 echo "== b. no daemon registered: 503 with the reason"
 for host in "${hosts[@]}"; do
@@ -336,7 +335,7 @@ for host in "${hosts[@]}"; do
         grep -q "not running for uid $uid_a" <<<"$out"; then
         pass "[$host]: $status ($(tail -1 <<<"$out"))"
     else
-        fail "[$host] without a daemon: $out"
+        check_failed "[$host] without a daemon: $out"
     fi
 done
 
@@ -345,28 +344,28 @@ start_as_a "$py" "$tool" fake-daemon "$work/a/daemon.log" &
 pids+=($!)
 daemon_a=$!
 for _ in $(seq 50); do grep -q registered "$work/a/daemon.log" 2>/dev/null && break; sleep 0.1; done
-grep -q "registered b'ok $port" "$work/a/daemon.log" 2>/dev/null || fail "A's daemon did not register: $(cat "$work/a/daemon.log" 2>&1)"
-grep -q "registered the daemon of uid $uid_a" "$HK_PORTD_LOG" || fail "portd did not log A's registration"
+grep -q "registered b'ok $port" "$work/a/daemon.log" 2>/dev/null || check_failed "A's daemon did not register: $(cat "$work/a/daemon.log" 2>&1)"
+grep -q "registered the daemon of uid $uid_a" "$HK_PORTD_LOG" || check_failed "portd did not log A's registration"
 for host in "${hosts[@]}"; do
     out=$(as_a "$py" "$tool" http "$host" "a-$host" 5)
     if [[ $(head -1 <<<"$out") == "HTTP/1.1 200 OK" ]] && grep -q "served by uid $uid_a: a-$host" <<<"$out"; then
         pass "[$host]: A's request was answered by A's daemon"
     else
-        fail "[$host]: A's request: $out"
+        check_failed "[$host]: A's request: $out"
     fi
     out=$(as_b "$py" "$tool" http "$host" "b-$host" 10)
     status=$(head -1 <<<"$out")
     if [[ $status == "HTTP/1.1 503 "* || $status == RESET ]]; then
         pass "[$host]: B's request was not A's daemon's: $status"
     else
-        fail "[$host]: B's request: $out"
+        check_failed "[$host]: B's request: $out"
     fi
 done
 # And root's (a third user) neither.
 out=$("$py" "$tool" http 127.0.0.1 root-1 10)
-[[ $(head -1 <<<"$out") == "HTTP/1.1 503 "* ]] || fail "root's request: $out"
+[[ $(head -1 <<<"$out") == "HTTP/1.1 503 "* ]] || check_failed "root's request: $out"
 if grep -q "served b-\|served root-" "$work/a/daemon.log"; then
-    fail "A's daemon received another user's connection: $(cat "$work/a/daemon.log")"
+    check_failed "A's daemon received another user's connection: $(cat "$work/a/daemon.log")"
 else
     pass "A's daemon log holds only A's requests ($(grep -c served "$work/a/daemon.log") served)"
 fi
@@ -380,17 +379,17 @@ if grep -q "served by uid $uid_a: a-again" <<<"$out_a" && grep -q "served by uid
     ! grep -q "served b-" "$work/a/daemon.log" && ! grep -q "served a-" "$work/b/daemon.log"; then
     pass "with both registered, each user's request reached their own daemon"
 else
-    fail "two daemons: A got '$out_a', B got '$out_b'"
+    check_failed "two daemons: A got '$out_a', B got '$out_b'"
 fi
 kill -TERM "${pids[-1]}" 2>/dev/null
 wait "${pids[-1]}" 2>/dev/null
 unset 'pids[-1]'
 for _ in $(seq 50); do grep -q "registration of uid $uid_b ended" "$HK_PORTD_LOG" && break; sleep 0.1; done
-grep -q "registration of uid $uid_b ended" "$HK_PORTD_LOG" || fail "B's registration did not end with its daemon"
+grep -q "registration of uid $uid_b ended" "$HK_PORTD_LOG" || check_failed "B's registration did not end with its daemon"
 
 echo "== d. a probe answers the port"
 out=$(as_b "$py" "$tool" probe)
-if [[ $out == "ok $port"$'\n'"EOF" ]]; then pass "probe: ok $port, then closed"; else fail "probe: $out"; fi
+if [[ $out == "ok $port"$'\n'"EOF" ]]; then pass "probe: ok $port, then closed"; else check_failed "probe: $out"; fi
 
 echo "== e. B floods; A is still served"
 # A's requests, one every 20 ms for about 2 s; B's burst lands in the middle.
@@ -402,7 +401,7 @@ as_b "$py" "$tool" flood 2000 15 >"$work/flood.out" 2>&1
 wait "$requests_pid"
 echo "flood from B: $(cat "$work/flood.out")"
 if grep -q FAIL "$work/a/latency.txt" 2>/dev/null || [[ $(wc -l <"$work/a/latency.txt") -ne 100 ]]; then
-    fail "A's requests during the flood: $(grep FAIL "$work/a/latency.txt" | head -5)"
+    check_failed "A's requests during the flood: $(grep FAIL "$work/a/latency.txt" | head -5)"
 else
     "$py" - "$work/a/latency.txt" <<'PY'
 import sys
@@ -421,15 +420,15 @@ for kind in random long second-line later-byte; do
     case $kind in
         random | long) [[ $out == "error "*"|EOF" ]] ;;
         second-line | later-byte) [[ $out == "ok $port|EOF" ]] ;;
-    esac && pass "link garbage ($kind): $out" || fail "link garbage ($kind): $out"
+    esac && pass "link garbage ($kind): $out" || check_failed "link garbage ($kind): $out"
 done
 out=$(as_a "$py" "$tool" http 127.0.0.1 a-after-garbage 5)
 if grep -q "served by uid $uid_a: a-after-garbage" <<<"$out" && ! grep -q "link ended" "$work/a/daemon.log"; then
     pass "A's daemon kept its registration and still gets A's connections"
 else
-    fail "A after the garbage: $out / $(tail -3 "$work/a/daemon.log")"
+    check_failed "A after the garbage: $out / $(tail -3 "$work/a/daemon.log")"
 fi
-kill -0 "$daemon_a" 2>/dev/null || fail "A's fake daemon died: $(tail -3 "$work/a/daemon.log")"
+kill -0 "$daemon_a" 2>/dev/null || check_failed "A's fake daemon died: $(tail -3 "$work/a/daemon.log")"
 
 # portd logs its counters on SIGUSR1.
 kill -USR1 "$restarted" 2>/dev/null && sleep 0.3

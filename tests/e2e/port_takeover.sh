@@ -92,10 +92,8 @@ attacker=
 squatter_pid=
 flood_pid=
 hk=
-# shellcheck disable=SC2317  # run by the EXIT trap
+# shellcheck disable=SC2317  # run at exit
 cleanup() {
-    local rc=$?
-    set +e
     [[ -n $flood_pid ]] && kill -TERM "$flood_pid" 2>/dev/null && wait "$flood_pid" 2>/dev/null
     if [[ -n $squatter_pid ]]; then
         kill -TERM "$squatter_pid" 2>/dev/null
@@ -107,10 +105,8 @@ cleanup() {
     [[ -n $hk && -x $hk ]] && timeout 20 "$hk" stop >/dev/null 2>&1
     [[ -n $attacker ]] && userdel "$attacker" 2>/dev/null
     [[ -n $work ]] && rm -rf "$work"
-    stop_server
-    exit "$rc"
 }
-trap cleanup EXIT
+on_exit cleanup
 
 # --- the installed copy -----------------------------------------------------------
 # Terraform runs the helper through the link setup makes to it, and the helper

@@ -54,7 +54,7 @@ registry_args=(--modules acme/hello/null,acme/two/null --providers acme/thing,ac
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 hk=$bin/hostkeeper
-command -v curl >/dev/null || { echo "$0: curl is missing" >&2; exit 2; }
+need curl
 tf_platform=$("$terraform" version -json | python3 -c 'import json, sys; print(json.load(sys.stdin)["platform"])')
 case $tf_platform in
     linux_amd64 | darwin_arm64) ;;
@@ -201,7 +201,7 @@ grep -qs 'credentials_helper "hostkeeper"' "$HOME/.terraformrc" ||
     { show "$HOME/.terraformrc"; fail "setup --registry-cache left no credentials_helper block in ~/.terraformrc"; }
 [[ -f $cache_config ]] || fail "setup --registry-cache wrote no $cache_config"
 [[ $(stat -c %a "$cache_config") == 600 ]] || fail "$cache_config has mode $(stat -c %a "$cache_config"), not 600"
-[[ -n ${HK_REGISTRY_PORT:-} ]] || { echo "$0: run me through tests/support/port-env.sh" >&2; exit 2; }
+[[ -n ${HK_REGISTRY_PORT:-} ]] || die "run me through tests/support/port-env.sh"
 listen=127.0.0.1:$HK_REGISTRY_PORT
 [[ $(json "$cache_config" '"listen" in d') == False ]] || { show "$cache_config"; fail "setup chose a port of its own"; }
 [[ $(json "$cache_config" '" ".join(sorted(d))') == "hosts tfrc_files version" ]] ||

@@ -30,7 +30,7 @@ registry_args=(--tfe --providers acme/thing,acme/other --registry-provider-versi
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-command -v curl >/dev/null || { echo "$0: curl is missing" >&2; exit 2; }
+need curl
 tf_platform=$("$terraform" version -json | python3 -c 'import json, sys; print(json.load(sys.stdin)["platform"])')
 case $tf_platform in
     linux_amd64 | darwin_arm64) ;;

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# package.sh SOURCE_DIR WORK_DIR
+# package.sh SOURCE_DIR WORK_DIR [TREE]
 #
 # Builds the Debian package as packaging/install.sh does (a RelWithDebInfo
-# tree configured for /usr, then cpack -G DEB) in WORK_DIR, and checks it: lintian
-# finds nothing (overrides shipped in the package carry their reasons), the
+# tree configured for /usr, then cpack -G DEB) in TREE (default
+# WORK_DIR/build), keeping its logs in WORK_DIR, and checks it: lintian finds
+# nothing (overrides shipped in the package carry their reasons), the
 # control fields and the file list are what they should be, the binaries are
 # stripped, the manual pages render without warnings. Then it unpacks it into
 # a throw-away root (dpkg -x) and runs the installed binaries: --version, and
@@ -11,35 +12,35 @@
 # starts, and the installed hostkeeperd with the shipped example configuration.
 #
 # The tree's compile flags are the suite's (tests/run.sh), so where the suite
-# compiles through ccache this build takes the suite's objects from the cache.
+# compiles through ccache this build takes the suite's objects from the cache:
+# ccache's paths are relative, so TREE must be as deep below the sources as
+# the suite's tree (ctest passes a directory beside it).
 #
 # Run it inside tests/support/keyring-env.sh. Exit status: 0 pass, 1 fail, 2 set-up error.
 set -euo pipefail
 
-[[ $# -eq 2 ]] || { echo "usage: $0 SOURCE_DIR WORK_DIR" >&2; exit 2; }
+# shellcheck source=../support/script_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../support/script_lib.sh"
+[[ $# -eq 2 || $# -eq 3 ]] || die "usage: $0 SOURCE_DIR WORK_DIR [TREE]"
 src=$(cd "$1" && pwd)
 work=$2
-[[ -n "${HK_TEST_ROOT:-}" ]] || { echo "$0: run me through tests/support/keyring-env.sh" >&2; exit 2; }
-for tool in cmake cpack dpkg-deb dpkg-shlibdeps lintian file man gzip; do
-    command -v "$tool" >/dev/null || { echo "$0: $tool is missing (packaging/deps.sh test installs it)" >&2; exit 2; }
-done
-
-pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; exit 1; }
+tree=${3:-$work/build}
+[[ -n "${HK_TEST_ROOT:-}" ]] || die "run me through tests/support/keyring-env.sh"
+need cmake cpack dpkg-deb dpkg-shlibdeps lintian file man gzip
 
 # --- Build ----------------------------------------------------------------------
 mkdir -p "$work"
-cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOSTKEEPER_BUILD_TESTS=OFF \
+cmake -S "$src" -B "$tree" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOSTKEEPER_BUILD_TESTS=OFF \
     -DCMAKE_INSTALL_PREFIX=/usr -DHOSTKEEPER_WERROR=ON >"$work/configure.log" 2>&1 ||
     { cat "$work/configure.log"; fail "cmake configure failed"; }
-cmake --build "$work/build" -j"$(nproc)" >"$work/build.log" 2>&1 || { tail -50 "$work/build.log"; fail "build failed"; }
-rm -f "$work"/build/hostkeeper_*.deb
-(cd "$work/build" && cpack -G DEB) >"$work/cpack.log" 2>&1 || { cat "$work/cpack.log"; fail "cpack failed"; }
+cmake --build "$tree" -j"$(nproc)" >"$work/build.log" 2>&1 || { tail -50 "$work/build.log"; fail "build failed"; }
+rm -f "$tree"/hostkeeper_*.deb
+(cd "$tree" && cpack -G DEB) >"$work/cpack.log" 2>&1 || { cat "$work/cpack.log"; fail "cpack failed"; }
 
 version=$(sed -n 's/^project(hostkeeper VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
 arch=$(dpkg --print-architecture)
-deb=$work/build/hostkeeper_${version}-1_${arch}.deb
-[[ -f $deb ]] || { ls "$work/build"; fail "cpack did not make $deb"; }
+deb=$tree/hostkeeper_${version}-1_${arch}.deb
+[[ -f $deb ]] || { ls "$tree"; fail "cpack did not make $deb"; }
 pass "cpack made $(basename "$deb")"
 
 # --- lintian ----------------------------------------------------------------------

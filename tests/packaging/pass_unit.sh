@@ -39,22 +39,16 @@ printf '[Service]\nEnvironment=ASAN_OPTIONS=detect_leaks=0\n' \
 printf '[keyring]\nbackend = "pass"\n' >"$home/.config/hostkeeper/config.toml"
 printf '[user]\n\tname = hostkeeper test\n\temail = test@hostkeeper.invalid\n' >"$home/.gitconfig"
 chown -R "$user:" "$home/.config" "$home/.gitconfig"
-hostkeeper() { as_user "$world/bin/hostkeeper" "$@"; }
-helper() { as_user "$world/bin/terraform-credentials-hostkeeper" "$@"; }
-unit_show() { as_user systemctl --user show -p "$2" --value "$1"; }
-json_get() { python3 -c 'import json, sys; d = json.load(sys.stdin)
-for k in sys.argv[1].split("."): d = d[k]
-print(json.dumps(d) if not isinstance(d, str) else d)' "$1"; }
 
 # --- the user's key and store ---------------------------------------------------------
 as_user gpg --batch --quiet --pinentry-mode loopback --passphrase '' \
     --quick-gen-key 'unit test <unit@hostkeeper.test>' future-default default never 2>/dev/null ||
-    setup_error "gpg --quick-gen-key as $user failed"
+    die "gpg --quick-gen-key as $user failed"
 fpr=$(as_user gpg --batch --with-colons --list-secret-keys | awk -F: '$1 == "fpr" { print $10; exit }')
-[[ -n $fpr ]] || setup_error "no key for $user"
-[[ -S $runtime/gnupg/S.gpg-agent ]] || setup_error "the user's gpg-agent socket is not in $runtime/gnupg"
-as_user pass init "$fpr" >/dev/null || setup_error "pass init failed"
-as_user pass git init >/dev/null 2>&1 || setup_error "pass git init failed"
+[[ -n $fpr ]] || die "no key for $user"
+[[ -S $runtime/gnupg/S.gpg-agent ]] || die "the user's gpg-agent socket is not in $runtime/gnupg"
+as_user pass init "$fpr" >/dev/null || die "pass init failed"
+as_user pass git init >/dev/null 2>&1 || die "pass git init failed"
 store=$home/.password-store
 pass "$user has a key ($fpr), gpg-agent at $runtime/gnupg, a git-backed pass store"
 

@@ -51,11 +51,6 @@ printf '[Service]\nEnvironment=ASAN_OPTIONS=detect_leaks=0\n' \
 printf '[Service]\nEnvironment=HOSTKEEPER_PORT_SOCKET=%s\n' "$HOSTKEEPER_PORT_SOCKET" \
     >"$home/.config/systemd/user/hostkeeperd.service.d/port-socket.conf"
 chown -R "$user:" "$home/.config/systemd"
-hostkeeper() { as_user "$world/bin/hostkeeper" "$@"; }
-unit_show() { as_user systemctl --user show -p "$2" --value "$1"; }
-json_get() { python3 -c 'import json, sys; d = json.load(sys.stdin)
-for k in sys.argv[1].split("."): d = d[k]
-print(json.dumps(d) if not isinstance(d, str) else d)' "$1"; }
 
 as_user systemctl --user daemon-reload
 as_user systemctl --user enable --now hostkeeperd.socket >/dev/null 2>&1 ||
@@ -88,7 +83,6 @@ head=$(as_user curl -s -D - -o /dev/null --max-time 20 "$url" | head -1 | tr -d 
 pass "with hostkeeperd stopped, the registry port answers: $head"
 
 # --- the helper's first request starts the daemon, which registers --------------------------
-helper() { as_user "$world/bin/terraform-credentials-hostkeeper" "$@"; }
 helper get unrouted.example.com >/dev/null || fail "the helper's get failed"
 [[ $(unit_show hostkeeperd.service ActiveState) == active ]] || fail "the helper's request did not start hostkeeperd.service"
 for _ in $(seq 1 50); do
@@ -126,7 +120,6 @@ if touch "/proc/$pid/root$home/probe" 2>/dev/null; then
     rm -f "$home/probe"
     fail "the home is writable inside the unit: ProtectHome=read-only is not in effect"
 fi
-mount_options() { awk -v p="$1" '$5 == p { print $6 }' "/proc/$pid/mountinfo" | tail -1; }
 for dir in "$home/.terraform.d" "$home/.cache/hostkeeper" "$home/.local/state/hostkeeper"; do
     [[ $(mount_options "$dir") == rw* ]] || fail "ReadWritePaths=: $dir is not writable in the unit"
 done

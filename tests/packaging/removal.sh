@@ -51,7 +51,6 @@ daemon_pids() {
     done
     return 0
 }
-unit_show() { as_user systemctl --user show -p "$2" --value "$1"; }
 token=rm-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
 on_demand_socket=$runtime/on-demand/socket
 

@@ -7,27 +7,26 @@
 # complaint fails the test. Then the settings the units must keep. Exit 77
 # (skipped) without systemd-analyze.
 set -euo pipefail
-[[ $# -eq 2 ]] || { echo "usage: $0 SOURCE_DIR BIN_DIR" >&2; exit 2; }
-command -v systemd-analyze >/dev/null || { echo "SKIP: systemd-analyze is not installed (package systemd)"; exit 77; }
+# shellcheck source=../support/script_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../support/script_lib.sh"
+[[ $# -eq 2 ]] || die "usage: $0 SOURCE_DIR BIN_DIR"
+command -v systemd-analyze >/dev/null || skip "systemd-analyze is not installed (package systemd)"
 src=$(cd "$1" && pwd)
-bin=$(cd "$2" && pwd)
-[[ -x $bin/hostkeeperd ]] || { echo "$0: $bin/hostkeeperd is missing" >&2; exit 2; }
-[[ -x $bin/hostkeeper-portd ]] || { echo "$0: $bin/hostkeeper-portd is missing" >&2; exit 2; }
+bin_dir "$2" hostkeeperd hostkeeper-portd
 
 work=$(mktemp -d /tmp/hk-units.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+on_exit rm -rf "$work"
 mkdir -m 700 "$work/run" "$work/units"
 sed "s|@CMAKE_INSTALL_FULL_BINDIR@|$bin|" "$src/packaging/systemd/hostkeeperd.service.in" >"$work/units/hostkeeperd.service"
 cp "$src/packaging/systemd/hostkeeperd.socket" "$work/units/"
 
-fail() { echo "FAIL: $*"; exit 1; }
 cd "$work/units"
 if ! out=$(XDG_RUNTIME_DIR=$work/run systemd-analyze --user verify --man=no hostkeeperd.socket hostkeeperd.service 2>&1); then
     echo "$out"
     fail "systemd-analyze verify failed"
 fi
 [[ -z $out ]] || { echo "$out"; fail "systemd-analyze verify complained"; }
-echo "PASS: systemd-analyze --user verify: no complaints"
+pass "systemd-analyze --user verify: no complaints"
 
 service=$work/units/hostkeeperd.service
 expect() { grep -qx "$1" "$service" || fail "$(basename "$service") lacks '$1'"; }
@@ -49,7 +48,7 @@ expect "LimitCORE=0"
 grep -q AF_NETLINK "$service" && fail "hostkeeperd.service allows AF_NETLINK"
 grep -qx "ListenStream=%t/hostkeeper/socket" hostkeeperd.socket || fail "the socket is not at %t/hostkeeper/socket"
 grep -qx "DirectoryMode=0700" hostkeeperd.socket || fail "the socket directory is not 0700"
-echo "PASS: the units keep socket activation, readiness and hardening"
+pass "the units keep socket activation, readiness and hardening"
 
 # The registry port's system units.
 mkdir -m 700 "$work/system"
@@ -68,7 +67,7 @@ if ! out=$(systemd-analyze verify --man=no hostkeeper-port.socket hostkeeper-por
     fail "systemd-analyze verify (system units) failed"
 fi
 [[ -z $out ]] || { echo "$out"; fail "systemd-analyze verify (system units) complained"; }
-echo "PASS: systemd-analyze verify (system units): no complaints"
+pass "systemd-analyze verify (system units): no complaints"
 
 service=$work/system/hostkeeper-port.service
 expect "Type=notify"
@@ -106,4 +105,4 @@ for unit in hostkeeper-port.socket hostkeeper-port-ipv6.socket; do
     [[ $(grep -c '^ListenStream=.*:' "$unit") -eq 1 ]] || fail "$unit listens on more than one TCP address"
 done
 grep -q '"/run/hostkeeper/port.sock"' "$src/proto/port_link.hpp" || fail "proto::kPortSocket is not /run/hostkeeper/port.sock"
-echo "PASS: the registry port's units keep port $port (proto::kRegistryPort), the link socket and the sandbox"
+pass "the registry port's units keep port $port (proto::kRegistryPort), the link socket and the sandbox"

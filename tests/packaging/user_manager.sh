@@ -38,9 +38,6 @@ source "$(dirname "$0")/user_world.sh"
 install_units "$src" "$bin"
 
 # --- The units ------------------------------------------------------------------------------
-helper() { as_user "$world/bin/terraform-credentials-hostkeeper" "$@"; }
-hostkeeper() { as_user "$world/bin/hostkeeper" "$@"; }
-unit_show() { as_user systemctl --user show -p "$2" --value "$1"; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 as_user systemctl --user daemon-reload
@@ -68,7 +65,6 @@ grep -q '^CapBnd:[[:space:]]*0*$' "$status" || fail "the capability bounding set
 read -r inner outer count <"/proc/$pid/uid_map"
 [[ $inner == "$uid" && $outer == "$uid" && $count == 1 && $(wc -l <"/proc/$pid/uid_map") == 1 ]] ||
     fail "PrivateUsers=: uid_map is '$(cat "/proc/$pid/uid_map")'"
-mount_options() { awk -v p="$1" '$5 == p { print $6 }' "/proc/$pid/mountinfo" | tail -1; }
 [[ $(mount_options /) == ro* ]] || fail "ProtectSystem=strict: / is mounted '$(mount_options /)'"
 [[ $(mount_options "$runtime/hostkeeper") == rw* ]] || fail "ReadWritePaths=: the socket directory is not writable"
 [[ $(mount_options /tmp) == rw* ]] || fail "PrivateTmp=: no private /tmp"

@@ -23,27 +23,24 @@
 # Provides: as_user CMD... (runs CMD as the user, in its session environment),
 # install_units SOURCE_DIR BIN_DIR (the source tree's units, starting BIN_DIR's
 # binaries copied to $world/bin, in the user's ~/.config/systemd/user),
-# pass, fail (prints the units' status), skip, setup_error.
+# hostkeeper and helper (those copies, as the user), unit_show UNIT PROPERTY,
+# json_get PATH, mount_options MOUNT_POINT (of process $pid),
+# and tests/support/script_lib.sh (fail also prints the units' status).
 
-skip() { echo "SKIP: $*"; exit 77; }
-setup_error() { echo "$0: $*" >&2; exit 2; }
+# shellcheck source=../support/script_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../support/script_lib.sh"
 [[ $(id -u) -eq 0 ]] || skip "needs root: it creates a throw-away user and runs systemd --user for it"
 manager_binary=/lib/systemd/systemd
-[[ -x $manager_binary ]] || setup_error "$manager_binary is missing (packaging/deps.sh test installs systemd)"
+[[ -x $manager_binary ]] || die "$manager_binary is missing (packaging/deps.sh test installs systemd)"
 [[ -f /usr/lib/systemd/user/dbus.socket ]] ||
-    setup_error "dbus-user-session is missing (packaging/deps.sh test installs it)"
-for tool in systemctl systemd-run setpriv unshare useradd userdel gnome-keyring-daemon dbus-send; do
-    command -v "$tool" >/dev/null || setup_error "$tool is missing (packaging/deps.sh test installs it)"
-done
+    die "dbus-user-session is missing (packaging/deps.sh test installs it)"
+need systemctl systemd-run setpriv unshare useradd userdel gnome-keyring-daemon dbus-send
 
-pass() { echo "PASS: $*"; }
-fail() {
-    echo "FAIL: $*"
+fail_details() {
     if [[ -n ${uid:-} ]] && [[ -S ${runtime:-/nonexistent}/systemd/private ]]; then
         echo "--- systemctl --user status hostkeeperd.socket hostkeeperd.service"
         as_user systemctl --user --no-pager status hostkeeperd.socket hostkeeperd.service 2>&1 || true
     fi
-    exit 1
 }
 
 # --- The world, and its removal ---------------------------------------------------------
@@ -53,12 +50,8 @@ chmod 755 "$world"
 user=hk-um-$(basename "$world" | cut -d. -f2 | tr 'A-Z' 'a-z')
 uid= gid= runtime= manager= created_dirs=() cgroups=()
 
-exit_steps=()
-on_exit() { exit_steps+=("$*"); }
-cleanup() {
-    local rc=$?
-    set +e
-    for ((i = ${#exit_steps[@]} - 1; i >= 0; i--)); do eval "${exit_steps[i]}"; done
+# The first clean-up step, so the last to run: the tests' own steps come before.
+remove_world() {
     if [[ -n $manager ]]; then
         kill -TERM "$manager" 2>/dev/null
         for _ in $(seq 1 100); do kill -0 "$manager" 2>/dev/null || break; sleep 0.05; done
@@ -78,9 +71,8 @@ cleanup() {
     [[ -n $runtime ]] && rm -rf "$runtime"
     id "$user" >/dev/null 2>&1 && userdel "$user"
     rm -rf "$world"
-    exit "$rc"
 }
-trap cleanup EXIT
+on_exit remove_world
 trap 'exit 130' INT TERM
 
 # A test may set user_world_home_parent=/home before sourcing: the home is
@@ -93,7 +85,7 @@ else
     home=$world/home
 fi
 useradd --system --user-group --no-create-home --home-dir "$home" --shell /usr/sbin/nologin "$user" ||
-    setup_error "useradd $user failed"
+    die "useradd $user failed"
 uid=$(id -u "$user")
 gid=$(id -g "$user")
 runtime=/run/user/$uid
@@ -108,6 +100,18 @@ as_user() {
         DBUS_SESSION_BUS_ADDRESS="unix:path=$runtime/bus" \
         ${HOSTKEEPER_PORT_SOCKET:+HOSTKEEPER_PORT_SOCKET="$HOSTKEEPER_PORT_SOCKET"} "$@")
 }
+# The copies install_units makes, run as the user; a unit's property; a
+# JSON document's value at a dotted path (stdin); the mount options of a
+# mount point in the namespace of process $pid.
+hostkeeper() { as_user "$world/bin/hostkeeper" "$@"; }
+helper() { as_user "$world/bin/terraform-credentials-hostkeeper" "$@"; }
+unit_show() { as_user systemctl --user show -p "$2" --value "$1"; }
+json_get() {
+    python3 -c 'import json, sys; d = json.load(sys.stdin)
+for k in sys.argv[1].split("."): d = d[k]
+print(json.dumps(d) if not isinstance(d, str) else d)' "$1"
+}
+mount_options() { awk -v p="$1" '$5 == p { print $6 }' "/proc/$pid/mountinfo" | tail -1; }
 
 # --- The user manager ---------------------------------------------------------------------
 if [[ $(readlink /proc/1/exe 2>/dev/null) == */systemd ]]; then
@@ -163,7 +167,7 @@ for _ in $(seq 1 200); do
 done
 [[ $state == running || $state == degraded ]] || {
     cat "$world/manager.log"
-    setup_error "systemd --user did not come up (state '$state')"
+    die "systemd --user did not come up (state '$state')"
 }
 pass "systemd --user runs for $user (uid $uid, manager pid $manager, $state)"
 
@@ -186,7 +190,7 @@ for _ in $(seq 1 200); do
     fi
     sleep 0.05
 done
-[[ $ready == 1 ]] || setup_error "gnome-keyring-daemon did not become ready on the user's bus"
+[[ $ready == 1 ]] || die "gnome-keyring-daemon did not become ready on the user's bus"
 pass "the user's bus and an unlocked keyring"
 
 

@@ -1,0 +1,75 @@
+# tests/support/script_lib.sh — sourced by the test, e2e, packaging and bench
+# scripts: how they report, stop on a broken set-up, and clean up.
+#   pass MSG...             prints "PASS: MSG"
+#   fail MSG...             prints "FAIL: MSG" (then whatever the script's
+#                           fail_details function prints, when it has one) and
+#                           exits 1: a check failed
+#   skip MSG...             prints "SKIP: MSG" and exits 77 (ctest: skipped)
+#   die MSG...              prints "NAME: MSG" on stderr and exits $die_status
+#                           (default 2: the set-up failed; NAME is $script_name,
+#                           default the script's file name)
+#   show FILE               prints FILE between two marker lines
+#   need TOOL...            dies unless every TOOL is on PATH
+#   bin_dir DIR PROGRAM...  sets $bin to DIR's absolute path; dies unless each
+#                           PROGRAM is an executable file there
+#   on_exit COMMAND...      a clean-up step: when the script exits, the steps
+#                           run newest first, each whatever the others did, with
+#                           $exit_status set to the script's status, which is
+#                           then kept
+# shellcheck shell=bash
+
+pass() { echo "PASS: $*"; }
+
+fail() {
+    echo "FAIL: $*"
+    if declare -F fail_details >/dev/null; then fail_details; fi
+    exit 1
+}
+
+skip() {
+    echo "SKIP: $*"
+    exit 77
+}
+
+die() {
+    echo "${script_name:-$(basename "$0")}: $*" >&2
+    exit "${die_status:-2}"
+}
+
+show() {
+    echo "---- $1 ----"
+    cat "$1"
+    echo "---- end of $1 ----"
+}
+
+need() {
+    local tool
+    for tool in "$@"; do
+        command -v "$tool" >/dev/null || die "$tool is missing (packaging/deps.sh test installs it)"
+    done
+}
+
+bin_dir() {
+    local program
+    bin=$(cd "$1" 2>/dev/null && pwd) || die "BIN_DIR $1 is not a directory"
+    shift
+    for program in "$@"; do
+        [[ -f $bin/$program && -x $bin/$program ]] || die "$bin/$program is missing or not executable"
+    done
+}
+
+exit_steps=()
+on_exit() {
+    exit_steps+=("$*")
+    trap run_exit_steps EXIT
+}
+
+run_exit_steps() {
+    exit_status=$?
+    local i
+    set +e
+    for ((i = ${#exit_steps[@]} - 1; i >= 0; i--)); do
+        eval "${exit_steps[i]}"
+    done
+    exit "$exit_status"
+}
