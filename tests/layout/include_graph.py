@@ -5,8 +5,11 @@
 
 Prints the number of files, include edges between our files, the depth (the
 longest chain of includes), and which folder includes which. With --check,
-exits 1 when a folder includes one it may not (see ALLOWED), or a file
-includes one that includes it back.
+exits 1 when a folder includes one it may not (see ALLOWED), a file includes
+one that includes it back, or the dependency diagram of docs/ARCHITECTURE.md
+(the fenced block after its "## Dependencies" heading, one line per folder:
+"daemon/registry -> daemon/archives, daemon/cache, proto") differs from the
+folder edges of the real include graph.
 """
 import sys
 from collections import defaultdict
@@ -51,10 +54,13 @@ ALLOWED = {
     'helper/cli': {'proto', 'helper/client', 'helper/terraform_config'},
 }
 SOURCE_DIRS = ('proto', 'daemon', 'helper')
-# Where an include may be found, in order (the flat layout before issue 11
-# had several roots; the rooted layout has one: the repository).
+# Where an include may be found, in order: the repository, where includes are
+# rooted, then per-target include folders, so that one found there is still
+# an edge of the graph (and fails the rules) rather than going unseen.
 ROOTS = ('', 'proto/include', 'daemon/src', 'helper/src')
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+DIAGRAM_DOC = Path('docs/ARCHITECTURE.md')
+DIAGRAM_HEADING = '## Dependencies'
 
 
 def folder_of(rel):
@@ -96,6 +102,37 @@ def depth(nodes, edges):
     return max((d(n, set()) for n in nodes), default=0)
 
 
+def diagram_edges(root):
+    """The folder edges the diagram in docs/ARCHITECTURE.md draws, or an error."""
+    path = root / DIAGRAM_DOC
+    if not path.is_file():
+        return None, f'{DIAGRAM_DOC} is missing'
+    lines = path.read_text().split('\n')
+    try:
+        at = lines.index(DIAGRAM_HEADING)
+        begin = next(i for i in range(at + 1, len(lines)) if lines[i].startswith('```'))
+        end = next(i for i in range(begin + 1, len(lines)) if lines[i].startswith('```'))
+    except (ValueError, StopIteration):
+        return None, f'{DIAGRAM_DOC} has no fenced block after a "{DIAGRAM_HEADING}" line'
+    edges = defaultdict(set)
+    for line in lines[begin + 1:end]:
+        if '->' not in line:
+            continue
+        source, targets = (part.strip() for part in line.split('->', 1))
+        edges[source] |= {t.strip() for t in targets.split(',') if t.strip()}
+    return edges, None
+
+
+def diagram_problems(root, folder_edges):
+    drawn, error = diagram_edges(root)
+    if error:
+        return [error]
+    real = {(a, b) for a, bs in folder_edges.items() for b in bs}
+    shown = {(a, b) for a, bs in drawn.items() for b in bs}
+    return ([f'{DIAGRAM_DOC} lacks the edge {a} -> {b}' for a, b in sorted(real - shown)] +
+            [f'{DIAGRAM_DOC} draws {a} -> {b}, which no include makes' for a, b in sorted(shown - real)])
+
+
 def main(argv):
     check = '--check' in argv
     args = [a for a in argv if a != '--check']
@@ -123,6 +160,7 @@ def main(argv):
     if check:
         unknown = sorted({folder_of(n) for n in nodes} - set(ALLOWED))
         problems += [f'folder {u} is not in ALLOWED (tests/layout/include_graph.py)' for u in unknown]
+        problems += diagram_problems(root, folder_edges)
         for p in problems:
             print('layout:', p)
         return 1 if problems else 0

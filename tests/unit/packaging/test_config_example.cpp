@@ -1,7 +1,8 @@
 // packaging/config.toml.example, shipped in /usr/share/doc/hostkeeper: it
 // parses, its values are the daemon's real defaults, and it shows every key
 // the daemon knows (commented-out ones included) and no other: checked
-// against the table of settings (settings.hpp). README's example parses.
+// against the table of settings (settings.hpp). The manual's example
+// (docs/manual/configuration.md) parses.
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <map>
@@ -153,15 +154,16 @@ TEST_CASE("the example configuration writes each setting of the table with its d
     }
 }
 
-TEST_CASE("README's configuration example parses", "[packaging][config]") {
-    const std::string readme = source_file("README.md");
-    const auto section = readme.find("\n## Configuration\n");
+TEST_CASE("the manual's configuration example parses", "[packaging][config]") {
+    const std::string page = source_file("docs/manual/configuration.md");
+    const auto section = page.find("# Configuration");
     REQUIRE(section != std::string::npos);
-    const auto begin = readme.find("```toml\n", section);
+    const auto begin = page.find("```toml\n", section);
     REQUIRE(begin != std::string::npos);
-    const auto end = readme.find("```\n", begin + 8);
+    const auto end = page.find("```\n", begin + 8);
     REQUIRE(end != std::string::npos);
     Config config;
-    CHECK_NOTHROW(apply_toml(config, readme.substr(begin + 8, end - begin - 8), "README.md"));
+    CHECK_NOTHROW(apply_toml(config, page.substr(begin + 8, end - begin - 8),
+                             "docs/manual/configuration.md"));
     CHECK(config.log_level == "debug");
 }

@@ -1,7 +1,9 @@
 // The man pages against the table of settings (settings.hpp): hostkeeper.toml(5)
 // describes every key with its default, hostkeeperd(8) names every option, and
-// neither names one the daemon does not know.
+// neither names one the daemon does not know; nor does the manual (docs/manual)
+// name a dotted key or a hostkeeperd option the daemon does not know.
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -16,16 +18,32 @@ using namespace hostkeeper::daemon::app;
 
 namespace {
 
-std::string man_page(const std::string& name) {
-    std::ifstream in(std::string(HK_SOURCE_DIR) + "/packaging/man/" + name);
+std::string source_file(const std::string& path) {
+    std::ifstream in(std::string(HK_SOURCE_DIR) + "/" + path);
     REQUIRE(in);
     std::ostringstream text;
     text << in.rdbuf();
     return text.str();
 }
 
+std::string man_page(const std::string& name) {
+    return source_file("packaging/man/" + name);
+}
+
+// Every page of the manual, and the README, by path.
+std::map<std::string, std::string> manual_pages() {
+    std::map<std::string, std::string> pages{{"README.md", source_file("README.md")}};
+    for (const auto& entry :
+         std::filesystem::directory_iterator(std::string(HK_SOURCE_DIR) + "/docs/manual")) {
+        if (entry.path().extension() != ".md") continue;
+        const std::string path = "docs/manual/" + entry.path().filename().string();
+        pages.emplace(path, source_file(path));
+    }
+    return pages;
+}
+
 // roff's "\-" is a "-".
-std::string unescaped(std::string text) {
+std::string unescaped(const std::string& text) {
     return std::regex_replace(text, std::regex(R"(\\-)"), "-");
 }
 
@@ -136,4 +154,36 @@ TEST_CASE("hostkeeperd(8) names every setting's option, and no other", "[packagi
     std::set<std::string> options;
     for (const Setting& setting : settings()) options.emplace(setting.option);
     CHECK(listed_options(man_page("hostkeeperd.8")) == options);
+}
+
+TEST_CASE("the manual names only settings and options the daemon knows", "[packaging][config]") {
+    std::set<std::string> keys;
+    std::set<std::string> options{"--config",   "--check-config", "--on-demand",
+                                  "--ready-fd", "--help",         "--version"};
+    for (const Setting& setting : settings()) {
+        keys.emplace(setting.key);
+        options.emplace(setting.option);
+    }
+    // `table.key` of config.toml's tables, and `hostkeeperd --option`.
+    const std::regex dotted_key(
+        R"(`((credentials|discovery|registry|registry_cache|keyring|http)\.[a-z_]+)`)");
+    const std::regex daemon_option(R"(hostkeeperd(\s+--[a-z-]+)*\s+(--[a-z-]+))");
+    std::size_t named = 0;
+    const std::map<std::string, std::string> pages = manual_pages();
+    REQUIRE(pages.count("docs/manual/configuration.md") == 1);
+    for (const auto& [path, text] : pages) {
+        std::smatch m;
+        for (std::string rest = text; std::regex_search(rest, m, dotted_key); rest = m.suffix()) {
+            INFO(path << " names " << m[1].str());
+            CHECK(keys.count(m[1].str()) == 1);
+            ++named;
+        }
+        for (std::string rest = text; std::regex_search(rest, m, daemon_option);
+             rest = m.suffix()) {
+            INFO(path << " names hostkeeperd " << m[2].str());
+            CHECK(options.count(m[2].str()) == 1);
+            ++named;
+        }
+    }
+    CHECK(named > 0);
 }
