@@ -187,41 +187,20 @@ void ChosenKeyring::detach() {
     impl_->watched_backend.reset();
 }
 
-std::optional<proto::Secret> ChosenKeyring::lookup(const std::string& host) {
-    return impl_->current().lookup(host);
+std::optional<credentials::StoredItem> ChosenKeyring::lookup(const credentials::ItemKey& key) {
+    return impl_->current().lookup(key);
 }
 
-void ChosenKeyring::store(const std::string& host, const proto::Secret& credentials) {
-    impl_->current().store(host, credentials);
+void ChosenKeyring::store(const credentials::StoredItem& item) {
+    impl_->current().store(item);
 }
 
-bool ChosenKeyring::remove(const std::string& host) {
-    return impl_->current().remove(host);
+bool ChosenKeyring::remove(const credentials::ItemKey& key) {
+    return impl_->current().remove(key);
 }
 
-std::vector<std::string> ChosenKeyring::hosts() {
-    return impl_->current().hosts();
-}
-
-std::vector<credentials::ItemInfo> ChosenKeyring::items() {
-    return impl_->current().items();
-}
-
-std::optional<credentials::DockerCredentials> ChosenKeyring::docker_lookup(
-    const std::string& server) {
-    return impl_->current().docker_lookup(server);
-}
-
-void ChosenKeyring::docker_store(const credentials::DockerCredentials& credentials) {
-    impl_->current().docker_store(credentials);
-}
-
-bool ChosenKeyring::docker_remove(const std::string& server) {
-    return impl_->current().docker_remove(server);
-}
-
-std::vector<credentials::DockerItemInfo> ChosenKeyring::docker_items() {
-    return impl_->current().docker_items();
+std::vector<credentials::ListedItem> ChosenKeyring::list(credentials::ItemKind kind) {
+    return impl_->current().list(kind);
 }
 
 void ChosenKeyring::unlock() {

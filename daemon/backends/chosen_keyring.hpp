@@ -38,15 +38,10 @@ class ChosenKeyring final : public credentials::Keyring, public KeyringAdmin {
     // On the event loop: stops the watch.
     void detach();
 
-    std::optional<proto::Secret> lookup(const std::string& host) override;
-    void store(const std::string& host, const proto::Secret& credentials) override;
-    bool remove(const std::string& host) override;
-    std::vector<std::string> hosts() override;
-    std::vector<credentials::ItemInfo> items() override;
-    std::optional<credentials::DockerCredentials> docker_lookup(const std::string& server) override;
-    void docker_store(const credentials::DockerCredentials& credentials) override;
-    bool docker_remove(const std::string& server) override;
-    std::vector<credentials::DockerItemInfo> docker_items() override;
+    std::optional<credentials::StoredItem> lookup(const credentials::ItemKey& key) override;
+    void store(const credentials::StoredItem& item) override;
+    bool remove(const credentials::ItemKey& key) override;
+    std::vector<credentials::ListedItem> list(credentials::ItemKind kind) override;
     void unlock() override;  // Keyring's (worker thread)
     std::string_view name() const override;
 

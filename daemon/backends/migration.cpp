@@ -5,6 +5,8 @@
 #include <optional>
 
 #include "daemon/credentials/credential_service.hpp"
+#include "daemon/credentials/docker_items.hpp"
+#include "daemon/credentials/terraform_items.hpp"
 #include "proto/json.hpp"
 #include "proto/secret.hpp"
 
@@ -28,16 +30,18 @@ struct ItemKind {
 // Hosts: the credentials as hostkeeper serves them (compact JSON).
 const ItemKind kHosts{
     "host",
-    [](credentials::Keyring& k) { return k.hosts(); },
+    [](credentials::Keyring& k) { return credentials::TerraformItems(k).hosts(); },
     [](credentials::Keyring& k, const std::string& host) -> std::optional<Secret> {
-        std::optional<Secret> text = k.lookup(host);
+        std::optional<Secret> text = credentials::TerraformItems(k).lookup(host);
         if (!text) return std::nullopt;
         return credentials::credentials_from_keyring_text(host, *text);
     },
     [](credentials::Keyring& k, const std::string& host, const Secret& text) {
-        k.store(host, text);
+        credentials::TerraformItems(k).store(host, text);
     },
-    [](credentials::Keyring& k, const std::string& host) { return k.remove(host); },
+    [](credentials::Keyring& k, const std::string& host) {
+        return credentials::TerraformItems(k).remove(host);
+    },
 };
 
 // Docker credentials: [username, secret] as one JSON text.
@@ -45,12 +49,13 @@ const ItemKind kDocker{
     "Docker server",
     [](credentials::Keyring& k) {
         std::vector<std::string> servers;
-        for (credentials::DockerItemInfo& item : k.docker_items())
+        for (credentials::DockerItemInfo& item : credentials::DockerItems(k).items())
             servers.push_back(std::move(item.server));
         return servers;
     },
     [](credentials::Keyring& k, const std::string& server) -> std::optional<Secret> {
-        const std::optional<credentials::DockerCredentials> found = k.docker_lookup(server);
+        const std::optional<credentials::DockerCredentials> found =
+            credentials::DockerItems(k).lookup(server);
         if (!found) return std::nullopt;
         proto::Json pair = proto::Json::array({found->username, std::string(found->secret.view())});
         const proto::ScrubGuard guard(pair);
@@ -60,10 +65,12 @@ const ItemKind kDocker{
     [](credentials::Keyring& k, const std::string& server, const Secret& text) {
         proto::Json pair = proto::parse_json(text.view());
         const proto::ScrubGuard guard(pair);
-        k.docker_store({server, pair.at(0).get<std::string>(),
-                        Secret(pair.at(1).get_ref<const std::string&>())});
+        credentials::DockerItems(k).store({server, pair.at(0).get<std::string>(),
+                                           Secret(pair.at(1).get_ref<const std::string&>())});
     },
-    [](credentials::Keyring& k, const std::string& server) { return k.docker_remove(server); },
+    [](credentials::Keyring& k, const std::string& server) {
+        return credentials::DockerItems(k).remove(server);
+    },
 };
 
 void take_back(const ItemKind& kind, credentials::Keyring& to, const std::string& key) {

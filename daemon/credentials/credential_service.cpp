@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "daemon/async/on_worker.hpp"
+#include "daemon/credentials/terraform_items.hpp"
 #include "proto/error.hpp"
 #include "proto/json.hpp"
 #include "proto/messages.hpp"
@@ -101,7 +102,7 @@ asio::awaitable<std::optional<Secret>> CredentialService::load(std::string host)
     ++keyring_lookups_;
     // Named first (async/toolchain.hpp).
     auto lookup = [this, host]() -> std::optional<Secret> {
-        std::optional<Secret> text = keyring_.lookup(host);
+        std::optional<Secret> text = TerraformItems(keyring_).lookup(host);
         if (!text) return std::nullopt;
         return credentials_from_keyring_text(host, *text);
     };
@@ -113,7 +114,9 @@ asio::awaitable<std::optional<Secret>> CredentialService::load(std::string host)
 asio::awaitable<void> CredentialService::store(std::string host, Secret credentials) {
     rejected_.erase(host);
     const std::uint64_t generation = generation_;
-    auto write = [this, host, copy = credentials.clone()]() { keyring_.store(host, copy); };
+    auto write = [this, host, copy = credentials.clone()]() {
+        TerraformItems(keyring_).store(host, copy);
+    };
     co_await async::on_worker(worker_, std::move(write));
     // A keyring event (a lock) or another write meanwhile: keep nothing; the
     // next get reads the keyring.
@@ -128,7 +131,7 @@ asio::awaitable<void> CredentialService::store(std::string host, Secret credenti
 
 asio::awaitable<void> CredentialService::forget(std::string host) {
     rejected_.erase(host);
-    auto remove = [this, host]() { (void)keyring_.remove(host); };
+    auto remove = [this, host]() { (void)TerraformItems(keyring_).remove(host); };
     const std::uint64_t generation = generation_;
     co_await async::on_worker(worker_, std::move(remove));
     const bool undisturbed = generation == generation_;

@@ -1,7 +1,12 @@
 #pragma once
-// The keyring as the credential service sees it: one secret per normalized
-// host. Implementations block (D-Bus round trips, unlock prompts) and are
-// called from one worker thread, never from the event loop.
+// The keyring port: one store of items, each named by its kind and its key
+// (a Terraform host, a Docker server URL). The Terraform view (host ->
+// credentials) and the Docker view (server -> username and secret) sit
+// above it (terraform_items.hpp, docker_items.hpp); a backend maps each kind
+// to its own naming in one table (the Secret Service's schemas, pass's
+// folders) and knows nothing else of what an item is for.
+// Implementations block (D-Bus round trips, unlock prompts) and are called
+// from one worker thread, never from the event loop.
 
 #include <chrono>
 #include <optional>
@@ -15,26 +20,38 @@ namespace hostkeeper::daemon::credentials {
 
 using WallTime = std::chrono::system_clock::time_point;
 
-// A host's item as the keyring describes it, without its secret.
-struct ItemInfo {
-    std::string host;                // normalized
+enum class ItemKind {
+    terraform,  // a normalized host's credentials JSON object
+    docker,     // a Docker server's username and secret (docker-credential-hostkeeper)
+};
+
+struct ItemKey {
+    ItemKind kind = ItemKind::terraform;
+    std::string key;  // the normalized host; the server URL as the Docker client names it
+};
+
+// An item with its secret.
+struct StoredItem {
+    ItemKey key;
+    std::string username;  // docker: the account; empty for a kind without one
+    proto::Secret secret;
+};
+
+// An item as the keyring describes it, without its secret.
+struct ListedItem {
+    std::string key;
+    // docker: nullopt when only readable with the secret, and that is
+    // locked; always nullopt for a kind without a username.
+    std::optional<std::string> username;
     std::string label;               // the item's label; pass: the entry's name
     std::optional<WallTime> stored;  // when it was last written, where the backend knows
 };
 
-// Docker credentials (docker-credential-hostkeeper): items of their own
-// kind, keyed by the server URL as the Docker client names it.
+// Docker credentials as the Docker view and pass's entries hold them.
 struct DockerCredentials {
     std::string server;
     std::string username;
     proto::Secret secret;
-};
-
-struct DockerItemInfo {
-    std::string server;
-    std::optional<std::string> username;  // nullopt: only readable with the secret, and locked
-    std::string label;
-    std::optional<WallTime> stored;
 };
 
 class Keyring {
@@ -44,28 +61,19 @@ class Keyring {
     Keyring& operator=(const Keyring&) = delete;
     virtual ~Keyring() = default;
 
-    // The stored secret text, or nullopt when the keyring has no item for
-    // the host. Never reports a locked item as missing: throws
-    // proto::Error{keyring_locked}, as it throws keyring_unavailable,
-    // no_default_collection or keyring_error for the other failures.
-    virtual std::optional<proto::Secret> lookup(const std::string& host) = 0;
-    // Creates or replaces the host's item.
-    virtual void store(const std::string& host, const proto::Secret& credentials) = 0;
-    // Removes the host's item; false when there was none.
-    virtual bool remove(const std::string& host) = 0;
-    // Every host with an item, normalized, sorted, without reading a secret
-    // (so locked items are listed too).
-    virtual std::vector<std::string> hosts() = 0;
-    // The same hosts with what the keyring says of each item, sorted by host.
-    virtual std::vector<ItemInfo> items() = 0;
-
-    // Docker credentials: the same rules (a locked item is keyring_locked,
-    // never absent). docker_items() lists them without reading a secret
-    // where the backend can (the username is then known), sorted by server.
-    virtual std::optional<DockerCredentials> docker_lookup(const std::string& server) = 0;
-    virtual void docker_store(const DockerCredentials& credentials) = 0;
-    virtual bool docker_remove(const std::string& server) = 0;
-    virtual std::vector<DockerItemInfo> docker_items() = 0;
+    // The item, or nullopt when the keyring has none. Never reports a locked
+    // item as missing: throws proto::Error{keyring_locked}, as it throws
+    // keyring_unavailable, no_default_collection or keyring_error for the
+    // other failures.
+    virtual std::optional<StoredItem> lookup(const ItemKey& key) = 0;
+    // Creates or replaces the key's item (one item per key).
+    virtual void store(const StoredItem& item) = 0;
+    // Removes the key's item; false when there was none.
+    virtual bool remove(const ItemKey& key) = 0;
+    // The kind's items, sorted by key, without reading a secret where the
+    // backend can (locked items are listed too). The Secret Service may list
+    // more than one item for a key.
+    virtual std::vector<ListedItem> list(ItemKind kind) = 0;
     // Unlocks what `lookup` needs, where the keyring itself can ask the user
     // (a Secret Service prompt); throws keyring_locked where only the user's
     // terminal can (gpg-agent's pinentry: `hostkeeper unlock`).

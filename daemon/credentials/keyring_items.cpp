@@ -11,27 +11,27 @@ namespace asio = boost::asio;
 // Each work item is named before it is awaited (async/toolchain.hpp).
 
 asio::awaitable<std::vector<ItemInfo>> KeyringItems::items() {
-    auto work = [this] { return keyring_.items(); };
+    auto work = [this] { return TerraformItems(keyring_).items(); };
     co_return co_await async::on_worker(worker_, std::move(work));
 }
 
 asio::awaitable<std::optional<DockerCredentials>> KeyringItems::docker_get(std::string server) {
-    auto work = [this, server] { return keyring_.docker_lookup(server); };
+    auto work = [this, server] { return DockerItems(keyring_).lookup(server); };
     co_return co_await async::on_worker(worker_, std::move(work));
 }
 
 asio::awaitable<void> KeyringItems::docker_store(DockerCredentials credentials) {
-    auto work = [this, stored = std::move(credentials)] { keyring_.docker_store(stored); };
+    auto work = [this, stored = std::move(credentials)] { DockerItems(keyring_).store(stored); };
     co_await async::on_worker(worker_, std::move(work));
 }
 
 asio::awaitable<bool> KeyringItems::docker_erase(std::string server) {
-    auto work = [this, server] { return keyring_.docker_remove(server); };
+    auto work = [this, server] { return DockerItems(keyring_).remove(server); };
     co_return co_await async::on_worker(worker_, std::move(work));
 }
 
 asio::awaitable<std::vector<DockerItemInfo>> KeyringItems::docker_items() {
-    auto work = [this] { return keyring_.docker_items(); };
+    auto work = [this] { return DockerItems(keyring_).items(); };
     co_return co_await async::on_worker(worker_, std::move(work));
 }
 

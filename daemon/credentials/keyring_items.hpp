@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "daemon/credentials/docker_items.hpp"
 #include "daemon/credentials/keyring.hpp"
+#include "daemon/credentials/terraform_items.hpp"
 
 namespace hostkeeper::daemon::credentials {
 

@@ -2,11 +2,11 @@
 // The Secret Service (gnome-keyring, KeePassXC, ...) through libsecret.
 // The cold path (a lookup the daemon has not cached) costs SearchItems and
 // GetSecret on a kept connection: no item proxies.
-// Items: schema io.hostkeeper.Credentials, string attribute "host" (the
-// normalized ASCII hostname), label "hostkeeper: HOST", the credentials JSON
-// object as the secret, in the default collection. Docker credentials:
-// schema io.hostkeeper.DockerCredentials, attributes "server" and
-// "username", label "hostkeeper docker: SERVER", the secret as the secret.
+// Each kind of item has its schema, attributes and label (item_schemas.hpp);
+// items are made in the default collection. The adapter's parts: bounded
+// calls (bounded_calls), unlocking (secret_unlock), searching, also for the
+// locked items a search cannot see (secret_search), and the items
+// themselves (secret_items).
 //
 // Every D-Bus call is bounded: an unlock prompt by `unlock_timeout`, any other
 // call by the shorter of `unlock_timeout` and 10 s, so that a stopped or hung Secret Service is an
@@ -30,15 +30,10 @@ class LibsecretKeyring final : public credentials::Keyring {
     explicit LibsecretKeyring(std::chrono::milliseconds unlock_timeout);
     ~LibsecretKeyring() override;
 
-    std::optional<proto::Secret> lookup(const std::string& host) override;
-    void store(const std::string& host, const proto::Secret& credentials) override;
-    bool remove(const std::string& host) override;
-    std::vector<std::string> hosts() override;
-    std::vector<credentials::ItemInfo> items() override;
-    std::optional<credentials::DockerCredentials> docker_lookup(const std::string& server) override;
-    void docker_store(const credentials::DockerCredentials& credentials) override;
-    bool docker_remove(const std::string& server) override;
-    std::vector<credentials::DockerItemInfo> docker_items() override;
+    std::optional<credentials::StoredItem> lookup(const credentials::ItemKey& key) override;
+    void store(const credentials::StoredItem& item) override;
+    bool remove(const credentials::ItemKey& key) override;
+    std::vector<credentials::ListedItem> list(credentials::ItemKind kind) override;
     void unlock() override;
     std::string_view name() const override { return "secret-service"; }
 
@@ -57,12 +52,8 @@ class LibsecretKeyring final : public credentials::Keyring {
     void service_replaced();
 
   private:
-    template <typename F>
-    auto attempt(F f);
-    std::optional<proto::Secret> lookup_once(const std::string& host);
-    void store_once(const std::string& host, const proto::Secret& credentials);
-    bool remove_once(const std::string& host);
-    std::vector<credentials::ItemInfo> items_once();
+    template <typename Operation>
+    auto run(Operation operation);
 
     std::chrono::milliseconds unlock_timeout_;
     std::chrono::milliseconds call_timeout_;

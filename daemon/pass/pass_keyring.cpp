@@ -51,6 +51,68 @@ std::string getenv_or_empty(const char* name) {
                     "keyring.password_store_dir to your store");
 }
 
+// Each kind of item as pass keeps it: the folder of its entries, an
+// entry's name for a key (and back), and the entry's text for an item (and
+// back). The one place that knows the kinds.
+struct EntryKind {
+    std::string folder;
+    std::string (*entry)(std::string_view key);
+    std::optional<std::string> (*key_of_file)(std::string_view file_name);
+    Secret (*text_of)(const credentials::StoredItem& item);
+    credentials::StoredItem (*item_of)(const std::string& entry, const credentials::ItemKey& key,
+                                       const Secret& text);
+    bool username_inside;  // listing reads each entry for its username
+};
+
+Secret terraform_text(const credentials::StoredItem& item) {
+    return item.secret.clone();
+}
+
+credentials::StoredItem terraform_item(const std::string& /*entry*/,
+                                       const credentials::ItemKey& key, const Secret& text) {
+    return {key, {}, entry_text(text.view())};
+}
+
+Secret docker_text(const credentials::StoredItem& item) {
+    proto::Json json = {{"ServerURL", item.key.key},
+                        {"Username", item.username},
+                        {"Secret", std::string(item.secret.view())}};
+    const proto::ScrubGuard json_guard(json);
+    std::string text = json.dump();
+    return Secret::adopt(text);
+}
+
+credentials::StoredItem docker_item(const std::string& entry, const credentials::ItemKey& key,
+                                    const Secret& text) {
+    credentials::DockerCredentials found = docker_entry_text(entry, entry_text(text.view()));
+    if (found.server != key.key)
+        throw Error(ErrorCode::keyring_error,
+                    entry + " holds the credentials of another server (" + found.server + ")");
+    return {key, std::move(found.username), std::move(found.secret)};
+}
+
+const EntryKind& entry_kind(credentials::ItemKind kind) {
+    static const EntryKind terraform{std::string(kEntryFolder),
+                                     entry_name,
+                                     host_of_entry_file,
+                                     terraform_text,
+                                     terraform_item,
+                                     false};
+    static const EntryKind docker{std::string(kEntryFolder) + "/" + std::string(kDockerFolder),
+                                  docker_entry_name,
+                                  server_of_docker_entry_file,
+                                  docker_text,
+                                  docker_item,
+                                  true};
+    switch (kind) {
+        case credentials::ItemKind::terraform:
+            return terraform;
+        case credentials::ItemKind::docker:
+            return docker;
+    }
+    throw Error(ErrorCode::keyring_error, "an item of an unknown kind");
+}
+
 }  // namespace
 
 bool store_writable(const fs::path& store) {
@@ -176,18 +238,22 @@ bool PassKeyring::remove_entry(const std::string& entry) {
     return true;
 }
 
-std::optional<Secret> PassKeyring::lookup(const std::string& host) {
-    std::optional<Secret> text = read_entry(entry_name(host));
+std::optional<credentials::StoredItem> PassKeyring::lookup(const credentials::ItemKey& key) {
+    const EntryKind& kind = entry_kind(key.kind);
+    const std::string entry = kind.entry(key.key);
+    const std::optional<Secret> text = read_entry(entry);
     if (!text) return std::nullopt;
-    return entry_text(text->view());
+    return kind.item_of(entry, key, *text);
 }
 
-void PassKeyring::store(const std::string& host, const Secret& credentials) {
-    write_entry(entry_name(host), credentials.view());
+void PassKeyring::store(const credentials::StoredItem& item) {
+    const EntryKind& kind = entry_kind(item.key.kind);
+    const Secret text = kind.text_of(item);
+    write_entry(kind.entry(item.key.key), text.view());
 }
 
-bool PassKeyring::remove(const std::string& host) {
-    return remove_entry(entry_name(host));
+bool PassKeyring::remove(const credentials::ItemKey& key) {
+    return remove_entry(entry_kind(key.kind).entry(key.key));
 }
 
 std::vector<std::pair<std::string, credentials::WallTime>> PassKeyring::folder_files(
@@ -204,72 +270,27 @@ std::vector<std::pair<std::string, credentials::WallTime>> PassKeyring::folder_f
     return std::move(listing.files);
 }
 
-std::vector<credentials::ItemInfo> PassKeyring::items() {
-    const StoreFolder folder = open_store_folder(store_, kEntryFolder, std::nullopt);
-    if (!folder.fd.valid() && !is_initialized(store_)) not_initialized(store_);
-    std::vector<credentials::ItemInfo> out;
-    for (auto& [file, written] : folder_files(std::string(kEntryFolder))) {
-        if (auto host = host_of_entry_file(file))
-            out.push_back({*host, entry_name(*host), written});
-    }
-    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.host < b.host; });
-    return out;
-}
-
-std::vector<std::string> PassKeyring::hosts() {
-    std::vector<std::string> out;
-    for (credentials::ItemInfo& item : items()) out.push_back(std::move(item.host));
-    return out;
-}
-
-std::optional<credentials::DockerCredentials> PassKeyring::docker_lookup(
-    const std::string& server) {
-    const std::string entry = docker_entry_name(server);
-    const std::optional<Secret> text = read_entry(entry);
-    if (!text) return std::nullopt;
-    credentials::DockerCredentials found = docker_entry_text(entry, entry_text(text->view()));
-    if (found.server != server)
-        throw Error(ErrorCode::keyring_error,
-                    entry + " holds the credentials of another server (" + found.server + ")");
-    return found;
-}
-
-void PassKeyring::docker_store(const credentials::DockerCredentials& credentials) {
-    proto::Json json = {{"ServerURL", credentials.server},
-                        {"Username", credentials.username},
-                        {"Secret", std::string(credentials.secret.view())}};
-    const proto::ScrubGuard json_guard(json);
-    std::string text = json.dump();
-    const Secret secret = Secret::adopt(text);
-    write_entry(docker_entry_name(credentials.server), secret.view());
-}
-
-bool PassKeyring::docker_remove(const std::string& server) {
-    return remove_entry(docker_entry_name(server));
-}
-
-// The username is inside the encrypted entry: each is read, and one whose
-// key gpg-agent does not hold unlocked is listed without it.
-std::vector<credentials::DockerItemInfo> PassKeyring::docker_items() {
+// A kind whose username is inside the encrypted entry has each entry read,
+// and one whose key gpg-agent does not hold unlocked is listed without it.
+std::vector<credentials::ListedItem> PassKeyring::list(credentials::ItemKind item_kind) {
+    const EntryKind& kind = entry_kind(item_kind);
     if (!open_store_folder(store_, kEntryFolder, std::nullopt).fd.valid() &&
         !is_initialized(store_))
         not_initialized(store_);
-    std::vector<credentials::DockerItemInfo> out;
-    const std::string folder = std::string(kEntryFolder) + "/" + std::string(kDockerFolder);
-    std::vector<std::pair<std::string, credentials::WallTime>> servers;
-    for (auto& [file, written] : folder_files(folder)) {
-        if (auto server = server_of_docker_entry_file(file))
-            servers.emplace_back(std::move(*server), written);
+    std::vector<credentials::ListedItem> out;
+    for (auto& [file, written] : folder_files(kind.folder)) {
+        if (auto key = kind.key_of_file(file))
+            out.push_back({*key, std::nullopt, kind.entry(*key), written});
     }
-    std::sort(servers.begin(), servers.end());
-    for (auto& [server, written] : servers) {
-        credentials::DockerItemInfo info{server, std::nullopt, docker_entry_name(server), written};
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+    if (!kind.username_inside) return out;
+    for (credentials::ListedItem& item : out) {
         try {
-            if (auto found = docker_lookup(server)) info.username = std::move(found->username);
+            if (auto found = lookup({item_kind, item.key}))
+                item.username = std::move(found->username);
         } catch (const Error& e) {
             if (e.code() != ErrorCode::keyring_locked) throw;
         }
-        out.push_back(std::move(info));
     }
     return out;
 }

@@ -1,15 +1,16 @@
 #pragma once
-// The keyring port over a `pass` password store, through GPGME: each host
-// is one entry (store_layout.hpp), whose text is the credentials JSON object
+// The keyring port over a `pass` password store, through GPGME: each item
+// is one entry in its kind's folder (the table in pass_keyring.cpp; names
+// in store_layout.hpp). A host's entry holds the credentials JSON object
 // and a newline, so `pass show hostkeeper/HOST` shows it, and an entry made
-// by `pass insert` (a JSON object, also over several lines, or a bare
-// token on the first line) is read. Docker credentials are entries under
-// hostkeeper/docker/ (store_layout.hpp) holding
-// {"ServerURL":...,"Username":...,"Secret":...}. Writes encrypt to the entry's .gpg-id
-// recipients, replace the file atomically (mode from PASSWORD_STORE_UMASK,
-// default 077) and commit when the store is a git repository. An entry is a
-// regular file: a symbolic link, at the entry or at hostkeeper/ or
-// hostkeeper/docker/, is never followed (refused, and skipped in listings).
+// by `pass insert` (a JSON object, also over several lines, or a bare token
+// on the first line) is read. Docker credentials are entries under
+// hostkeeper/docker/ holding {"ServerURL":...,"Username":...,"Secret":...}.
+// Writes encrypt to the entry's .gpg-id recipients, replace the file
+// atomically (mode from PASSWORD_STORE_UMASK, default 077) and commit when
+// the store is a git repository. An entry is a regular file: a symbolic
+// link, at the entry or at hostkeeper/ or hostkeeper/docker/, is never
+// followed (refused, and skipped in listings).
 //
 // Called from the keyring worker thread only; `used_keyids()`,
 // `forget_used_keys()` and `store_dir()` from any thread.
@@ -35,15 +36,10 @@ class PassKeyring final : public credentials::Keyring {
     explicit PassKeyring(const std::optional<std::filesystem::path>& configured_store);
     ~PassKeyring() override;
 
-    std::optional<proto::Secret> lookup(const std::string& host) override;
-    void store(const std::string& host, const proto::Secret& credentials) override;
-    bool remove(const std::string& host) override;
-    std::vector<std::string> hosts() override;
-    std::vector<credentials::ItemInfo> items() override;
-    std::optional<credentials::DockerCredentials> docker_lookup(const std::string& server) override;
-    void docker_store(const credentials::DockerCredentials& credentials) override;
-    bool docker_remove(const std::string& server) override;
-    std::vector<credentials::DockerItemInfo> docker_items() override;
+    std::optional<credentials::StoredItem> lookup(const credentials::ItemKey& key) override;
+    void store(const credentials::StoredItem& item) override;
+    bool remove(const credentials::ItemKey& key) override;
+    std::vector<credentials::ListedItem> list(credentials::ItemKind kind) override;
     void unlock() override;
     std::string_view name() const override { return "pass"; }
 
@@ -59,8 +55,8 @@ class PassKeyring final : public credentials::Keyring {
   private:
     GpgSession& session();
     // One entry's decrypted text (nullopt: no such entry), its encryption
-    // and its removal, for hosts and Docker servers alike; no symbolic link
-    // is followed (store_layout.hpp).
+    // and its removal, for every kind of item alike; no symbolic link is
+    // followed (store_layout.hpp).
     std::optional<proto::Secret> read_entry(const std::string& entry);
     void write_entry(const std::string& entry, std::string_view text);
     bool remove_entry(const std::string& entry);

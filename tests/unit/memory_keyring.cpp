@@ -6,50 +6,67 @@ void MemoryKeyring::check_failure() {
     if (failure_) throw proto::Error(*failure_, "injected failure");
 }
 
-std::optional<proto::Secret> MemoryKeyring::lookup(const std::string& host) {
+std::optional<daemon::credentials::StoredItem> MemoryKeyring::lookup(
+    const daemon::credentials::ItemKey& key) {
     ++lookups;
     std::unique_lock lock(mutex_);
     gate_cv_.wait(lock, [this] { return !gate_closed_; });
     check_failure();
     if (lookup_failure_) throw proto::Error(*lookup_failure_, "injected lookup failure");
-    const auto it = items_.find(host);
+    const auto it = items_.find({key.kind, key.key});
     if (it == items_.end()) return std::nullopt;
-    if (garbled_lookup_ == host) return proto::Secret(std::string_view("{\"token\":\"garbled\"}"));
-    return proto::Secret(it->second);
+    const std::string_view text = garbled_lookup_ == key.key
+                                      ? std::string_view("{\"token\":\"garbled\"}")
+                                      : std::string_view(it->second.text);
+    return daemon::credentials::StoredItem{key, it->second.username, proto::Secret(text)};
 }
 
-void MemoryKeyring::store(const std::string& host, const proto::Secret& credentials) {
+void MemoryKeyring::store(const daemon::credentials::StoredItem& item) {
     ++stores;
     std::unique_lock lock(mutex_);
     gate_cv_.wait(lock, [this] { return !gate_closed_; });
     check_failure();
-    if (failing_store_ == host)
+    if (failing_store_ == item.key.key)
         throw proto::Error(proto::ErrorCode::keyring_error, "injected store failure");
-    items_[host] = std::string(credentials.view());
+    items_[{item.key.kind, item.key.key}] = {item.username, std::string(item.secret.view())};
 }
 
-bool MemoryKeyring::remove(const std::string& host) {
+bool MemoryKeyring::remove(const daemon::credentials::ItemKey& key) {
     ++removes;
     const std::lock_guard lock(mutex_);
     check_failure();
-    if (failing_remove_ == host)
+    if (failing_remove_ == key.key)
         throw proto::Error(proto::ErrorCode::keyring_error, "injected remove failure");
-    return items_.erase(host) > 0;
+    return items_.erase({key.kind, key.key}) > 0;
+}
+
+std::vector<daemon::credentials::ListedItem> MemoryKeyring::list(
+    daemon::credentials::ItemKind kind) {
+    const std::lock_guard lock(mutex_);
+    check_failure();
+    const bool docker = kind == daemon::credentials::ItemKind::docker;
+    std::vector<daemon::credentials::ListedItem> out;
+    for (const auto& [key, entry] : items_) {
+        if (key.first != kind) continue;
+        out.push_back({key.second, docker ? std::optional(entry.username) : std::nullopt,
+                       name_ + (docker ? " docker: " : ": ") + key.second, std::nullopt});
+    }
+    return out;
 }
 
 void MemoryKeyring::put(const std::string& host, const std::string& text) {
     const std::lock_guard lock(mutex_);
-    items_[host] = text;
+    items_[{daemon::credentials::ItemKind::terraform, host}] = {{}, text};
 }
 
 bool MemoryKeyring::has(const std::string& host) {
     const std::lock_guard lock(mutex_);
-    return items_.count(host) != 0;
+    return items_.count({daemon::credentials::ItemKind::terraform, host}) != 0;
 }
 
 std::string MemoryKeyring::text(const std::string& host) {
     const std::lock_guard lock(mutex_);
-    return items_.at(host);
+    return items_.at({daemon::credentials::ItemKind::terraform, host}).text;
 }
 
 void MemoryKeyring::fail_with(std::optional<proto::ErrorCode> code) {
@@ -68,56 +85,6 @@ void MemoryKeyring::open_gate() {
         gate_closed_ = false;
     }
     gate_cv_.notify_all();
-}
-
-std::vector<std::string> MemoryKeyring::hosts() {
-    const std::lock_guard lock(mutex_);
-    check_failure();
-    std::vector<std::string> out;
-    for (const auto& [host, text] : items_) out.push_back(host);
-    return out;
-}
-
-std::vector<daemon::credentials::ItemInfo> MemoryKeyring::items() {
-    std::vector<daemon::credentials::ItemInfo> out;
-    for (std::string& host : hosts()) {
-        std::string label = name_ + ": " + host;
-        out.push_back({std::move(host), std::move(label), std::nullopt});
-    }
-    return out;
-}
-
-std::optional<daemon::credentials::DockerCredentials> MemoryKeyring::docker_lookup(
-    const std::string& server) {
-    const std::lock_guard lock(mutex_);
-    check_failure();
-    const auto it = docker_.find(server);
-    if (it == docker_.end()) return std::nullopt;
-    return daemon::credentials::DockerCredentials{server, it->second.first,
-                                                  proto::Secret(it->second.second)};
-}
-
-void MemoryKeyring::docker_store(const daemon::credentials::DockerCredentials& credentials) {
-    const std::lock_guard lock(mutex_);
-    check_failure();
-    if (failing_store_ == credentials.server)
-        throw proto::Error(proto::ErrorCode::keyring_error, "injected store failure");
-    docker_[credentials.server] = {credentials.username, std::string(credentials.secret.view())};
-}
-
-bool MemoryKeyring::docker_remove(const std::string& server) {
-    const std::lock_guard lock(mutex_);
-    check_failure();
-    return docker_.erase(server) > 0;
-}
-
-std::vector<daemon::credentials::DockerItemInfo> MemoryKeyring::docker_items() {
-    const std::lock_guard lock(mutex_);
-    check_failure();
-    std::vector<daemon::credentials::DockerItemInfo> out;
-    for (const auto& [server, entry] : docker_)
-        out.push_back({server, entry.first, name_ + " docker: " + server, std::nullopt});
-    return out;
 }
 
 void MemoryKeyring::unlock() {

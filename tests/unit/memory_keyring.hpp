@@ -1,6 +1,6 @@
 #pragma once
-// An in-memory Keyring for unit tests: counts calls, can fail on demand, and
-// can hold lookups at a gate so tests can make them overlap.
+// An in-memory Keyring for unit tests (every item kind alike): counts calls, can fail on demand,
+// and can hold lookups at a gate so tests can make them overlap.
 
 #include <atomic>
 #include <condition_variable>
@@ -19,23 +19,18 @@ namespace hostkeeper::test {
 
 class MemoryKeyring final : public daemon::credentials::Keyring {
   public:
-    std::optional<proto::Secret> lookup(const std::string& host) override;
-    void store(const std::string& host, const proto::Secret& credentials) override;
-    bool remove(const std::string& host) override;
-    std::vector<std::string> hosts() override;
-    std::vector<daemon::credentials::ItemInfo> items() override;
-    std::optional<daemon::credentials::DockerCredentials> docker_lookup(
-        const std::string& server) override;
-    void docker_store(const daemon::credentials::DockerCredentials& credentials) override;
-    bool docker_remove(const std::string& server) override;
-    std::vector<daemon::credentials::DockerItemInfo> docker_items() override;
+    std::optional<daemon::credentials::StoredItem> lookup(
+        const daemon::credentials::ItemKey& key) override;
+    void store(const daemon::credentials::StoredItem& item) override;
+    bool remove(const daemon::credentials::ItemKey& key) override;
+    std::vector<daemon::credentials::ListedItem> list(daemon::credentials::ItemKind kind) override;
     void unlock() override;
     std::string_view name() const override { return name_; }
 
     // Names the keyring ("memory" unless set), as a backend's name.
     explicit MemoryKeyring(std::string name = "memory") : name_(std::move(name)) {}
 
-    // Seeds an item directly, as another program would.
+    // Seeds a host's item directly, as another program would.
     void put(const std::string& host, const std::string& text);
     bool has(const std::string& host);
     std::string text(const std::string& host);
@@ -45,11 +40,11 @@ class MemoryKeyring final : public daemon::credentials::Keyring {
     // Lookups (only) throw this error until cleared: a locked keyring whose
     // items are still listed.
     void fail_lookups_with(std::optional<proto::ErrorCode> code);
-    // Stores of this one host (or Docker server) throw keyring_error until cleared.
+    // Stores of this one key (a host, a Docker server) throw keyring_error until cleared.
     void fail_store_of(std::optional<std::string> host);
-    // Removals of this one host throw keyring_error until cleared.
+    // Removals of this one key throw keyring_error until cleared.
     void fail_remove_of(std::optional<std::string> host);
-    // Lookups of this one host return this text instead of what is stored
+    // Lookups of this one key return this text instead of what is stored
     // (a keyring that garbles what it was given).
     void garble_lookup_of(std::optional<std::string> host);
     // Lookups and stores block until open_gate() while the gate is closed.
@@ -71,8 +66,12 @@ class MemoryKeyring final : public daemon::credentials::Keyring {
     std::optional<std::string> failing_remove_;
     std::optional<std::string> garbled_lookup_;
     std::string name_;
-    std::map<std::string, std::string> items_;
-    std::map<std::string, std::pair<std::string, std::string>> docker_;  // server: user, secret
+    struct Entry {
+        std::string username;
+        std::string text;
+    };
+    using Key = std::pair<daemon::credentials::ItemKind, std::string>;
+    std::map<Key, Entry> items_;
 };
 
 }  // namespace hostkeeper::test

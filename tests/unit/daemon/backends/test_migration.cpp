@@ -2,10 +2,24 @@
 #include <catch2/catch.hpp>
 
 #include "daemon/backends/migration.hpp"
+#include "daemon/credentials/docker_items.hpp"
+#include "daemon/credentials/terraform_items.hpp"
 #include "memory_keyring.hpp"
 
 using namespace hostkeeper;
 using daemon::backends::migrate;
+
+namespace {
+
+std::vector<std::string> hosts(test::MemoryKeyring& keyring) {
+    return daemon::credentials::TerraformItems(keyring).hosts();
+}
+
+daemon::credentials::DockerItems docker(test::MemoryKeyring& keyring) {
+    return daemon::credentials::DockerItems(keyring);
+}
+
+}  // namespace
 
 TEST_CASE("migrate moves every host, read back and compared, then removed from the source",
           "[daemon][backends]") {
@@ -20,7 +34,7 @@ TEST_CASE("migrate moves every host, read back and compared, then removed from t
     CHECK(result.failed.empty());
     CHECK(result.switched);
     CHECK(result.migrated == std::vector<std::string>{"a.example", "b.example:8443", "c.example"});
-    CHECK(from.hosts().empty());
+    CHECK(hosts(from).empty());
     CHECK(to.text("a.example") == R"({"token":"ta"})");
     CHECK(to.text("b.example:8443") == R"({"token":"tb","extra":1})");
     CHECK(to.text("c.example") == R"({"token":"bare-token"})");
@@ -41,9 +55,9 @@ TEST_CASE("one host the target cannot store: nothing moves, every copy is taken 
     CHECK(result.failed[0].host == "b.example");
     CHECK(result.failed[0].code == proto::ErrorCode::keyring_error);
     // The source as it was; the target as it was (empty).
-    CHECK(from.hosts() == std::vector<std::string>{"a.example", "b.example", "c.example"});
+    CHECK(hosts(from) == std::vector<std::string>{"a.example", "b.example", "c.example"});
     CHECK(from.text("a.example") == R"({"token":"ta"})");
-    CHECK(to.hosts().empty());
+    CHECK(hosts(to).empty());
 }
 
 TEST_CASE("what reads back different fails the migration and is taken out again",
@@ -120,16 +134,16 @@ TEST_CASE("Docker credentials move with the hosts", "[daemon][backends][docker]"
     test::MemoryKeyring from("secret-service");
     test::MemoryKeyring to("pass");
     from.put("a.example", R"({"token":"ta"})");
-    from.docker_store({"reg.example:5000", "alice", proto::Secret(std::string_view("s1"))});
-    from.docker_store(
+    docker(from).store({"reg.example:5000", "alice", proto::Secret(std::string_view("s1"))});
+    docker(from).store(
         {"https://index.docker.io/v1/", "bob", proto::Secret(std::string_view("s2"))});
     const auto result = migrate(from, to);
     CHECK(result.switched);
     CHECK(result.migrated == std::vector<std::string>{"a.example"});
     CHECK(result.docker_migrated ==
           std::vector<std::string>{"https://index.docker.io/v1/", "reg.example:5000"});
-    CHECK(from.docker_items().empty());
-    const auto moved = to.docker_lookup("reg.example:5000");
+    CHECK(docker(from).items().empty());
+    const auto moved = docker(to).lookup("reg.example:5000");
     REQUIRE(moved);
     CHECK(moved->username == "alice");
     CHECK(moved->secret.view() == "s1");
@@ -140,15 +154,15 @@ TEST_CASE("a Docker server the target cannot store: nothing moves, hosts include
     test::MemoryKeyring from("secret-service");
     test::MemoryKeyring to("pass");
     from.put("a.example", R"({"token":"ta"})");
-    from.docker_store({"reg.example:5000", "alice", proto::Secret(std::string_view("s1"))});
+    docker(from).store({"reg.example:5000", "alice", proto::Secret(std::string_view("s1"))});
     to.fail_store_of("reg.example:5000");
     const auto result = migrate(from, to);
     CHECK_FALSE(result.switched);
     REQUIRE(result.failed.size() == 1);
     CHECK(result.failed[0].server == "reg.example:5000");
     CHECK(result.failed[0].host.empty());
-    CHECK(to.hosts().empty());
-    CHECK(to.docker_items().empty());
-    CHECK(from.hosts() == std::vector<std::string>{"a.example"});
-    CHECK(from.docker_items().size() == 1);
+    CHECK(hosts(to).empty());
+    CHECK(docker(to).items().empty());
+    CHECK(hosts(from) == std::vector<std::string>{"a.example"});
+    CHECK(docker(from).items().size() == 1);
 }

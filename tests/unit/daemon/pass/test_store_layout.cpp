@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "daemon/credentials/docker_items.hpp"
+#include "daemon/credentials/terraform_items.hpp"
 #include "daemon/pass/gpg_options.hpp"
 #include "daemon/pass/pass_keyring.hpp"
 #include "daemon/pass/store_layout.hpp"
@@ -161,6 +163,14 @@ bool is_link(const fs::path& path) {
     return fs::is_symlink(fs::symlink_status(path));
 }
 
+// The keyring's Terraform and Docker views.
+hostkeeper::daemon::credentials::TerraformItems terraform(PassKeyring& keyring) {
+    return hostkeeper::daemon::credentials::TerraformItems(keyring);
+}
+hostkeeper::daemon::credentials::DockerItems docker(PassKeyring& keyring) {
+    return hostkeeper::daemon::credentials::DockerItems(keyring);
+}
+
 }  // namespace
 
 using hostkeeper::proto::ErrorCode;
@@ -172,7 +182,7 @@ TEST_CASE("links: get for a host whose entry links to another host's entry is re
     w.put(w.store / "hostkeeper" / "b.example.gpg", "B's entry\n");
     fs::create_symlink("b.example.gpg", w.store / "hostkeeper" / "a.example.gpg");
     PassKeyring keyring(w.store);
-    const auto [code, message] = refusal([&] { (void)keyring.lookup("a.example"); });
+    const auto [code, message] = refusal([&] { (void)terraform(keyring).lookup("a.example"); });
     CHECK(code == ErrorCode::keyring_error);
     CHECK_THAT(message, Catch::Contains("the entry hostkeeper/a.example (" +
                                         (w.store / "hostkeeper" / "a.example.gpg").string() +
@@ -183,8 +193,9 @@ TEST_CASE("links: get for a host whose entry links to another host's entry is re
     const std::string docker = docker_entry_name("reg.example:5000");
     fs::create_directories(w.store / "hostkeeper" / "docker");
     fs::create_symlink("../b.example.gpg", w.store / (docker + ".gpg"));
-    const auto [docker_code, docker_message] =
-        refusal([&] { (void)keyring.docker_lookup("reg.example:5000"); });
+    const auto [docker_code, docker_message] = refusal([&] {
+        (void)hostkeeper::daemon::credentials::DockerItems(keyring).lookup("reg.example:5000");
+    });
     CHECK(docker_code == ErrorCode::keyring_error);
     CHECK_THAT(docker_message,
                Catch::Contains("the entry " + docker) && Catch::Contains("is a symbolic link"));
@@ -199,8 +210,8 @@ TEST_CASE("links: store through a link to a file outside the store is refused, t
     const fs::path entry = w.store / "hostkeeper" / "c.example.gpg";
     fs::create_symlink(target, entry);
     PassKeyring keyring(w.store);
-    const auto [code, message] =
-        refusal([&] { keyring.store("c.example", Secret(std::string("{\"token\":\"new\"}"))); });
+    const auto [code, message] = refusal(
+        [&] { terraform(keyring).store("c.example", Secret(std::string("{\"token\":\"new\"}"))); });
     CHECK(code == ErrorCode::keyring_error);
     CHECK_THAT(message,
                Catch::Contains("the entry hostkeeper/c.example") &&
@@ -221,14 +232,14 @@ TEST_CASE("links: forget through a link is refused, the link and its target inta
     const fs::path entry = w.store / "hostkeeper" / "d.example.gpg";
     fs::create_symlink(target, entry);
     PassKeyring keyring(w.store);
-    const auto [code, message] = refusal([&] { (void)keyring.remove("d.example"); });
+    const auto [code, message] = refusal([&] { (void)terraform(keyring).remove("d.example"); });
     CHECK(code == ErrorCode::keyring_error);
     CHECK_THAT(message, Catch::Contains("the entry hostkeeper/d.example") &&
                             Catch::Contains("is a symbolic link"));
     CHECK(is_link(entry));
     CHECK(w.bytes_of(target) == "kept\n");
     // A host without an entry is still simply not there.
-    CHECK_FALSE(keyring.remove("none.example"));
+    CHECK_FALSE(terraform(keyring).remove("none.example"));
 }
 
 TEST_CASE("links: a hostkeeper/ or hostkeeper/docker/ folder that is a link is refused",
@@ -240,18 +251,20 @@ TEST_CASE("links: a hostkeeper/ or hostkeeper/docker/ folder that is a link is r
     PassKeyring keyring(w.store);
     const std::string folder_link = "the folder " + (w.store / "hostkeeper").string() +
                                     " is a symbolic link, which hostkeeper does not follow";
-    CHECK_THAT(refusal([&] { (void)keyring.lookup("e.example"); }).second,
+    CHECK_THAT(refusal([&] { (void)terraform(keyring).lookup("e.example"); }).second,
                Catch::Contains("hostkeeper/e.example: " + folder_link));
     CHECK_THAT(refusal([&] {
-                   keyring.store("f.example", Secret(std::string("{\"token\":\"t\"}")));
+                   terraform(keyring).store("f.example", Secret(std::string("{\"token\":\"t\"}")));
                }).second,
                Catch::Contains("hostkeeper/f.example: " + folder_link));
     CHECK_FALSE(fs::exists(fs::symlink_status(w.outside / "f.example.gpg")));
-    CHECK_THAT(refusal([&] { (void)keyring.remove("e.example"); }).second,
+    CHECK_THAT(refusal([&] { (void)terraform(keyring).remove("e.example"); }).second,
                Catch::Contains(folder_link));
     CHECK(w.bytes_of(w.outside / "e.example.gpg") == "an entry outside\n");
-    CHECK_THAT(refusal([&] { (void)keyring.items(); }).second, Catch::Contains(folder_link));
-    CHECK_THAT(refusal([&] { (void)keyring.hosts(); }).second, Catch::Contains(folder_link));
+    CHECK_THAT(refusal([&] { (void)terraform(keyring).items(); }).second,
+               Catch::Contains(folder_link));
+    CHECK_THAT(refusal([&] { (void)terraform(keyring).hosts(); }).second,
+               Catch::Contains(folder_link));
     CHECK_FALSE(store_writable(w.store));
 
     // docker/ inside a real hostkeeper/ folder.
@@ -261,13 +274,14 @@ TEST_CASE("links: a hostkeeper/ or hostkeeper/docker/ folder that is a link is r
     fs::create_symlink(w.outside, w.store / "hostkeeper" / "docker");
     const std::string docker_link =
         "the folder " + (w.store / "hostkeeper" / "docker").string() + " is a symbolic link";
-    CHECK_THAT(refusal([&] { (void)keyring.docker_lookup("reg.example"); }).second,
+    CHECK_THAT(refusal([&] { (void)docker(keyring).lookup("reg.example"); }).second,
                Catch::Contains(docker_link));
-    CHECK_THAT(refusal([&] { (void)keyring.docker_remove("reg.example"); }).second,
+    CHECK_THAT(refusal([&] { (void)docker(keyring).remove("reg.example"); }).second,
                Catch::Contains(docker_link));
-    CHECK_THAT(refusal([&] { (void)keyring.docker_items(); }).second, Catch::Contains(docker_link));
+    CHECK_THAT(refusal([&] { (void)docker(keyring).items(); }).second,
+               Catch::Contains(docker_link));
     // hostkeeper/ itself is fine: its listing has no entries.
-    CHECK(keyring.items().empty());
+    CHECK(terraform(keyring).items().empty());
 }
 
 TEST_CASE("links: listings leave out entries that are links", "[daemon][pass][links]") {
@@ -280,13 +294,13 @@ TEST_CASE("links: listings leave out entries that are links", "[daemon][pass][li
     fs::create_symlink("../a.example.gpg",
                        w.store / (docker_entry_name("reg.example:5000") + ".gpg"));
     PassKeyring keyring(w.store);
-    CHECK(keyring.hosts() == std::vector<std::string>{"a.example", "b.example:8443"});
-    const auto items = keyring.items();
+    CHECK(terraform(keyring).hosts() == std::vector<std::string>{"a.example", "b.example:8443"});
+    const auto items = terraform(keyring).items();
     REQUIRE(items.size() == 2);
     CHECK(items[0].label == "hostkeeper/a.example");
     CHECK(items[0].stored.has_value());
     // The Docker folder holds only a link: no item, and nothing decrypted.
-    CHECK(keyring.docker_items().empty());
+    CHECK(docker(keyring).items().empty());
     CHECK(keyring.used_keyids().empty());
 }
 
