@@ -23,15 +23,17 @@
 #include "daemon/discovery/discovery_service.hpp"
 #include "daemon/handlers/config_error_handler.hpp"
 #include "daemon/handlers/dispatcher.hpp"
+#include "daemon/handlers/registry_port_requests.hpp"
 #include "daemon/http/curl_http_client.hpp"
 #include "daemon/registry/registry_service.hpp"
 #include "daemon/registry_cache/cache_config.hpp"
-#include "daemon/registry_cache/config_error_listener.hpp"
-#include "daemon/registry_cache/http_listener.hpp"
+#include "daemon/registry_cache/config_error_answer.hpp"
 #include "daemon/registry_cache/port_link.hpp"
 #include "daemon/registry_cache/registry_cache.hpp"
+#include "daemon/server/http_listener.hpp"
 #include "daemon/server/server.hpp"
 #include "daemon/server/socket_owner.hpp"
+#include "proto/paths.hpp"
 #include "proto/port_link.hpp"
 #include "proto/socket_path.hpp"
 #include "proto/version.hpp"
@@ -104,16 +106,16 @@ int serve(const Config& config, StartupReport& report) {
     std::optional<registry_cache::CacheConfig> cache_config;
     std::string cache_problem;
     try {
-        cache_config =
-            registry_cache::load_cache_config(registry_cache::default_cache_config_path());
+        cache_config = registry_cache::load_cache_config(proto::registry_cache_config_path());
     } catch (const std::exception& e) {
         cache_problem = e.what();
         spdlog::error("registry cache off: {}", e.what());
     }
     registry_cache::RegistryCache registry_cache(
-        io.get_executor(), std::move(cache_config), registry_cache::default_state_path(),
-        registry_cache::default_snapshot_dir(), credentials, discovery, registry, archive_store);
-    std::optional<registry_cache::HttpListener> cache_listener;
+        io.get_executor(), std::move(cache_config), proto::registry_cache_state_path(),
+        proto::documents_dir(), credentials, discovery, registry, archive_store);
+    handlers::RegistryPortRequests port_requests(registry_cache.gate());
+    std::optional<server::HttpListener> cache_listener;
     std::optional<registry_cache::PortLink> port_link;
     // Started on demand or by socket activation, it exits when idle: the next
     // client starts it again (the helper, or systemd through the socket).
@@ -165,7 +167,7 @@ int serve(const Config& config, StartupReport& report) {
             "--registry-cache to remove the drop-in)");
     }
     if (registry_cache.enabled()) {
-        cache_listener.emplace(io, registry_cache, registry_cache::ListenerOptions{},
+        cache_listener.emplace(io, port_requests, server::ListenerOptions{},
                                [&server] { server.activity(); });
         registry_cache::PortEvents events{
             [&registry_cache](std::uint16_t port) { registry_cache.port_registered(port); },
@@ -200,8 +202,7 @@ int serve(const Config& config, StartupReport& report) {
 // (its file is there and valid).
 bool registry_cache_enabled() {
     try {
-        return registry_cache::load_cache_config(registry_cache::default_cache_config_path())
-            .has_value();
+        return registry_cache::load_cache_config(proto::registry_cache_config_path()).has_value();
     } catch (const std::exception&) {
         return false;
     }
@@ -230,7 +231,7 @@ int refuse_to_run(const InvalidConfig& error) {
     asio::thread_pool worker(1);  // the port link's reconnections
     asio::signal_set signals(io, SIGINT, SIGTERM);
     handlers::ConfigErrorHandler handler(error.what());
-    std::optional<registry_cache::ConfigErrorListener> refusals;
+    std::optional<server::HttpListener> refusals;
     std::optional<registry_cache::PortLink> port_link;
     // Idle for 10 s: exit, so the next connection starts a daemon that reads the fixed file.
     server::Server server(
@@ -252,7 +253,12 @@ int refuse_to_run(const InvalidConfig& error) {
     server.start();
     // With the registry cache on, Terraform's own requests hear the reason too.
     if (registry_cache_enabled()) {
-        refusals.emplace(io, error.what(), [&server] { server.activity(); });
+        // Each connection's first request answered, then closed; 64 at most.
+        refusals.emplace(io,
+                         handlers::http_answer(registry_cache::config_error_answer(error.what())),
+                         server::ListenerOptions{64, std::chrono::seconds(10),
+                                                 std::chrono::seconds(10), "registry cache"},
+                         [&server] { server.activity(); });
         port_link.emplace(
             io, worker.get_executor(), proto::port_socket_path(), registry_cache::PortEvents{},
             [&refusals](asio::ip::tcp::socket socket) { refusals->adopt(std::move(socket)); });

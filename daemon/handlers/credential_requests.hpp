@@ -19,9 +19,8 @@ namespace hostkeeper::daemon::handlers {
 
 class CredentialRequests {
   public:
-    // `cache`: a host routed through the registry cache gets its credentials
-    // only while this daemon holds the cache's listener; a `get` tells the
-    // cache which hosts Terraform uses.
+    // `cache`: a `get` tells the registry cache which hosts Terraform uses
+    // (its one question to the cache: learn the host).
     CredentialRequests(credentials::CredentialService& credentials,
                        registry_cache::RegistryCache& cache)
         : credentials_(credentials), cache_(cache) {}

@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 #include <exception>
+#include <string_view>
+#include <system_error>
 
 #include "daemon/archives/package_hash.hpp"
 #include "proto/file_io.hpp"
@@ -25,8 +27,15 @@ long long unix_now() {
 }
 }  // namespace
 
-fs::path default_snapshot_dir() {
-    return proto::xdg_base_dir("XDG_CACHE_HOME", ".cache") / "hostkeeper" / "documents";
+DocumentSnapshots::DocumentSnapshots(fs::path dir) : dir_(std::move(dir)) {
+    constexpr std::string_view kFailed = ".failed";
+    std::error_code ec;
+    for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (name.size() > kFailed.size() &&
+            name.compare(name.size() - kFailed.size(), kFailed.size(), kFailed) == 0)
+            failed_.insert(name);
+    }
 }
 
 fs::path DocumentSnapshots::file_of(const std::string& key) const {
@@ -94,7 +103,9 @@ void DocumentSnapshots::save_failure(const std::string& key, const std::string& 
         create_dir();
         const Json failure = {
             {"key", key}, {"message", message}, {"retry_at", unix_now() + retry_in.count()}};
-        proto::write_file_atomically(failure_file_of(key), failure.dump(), 0600);
+        const fs::path file = failure_file_of(key);
+        proto::write_file_atomically(file, failure.dump(), 0600);
+        failed_.insert(file.filename().string());
     } catch (const std::exception& e) {
         if (!warned_) spdlog::warn("registry cache: cannot keep answers on disk: {}", e.what());
         warned_ = true;
@@ -103,9 +114,10 @@ void DocumentSnapshots::save_failure(const std::string& key, const std::string& 
 
 std::optional<DocumentSnapshots::Failure> DocumentSnapshots::load_failure(
     const std::string& key) const {
+    const fs::path file = failure_file_of(key);
+    if (failed_.count(file.filename().string()) == 0) return std::nullopt;
     try {
-        const std::optional<std::string> text =
-            proto::read_file_if_exists(failure_file_of(key), kMaxFailure);
+        const std::optional<std::string> text = proto::read_file_if_exists(file, kMaxFailure);
         if (!text) return std::nullopt;
         const Json failure = proto::parse_json(*text);
         if (failure.at("key") != key) return std::nullopt;  // a hash collision, or not ours
@@ -118,9 +130,17 @@ std::optional<DocumentSnapshots::Failure> DocumentSnapshots::load_failure(
     }
 }
 
+void DocumentSnapshots::answered(const std::string& key, const ListenerResponse& response,
+                                 bool keep) {
+    forget_failure(key);
+    if (keep) save(key, response);
+}
+
 void DocumentSnapshots::forget_failure(const std::string& key) {
+    const fs::path file = failure_file_of(key);
+    if (failed_.erase(file.filename().string()) == 0) return;  // none kept is the usual case
     std::error_code ec;
-    fs::remove(failure_file_of(key), ec);  // none kept is the usual case
+    fs::remove(file, ec);
 }
 
 }  // namespace hostkeeper::daemon::registry_cache

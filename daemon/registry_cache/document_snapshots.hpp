@@ -14,11 +14,14 @@
 // just failed (hung, down) is not asked again while its failure is fresh, as
 // it would not have been before the restart. One file per failed answer
 // ("<hash>.failed"), holding the message and when to ask again (wall clock),
-// removed by the next good answer.
+// removed by the next good answer. The names of the failure files are read
+// once, when the snapshots are made: only a key among them, or a new
+// failure, touches the disk on the way to an answer.
 
 #include <chrono>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "daemon/registry_cache/listener_messages.hpp"
@@ -27,7 +30,7 @@ namespace hostkeeper::daemon::registry_cache {
 
 class DocumentSnapshots {
   public:
-    explicit DocumentSnapshots(std::filesystem::path dir) : dir_(std::move(dir)) {}
+    explicit DocumentSnapshots(std::filesystem::path dir);
 
     // Best effort: a failure is logged once and the answer simply not kept.
     void save(const std::string& key, const ListenerResponse& response);
@@ -43,19 +46,20 @@ class DocumentSnapshots {
                       std::chrono::seconds retry_in);
     // The failure kept for `key` while it is fresh; nullopt otherwise.
     std::optional<Failure> load_failure(const std::string& key) const;
-    // A good answer came: its kept failure (if any) goes.
-    void forget_failure(const std::string& key);
+    // A good answer came: its kept failure (if any) goes, and `response`
+    // is kept (save) when `keep`.
+    void answered(const std::string& key, const ListenerResponse& response, bool keep);
 
   private:
     std::filesystem::path file_of(const std::string& key) const;
     std::filesystem::path failure_file_of(const std::string& key) const;
     void create_dir() const;
+    void forget_failure(const std::string& key);
 
     std::filesystem::path dir_;
+    // The failure files in dir_, by name ("<hash>.failed").
+    std::set<std::string> failed_;
     bool warned_ = false;
 };
-
-// $XDG_CACHE_HOME/hostkeeper/documents, else ~/.cache/hostkeeper/documents.
-std::filesystem::path default_snapshot_dir();
 
 }  // namespace hostkeeper::daemon::registry_cache

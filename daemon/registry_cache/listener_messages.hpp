@@ -1,15 +1,16 @@
 #pragma once
-// One request on the registry cache's listener and its answer, as the HTTP
-// layer (http_listener) and the cache (registry_cache) exchange them.
+// One request on the registry cache's listener and its answer, as the cache
+// sees them; the HTTP listener's own (daemon/server/http_handler.hpp) carry
+// the same fields, and handlers/registry_port_requests hands them across.
 
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "daemon/archives/archive_store.hpp"
 #include "proto/json.hpp"
 #include "proto/secret.hpp"
+#include "proto/unique_fd.hpp"
 
 namespace hostkeeper::daemon::registry_cache {
 
@@ -28,7 +29,7 @@ struct ListenerResponse {
     std::string content_type = "application/json";
     std::string body;
     std::vector<std::pair<std::string, std::string>> headers;
-    std::optional<archives::Archive> file;  // sent instead of `body`
+    std::optional<proto::UniqueFd> file;  // sent instead of `body`, from offset 0
     // It passed the Host and browser checks: a client of ours (the idle
     // timer counts it), whatever the answer.
     bool authorized = false;

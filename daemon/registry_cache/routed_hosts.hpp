@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "proto/json.hpp"
+#include "proto/registry_cache_file.hpp"
 
 namespace hostkeeper::daemon::registry_cache {
 
@@ -32,9 +33,8 @@ std::string render_tfrc(const std::map<std::string, RoutedHost>& hosts, const st
 // Whether `services` (discovery's, id -> value) make a host worth routing.
 bool offers_registry(const proto::Json& services);
 
-// The first line of every tfrc file hostkeeperd writes (setup --undo and
-// doctor recognise them by it).
-inline constexpr const char* kTfrcHeader = "# Written by hostkeeperd for the registry cache";
+// The first line of every tfrc file hostkeeperd writes: proto's.
+using proto::kTfrcHeader;
 
 class RoutedHosts {
   public:

@@ -36,6 +36,13 @@ bool safe_filename(std::string_view name) {
     return true;
 }
 
+bool header_safe(std::string_view value) {
+    for (const char c : value) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
+    }
+    return true;
+}
+
 Json module_versions_wire(const Json& normalized) {
     Json versions = Json::array();
     for (const Json& entry : normalized.at("versions"))

@@ -44,6 +44,10 @@ proto::Json mirror_version_wire(const proto::Json& normalized, ArchiveUrl&& arch
 // "." or "..", at most 200 characters.
 bool safe_filename(std::string_view name);
 
+// Whether `value` may go into a header line: a control character (a CR or
+// LF above all) would add headers or responses.
+bool header_safe(std::string_view value);
+
 // The sha256 (lowercase hex) a provider package's "zh:" hash names, if any.
 std::optional<std::string> zh_sha256(const proto::Json& hashes);
 

@@ -5,15 +5,19 @@
 #include <optional>
 #include <vector>
 
-#include "helper/cli/registry_cache_files.hpp"
+#include "helper/cli/registry_cache_setup.hpp"
 #include "helper/terraform_config/tool_locations.hpp"
 #include "proto/file_io.hpp"
 #include "proto/messages.hpp"
+#include "proto/paths.hpp"
 #include "proto/port_link.hpp"
 
 namespace hostkeeper::helper::cli {
 namespace fs = std::filesystem;
 using proto::Json;
+using proto::kTfrcName;
+using proto::registry_cache_config_path;
+using proto::tfrc_listener_ports;
 
 namespace {
 
@@ -58,7 +62,7 @@ void check_tfrc(const DoctorSink& report, const fs::path& path, std::optional<in
                     " does not exist yet (hostkeeperd writes it when it starts with the cache)");
         return;
     }
-    if (text->rfind(kTfrcHeader, 0) != 0) {
+    if (!proto::is_daemon_tfrc(*text)) {
         report.fail("registry cache: " + path.string() +
                         " was not written by hostkeeperd (its first line is not hostkeeperd's)",
                     "move it away: hostkeeperd owns that name and writes it again");
@@ -160,8 +164,8 @@ void check_registry_cache(const DoctorSink& report, const client::ClientOptions&
         break;  // one variable for both tools
     }
     std::error_code exists_ec;
-    if (fs::exists(fs::symlink_status(registry_cache_drop_in_path(), exists_ec))) {
-        report.warn("registry cache: " + registry_cache_drop_in_path().string() +
+    if (fs::exists(fs::symlink_status(proto::registry_cache_socket_drop_in_path(), exists_ec))) {
+        report.warn("registry cache: " + proto::registry_cache_socket_drop_in_path().string() +
                     " (an older setup's) makes hostkeeperd.socket hold a TCP port of your own, "
                     "which hostkeeperd no longer uses: run hostkeeper setup --registry-cache to "
                     "remove it");

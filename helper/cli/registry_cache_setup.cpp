@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "helper/cli/registry_cache_files.hpp"
 #include "helper/cli/user_systemd.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "helper/client/launcher.hpp"
@@ -13,13 +12,68 @@
 #include "proto/file_io.hpp"
 #include "proto/hostname.hpp"
 #include "proto/messages.hpp"
+#include "proto/paths.hpp"
 #include "proto/port_link.hpp"
+#include "proto/secret.hpp"
 
 namespace hostkeeper::helper::cli {
 namespace fs = std::filesystem;
 using proto::Json;
+using proto::kTfrcName;
+using proto::registry_cache_config_path;
+using proto::registry_cache_service_drop_in_path;
 
 namespace {
+
+// Where hostkeeperd writes for the registry cache: each tfrc file's
+// directory, the cache directory (archives), the state directory (learned
+// hosts); absolute, deduplicated.
+std::vector<fs::path> daemon_write_dirs(const RegistryCacheConfig& config) {
+    std::vector<fs::path> dirs;
+    const auto add = [&dirs](const fs::path& dir) {
+        if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
+    };
+    for (const auto& tfrc : config.tfrc_files) add(tfrc.parent_path());
+    add(proto::cache_dir());
+    add(proto::state_dir());
+    return dirs;
+}
+
+// The service drop-in's text: ReadWritePaths= for `dirs` (quoted, % escaped).
+std::string service_drop_in_text(const std::vector<fs::path>& dirs) {
+    std::string text =
+        "# Written by \"hostkeeper setup --registry-cache\"; \"hostkeeper setup --registry-cache "
+        "--undo\" removes it.\n# hostkeeperd writes the registry cache's host blocks, learned "
+        "hosts and archives here.\n[Service]\nReadWritePaths=";
+    bool first = true;
+    for (const auto& dir : dirs) {
+        // A quoted word; in unit files '%' starts a specifier and '\\' an escape.
+        std::string word = "\"-";
+        for (const char c : dir.string()) {
+            if (c == '%')
+                word += "%%";
+            else if (c == '\\' || c == '"')
+                word.append(1, '\\').append(1, c);
+            else
+                word += c;
+        }
+        word += '"';
+        text += (first ? "" : " ") + word;
+        first = false;
+    }
+    return text + "\n";
+}
+
+// True when `path` is a file whose first line is hostkeeperd's header.
+bool written_by_daemon(const fs::path& path) {
+    std::optional<std::string> text;
+    try {
+        text = proto::read_file_if_exists(path);
+    } catch (const proto::FileError&) {
+        return false;
+    }
+    return text && proto::is_daemon_tfrc(*text);
+}
 
 constexpr const char* kConfigRecord = "registry_cache_config";
 constexpr const char* kDropInRecord = "registry_cache_drop_in";
@@ -133,7 +187,7 @@ void plan_restart(Plan& plan, const client::ClientOptions& client) {
 // Older setups made hostkeeperd.socket hold a TCP port of the user's own,
 // which another user could take whenever it was let go: it goes.
 void plan_old_drop_in_removal(Plan& plan) {
-    const fs::path old = registry_cache_drop_in_path();
+    const fs::path old = proto::registry_cache_socket_drop_in_path();
     std::error_code ec;
     if (!fs::exists(fs::symlink_status(old, ec))) return;
     const std::string what = old.string() + " (an older setup's TCP port for " +
@@ -145,6 +199,21 @@ void plan_old_drop_in_removal(Plan& plan) {
 }
 
 }  // namespace
+
+std::optional<RegistryCacheConfig> read_registry_cache_config() {
+    const fs::path path = registry_cache_config_path();
+    std::optional<std::string> text =
+        proto::read_file_if_exists(path, proto::kMaxRegistryCacheFile);
+    if (!text) return std::nullopt;
+    const proto::ScrubGuard<std::string> scrub_text(*text);  // an older file's capability
+    try {
+        return proto::parse_registry_cache_file(*text);
+    } catch (const proto::RegistryCacheFileError& e) {
+        throw proto::FileError(path.string() + ": " + e.what() +
+                               "; it is written by 'hostkeeper setup --registry-cache': move it "
+                               "away and run that again");
+    }
+}
 
 void plan_registry_cache(Plan& plan, const std::vector<terraform_config::ToolPaths>& tools,
                          const std::vector<std::string>& hosts,
@@ -221,7 +290,7 @@ void plan_registry_cache(Plan& plan, const std::vector<terraform_config::ToolPat
              "registry cache: " + std::string(existing ? "updated " : "wrote ") + what,
              [path, config, hosts_added, tfrc_added, created = !existing]() {
                  fs::create_directories(path.parent_path());
-                 proto::write_file_atomically(path, registry_cache_json(config), 0600);
+                 proto::write_file_atomically(path, proto::registry_cache_file_text(config), 0600);
                  return Json{{"action", kConfigRecord},
                              {"path", path.string()},
                              {"created", created},
@@ -400,7 +469,8 @@ std::string undo_registry_cache(const Json& action, bool dry_run,
                       [&](const std::string& h) { return contains(hosts_added, h); });
         std::erase_if(config->tfrc_files,
                       [&](const fs::path& t) { return contains(tfrc_added, t.string()); });
-        if (!dry_run) proto::write_file_atomically(path, registry_cache_json(*config), 0600);
+        if (!dry_run)
+            proto::write_file_atomically(path, proto::registry_cache_file_text(*config), 0600);
         line(say("remove ", "removed ") + "what setup added to " + path.string() +
              (hosts_added.empty() ? "" : " (hosts " + joined(hosts_added) + ")"));
     }

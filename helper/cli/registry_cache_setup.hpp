@@ -14,8 +14,16 @@
 #include "helper/client/daemon_client.hpp"
 #include "helper/terraform_config/tool_locations.hpp"
 #include "proto/json.hpp"
+#include "proto/registry_cache_file.hpp"
 
 namespace hostkeeper::helper::cli {
+
+using RegistryCacheConfig = proto::RegistryCacheFile;
+
+// proto::registry_cache_config_path(), checked as hostkeeperd checks it;
+// nullopt when it does not exist. Throws proto::FileError naming the file
+// and what is wrong with it.
+std::optional<RegistryCacheConfig> read_registry_cache_config();
 
 // Adds the steps, notes and refusals (a bad HOST, a broken file) to `plan`.
 // `tools`: the tools in scope, whose config directories get hostkeeper.tfrc.

@@ -19,10 +19,10 @@
 
 #include "fake_daemon.hpp"
 #include "helper/cli/registry_cache_doctor.hpp"
-#include "helper/cli/registry_cache_files.hpp"
 #include "helper/cli/registry_cache_setup.hpp"
 #include "proto/framing.hpp"
 #include "proto/messages.hpp"
+#include "proto/registry_cache_file.hpp"
 
 namespace cli = hostkeeper::helper::cli;
 namespace proto = hostkeeper::proto;
@@ -99,7 +99,7 @@ TEST_CASE("registry-cache.json holds no secret; an older file's capability is ig
     cli::RegistryCacheConfig config;
     config.tfrc_files = {"/home/u/.terraform.d/hostkeeper.tfrc"};
     config.hosts = {"a.example"};
-    const Json written = proto::parse_json(cli::registry_cache_json(config));
+    const Json written = proto::parse_json(proto::registry_cache_file_text(config));
     CHECK(written == Json{{"version", 1},
                           {"tfrc_files", Json::array({"/home/u/.terraform.d/hostkeeper.tfrc"})},
                           {"hosts", Json::array({"a.example"})}});
@@ -120,21 +120,21 @@ TEST_CASE("registry-cache.json holds no secret; an older file's capability is ig
     CHECK(read->old_capability);
     CHECK(read->tfrc_files == config.tfrc_files);
     // Written again, it has none.
-    CHECK_THAT(cli::registry_cache_json(*read), !Catch::Contains("capability"));
+    CHECK_THAT(proto::registry_cache_file_text(*read), !Catch::Contains("capability"));
 
     home.write(R"({"version":1,"capability":42,"tfrc_files":[],"hosts":[]})");
     CHECK_THROWS_WITH(cli::read_registry_cache_config(),
-                      Catch::Contains("\"capability\" is not a string"));
+                      Catch::Contains("\"capability\" must be a string"));
 }
 
 TEST_CASE("listen addresses and the ports in a tfrc file", "[cli][registry_cache]") {
-    CHECK(cli::loopback_port("127.0.0.1:8080") == 8080);
-    CHECK(cli::loopback_port("127.0.0.1:65535") == 65535);
-    CHECK_FALSE(cli::loopback_port("127.0.0.1:0"));
-    CHECK_FALSE(cli::loopback_port("127.0.0.1:65536"));
-    CHECK_FALSE(cli::loopback_port("0.0.0.0:8080"));
-    CHECK_FALSE(cli::loopback_port("127.0.0.1:"));
-    CHECK_FALSE(cli::loopback_port("127.0.0.1:80x"));
+    CHECK(proto::loopback_port("127.0.0.1:8080") == 8080);
+    CHECK(proto::loopback_port("127.0.0.1:65535") == 65535);
+    CHECK_FALSE(proto::loopback_port("127.0.0.1:0"));
+    CHECK_FALSE(proto::loopback_port("127.0.0.1:65536"));
+    CHECK_FALSE(proto::loopback_port("0.0.0.0:8080"));
+    CHECK_FALSE(proto::loopback_port("127.0.0.1:"));
+    CHECK_FALSE(proto::loopback_port("127.0.0.1:80x"));
     const std::string tfrc =
         "# Written by hostkeeperd for the registry cache\n"
         "host \"a\" {\n  services = {\n"
@@ -144,8 +144,8 @@ TEST_CASE("listen addresses and the ports in a tfrc file", "[cli][registry_cache
         "host \"b\" {\n  services = {\n"
         // An older setup's URL, below a capability: the port counts the same.
         "    \"modules.v1\" = \"http://127.0.0.1:5151/CAP/v1/b/modules/\"\n  }\n}\n";
-    CHECK(cli::tfrc_listener_ports(tfrc) == std::vector<int>{4242, 5151});
-    CHECK(cli::tfrc_listener_ports("host \"x\" { services = {} }").empty());
+    CHECK(proto::tfrc_listener_ports(tfrc) == std::vector<int>{4242, 5151});
+    CHECK(proto::tfrc_listener_ports("host \"x\" { services = {} }").empty());
 }
 
 TEST_CASE("hostkeeper status's registry cache line", "[cli][registry_cache]") {

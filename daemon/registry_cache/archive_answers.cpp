@@ -1,0 +1,126 @@
+// RegistryAnswers' archives (from the store, fetched from where an answer
+// named them), the network mirror, and the archives remembered.
+#include <string>
+#include <vector>
+
+#include "daemon/registry_cache/registry_answers.hpp"
+#include "daemon/registry_cache/wire_answers.hpp"
+#include "proto/error.hpp"
+#include "proto/registry_address.hpp"
+#include "proto/semver.hpp"
+
+namespace hostkeeper::daemon::registry_cache {
+namespace asio = boost::asio;
+using proto::Error;
+using proto::ErrorCode;
+using proto::Json;
+
+namespace {
+
+std::string last_segment(const std::string& url) {
+    const std::string path = url.substr(0, url.find_first_of("?#"));
+    return path.substr(path.rfind('/') + 1);
+}
+
+// A redirect to the archive's upstream URL. Terraform follows it for module
+// archives (go-getter's HTTP getter) and provider packages alike.
+// Throws registry_failed for a URL that cannot go into a header line.
+ListenerResponse pass_through(const std::string& url) {
+    if (!header_safe(url))
+        throw Error(ErrorCode::registry_failed,
+                    "an archive URL has a control character: it cannot be passed through");
+    ListenerResponse out;
+    out.status = 302;
+    out.content_type.clear();
+    out.headers.emplace_back("Location", url);
+    return out;
+}
+
+}  // namespace
+
+void RegistryAnswers::remember(const std::string& key, PendingArchive pending) {
+    // The oldest named goes first when there are too many.
+    if (pending_.count(key) == 0) {
+        if (pending_.size() >= kMaxPending) {
+            pending_.erase(pending_order_.front());
+            pending_order_.pop_front();
+        }
+        pending_order_.push_back(key);
+    }
+    pending_[key] = std::move(pending);
+}
+
+asio::awaitable<ListenerResponse> RegistryAnswers::archive_answer(const Route& route) {
+    if (std::optional<archives::Archive> found = archives_.find(route.key)) {
+        ListenerResponse out;
+        out.content_type = "application/octet-stream";
+        out.file.emplace(found->fd.release());
+        co_return out;
+    }
+    const auto it = pending_.find(route.key);
+    if (it == pending_.end()) {
+        throw Error(ErrorCode::not_found,
+                    "this archive is not in hostkeeper's cache and no registry answer named it "
+                    "(run init again)");
+    }
+    archives::ArchiveRequest request;
+    request.key = route.key;
+    request.url = it->second.url;
+    request.published = it->second.published;
+    request.verify = it->second.verify;
+    request.what = it->second.what;
+    const std::string upstream_url = request.url;
+    ListenerResponse out;
+    out.content_type = "application/octet-stream";
+    try {
+        auto getting = archives_.get(std::move(request));
+        archives::Archive got = co_await std::move(getting);
+        out.file.emplace(got.fd.release());
+    } catch (const archives::StoreUnwritable&) {
+        // The store cannot take it (the store logs why, once): Terraform
+        // fetches it from where the registry said, as it would without the
+        // cache, and checks a provider package against the shasum of the
+        // package document as it always does.
+        out = pass_through(upstream_url);
+    }
+    co_return out;
+}
+
+asio::awaitable<ListenerResponse> RegistryAnswers::mirror_answer(const Route& route) {
+    const std::optional<registry::Mirror>& mirror = registry_.default_mirror();
+    if (!mirror)
+        throw Error(ErrorCode::not_found, "no network mirror is configured (registry.mirror_url)");
+    const proto::ProviderAddress provider =
+        proto::parse_provider_address(route.host + "/" + route.name_space + "/" + route.name);
+    if (route.kind == RouteKind::mirror_index) {
+        auto asking = registry_.provider_versions(provider, mirror, false);
+        const registry::RegistryAnswer answer = co_await std::move(asking);
+        co_return json_response(200, mirror_index_wire(answer.document->body));
+    }
+    const proto::SemVer version = proto::parse_semver(route.version);
+    // A mirror's VERSION.json holds every platform: any valid one asks for it.
+    const std::string platform = "linux_amd64";
+    auto asking = registry_.provider_package(provider, version, platform, mirror, false);
+    const registry::RegistryAnswer answer = co_await std::move(asking);
+    co_return json_response(
+        200, mirror_version(answer.document->body,
+                            "provider " + provider.to_string() + " " + version.to_string()));
+}
+
+// Not a coroutine: it makes a lambda (async/toolchain.hpp, rule 3).
+Json RegistryAnswers::mirror_version(const Json& body, const std::string& what) {
+    return mirror_version_wire(body, [&](const std::string& platform, const Json& entry) {
+        std::optional<std::string> served;
+        const std::optional<std::string> sha = zh_sha256(entry.at("hashes"));
+        const std::string& url = entry.at("url").get_ref<const std::string&>();
+        const std::string filename = last_segment(url);
+        if (!sha || !safe_filename(filename)) return served;
+        const std::string key = "providers/" + *sha;
+        remember(key, {url, entry.at("hashes").get<std::vector<std::string>>(), true,
+                       what + " " + platform});
+        served = base_url_ + "archives/" + key + "/" + filename;
+        return served;
+    });
+}
+
+}  // namespace hostkeeper::daemon::registry_cache

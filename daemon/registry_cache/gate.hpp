@@ -1,0 +1,65 @@
+#pragma once
+// What the registry cache's listener lets through, and how a failure is
+// answered. Every request must name the listener in its Host header (no DNS
+// rebinding) and carry none of the headers only web browsers send (Origin,
+// Sec-Fetch-*); a registry request must be for a routed host and, for a host
+// with stored credentials, carry that host's token (compared in constant
+// time); a provider's SHA256SUMS and signature, which Terraform fetches
+// without credentials, only for a package this listener gave out with them.
+// Failures become the registry protocol's error answers (error_answers),
+// a registry's outage the last good answer kept on disk when there is one.
+
+#include <boost/asio/awaitable.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "daemon/credentials/credential_service.hpp"
+#include "daemon/registry_cache/host_routing.hpp"
+#include "daemon/registry_cache/listener_messages.hpp"
+#include "daemon/registry_cache/listener_routes.hpp"
+#include "daemon/registry_cache/registry_answers.hpp"
+
+namespace hostkeeper::daemon::registry_cache {
+
+class Gate {
+  public:
+    // `enabled`: false when the cache is off (every request is refused).
+    Gate(bool enabled, HostRouting& routing, credentials::CredentialService& credentials,
+         RegistryAnswers& answers)
+        : enabled_(enabled), routing_(routing), credentials_(credentials), answers_(answers) {}
+
+    // One request on the listener: its answer, never an exception (a
+    // request that cannot be answered at all gets 400).
+    boost::asio::awaitable<ListenerResponse> serve(ListenerRequest request);
+
+    std::uint64_t requests() const { return requests_; }
+    std::uint64_t refused() const { return refused_; }
+
+  private:
+    // Provider packages answered, remembered at most this many.
+    static constexpr std::size_t kMaxAnswered = 4096;
+
+    boost::asio::awaitable<ListenerResponse> checked(ListenerRequest request);
+    std::optional<ListenerResponse> refusal(const ListenerRequest& request);
+    boost::asio::awaitable<ListenerResponse> answer(Route route, std::string authorization);
+    boost::asio::awaitable<ListenerResponse> registry_answer(const Route& route,
+                                                             const std::string& authorization);
+    std::optional<ListenerResponse> token_refusal(const Route& route,
+                                                  const std::optional<proto::Secret>& token,
+                                                  const std::string& authorization);
+    ListenerResponse refuse(unsigned status, const std::string& message);
+
+    bool enabled_;
+    HostRouting& routing_;
+    credentials::CredentialService& credentials_;
+    RegistryAnswers& answers_;
+    // Provider package documents answered with the host's token (route paths).
+    std::set<std::string> answered_packages_;
+    std::uint64_t requests_ = 0;
+    std::uint64_t refused_ = 0;
+};
+
+}  // namespace hostkeeper::daemon::registry_cache

@@ -1,0 +1,79 @@
+#pragma once
+// The registry cache's answers, once the gate let a request through: module
+// and provider documents in Terraform's formats (registry_answers.cpp),
+// archives from the store and the network mirror (archive_answers.cpp), the
+// answers kept on disk (DocumentSnapshots), and the archives the answers
+// named, so that the listener fetches only those.
+
+#include <boost/asio/awaitable.hpp>
+#include <cstddef>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/archives/archive_store.hpp"
+#include "daemon/registry/registry_service.hpp"
+#include "daemon/registry_cache/document_snapshots.hpp"
+#include "daemon/registry_cache/listener_messages.hpp"
+#include "daemon/registry_cache/listener_routes.hpp"
+#include "proto/json.hpp"
+
+namespace hostkeeper::daemon::registry_cache {
+
+class RegistryAnswers {
+  public:
+    // Archives named, remembered at most this many.
+    static constexpr std::size_t kMaxPending = 4096;
+
+    RegistryAnswers(registry::RegistryService& registry, archives::ArchiveStore& archives,
+                    std::filesystem::path snapshot_dir)
+        : registry_(registry), archives_(archives), snapshots_(std::move(snapshot_dir)) {}
+
+    // "http://127.0.0.1:PORT/": the listener's URLs in the answers.
+    void base_url(std::string url) { base_url_ = std::move(url); }
+
+    // The answer to `route` (a registry route's host normalized); a good
+    // registry answer that holds only registry metadata and the listener's
+    // own URLs is kept on disk. Throws proto::Error, cache::FetchFailure (a
+    // registry's failure, kept on disk while fresh).
+    boost::asio::awaitable<ListenerResponse> answer(const Route& route);
+
+    // The last good answer to `route` kept on disk, if any.
+    std::optional<ListenerResponse> kept(const Route& route) const;
+
+  private:
+    struct PendingArchive {
+        std::string url;
+        std::vector<std::string> published;
+        bool verify = true;
+        std::string what;
+    };
+
+    boost::asio::awaitable<ListenerResponse> registry_answer(const Route& route);
+    boost::asio::awaitable<ListenerResponse> document_answer(const Route& route);
+    boost::asio::awaitable<ListenerResponse> module_download_answer(const Route& route);
+    boost::asio::awaitable<ListenerResponse> provider_answer(const Route& route);
+    boost::asio::awaitable<ListenerResponse> published_file_answer(const Route& route,
+                                                                   const proto::Json& body,
+                                                                   const std::string& what);
+    ListenerResponse package_answer(const Route& route, const proto::Json& body,
+                                    const std::string& what);
+    boost::asio::awaitable<ListenerResponse> archive_answer(const Route& route);
+    boost::asio::awaitable<ListenerResponse> mirror_answer(const Route& route);
+    proto::Json mirror_version(const proto::Json& body, const std::string& what);
+    bool worth_keeping(const Route& route, const ListenerResponse& response) const;
+    void remember(const std::string& key, PendingArchive pending);
+
+    registry::RegistryService& registry_;
+    archives::ArchiveStore& archives_;
+    DocumentSnapshots snapshots_;
+    std::string base_url_;
+    // Archives Terraform was pointed at, by store key: where to fetch them.
+    std::map<std::string, PendingArchive> pending_;
+    std::deque<std::string> pending_order_;  // its keys, oldest first
+};
+
+}  // namespace hostkeeper::daemon::registry_cache

@@ -1,0 +1,59 @@
+// The registry cache's answers and failures kept on disk: failure files are
+// found by name once, when the snapshots are made; a good answer removes its
+// failure and keeps itself when asked to.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+#include "daemon/registry_cache/document_snapshots.hpp"
+
+using hostkeeper::daemon::registry_cache::DocumentSnapshots;
+using hostkeeper::daemon::registry_cache::ListenerResponse;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::size_t failure_files(const fs::path& dir) {
+    std::size_t n = 0;
+    for (const auto& entry : fs::directory_iterator(dir))
+        if (entry.path().extension() == ".failed") ++n;
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("document snapshots: failures are known by name from the start", "[registry_cache]") {
+    const fs::path dir = fs::temp_directory_path() / ("hk-snapshots-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    const std::string key = "http://127.0.0.1:585/v1/a.example/modules/n/m/s/versions";
+    {
+        DocumentSnapshots snapshots(dir);
+        CHECK_FALSE(snapshots.load_failure(key));
+        snapshots.save_failure(key, "the registry is down", std::chrono::seconds(60));
+        const auto kept = snapshots.load_failure(key);
+        REQUIRE(kept);
+        CHECK(kept->message == "the registry is down");
+    }
+    // A daemon started later finds the failure kept by the one before.
+    DocumentSnapshots later(dir);
+    REQUIRE(later.load_failure(key));
+    CHECK(failure_files(dir) == 1);
+    ListenerResponse good;
+    good.body = R"({"modules":[]})";
+    later.answered(key, good, true);
+    CHECK_FALSE(later.load_failure(key));
+    CHECK(failure_files(dir) == 0);
+    const auto saved = later.load(key);
+    REQUIRE(saved);
+    CHECK(saved->body == good.body);
+    // An answer not worth keeping forgets the failure and is not written.
+    const std::string other = key + "2";
+    later.save_failure(other, "down", std::chrono::seconds(60));
+    later.answered(other, good, false);
+    CHECK_FALSE(later.load_failure(other));
+    CHECK_FALSE(later.load(other));
+    fs::remove_all(dir);
+}
