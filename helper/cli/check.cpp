@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "helper/cli/command.hpp"
 #include "helper/cli/list.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "proto/error.hpp"
@@ -108,6 +109,37 @@ int run_check(const client::ClientOptions& client, const std::vector<std::string
     if (rejected) return client::kExitRejected;
     if (failed) return client::kExitFailed;
     return client::kExitOk;
+}
+
+namespace {
+
+class CheckCommand final : public Command {
+  public:
+    CLI::App* add_to(CLI::App& app) override {
+        auto* cmd = app.add_subcommand(
+            "check",
+            "is each stored token still good? ask each host (or those named) with its token: "
+            "valid, rejected, accepted, no credentials or failed");
+        cmd->add_option("hosts", hosts_, "registry hostnames (default: every stored host)");
+        cmd->add_flag("--json", json_, "print the daemon's answers as JSON");
+        cmd->footer(
+            "Exit status: 0 no host rejected its token and none failed; 7 a host rejected its "
+            "token (expired or revoked); 1 a host could not be checked, or the daemon failed.");
+        return cmd;
+    }
+    int run(const client::ClientOptions& client) override {
+        return run_check(client, hosts_, json_);
+    }
+
+  private:
+    std::vector<std::string> hosts_;
+    bool json_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> check_command() {
+    return std::make_unique<CheckCommand>();
 }
 
 }  // namespace hostkeeper::helper::cli

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "helper/cli/answer_source.hpp"
+#include "helper/cli/command.hpp"
 #include "helper/client/common_cli.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "proto/error.hpp"
@@ -81,6 +82,34 @@ int run_discover(const client::ClientOptions& client, const DiscoverOptions& opt
         return client::kExitOk;
     }
     return service.empty() ? print_all(response) : print_one(response, service);
+}
+
+namespace {
+
+class DiscoverCommand final : public Command {
+  public:
+    CLI::App* add_to(CLI::App& app) override {
+        auto* cmd = app.add_subcommand(
+            "discover",
+            "a host's services (remote service discovery), from the daemon's cache when fresh");
+        cmd->add_option("host", options_.host, "a registry hostname, e.g. app.terraform.io")
+            ->required();
+        cmd->add_option("service", options_.service,
+                        "print only this service's URL, e.g. modules.v1");
+        cmd->add_flag("--json", options_.json, "print the daemon's answer as JSON");
+        cmd->add_flag("--refresh", options_.refresh, "skip the cache and fetch the document now");
+        return cmd;
+    }
+    int run(const client::ClientOptions& client) override { return run_discover(client, options_); }
+
+  private:
+    DiscoverOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> discover_command() {
+    return std::make_unique<DiscoverCommand>();
 }
 
 }  // namespace hostkeeper::helper::cli

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "helper/cli/check.hpp"
+#include "helper/cli/command.hpp"
 #include "helper/cli/keyring_cli.hpp"
 #include "helper/cli/list.hpp"
 #include "helper/cli/pass_doctor.hpp"
@@ -544,6 +545,26 @@ int run_doctor(const client::ClientOptions& client) {
     }
     std::printf("all checks passed\n");
     return client::kExitOk;
+}
+
+namespace {
+
+class DoctorCommand final : public Command {
+  public:
+    CLI::App* add_to(CLI::App& app) override {
+        return app.add_subcommand(
+            "doctor",
+            "check that Terraform and OpenTofu will use the keyring; say how to fix what fails");
+    }
+    // It reports on the daemon, and starts one only for the checks that need it.
+    bool starts_daemon() const override { return false; }
+    int run(const client::ClientOptions& client) override { return run_doctor(client); }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> doctor_command() {
+    return std::make_unique<DoctorCommand>();
 }
 
 }  // namespace hostkeeper::helper::cli

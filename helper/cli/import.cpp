@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "helper/cli/command.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "helper/client/launcher.hpp"
 #include "helper/terraform_config/plaintext_credentials.hpp"
@@ -50,103 +51,115 @@ void store_and_verify(const client::ClientOptions& client, const std::string& ho
     }
 }
 
-// Imports one file's hosts; returns the number that failed.
-int import_file(const client::ClientOptions& client, const ImportOptions& options,
-                const fs::path& path) {
-    std::map<std::string, Json> imported;  // as spelled in the file -> what was stored, verified
-    const struct ScrubValues {
-        std::map<std::string, Json>& values;
-        ~ScrubValues() {
-            for (auto& [host, value] : values) proto::scrub(value);
-        }
-    } imported_guard{imported};
-    int failed = 0;
-    const auto not_imported = [&](const std::string& host, const std::string& why) {
+// One file's import: the hosts that failed, and what was stored and
+// verified (as spelled in the file), scrubbed when done.
+struct FileImport {
+    explicit FileImport(const fs::path& file) : path(file) {}
+    FileImport(const FileImport&) = delete;
+    FileImport& operator=(const FileImport&) = delete;
+    ~FileImport() {
+        for (auto& [host, value] : imported) proto::scrub(value);
+    }
+
+    void not_imported(const std::string& host, const std::string& why) {
         ++failed;
         std::fprintf(stderr, "hostkeeper import: %s: not imported, it stays in %s: %s\n",
                      host.c_str(), path.c_str(), why.c_str());
-    };
-    {
-        const terraform_config::CredentialsFile file(path);
-        const auto hosts = file.hosts();
-        if (hosts.empty()) {
-            std::printf("%s: no credentials in it\n", path.c_str());
-            return 0;
-        }
-        // Spellings that name one keyring item (tfe.example.com, TFE.example.com:443)
-        // are one host: grouped, in file order of their first spelling.
-        std::vector<std::pair<std::string, std::vector<std::string>>> groups;
-        for (const auto& host : hosts) {
-            std::string normalized;
-            try {
-                normalized = proto::normalize_hostname(host);
-            } catch (const std::exception& e) {
-                not_imported(host, e.what());
-                continue;
-            }
-            auto it = std::find_if(groups.begin(), groups.end(),
-                                   [&](const auto& group) { return group.first == normalized; });
-            if (it == groups.end()) {
-                groups.push_back({normalized, {host}});
-            } else {
-                it->second.push_back(host);
-            }
-        }
-        for (const auto& [normalized, spellings] : groups) {
-            const std::string& host = spellings.front();
-            const Json& credentials = file.credentials(host);
-            const bool conflict = std::any_of(
-                spellings.begin(), spellings.end(),
-                [&](const std::string& other) { return file.credentials(other) != credentials; });
-            if (conflict) {
-                for (const auto& spelling : spellings) {
-                    not_imported(spelling, "the file has " + std::to_string(spellings.size()) +
-                                               " different credentials for " + normalized +
-                                               "; keep one of them in the file and import again");
-                }
-                continue;
-            }
-            try {
-                store_and_verify(client, normalized, credentials);
-                for (const auto& spelling : spellings) {
-                    imported[spelling] = file.credentials(spelling);
-                    std::printf("%s: stored in the keyring and read back%s\n", spelling.c_str(),
-                                normalized == spelling ? "" : (" (as " + normalized + ")").c_str());
-                }
-            } catch (const client::NoDaemon&) {
-                throw;  // no host can be imported: stop here, the file untouched
-            } catch (const proto::UnsafeSocket&) {
-                throw;
-            } catch (const std::exception& e) {
-                for (const auto& spelling : spellings) not_imported(spelling, e.what());
-            }
-        }
-    }  // the first read's tokens are scrubbed here
-    if (imported.empty()) return failed;
-    if (options.keep_file) {
-        std::printf(
-            "%s: left as it is (--keep-file); while these hosts are in it, they shadow the "
-            "keyring\n",
-            path.c_str());
-        return failed;
     }
-    // Read the file again: what was written to it while we stored (terraform
-    // login, an editor) stays; only hosts whose value is still what was
-    // stored and verified leave it.
+
+    const fs::path& path;
+    int failed = 0;
+    std::map<std::string, Json> imported;
+};
+
+// A normalized host and its spellings in the file.
+using Spellings = std::pair<std::string, std::vector<std::string>>;
+
+// Spellings that name one keyring item (tfe.example.com, TFE.example.com:443)
+// are one host: grouped, in file order of their first spelling.
+std::vector<Spellings> group_spellings(const std::vector<std::string>& hosts, FileImport& run) {
+    std::vector<Spellings> groups;
+    for (const auto& host : hosts) {
+        std::string normalized;
+        try {
+            normalized = proto::normalize_hostname(host);
+        } catch (const std::exception& e) {
+            run.not_imported(host, e.what());
+            continue;
+        }
+        auto it = std::find_if(groups.begin(), groups.end(),
+                               [&](const auto& group) { return group.first == normalized; });
+        if (it == groups.end()) {
+            groups.push_back({normalized, {host}});
+        } else {
+            it->second.push_back(host);
+        }
+    }
+    return groups;
+}
+
+// Stores one host (all its spellings agreeing) and reads it back.
+void store_host(const client::ClientOptions& client, const terraform_config::CredentialsFile& file,
+                const Spellings& group, FileImport& run) {
+    const auto& [normalized, spellings] = group;
+    const std::string& host = spellings.front();
+    const Json& credentials = file.credentials(host);
+    const bool conflict = std::any_of(
+        spellings.begin(), spellings.end(),
+        [&](const std::string& other) { return file.credentials(other) != credentials; });
+    if (conflict) {
+        for (const auto& spelling : spellings) {
+            run.not_imported(spelling, "the file has " + std::to_string(spellings.size()) +
+                                           " different credentials for " + normalized +
+                                           "; keep one of them in the file and import again");
+        }
+        return;
+    }
+    try {
+        store_and_verify(client, normalized, credentials);
+        for (const auto& spelling : spellings) {
+            run.imported[spelling] = file.credentials(spelling);
+            std::printf("%s: stored in the keyring and read back%s\n", spelling.c_str(),
+                        normalized == spelling ? "" : (" (as " + normalized + ")").c_str());
+        }
+    } catch (const client::NoDaemon&) {
+        throw;  // no host can be imported: stop here, the file untouched
+    } catch (const proto::UnsafeSocket&) {
+        throw;
+    } catch (const std::exception& e) {
+        for (const auto& spelling : spellings) run.not_imported(spelling, e.what());
+    }
+}
+
+// Stores every host of the file; false when it has none. The file's tokens
+// are scrubbed when it returns.
+bool store_hosts(const client::ClientOptions& client, FileImport& run) {
+    const terraform_config::CredentialsFile file(run.path);
+    const auto hosts = file.hosts();
+    if (hosts.empty()) return false;
+    for (const Spellings& group : group_spellings(hosts, run)) store_host(client, file, group, run);
+    return true;
+}
+
+// Read the file again: what was written to it while we stored (terraform
+// login, an editor) stays; only hosts whose value is still what was stored
+// and verified leave it.
+void rewrite_without_imported(const FileImport& run) {
+    const fs::path& path = run.path;
     std::error_code ec;
     if (!fs::exists(path, ec)) {
         std::printf("%s: removed by someone else meanwhile; nothing to rewrite\n", path.c_str());
-        return failed;
+        return;
     }
     std::optional<terraform_config::CredentialsFile> now;
     try {
         now.emplace(path);
     } catch (const proto::FileError& e) {
         throw proto::FileError(std::string(e.what()) + " (it changed while importing; the " +
-                               std::to_string(imported.size()) +
+                               std::to_string(run.imported.size()) +
                                " imported host(s) are in the keyring but still in the file too)");
     }
-    const auto rewritten = now->rewrite_without(imported);
+    const auto rewritten = now->rewrite_without(run.imported);
     for (const auto& host : rewritten.changed) {
         std::printf(
             "%s: changed in %s while importing; the new value stays in the file (run "
@@ -161,7 +174,26 @@ int import_file(const client::ClientOptions& client, const ImportOptions& option
     } else {
         std::printf("%s: left as it is (no imported host is in it as it was)\n", path.c_str());
     }
-    return failed;
+}
+
+// Imports one file's hosts; returns the number that failed.
+int import_file(const client::ClientOptions& client, const ImportOptions& options,
+                const fs::path& path) {
+    FileImport run(path);
+    if (!store_hosts(client, run)) {
+        std::printf("%s: no credentials in it\n", path.c_str());
+        return 0;
+    }
+    if (run.imported.empty()) return run.failed;
+    if (options.keep_file) {
+        std::printf(
+            "%s: left as it is (--keep-file); while these hosts are in it, they shadow the "
+            "keyring\n",
+            path.c_str());
+        return run.failed;
+    }
+    rewrite_without_imported(run);
+    return run.failed;
 }
 
 }  // namespace
@@ -195,6 +227,30 @@ int run_import(const client::ClientOptions& client, const ImportOptions& options
         return client::kExitFailed;
     }
     return client::kExitOk;
+}
+
+namespace {
+
+class ImportCommand final : public Command {
+  public:
+    CLI::App* add_to(CLI::App& app) override {
+        auto* cmd = app.add_subcommand("import",
+                                       "move tokens from credentials.tfrc.json into the keyring, "
+                                       "verified, then out of the file");
+        cmd->add_flag("--keep-file", options_.keep_file,
+                      "store and verify, but leave the file as it is");
+        return cmd;
+    }
+    int run(const client::ClientOptions& client) override { return run_import(client, options_); }
+
+  private:
+    ImportOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> import_command() {
+    return std::make_unique<ImportCommand>();
 }
 
 }  // namespace hostkeeper::helper::cli

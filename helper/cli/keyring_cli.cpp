@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "helper/cli/command.hpp"
 #include "helper/cli/keyring_config.hpp"
 #include "helper/cli/pass_store.hpp"
 #include "helper/client/exit_codes.hpp"
@@ -255,6 +256,58 @@ int run_migrate(const client::ClientOptions& client, const std::string& to) {
     std::printf("hostkeeperd now uses %s; wrote backend = \"%s\" under [keyring] in %s\n",
                 to.c_str(), to.c_str(), config.c_str());
     return leftover == 0 ? client::kExitOk : client::kExitFailed;
+}
+
+namespace {
+
+class UnlockCommand final : public Command {
+  public:
+    CLI::App* add_to(CLI::App& app) override {
+        return app.add_subcommand(
+            "unlock",
+            "unlock the keyring: the Secret Service's default collection, or pass's gpg key "
+            "(gpg-agent asks for the passphrase in this terminal and caches it)");
+    }
+    // The user types a passphrase meanwhile: no deadline unless --timeout says.
+    std::optional<std::chrono::milliseconds> default_timeout() const override {
+        return std::chrono::hours(1);
+    }
+    int run(const client::ClientOptions& client) override { return run_unlock(client); }
+};
+
+class MigrateCommand final : public Command {
+  public:
+    CLI::App* add_to(CLI::App& app) override {
+        auto* cmd = app.add_subcommand(
+            "migrate",
+            "move every token to the other keyring backend (each read back before it is "
+            "removed), then keep using that backend");
+        cmd->add_option("--to", to_, "the backend to move to")
+            ->required()
+            ->check(CLI::IsMember({"pass", "secret-service"}));
+        cmd->footer(
+            "Exit status 0 when every host moved and the daemon switched (config.toml then says "
+            "backend = \"TO\" under [keyring]); 1 when a host failed (it stays where it was) or "
+            "the daemon refused.");
+        return cmd;
+    }
+    // Every host is written, read back and removed, perhaps after an unlock prompt.
+    std::optional<std::chrono::milliseconds> default_timeout() const override {
+        return std::chrono::minutes(10);
+    }
+    int run(const client::ClientOptions& client) override { return run_migrate(client, to_); }
+
+  private:
+    std::string to_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> unlock_command() {
+    return std::make_unique<UnlockCommand>();
+}
+std::unique_ptr<Command> migrate_command() {
+    return std::make_unique<MigrateCommand>();
 }
 
 }  // namespace hostkeeper::helper::cli

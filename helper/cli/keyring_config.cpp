@@ -1,9 +1,10 @@
 #include "helper/cli/keyring_config.hpp"
 
+#include <toml++/toml.h>
+
+#include <algorithm>
 #include <cstddef>
-#include <optional>
 #include <system_error>
-#include <vector>
 
 #include "proto/file_io.hpp"
 
@@ -12,180 +13,27 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// One key/value pair or table header of a TOML text, by byte offsets: enough
-// of TOML to find keyring.backend without disturbing anything else (strings,
-// multi-line strings and arrays, comments, quoted and dotted keys).
-struct Header {
-    std::vector<std::string> name;
-    bool array = false;        // [[name]]
-    std::size_t line_end = 0;  // just past its newline (or the text's end)
-};
-
-struct Pair {
-    std::vector<std::string> table;  // the table it is in; empty at the top level
-    std::vector<std::string> key;    // dotted parts
-    std::size_t value_begin = 0, value_end = 0;
-    std::size_t line_end = 0;
-    bool inline_table = false;
-};
-
-class Scanner {
-  public:
-    explicit Scanner(const std::string& text) : s_(text) {}
-
-    void scan() {
-        while (pos_ < s_.size()) expression();
+// The byte offset of `position` in `text`: toml++ counts lines from 1 at each
+// '\n' and columns from 1 in code points.
+std::size_t offset_of(const std::string& text, const toml::source_position& position) {
+    std::size_t at = 0;
+    for (toml::source_index line = 1; line < position.line && at < text.size(); ++line) {
+        const std::size_t newline = text.find('\n', at);
+        if (newline == std::string::npos) return text.size();
+        at = newline + 1;
     }
-
-    std::vector<Header> headers;
-    std::vector<Pair> pairs;
-
-  private:
-    bool at(std::string_view what) const { return s_.compare(pos_, what.size(), what) == 0; }
-    void skip_blanks() {
-        while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t')) ++pos_;
+    for (toml::source_index column = 1; column < position.column && at < text.size(); ++column) {
+        ++at;
+        while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0U) == 0x80U) ++at;
     }
-    void skip_line() {
-        while (pos_ < s_.size() && s_[pos_] != '\n') ++pos_;
-        if (pos_ < s_.size()) ++pos_;
-    }
+    return at;
+}
 
-    // A string starting at pos_ (its opening quote); pos_ ends past it.
-    std::string string_token() {
-        const char quote = s_[pos_];
-        const bool basic = quote == '"';
-        const std::string triple(3, quote);
-        const bool multi = at(triple);
-        pos_ += multi ? 3 : 1;
-        std::string out;
-        while (pos_ < s_.size()) {
-            if (multi ? at(triple) : s_[pos_] == quote) {
-                pos_ += multi ? 3 : 1;
-                // """a"""" is a string ending in a quote: up to two more.
-                for (int i = 0; multi && i < 2 && pos_ < s_.size() && s_[pos_] == quote; ++i)
-                    ++pos_;
-                return out;
-            }
-            if (!multi && s_[pos_] == '\n') return out;  // unterminated: stop at the line's end
-            if (basic && s_[pos_] == '\\' && pos_ + 1 < s_.size()) {
-                out += s_[pos_ + 1];
-                pos_ += 2;
-                continue;
-            }
-            out += s_[pos_++];
-        }
-        return out;
-    }
-
-    // A (dotted) key; nullopt when there is none at pos_.
-    std::optional<std::vector<std::string>> key() {
-        std::vector<std::string> parts;
-        for (;;) {
-            skip_blanks();
-            if (pos_ >= s_.size()) return std::nullopt;
-            const char c = s_[pos_];
-            if (c == '"' || c == '\'') {
-                parts.push_back(string_token());
-            } else {
-                const std::size_t begin = pos_;
-                while (pos_ < s_.size() &&
-                       ((s_[pos_] >= 'A' && s_[pos_] <= 'Z') ||
-                        (s_[pos_] >= 'a' && s_[pos_] <= 'z') ||
-                        (s_[pos_] >= '0' && s_[pos_] <= '9') || s_[pos_] == '_' || s_[pos_] == '-'))
-                    ++pos_;
-                if (pos_ == begin) return std::nullopt;
-                parts.push_back(s_.substr(begin, pos_ - begin));
-            }
-            skip_blanks();
-            if (pos_ < s_.size() && s_[pos_] == '.') {
-                ++pos_;
-                continue;
-            }
-            return parts;
-        }
-    }
-
-    // A value, across lines when it is an array, inline table or multi-line
-    // string; pos_ ends just past its last character.
-    void value() {
-        const std::size_t begin = pos_;
-        int depth = 0;
-        while (pos_ < s_.size()) {
-            const char c = s_[pos_];
-            if (c == '"' || c == '\'') {
-                string_token();
-            } else if (c == '[' || c == '{') {
-                ++depth;
-                ++pos_;
-            } else if (c == ']' || c == '}') {
-                --depth;
-                ++pos_;
-            } else if (c == '#' || c == '\n') {
-                if (depth <= 0) break;
-                if (c == '#') {
-                    while (pos_ < s_.size() && s_[pos_] != '\n') ++pos_;
-                } else {
-                    ++pos_;
-                }
-            } else {
-                ++pos_;
-            }
-        }
-        while (pos_ > begin &&
-               (s_[pos_ - 1] == ' ' || s_[pos_ - 1] == '\t' || s_[pos_ - 1] == '\r'))
-            --pos_;
-    }
-
-    void expression() {
-        skip_blanks();
-        if (pos_ >= s_.size()) return;
-        if (s_[pos_] == '#' || s_[pos_] == '\n' || s_[pos_] == '\r') {
-            skip_line();
-            return;
-        }
-        if (s_[pos_] == '[') {
-            Header header;
-            header.array = at("[[");
-            pos_ += header.array ? 2 : 1;
-            auto name = key();
-            if (name && at(header.array ? "]]" : "]")) {
-                header.name = std::move(*name);
-                skip_line();
-                header.line_end = pos_;
-                table_ = header.array ? std::vector<std::string>{"[["} : header.name;
-                headers.push_back(std::move(header));
-            } else {
-                skip_line();
-            }
-            return;
-        }
-        Pair pair;
-        pair.table = table_;
-        auto name = key();
-        if (!name || pos_ >= s_.size() || s_[pos_] != '=') {
-            skip_line();
-            return;
-        }
-        ++pos_;
-        skip_blanks();
-        pair.key = std::move(*name);
-        pair.value_begin = pos_;
-        pair.inline_table = pos_ < s_.size() && s_[pos_] == '{';
-        value();
-        pair.value_end = pos_;
-        skip_line();
-        pair.line_end = pos_;
-        pairs.push_back(std::move(pair));
-    }
-
-    const std::string& s_;
-    std::size_t pos_ = 0;
-    std::vector<std::string> table_;
-};
-
-const std::vector<std::string> kKeyring{"keyring"};
-const std::vector<std::string> kBackend{"backend"};
-const std::vector<std::string> kDotted{"keyring", "backend"};
+// The offset just past the newline of the line `position` is on (or the text's end).
+std::size_t next_line(const std::string& text, const toml::source_position& position) {
+    const std::size_t newline = text.find('\n', offset_of(text, position));
+    return newline == std::string::npos ? text.size() : newline + 1;
+}
 
 // `text` with `line` inserted at `at`, which is a line's start or the text's
 // end (then a newline is added first when the text lacks one).
@@ -193,6 +41,46 @@ std::string insert_line(const std::string& text, std::size_t at, const std::stri
     std::string out = text.substr(0, at);
     if (!out.empty() && out.back() != '\n') out += '\n';
     return out + line + "\n" + text.substr(at);
+}
+
+std::string with_table_appended(const std::string& text, const std::string& quoted) {
+    std::string appended = text;
+    if (!appended.empty() && appended.back() != '\n') appended += '\n';
+    if (!appended.empty()) appended += '\n';
+    return appended + "[keyring]\nbackend = " + quoted + "\n";
+}
+
+// Where the last of `table`'s dotted keys (keyring.x = ..., keyring.x.y = ...)
+// ends; tables with a header of their own ([keyring.sub]) are elsewhere.
+toml::source_position last_dotted_end(const std::string& text, const toml::table& table) {
+    toml::source_position end = table.source().end;
+    for (const auto& [key, node] : table) {
+        const toml::table* inner = node.as_table();
+        if (inner == nullptr || inner->is_inline()) {
+            end = std::max(end, node.source().end);
+        } else if (const std::size_t at = offset_of(text, inner->source().begin);
+                   at < text.size() && text[at] != '[') {
+            end = std::max(end, last_dotted_end(text, *inner));
+        }
+    }
+    return end;
+}
+
+// A table that a [keyring.sub] header created along the way begins where
+// that sub-table does; a table with a [keyring] header of its own does not.
+bool defined_by_its_tables(const toml::table& table) {
+    return std::any_of(table.begin(), table.end(), [&](const auto& entry) {
+        return entry.second.is_table() && entry.second.source().begin == table.source().begin;
+    });
+}
+
+toml::table parsed(const std::string& text) {
+    try {
+        return toml::parse(text);
+    } catch (const toml::parse_error& e) {
+        throw proto::FileError("not valid TOML, line " + std::to_string(e.source().begin.line) +
+                               ": " + std::string(e.description()) + "; left as it was");
+    }
 }
 
 }  // namespace
@@ -205,41 +93,38 @@ std::string with_keyring_backend(const std::string& text, std::string_view backe
     // Appended, not "\"" + std::string(...): g++ 12's -O3 -Wrestrict misfires on that.
     std::string quoted(1, '"');
     quoted.append(backend).push_back('"');
-    Scanner scanner(text);
-    scanner.scan();
+    const toml::table root = parsed(text);
 
-    // Replace every existing assignment, from the last so offsets stay true.
-    std::string out = text;
-    bool replaced = false;
-    std::optional<std::size_t> after_dotted;
-    for (auto it = scanner.pairs.rbegin(); it != scanner.pairs.rend(); ++it) {
-        const bool in_table = it->table == kKeyring && it->key == kBackend;
-        const bool dotted = it->table.empty() && it->key == kDotted;
-        if (it->table.empty() && it->key == kKeyring && it->inline_table) {
-            throw proto::FileError("keyring is an inline table (keyring = {...}); set backend = " +
-                                   quoted + " in it by hand");
-        }
-        if (in_table || dotted) {
-            out.replace(it->value_begin, it->value_end - it->value_begin, quoted);
-            replaced = true;
-        }
-        if (!after_dotted && it->table.empty() && it->key.size() > 1 && it->key[0] == "keyring")
-            after_dotted = it->line_end;
+    const toml::node* node = root.get("keyring");
+    if (node == nullptr) return with_table_appended(text, quoted);
+    const toml::table* keyring = node->as_table();
+    if (keyring == nullptr) {
+        throw proto::FileError("keyring is not a table; set backend = " + quoted +
+                               " under [keyring] by hand");
     }
-    if (replaced) return out;
-
-    for (const auto& header : scanner.headers) {
-        if (!header.array && header.name == kKeyring)
-            return insert_line(text, header.line_end, "backend = " + quoted);
+    if (keyring->is_inline()) {
+        throw proto::FileError("keyring is an inline table (keyring = {...}); set backend = " +
+                               quoted + " in it by hand");
+    }
+    if (const toml::node* value = keyring->get("backend")) {
+        if (!value->is_value()) {
+            throw proto::FileError("keyring.backend is not a string; set backend = " + quoted +
+                                   " under [keyring] by hand");
+        }
+        const std::size_t begin = offset_of(text, value->source().begin);
+        const std::size_t end = offset_of(text, value->source().end);
+        return text.substr(0, begin) + quoted + text.substr(end);
+    }
+    const std::size_t begin = offset_of(text, keyring->source().begin);
+    if (begin < text.size() && text[begin] == '[') {
+        // [keyring.sub] alone: a [keyring] table may still follow it.
+        if (defined_by_its_tables(*keyring)) return with_table_appended(text, quoted);
+        return insert_line(text, next_line(text, keyring->source().begin), "backend = " + quoted);
     }
     // Top-level keyring.* keys define the table: a [keyring] header after
     // them would define it twice.
-    if (after_dotted) return insert_line(text, *after_dotted, "keyring.backend = " + quoted);
-
-    std::string appended = text;
-    if (!appended.empty() && appended.back() != '\n') appended += '\n';
-    if (!appended.empty()) appended += '\n';
-    return appended + "[keyring]\nbackend = " + quoted + "\n";
+    return insert_line(text, next_line(text, last_dotted_end(text, *keyring)),
+                       "keyring.backend = " + quoted);
 }
 
 void write_keyring_backend(const fs::path& path, std::string_view backend) {

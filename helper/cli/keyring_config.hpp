@@ -14,12 +14,14 @@ namespace hostkeeper::helper::cli {
 // config.toml, else ~/.config/hostkeeper/config.toml.
 std::filesystem::path daemon_config_path();
 
-// `text` (a config.toml) with keyring.backend set to `backend`: an existing
-// `backend` line of [keyring] (or a top-level `keyring.backend`) is replaced,
-// keeping its indentation and comment; else the line is added at the top of
+// `text` (a config.toml) with keyring.backend set to `backend`, found by
+// toml++ and edited in the text where toml++ saw it: an existing `backend`
+// value of [keyring] (or a top-level `keyring.backend`) is replaced, keeping
+// its line's indentation and comment; else the line is added at the top of
 // the [keyring] table (or after the top-level `keyring.` keys); else a
-// [keyring] table is appended. Throws proto::FileError when [keyring] is an
-// inline table (`keyring = {...}`), which cannot be edited a line at a time.
+// [keyring] table is appended. Every other byte stays as it was. Throws
+// proto::FileError when `text` is not valid TOML, when keyring is no table
+// (`[[keyring]]`), or when it is an inline table (`keyring = {...}`).
 std::string with_keyring_backend(const std::string& text, std::string_view backend);
 
 // Reads `path` (missing: empty), sets the backend, and replaces the file

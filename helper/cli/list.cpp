@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "helper/cli/command.hpp"
 #include "helper/client/common_cli.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "helper/terraform_config/shadowing.hpp"
@@ -151,6 +152,31 @@ int run_list(const client::ClientOptions& client, bool json) {
         std::fprintf(stderr, "hostkeeper list: %s\n", warning.get<std::string>().c_str());
     for (const auto& line : list_lines(document)) std::printf("%s\n", line.c_str());
     return client::kExitOk;
+}
+
+namespace {
+
+class ListCommand final : public Command {
+  public:
+    CLI::App* add_to(CLI::App& app) override {
+        auto* cmd = app.add_subcommand(
+            "list",
+            "every host with stored credentials (read from the keyring): Unicode and ASCII form, "
+            "backend, label, when stored, field names (never values), locked, and what shadows "
+            "it");
+        cmd->add_flag("--json", json_, "print a JSON document (hosts, docker, rejected, warnings)");
+        return cmd;
+    }
+    int run(const client::ClientOptions& client) override { return run_list(client, json_); }
+
+  private:
+    bool json_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> list_command() {
+    return std::make_unique<ListCommand>();
 }
 
 }  // namespace hostkeeper::helper::cli

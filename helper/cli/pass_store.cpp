@@ -4,13 +4,14 @@
 #include <system_error>
 
 #include "proto/file_io.hpp"
+#include "proto/pass_store_layout.hpp"
 
 namespace hostkeeper::helper::cli {
 namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view kFolder = "hostkeeper";
+constexpr std::string_view kFolder = proto::kPassEntryFolder;
 
 bool hidden(const fs::path& path) {
     const std::string name = path.filename().string();
@@ -56,27 +57,16 @@ std::vector<fs::path> pass_entry_files(const fs::path& store) {
 }
 
 std::optional<std::string> pass_entry_host(const fs::path& store, const fs::path& file) {
-    if (file.parent_path() != store / kFolder || file.extension() != ".gpg") return std::nullopt;
-    std::string host = file.stem().string();
-    if (host.empty() || hidden(file)) return std::nullopt;
-    const auto underscore = host.find('_');
-    if (underscore != std::string::npos) {
-        if (host.find('_', underscore + 1) != std::string::npos) return std::nullopt;
-        host[underscore] = ':';
-    }
-    return host;
+    if (file.parent_path() != store / kFolder) return std::nullopt;
+    return proto::host_of_pass_entry_file(file.filename().string());
 }
 
 std::vector<fs::path> pass_gpg_id_files(const fs::path& store) {
     std::vector<fs::path> files;
     std::error_code ec;
     const fs::path root = store / kFolder;
-    for (const fs::path& candidate : {root / ".gpg-id", store / ".gpg-id"}) {
-        if (fs::is_regular_file(candidate, ec)) {
-            files.push_back(candidate);
-            break;
-        }
-    }
+    if (auto governing = proto::gpg_id_file_for(store, root))
+        files.push_back(std::move(*governing));
     std::vector<fs::path> below;
     if (fs::is_directory(root, ec)) {
         fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied,
@@ -100,32 +90,11 @@ std::vector<fs::path> pass_gpg_id_files(const fs::path& store) {
 std::vector<std::string> read_gpg_ids(const fs::path& file) {
     const auto text = proto::read_file_if_exists(file);
     if (!text) throw proto::FileError(file.string() + " does not exist");
-    std::vector<std::string> ids;
-    std::size_t begin = 0;
-    while (begin < text->size()) {
-        std::size_t end = text->find('\n', begin);
-        if (end == std::string::npos) end = text->size();
-        std::string line = text->substr(begin, end - begin);
-        begin = end + 1;
-        if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
-        const auto first = line.find_first_not_of(" \t\r");
-        if (first == std::string::npos) continue;
-        const auto last = line.find_last_not_of(" \t\r");
-        ids.push_back(line.substr(first, last - first + 1));
-    }
-    return ids;
+    return proto::parse_gpg_ids(*text);
 }
 
 std::vector<std::string> split_gpg_opts(std::string_view text) {
-    std::vector<std::string> words;
-    std::size_t i = 0;
-    while (i < text.size()) {
-        while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n')) ++i;
-        const std::size_t begin = i;
-        while (i < text.size() && text[i] != ' ' && text[i] != '\t' && text[i] != '\n') ++i;
-        if (i > begin) words.emplace_back(text.substr(begin, i - begin));
-    }
-    return words;
+    return proto::split_pass_words(text);
 }
 
 std::optional<std::string> gpg_homedir_option(const std::vector<std::string>& options) {

@@ -1,7 +1,8 @@
 #pragma once
 // What the command line reads of a `pass` password store by itself (the
 // daemon does the encrypting and decrypting): hostkeeper's entries, the
-// .gpg-id files that name their recipients, PASSWORD_STORE_GPG_OPTS.
+// .gpg-id files that name their recipients, PASSWORD_STORE_GPG_OPTS. The
+// layout's rules are proto/pass_store_layout.hpp's, as the daemon's are.
 
 #include <filesystem>
 #include <optional>
@@ -27,12 +28,13 @@ PassEntries pass_entries(const std::filesystem::path& store);
 std::vector<std::filesystem::path> pass_entry_files(const std::filesystem::path& store);
 
 // The host of an entry file: STORE/hostkeeper/H.gpg is H, H_P.gpg is H:P.
-// nullopt for files in sub-folders and names that are no host entry.
+// nullopt for files in sub-folders and names that are no host entry (the
+// daemon's rule: only the names it would write, normalized hosts).
 std::optional<std::string> pass_entry_host(const std::filesystem::path& store,
                                            const std::filesystem::path& file);
 
 // The .gpg-id files that name the recipients of hostkeeper's entries: the
-// nearest one for STORE/hostkeeper (its own, else the store root's), then
+// one that governs STORE/hostkeeper (its own, else the store root's), then
 // each one in a folder below it. Sorted after the first.
 std::vector<std::filesystem::path> pass_gpg_id_files(const std::filesystem::path& store);
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "helper/cli/answer_source.hpp"
+#include "helper/cli/command.hpp"
 #include "helper/client/common_cli.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "proto/error.hpp"
@@ -235,6 +236,140 @@ int run_provider_package(const client::ClientOptions& client, const RegistryQuer
     }
     row("answer", source_text(response));
     return client::kExitOk;
+}
+
+namespace {
+
+// --json and --refresh, as the registry's questions take them.
+void add_query_flags(CLI::App* cmd, RegistryQuery& query) {
+    cmd->add_flag("--json", query.json, "print the daemon's answer as JSON");
+    cmd->add_flag("--refresh", query.refresh, "skip the cache and fetch the document now");
+}
+
+class ModuleCommand final : public Command {
+  public:
+    CLI::App* add_to(CLI::App& app) override {
+        auto* cmd = app.add_subcommand(
+            "module", "a module registry's versions and download locations (modules.v1)");
+        cmd->require_subcommand(1);
+        versions_ = cmd->add_subcommand("versions", "the versions of a module, newest first");
+        versions_
+            ->add_option("address", query_.address,
+                         "[HOSTNAME/]NAMESPACE/NAME/SYSTEM, e.g. hashicorp/consul/aws")
+            ->required();
+        versions_->add_option("--constraint", query_.constraint,
+                              "only versions matching, e.g. \"~> 1.2, != 1.2.5\"");
+        add_query_flags(versions_, query_);
+        download_ = cmd->add_subcommand(
+            "download", "where a module version is downloaded from (X-Terraform-Get)");
+        download_->add_option("address", query_.address, "[HOSTNAME/]NAMESPACE/NAME/SYSTEM")
+            ->required();
+        download_->add_option("version", query_.version, "the version, e.g. 1.2.0")->required();
+        add_query_flags(download_, query_);
+        return cmd;
+    }
+    int run(const client::ClientOptions& client) override {
+        if (versions_->parsed()) return run_module_versions(client, query_);
+        if (download_->parsed()) return run_module_download(client, query_);
+        return client::kExitUsage;
+    }
+
+  private:
+    RegistryQuery query_;
+    CLI::App* versions_ = nullptr;
+    CLI::App* download_ = nullptr;
+};
+
+class ProviderCommand final : public Command {
+  public:
+    CLI::App* add_to(CLI::App& app) override {
+        auto* cmd = app.add_subcommand(
+            "provider", "a provider registry's or network mirror's versions and packages");
+        cmd->require_subcommand(1);
+        add_versions(*cmd);
+        add_package(*cmd);
+        add_fetch(*cmd);
+        return cmd;
+    }
+    // A download takes longer than a question: longer than the daemon's
+    // default fetch_timeout (10 min) plus discovery, unless --timeout says.
+    std::optional<std::chrono::milliseconds> default_timeout() const override {
+        if (fetch_->parsed()) return std::chrono::minutes(15);
+        return std::nullopt;
+    }
+    int run(const client::ClientOptions& client) override {
+        if (direct_) query_.mirror = "";
+        if (!mirror_.empty()) query_.mirror = mirror_;
+        if (versions_->parsed()) return run_provider_versions(client, query_);
+        if (package_->parsed()) return run_provider_package(client, query_);
+        if (fetch_->parsed()) return run_provider_fetch(client, query_);
+        return client::kExitUsage;
+    }
+
+  private:
+    void add_mirror_flags(CLI::App* cmd) {
+        auto* mirror =
+            cmd->add_option("--mirror", mirror_,
+                            "ask this provider network mirror (https URL) instead of the registry");
+        cmd->add_flag("--direct", direct_,
+                      "ask the provider's registry even if the daemon has a mirror_url")
+            ->excludes(mirror);
+    }
+    void add_platform(CLI::App* cmd) {
+        cmd->add_option("--platform", query_.platform,
+                        "OS_ARCH (default: this machine's, " + this_platform() + ")");
+    }
+    void add_versions(CLI::App& cmd) {
+        versions_ = cmd.add_subcommand(
+            "versions", "the versions of a provider, newest first, with protocols and platforms");
+        versions_
+            ->add_option("address", query_.address,
+                         "[HOSTNAME/]NAMESPACE/TYPE, e.g. hashicorp/random")
+            ->required();
+        versions_->add_option("--constraint", query_.constraint,
+                              "only versions matching, e.g. \">= 2.0, < 4.0\"");
+        add_query_flags(versions_, query_);
+        add_mirror_flags(versions_);
+    }
+    void add_package(CLI::App& cmd) {
+        package_ = cmd.add_subcommand("package",
+                                      "the package of a provider version for a platform: URL, "
+                                      "filename, hashes, signing keys");
+        package_->add_option("address", query_.address, "[HOSTNAME/]NAMESPACE/TYPE")->required();
+        package_->add_option("version", query_.version, "the version, e.g. 3.6.0")->required();
+        add_platform(package_);
+        add_query_flags(package_, query_);
+        add_mirror_flags(package_);
+    }
+    void add_fetch(CLI::App& cmd) {
+        fetch_ = cmd.add_subcommand("fetch",
+                                    "download a provider package and check it against the "
+                                    "zh:/h1: hashes its registry or mirror published");
+        fetch_->add_option("address", query_.address, "[HOSTNAME/]NAMESPACE/TYPE")->required();
+        fetch_->add_option("version", query_.version, "the version, e.g. 3.6.0")->required();
+        add_platform(fetch_);
+        fetch_->add_option("-o,--output", query_.output_dir,
+                           "write the archive into this directory (default: .)");
+        fetch_->add_flag("--json", query_.json, "print the daemon's answer as JSON");
+        fetch_->add_flag("--refresh", query_.refresh, "skip the cache for the package's metadata");
+        add_mirror_flags(fetch_);
+    }
+
+    RegistryQuery query_;
+    std::string mirror_;
+    bool direct_ = false;
+    CLI::App* versions_ = nullptr;
+    CLI::App* package_ = nullptr;
+    CLI::App* fetch_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> module_command() {
+    return std::make_unique<ModuleCommand>();
+}
+std::unique_ptr<Command> provider_command() {
+    return std::make_unique<ProviderCommand>();
 }
 
 }  // namespace hostkeeper::helper::cli

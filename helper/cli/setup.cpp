@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "helper/cli/command.hpp"
 #include "helper/cli/list.hpp"
 #include "helper/cli/registry_cache_setup.hpp"
 #include "helper/cli/setup_plan.hpp"
@@ -495,6 +496,54 @@ int run_setup(const SetupOptions& options, const client::ClientOptions& client) 
         return client::kExitUsage;
     }
     return options.undo ? undo(options, client) : setup(options, client);
+}
+
+namespace {
+
+class SetupCommand final : public Command {
+  public:
+    CLI::App* add_to(CLI::App& app) override {
+        auto* cmd = app.add_subcommand(
+            "setup",
+            "make Terraform and OpenTofu use the helper: link it, add the credentials_helper "
+            "block, enable the socket unit");
+        cmd->add_flag("--terraform", options_.terraform,
+                      "set up Terraform (default: each tool that is found)");
+        cmd->add_flag("--opentofu", options_.opentofu,
+                      "set up OpenTofu (default: each tool that is found)");
+        cmd->add_flag("--dry-run", options_.dry_run, "only print what would change");
+        cmd->add_flag("--undo", options_.undo,
+                      "reverse what setup changed (recorded in $XDG_STATE_HOME/hostkeeper); "
+                      "with --registry-cache, only the registry cache");
+        cmd->add_flag("--restore-tokens", options_.restore_tokens,
+                      "with --undo: first write every stored token into Terraform's "
+                      "credentials.tfrc.json (plaintext), so Terraform works without the helper");
+        cmd->add_flag("--registry-cache", options_.registry_cache,
+                      "also route Terraform's and OpenTofu's registry requests through "
+                      "hostkeeperd's cache (a loopback listener and host blocks)");
+        cmd->add_option("hosts", options_.registry_hosts,
+                        "with --registry-cache: registry hosts to route now (others are "
+                        "learned as Terraform asks the helper about them)");
+        return cmd;
+    }
+    int run(const client::ClientOptions& client) override {
+        if (!options_.registry_hosts.empty() && (!options_.registry_cache || options_.undo)) {
+            std::fprintf(stderr,
+                         "hostkeeper setup: HOST arguments go with --registry-cache, without "
+                         "--undo\n");
+            return client::kExitUsage;
+        }
+        return run_setup(options_, client);
+    }
+
+  private:
+    SetupOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> setup_command() {
+    return std::make_unique<SetupCommand>();
 }
 
 }  // namespace hostkeeper::helper::cli

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 
+#include "helper/cli/command.hpp"
 #include "helper/cli/dash_command.hpp"
 #include "helper/cli/list.hpp"
 #include "helper/client/exit_codes.hpp"
@@ -270,6 +271,35 @@ int run_token(const client::ClientOptions& client, const TokenOptions& options) 
     const proto::ScrubGuard guard(out);
     write_all(STDOUT_FILENO, out);
     return client::kExitOk;
+}
+
+namespace {
+
+class ExecCommand final : public Command {
+  public:
+    CLI::App* add_to(CLI::App& app) override { return add_exec_command(app, options_); }
+    int run(const client::ClientOptions& client) override { return run_exec(client, options_); }
+
+  private:
+    ExecOptions options_;
+};
+
+class TokenCommand final : public Command {
+  public:
+    CLI::App* add_to(CLI::App& app) override { return add_token_command(app, options_); }
+    int run(const client::ClientOptions& client) override { return run_token(client, options_); }
+
+  private:
+    TokenOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> exec_command() {
+    return std::make_unique<ExecCommand>();
+}
+std::unique_ptr<Command> token_command() {
+    return std::make_unique<TokenCommand>();
 }
 
 }  // namespace hostkeeper::helper::cli

@@ -51,9 +51,17 @@ TEST_CASE("config.toml: no backend line: added at the top of the keyring table",
     // A header on the last line without a newline.
     CHECK(cli::with_keyring_backend("a = 1\n[keyring]", "pass") ==
           "a = 1\n[keyring]\nbackend = \"pass\"\n");
-    // A [keyring.sub] table or an array of tables is not [keyring].
-    CHECK(cli::with_keyring_backend("[keyring.sub]\nbackend = \"x\"\n[[keyring]]\n", "pass") ==
-          "[keyring.sub]\nbackend = \"x\"\n[[keyring]]\n\n[keyring]\nbackend = \"pass\"\n");
+    // A [keyring.sub] table is not [keyring]; nor is an array of tables, which
+    // cannot take a [keyring] table beside it.
+    CHECK(cli::with_keyring_backend("[keyring.sub]\nbackend = \"x\"\n[[other]]\n", "pass") ==
+          "[keyring.sub]\nbackend = \"x\"\n[[other]]\n\n[keyring]\nbackend = \"pass\"\n");
+    CHECK(cli::with_keyring_backend("[keyring.a.b]\n[keyring.c]\n", "pass") ==
+          "[keyring.a.b]\n[keyring.c]\n\n[keyring]\nbackend = \"pass\"\n");
+    CHECK_THROWS_AS(cli::with_keyring_backend("[[keyring]]\nbackend = \"x\"\n", "pass"),
+                    hostkeeper::proto::FileError);
+    // A [keyring] header after its sub-table is the table's header.
+    CHECK(cli::with_keyring_backend("[keyring.sub]\nx = 1\n[keyring]\ny = 2\n", "pass") ==
+          "[keyring.sub]\nx = 1\n[keyring]\nbackend = \"pass\"\ny = 2\n");
 }
 
 TEST_CASE("config.toml: top-level keyring.* keys get keyring.backend beside them",
@@ -86,6 +94,40 @@ TEST_CASE("config.toml: keyring as an inline table is refused, not broken",
           "[cli][keyring_config]") {
     CHECK_THROWS_AS(cli::with_keyring_backend("keyring = { backend = \"pass\" }\n", "pass"),
                     hostkeeper::proto::FileError);
+}
+
+TEST_CASE("config.toml: a malformed file is refused with its line, and left as it was",
+          "[cli][keyring_config]") {
+    CHECK_THROWS_WITH(cli::with_keyring_backend("a = 1\n[keyring\nbackend = \"x\"\n", "pass"),
+                      Catch::Contains("not valid TOML, line 2"));
+    CHECK_THROWS_AS(cli::with_keyring_backend("keyring = 1\n", "pass"),
+                    hostkeeper::proto::FileError);
+    CHECK_THROWS_AS(cli::with_keyring_backend("[keyring]\nbackend = [\"pass\"]\n", "pass"),
+                    hostkeeper::proto::FileError);
+
+    const fs::path dir = fs::temp_directory_path() / ("hk-kc-bad-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const fs::path path = dir / "config.toml";
+    const std::string broken = "# mine\n[keyring]\nbackend = \"secret-service\n";
+    { std::ofstream(path) << broken; }
+    CHECK_THROWS_AS(cli::write_keyring_backend(path, "pass"), hostkeeper::proto::FileError);
+    CHECK(hostkeeper::proto::read_file_if_exists(path) == broken);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("config.toml: dotted keys, multi-line values and Unicode keep their bytes",
+          "[cli][keyring_config]") {
+    // keyring.backend beside dotted keys whose last value spans lines, and
+    // before a [keyring.sub] table that has a header of its own.
+    CHECK(
+        cli::with_keyring_backend("keyring.a = [1,\n  2]  # two\n[keyring.sub]\nz = 1\n", "pass") ==
+        "keyring.a = [1,\n  2]  # two\nkeyring.backend = \"pass\"\n[keyring.sub]\nz = 1\n");
+    // Columns count code points: a value after non-ASCII text on its line.
+    CHECK(cli::with_keyring_backend("[keyring]\n\"bäckend\" = 1\nbackend = \"ü\" # é\n", "pass") ==
+          "[keyring]\n\"bäckend\" = 1\nbackend = \"pass\" # é\n");
+    CHECK(cli::with_keyring_backend("[keyring]\r\nbackend = 'x'\r\n", "pass") ==
+          "[keyring]\r\nbackend = \"pass\"\r\n");
 }
 
 TEST_CASE("config.toml: the path is the daemon's, and the file is written with its mode kept",
