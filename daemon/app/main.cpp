@@ -255,7 +255,7 @@ int refuse_to_run(const InvalidConfig& error) {
     if (registry_cache_enabled()) {
         // Each connection's first request answered, then closed; 64 at most.
         refusals.emplace(io,
-                         handlers::http_answer(registry_cache::config_error_answer(error.what())),
+                         registry_cache::config_error_answer(error.what()),
                          server::ListenerOptions{64, std::chrono::seconds(10),
                                                  std::chrono::seconds(10), "registry cache"},
                          [&server] { server.activity(); });

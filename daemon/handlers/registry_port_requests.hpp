@@ -23,7 +23,4 @@ class RegistryPortRequests : public server::HttpHandler {
     registry_cache::Gate& gate_;
 };
 
-// The registry cache's answer as the HTTP listener writes it.
-server::HttpAnswer http_answer(registry_cache::ListenerResponse response);
-
 }  // namespace hostkeeper::daemon::handlers

@@ -5,36 +5,13 @@
 // that cannot run with its configuration gives every request one fixed answer.
 
 #include <boost/asio/awaitable.hpp>
-#include <optional>
-#include <string>
-#include <utility>
-#include <vector>
 
-#include "proto/secret.hpp"
-#include "proto/unique_fd.hpp"
+#include "daemon/http/listener_exchange.hpp"
 
 namespace hostkeeper::daemon::server {
 
-struct HttpRequest {
-    std::string target;
-    std::string host_header;
-    std::optional<proto::Secret> authorization;  // the header's value
-    // The first header only a web browser sends (Origin, Sec-Fetch-*), by
-    // name; "" when there is none.
-    std::string browser_header;
-};
-
-struct HttpAnswer {
-    unsigned status = 200;
-    std::string reason;  // "" for the status's usual reason phrase
-    std::string content_type = "application/json";
-    std::string body;
-    std::vector<std::pair<std::string, std::string>> headers;
-    std::optional<proto::UniqueFd> file;  // sent instead of `body`, from its offset 0
-    // It passed the answerer's checks of who asks: a client of ours (the
-    // idle timer counts it), whatever the answer.
-    bool authorized = false;
-};
+using HttpRequest = daemon::http::ListenerRequest;
+using HttpAnswer = daemon::http::ListenerResponse;
 
 class HttpHandler {
   public:

@@ -21,6 +21,22 @@ using boost::system::error_code;
 namespace {
 constexpr std::uint32_t kMaxHeaderBytes = 16 * 1024;
 
+// A connection in the listener's set (which stop() closes) while it is served.
+template <class Item>
+class Tracked {
+  public:
+    Tracked(std::shared_ptr<std::set<Item*>> set, Item* item) : set_(std::move(set)), item_(item) {
+        set_->insert(item_);
+    }
+    Tracked(const Tracked&) = delete;
+    Tracked& operator=(const Tracked&) = delete;
+    ~Tracked() { set_->erase(item_); }
+
+  private:
+    std::shared_ptr<std::set<Item*>> set_;
+    Item* item_;
+};
+
 using Head = http::request<http::empty_body>;
 
 // The first header in `request` that only a web browser sends, by name:
@@ -220,12 +236,7 @@ void HttpListener::stop() {
 }
 
 asio::awaitable<void> HttpListener::serve(std::shared_ptr<Connection> connection) {
-    connections_->insert(connection.get());
-    struct Forget {
-        std::shared_ptr<std::set<Connection*>> set;
-        Connection* connection;
-        ~Forget() { set->erase(connection); }
-    } forget{connections_, connection.get()};
+    const Tracked<Connection> tracked(connections_, connection.get());
     for (;;) {
         http::request_parser<http::empty_body> parser;
         auto reading = connection->read(parser, options_.read_timeout);  // named first
@@ -269,12 +280,7 @@ asio::awaitable<void> HttpListener::serve(std::shared_ptr<Connection> connection
 // The request is read before the answer is written, so that closing does
 // not reset a connection whose request is still unread.
 asio::awaitable<void> HttpListener::answer_fixed(std::shared_ptr<Connection> connection) {
-    connections_->insert(connection.get());
-    struct Forget {
-        std::shared_ptr<std::set<Connection*>> set;
-        Connection* connection;
-        ~Forget() { set->erase(connection); }
-    } forget{connections_, connection.get()};
+    const Tracked<Connection> tracked(connections_, connection.get());
     http::request_parser<http::empty_body> parser;
     auto reading = connection->read(parser, options_.read_timeout);  // named first
     if (quiet_end(co_await std::move(reading))) co_return;
