@@ -139,7 +139,7 @@ std::filesystem::path xdg_base_dir(const char* variable, const char* below_home)
     if (const char* xdg = std::getenv(variable); xdg != nullptr && xdg[0] == '/')
         return std::filesystem::path(xdg);
     const char* home = std::getenv("HOME");
-    return std::filesystem::path(home != nullptr ? home : "/") / below_home;
+    return std::filesystem::path(home != nullptr && home[0] != '\0' ? home : "/") / below_home;
 }
 
 void remove_file(const fs::path& path) {

@@ -39,7 +39,7 @@ void copy_file_atomically(const std::filesystem::path& from, const std::filesyst
 mode_t mode_or(const std::filesystem::path& path, mode_t fallback);
 
 // An XDG base directory: $`variable` when it is an absolute path, else
-// $HOME/`below_home` ("/" for a missing HOME), e.g. ("XDG_CACHE_HOME", ".cache").
+// $HOME/`below_home` ("/" for a missing or empty HOME), e.g. ("XDG_CACHE_HOME", ".cache").
 std::filesystem::path xdg_base_dir(const char* variable, const char* below_home);
 
 // Removes `path`, following nothing; throws FileError on failure other than ENOENT.

@@ -21,6 +21,7 @@
 #include "proto/file_io.hpp"
 #include "proto/hostname.hpp"
 #include "proto/json.hpp"
+#include "proto/paths.hpp"
 #include "proto/version.hpp"
 
 namespace hostkeeper::daemon::app {
@@ -269,7 +270,7 @@ void check_ca_file(Config& config) {
 }  // namespace
 
 fs::path default_config_path() {
-    return proto::xdg_base_dir("XDG_CONFIG_HOME", ".config") / "hostkeeper" / "config.toml";
+    return proto::config_toml_path();
 }
 
 void apply_toml(Config& config, const std::string& text, const std::string& origin) {

@@ -17,6 +17,7 @@
 #include "daemon/archives/verified_download.hpp"
 #include "proto/error.hpp"
 #include "proto/file_io.hpp"
+#include "proto/paths.hpp"
 #include "proto/socket_path.hpp"
 
 namespace hostkeeper::daemon::archives {
@@ -96,7 +97,7 @@ std::string store_problem(const fs::path& dir, const StoreUnwritable& e) {
 }  // namespace
 
 fs::path default_archive_dir() {
-    return proto::xdg_base_dir("XDG_CACHE_HOME", ".cache") / "hostkeeper" / "archives";
+    return proto::archives_dir();
 }
 
 OwnedFd& OwnedFd::operator=(OwnedFd&& other) noexcept {

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "proto/file_io.hpp"
+#include "proto/paths.hpp"
 
 namespace hostkeeper::helper::cli {
 namespace fs = std::filesystem;
@@ -86,7 +87,7 @@ toml::table parsed(const std::string& text) {
 }  // namespace
 
 fs::path daemon_config_path() {
-    return proto::xdg_base_dir("XDG_CONFIG_HOME", ".config") / "hostkeeper" / "config.toml";
+    return proto::config_toml_path();
 }
 
 std::string with_keyring_backend(const std::string& text, std::string_view backend) {

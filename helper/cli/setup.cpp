@@ -23,6 +23,7 @@
 #include "proto/file_io.hpp"
 #include "proto/json.hpp"
 #include "proto/messages.hpp"
+#include "proto/paths.hpp"
 
 namespace hostkeeper::helper::cli {
 namespace fs = std::filesystem;
@@ -34,15 +35,7 @@ const std::string kBlockText =
     std::string("# Added by \"hostkeeper setup\"; \"hostkeeper setup --undo\" removes it.\n") +
     "credentials_helper \"" + terraform_config::kHelperLabel + "\" {}\n";
 
-fs::path state_path() {
-    const char* xdg = std::getenv("XDG_STATE_HOME");
-    const fs::path base =
-        xdg != nullptr && xdg[0] == '/'
-            ? fs::path(xdg)
-            : terraform_config::home_directory([](const char* name) { return std::getenv(name); }) /
-                  ".local" / "state";
-    return base / "hostkeeper" / "setup.json";
-}
+fs::path state_path() { return proto::setup_record_path(); }
 
 Json load_state() {
     const fs::path path = state_path();
