@@ -12,9 +12,11 @@
 #      HOSTKEEPER_FUZZ_BUDGET seconds (default 300) of wall time, or each for
 #      HOSTKEEPER_FUZZ_SECONDS when that is set;
 #   4. style: clang-format (check mode), the include rules and clang-tidy on
-#      the whole tree (tests/style.sh), with build-tests' compile commands.
+#      the whole tree (tests/style.sh), with build-tests' compile commands;
+#      it runs beside the suite stage's tests, which leave the machine mostly
+#      idle, and its output is printed in its turn.
 # All four run even when one fails; the last lines say which passed and how
-# long each took.
+# long each took (style's own time, spent within the suite stage's).
 #
 # Usage: tests/run.sh                       all four
 #        tests/run.sh suite|asan [BUILD_DIR] one of them
@@ -41,12 +43,33 @@ fi
 
 # Stages run in subshells and return on the first failing step explicitly:
 # `set -e` does not hold inside a function called from `||` or `&&`.
+# suite BUILD_DIR SANITIZE [--beside COMMAND] [CTEST_ARGS...]: configures,
+# builds and runs ctest; with --beside, COMMAND runs in the background while
+# ctest does, and the suite waits for it.
 suite() {
-    local build=$1 sanitize=$2
+    local build=$1 sanitize=$2 beside="" beside_pid="" rc=0
+    shift 2
+    [[ ${1:-} == --beside ]] && { beside=$2; shift 2; }
     cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOSTKEEPER_WERROR=ON \
         -DHOSTKEEPER_SANITIZE="$sanitize" >/dev/null || return
     cmake --build "$build" -j"$(nproc)" || return
-    (cd "$build" && ctest --output-on-failure -j2 "${@:3}")
+    if [[ -n $beside ]]; then
+        "$beside" &
+        beside_pid=$!
+    fi
+    (cd "$build" && ctest --output-on-failure -j2 "$@") || rc=$?
+    [[ -z $beside_pid ]] || wait "$beside_pid"
+    return "$rc"
+}
+
+# The style stage beside the suite stage's tests, which leave most of the
+# machine idle (they wait on daemons, keyrings and servers): clang-tidy's
+# compile commands are the suite's tree's. Its output and its status and
+# time go to files the style stage then reports.
+style_beside_suite() {
+    local started=$SECONDS rc=0
+    ./tests/style.sh build-tests >build-tests/style.log 2>&1 || rc=$?
+    echo "$rc $((SECONDS - started))" >build-tests/style.status
 }
 
 asan() {
@@ -98,13 +121,28 @@ case "${1:-all}" in
             echo "=== tests/run.sh: $stage"
             started=$SECONDS
             case $stage in
-                suite) (suite build-tests OFF) && result[$stage]=passed || result[$stage]=FAILED ;;
+                suite)
+                    rm -f build-tests/style.status
+                    (suite build-tests OFF --beside style_beside_suite) && result[$stage]=passed ||
+                        result[$stage]=FAILED
+                    ;;
                 asan) (asan build-asan) && result[$stage]=passed || result[$stage]=FAILED ;;
                 fuzz) (HOSTKEEPER_FUZZ_JOBS=${HOSTKEEPER_FUZZ_JOBS:-2} fuzz) && result[$stage]=passed ||
                     result[$stage]=FAILED ;;
-                style) ./tests/style.sh build-tests && result[$stage]=passed || result[$stage]=FAILED ;;
+                style)
+                    # Run beside the suite's tests; on its own when the
+                    # suite stage did not get that far.
+                    if [[ -f build-tests/style.status ]]; then
+                        cat build-tests/style.log
+                        read -r style_rc style_took <build-tests/style.status
+                        [[ $style_rc == 0 ]] && result[$stage]=passed || result[$stage]=FAILED
+                    else
+                        ./tests/style.sh build-tests && result[$stage]=passed || result[$stage]=FAILED
+                    fi
+                    ;;
             esac
             took[$stage]=$((SECONDS - started))
+            [[ $stage == style && -n ${style_took:-} ]] && took[$stage]=$style_took
             echo "=== tests/run.sh: $stage ${result[$stage]} in ${took[$stage]} s"
         done
         failed=0
@@ -112,7 +150,8 @@ case "${1:-all}" in
             echo "tests/run.sh: $stage ${result[$stage]} ($((took[$stage] / 60)) min $((took[$stage] % 60)) s)"
             [[ ${result[$stage]} == passed ]] || failed=$((failed + 1))
         done
-        echo "tests/run.sh: $((4 - failed)) of 4 stages passed, $failed failed, in $((SECONDS / 60)) min $((SECONDS % 60)) s"
+        echo "tests/run.sh: $((4 - failed)) of 4 stages passed, $failed failed, in $((SECONDS / 60)) min $((SECONDS % 60)) s" \
+            "(style beside the suite's tests)"
         [[ $failed -eq 0 ]]
         ;;
     *)

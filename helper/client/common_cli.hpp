@@ -1,7 +1,7 @@
 #pragma once
 // What the helper and the command line share on their command lines: the
 // --socket and --timeout options, and how a failure becomes a message on
-// stderr and an exit code (README, "Exit codes").
+// stderr and an exit code (docs/manual/exit-codes.md).
 
 #include <CLI/CLI.hpp>
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// Exit codes of terraform-credentials-hostkeeper and hostkeeper (README, "Exit codes").
+// Exit codes of terraform-credentials-hostkeeper and hostkeeper (docs/manual/exit-codes.md).
 
 #include "proto/error.hpp"
 

@@ -1,6 +1,6 @@
 #pragma once
 // How a failure of the helper or the command line becomes a message on
-// stderr and an exit code (README, "Exit codes"). Apart from common_cli, so
+// stderr and an exit code (docs/manual/exit-codes.md). Apart from common_cli, so
 // that the credentials helper links no CLI11.
 
 #include <functional>

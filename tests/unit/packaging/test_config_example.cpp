@@ -13,6 +13,7 @@
 
 #include "daemon/app/config.hpp"
 #include "daemon/app/settings.hpp"
+#include "packaging/source_file.hpp"
 
 using namespace hostkeeper::daemon::app;
 using namespace hostkeeper::daemon::discovery;
@@ -20,13 +21,7 @@ using namespace hostkeeper::daemon::registry;
 
 namespace {
 
-std::string source_file(const std::string& path) {
-    std::ifstream in(std::string(HK_SOURCE_DIR) + "/" + path);
-    REQUIRE(in);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
+using hostkeeper::test::source_file;
 
 std::string example_text() {
     return source_file("packaging/config.toml.example");

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "helper/client/exit_codes.hpp"
+#include "packaging/source_file.hpp"
 #include "proto/error.hpp"
 
 using namespace hostkeeper;
@@ -18,13 +19,7 @@ using namespace hostkeeper::helper::client;
 
 namespace {
 
-std::string source_file(const std::string& path) {
-    std::ifstream in(std::string(HK_SOURCE_DIR) + "/" + path);
-    REQUIRE(in);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
+using hostkeeper::test::source_file;
 
 // The rows "| FIRST | SECOND |" of the markdown table whose header row is
 // `header`, as FIRST -> SECOND (a FIRST in backticks without them).

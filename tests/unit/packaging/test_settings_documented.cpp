@@ -13,18 +13,13 @@
 #include <vector>
 
 #include "daemon/app/settings.hpp"
+#include "packaging/source_file.hpp"
 
 using namespace hostkeeper::daemon::app;
 
 namespace {
 
-std::string source_file(const std::string& path) {
-    std::ifstream in(std::string(HK_SOURCE_DIR) + "/" + path);
-    REQUIRE(in);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
+using hostkeeper::test::source_file;
 
 std::string man_page(const std::string& name) {
     return source_file("packaging/man/" + name);
