@@ -254,8 +254,7 @@ int refuse_to_run(const InvalidConfig& error) {
     // With the registry cache on, Terraform's own requests hear the reason too.
     if (registry_cache_enabled()) {
         // Each connection's first request answered, then closed; 64 at most.
-        refusals.emplace(io,
-                         registry_cache::config_error_answer(error.what()),
+        refusals.emplace(io, registry_cache::config_error_answer(error.what()),
                          server::ListenerOptions{64, std::chrono::seconds(10),
                                                  std::chrono::seconds(10), "registry cache"},
                          [&server] { server.activity(); });

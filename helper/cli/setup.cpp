@@ -35,7 +35,9 @@ const std::string kBlockText =
     std::string("# Added by \"hostkeeper setup\"; \"hostkeeper setup --undo\" removes it.\n") +
     "credentials_helper \"" + terraform_config::kHelperLabel + "\" {}\n";
 
-fs::path state_path() { return proto::setup_record_path(); }
+fs::path state_path() {
+    return proto::setup_record_path();
+}
 
 Json load_state() {
     const fs::path path = state_path();
