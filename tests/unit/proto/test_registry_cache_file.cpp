@@ -2,6 +2,7 @@
 // command line both use it; the tfrc header and the listener's address.
 #include <catch2/catch.hpp>
 #include <string>
+#include <vector>
 
 #include "proto/json.hpp"
 #include "proto/registry_cache_file.hpp"
@@ -47,4 +48,25 @@ TEST_CASE("the tfrc header and the listener's address", "[proto][registry_cache]
     CHECK(proto::listen_address(585) == "127.0.0.1:585");
     CHECK(proto::base_url(585) == "http://127.0.0.1:585/");
     CHECK(proto::loopback_port(proto::listen_address(585)) == 585);
+}
+
+TEST_CASE("listen addresses and the ports in a tfrc file", "[proto][registry_cache]") {
+    CHECK(proto::loopback_port("127.0.0.1:8080") == 8080);
+    CHECK(proto::loopback_port("127.0.0.1:65535") == 65535);
+    CHECK_FALSE(proto::loopback_port("127.0.0.1:0"));
+    CHECK_FALSE(proto::loopback_port("127.0.0.1:65536"));
+    CHECK_FALSE(proto::loopback_port("0.0.0.0:8080"));
+    CHECK_FALSE(proto::loopback_port("127.0.0.1:"));
+    CHECK_FALSE(proto::loopback_port("127.0.0.1:80x"));
+    const std::string tfrc =
+        "# Written by hostkeeperd for the registry cache\n"
+        "host \"a\" {\n  services = {\n"
+        "    \"modules.v1\" = \"http://127.0.0.1:4242/v1/a/modules/\"\n"
+        "    \"providers.v1\" = \"http://127.0.0.1:4242/v1/a/providers/\"\n"
+        "    \"tfe.v2\" = \"https://a/api/v2/\"\n  }\n}\n"
+        "host \"b\" {\n  services = {\n"
+        // An older setup's URL, below a capability: the port counts the same.
+        "    \"modules.v1\" = \"http://127.0.0.1:5151/CAP/v1/b/modules/\"\n  }\n}\n";
+    CHECK(proto::tfrc_listener_ports(tfrc) == std::vector<int>{4242, 5151});
+    CHECK(proto::tfrc_listener_ports("host \"x\" { services = {} }").empty());
 }

@@ -1,8 +1,7 @@
-// The command line's side of the registry cache: registry-cache.json (no
-// secret written; an older file's capability read and ignored), the files'
-// small parsers, hostkeeper status's line, and what setup prints
-// from a registry_cache_sync answer (against a one-shot fake hostkeeperd that
-// answers as the design contract says).
+// setup's side of the registry cache: registry-cache.json (no secret
+// written; an older file's capability read and ignored), and what setup
+// prints from a registry_cache_sync answer (against a one-shot fake
+// hostkeeperd that answers as the design contract says).
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -18,11 +17,11 @@
 #include <thread>
 
 #include "fake_daemon.hpp"
-#include "helper/cli/registry_cache_doctor.hpp"
 #include "helper/cli/registry_cache_setup.hpp"
 #include "proto/framing.hpp"
 #include "proto/messages.hpp"
 #include "proto/registry_cache_file.hpp"
+#include "registry_cache_status.hpp"
 
 namespace cli = hostkeeper::helper::cli;
 namespace proto = hostkeeper::proto;
@@ -30,6 +29,7 @@ using proto::Json;
 namespace fs = std::filesystem;
 using hk_unit::capture;
 using hk_unit::Captured;
+using hk_unit::contract_cache;
 using hk_unit::FakeDaemon;
 using hk_unit::private_socket;
 
@@ -62,35 +62,6 @@ struct ConfigHome {
     fs::path dir;
     std::optional<std::string> saved;
 };
-
-Json contract_cache() {
-    return Json{
-        {"enabled", true},
-        {"listen", "127.0.0.1:585"},
-        {"held", true},
-        {"held_by", "hostkeeper-portd"},
-        {"error", nullptr},
-        {"tfrc_files", Json::array({"/home/u/.terraform.d/hostkeeper.tfrc"})},
-        {"hosts", Json::array({Json{{"host", "a.example"},
-                                    {"source", "named"},
-                                    {"routed", true},
-                                    {"services", Json::array({"modules.v1", "providers.v1"})},
-                                    {"reason", nullptr}},
-                               Json{{"host", "xn--bcher-kva.example"},
-                                    {"source", "named"},
-                                    {"routed", false},
-                                    {"services", Json::array()},
-                                    {"reason", "discovery failed: no such host"}},
-                               Json{{"host", "learned.example"},
-                                    {"source", "learned"},
-                                    {"routed", true},
-                                    {"services", Json::array({"providers.v1"})},
-                                    {"reason", nullptr}}})},
-        {"requests", 12},
-        {"refused", 1},
-        {"archives",
-         Json{{"count", 2}, {"bytes", 2048}, {"max_bytes", 4096}, {"downloads", 2}, {"hits", 5}}}};
-}
 
 }  // namespace
 
@@ -125,43 +96,6 @@ TEST_CASE("registry-cache.json holds no secret; an older file's capability is ig
     home.write(R"({"version":1,"capability":42,"tfrc_files":[],"hosts":[]})");
     CHECK_THROWS_WITH(cli::read_registry_cache_config(),
                       Catch::Contains("\"capability\" must be a string"));
-}
-
-TEST_CASE("listen addresses and the ports in a tfrc file", "[cli][registry_cache]") {
-    CHECK(proto::loopback_port("127.0.0.1:8080") == 8080);
-    CHECK(proto::loopback_port("127.0.0.1:65535") == 65535);
-    CHECK_FALSE(proto::loopback_port("127.0.0.1:0"));
-    CHECK_FALSE(proto::loopback_port("127.0.0.1:65536"));
-    CHECK_FALSE(proto::loopback_port("0.0.0.0:8080"));
-    CHECK_FALSE(proto::loopback_port("127.0.0.1:"));
-    CHECK_FALSE(proto::loopback_port("127.0.0.1:80x"));
-    const std::string tfrc =
-        "# Written by hostkeeperd for the registry cache\n"
-        "host \"a\" {\n  services = {\n"
-        "    \"modules.v1\" = \"http://127.0.0.1:4242/v1/a/modules/\"\n"
-        "    \"providers.v1\" = \"http://127.0.0.1:4242/v1/a/providers/\"\n"
-        "    \"tfe.v2\" = \"https://a/api/v2/\"\n  }\n}\n"
-        "host \"b\" {\n  services = {\n"
-        // An older setup's URL, below a capability: the port counts the same.
-        "    \"modules.v1\" = \"http://127.0.0.1:5151/CAP/v1/b/modules/\"\n  }\n}\n";
-    CHECK(proto::tfrc_listener_ports(tfrc) == std::vector<int>{4242, 5151});
-    CHECK(proto::tfrc_listener_ports("host \"x\" { services = {} }").empty());
-}
-
-TEST_CASE("hostkeeper status's registry cache line", "[cli][registry_cache]") {
-    CHECK(cli::registry_cache_status_line(Json{{"enabled", false}}) ==
-          "registry cache listener: off");
-    CHECK(cli::registry_cache_status_line(contract_cache()) ==
-          "registry cache listener: 127.0.0.1:585 held (from hostkeeper-portd), 2 of 3 hosts "
-          "routed, 12 requests (1 refused), 2 archives (2048 of 4096 bytes), 5 archive hits, 2 "
-          "downloads");
-    Json unheld = contract_cache();
-    unheld["held"] = false;
-    unheld["held_by"] = nullptr;
-    unheld["error"] = "hostkeeper-portd closed the link";
-    CHECK_THAT(cli::registry_cache_status_line(unheld),
-               Catch::StartsWith("registry cache listener: 127.0.0.1:585 NOT held: "
-                                 "hostkeeper-portd closed the link, "));
 }
 
 TEST_CASE("setup asks registry_cache_sync for the named hosts and reports each",

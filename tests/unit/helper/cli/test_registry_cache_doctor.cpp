@@ -1,11 +1,15 @@
-// hostkeeper status's registry cache line when the archive store cannot
-// take archives: it says so, with what hostkeeperd reported.
+// hostkeeper status's registry cache line, built from hostkeeperd's status
+// document as the design contract gives it: the listener, the hosts, the
+// requests and the archive store (full, or taking archives).
 #include <catch2/catch.hpp>
+#include <utility>
 
 #include "helper/cli/registry_cache_doctor.hpp"
 #include "proto/json.hpp"
+#include "registry_cache_status.hpp"
 
 namespace cli = hostkeeper::helper::cli;
+using hk_unit::contract_cache;
 using hostkeeper::proto::Json;
 
 namespace {
@@ -18,6 +22,22 @@ Json cache_with(Json archives) {
 }
 
 }  // namespace
+
+TEST_CASE("hostkeeper status's registry cache line", "[cli][registry_cache]") {
+    CHECK(cli::registry_cache_status_line(Json{{"enabled", false}}) ==
+          "registry cache listener: off");
+    CHECK(cli::registry_cache_status_line(contract_cache()) ==
+          "registry cache listener: 127.0.0.1:585 held (from hostkeeper-portd), 2 of 3 hosts "
+          "routed, 12 requests (1 refused), 2 archives (2048 of 4096 bytes), 5 archive hits, 2 "
+          "downloads");
+    Json unheld = contract_cache();
+    unheld["held"] = false;
+    unheld["held_by"] = nullptr;
+    unheld["error"] = "hostkeeper-portd closed the link";
+    CHECK_THAT(cli::registry_cache_status_line(unheld),
+               Catch::StartsWith("registry cache listener: 127.0.0.1:585 NOT held: "
+                                 "hostkeeper-portd closed the link, "));
+}
 
 TEST_CASE("status: a full archive store is said, with how many were passed through",
           "[helper][registry-cache]") {
