@@ -13,10 +13,11 @@
 #      HOSTKEEPER_FUZZ_SECONDS when that is set;
 #   4. style: clang-format (check mode), the include rules and clang-tidy on
 #      the whole tree (tests/style.sh), with build-tests' compile commands;
-#      it runs beside the suite stage's tests, which leave the machine mostly
-#      idle, and its output is printed in its turn.
+#      it runs in two halves, one beside the suite stage's tests and one
+#      beside the asan stage's, which leave the machine mostly idle, and its
+#      output is printed in its turn.
 # All four run even when one fails; the last lines say which passed and how
-# long each took (style's own time, spent within the suite stage's).
+# long each took (style's own time, spent within the other stages').
 #
 # Usage: tests/run.sh                       all four
 #        tests/run.sh suite|asan [BUILD_DIR] one of them
@@ -43,18 +44,18 @@ fi
 
 # Stages run in subshells and return on the first failing step explicitly:
 # `set -e` does not hold inside a function called from `||` or `&&`.
-# suite BUILD_DIR SANITIZE [--beside COMMAND] [CTEST_ARGS...]: configures,
-# builds and runs ctest; with --beside, COMMAND runs in the background while
-# ctest does, and the suite waits for it.
+# suite BUILD_DIR SANITIZE [--beside 'COMMAND ARGS'] [CTEST_ARGS...]:
+# configures, builds and runs ctest; with --beside, COMMAND runs in the
+# background while ctest does, and the suite waits for it.
 suite() {
-    local build=$1 sanitize=$2 beside="" beside_pid="" rc=0
+    local build=$1 sanitize=$2 beside=() beside_pid="" rc=0
     shift 2
-    [[ ${1:-} == --beside ]] && { beside=$2; shift 2; }
+    [[ ${1:-} == --beside ]] && { read -ra beside <<<"$2"; shift 2; }
     cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOSTKEEPER_WERROR=ON \
         -DHOSTKEEPER_SANITIZE="$sanitize" >/dev/null || return
     cmake --build "$build" -j"$(nproc)" || return
-    if [[ -n $beside ]]; then
-        "$beside" &
+    if ((${#beside[@]})); then
+        "${beside[@]}" &
         beside_pid=$!
     fi
     (cd "$build" && ctest --output-on-failure -j2 "$@") || rc=$?
@@ -62,16 +63,18 @@ suite() {
     return "$rc"
 }
 
-# The style stage beside the suite stage's tests, which leave most of the
-# machine idle (they wait on daemons, keyrings and servers): clang-tidy's
-# compile commands are the suite's tree's. Its output and its status and
-# time go to files the style stage then reports.
-style_beside_suite() {
-    local started=$SECONDS rc=0
-    ./tests/style.sh build-tests >build-tests/style.log 2>&1 || rc=$?
-    echo "$rc $((SECONDS - started))" >build-tests/style.status
+# style_part K/2: half of the style stage, run beside a stage's tests, which
+# leave most of the machine idle (they wait on daemons, keyrings and
+# servers); clang-tidy's compile commands are the suite's tree's. Its output,
+# status and time go to files the style stage then reports.
+style_part() {
+    local part=$1 started=$SECONDS rc=0
+    mkdir -p build-tests
+    ./tests/style.sh build-tests "$part" >"build-tests/style-${part%/*}.log" 2>&1 || rc=$?
+    echo "$rc $((SECONDS - started))" >"build-tests/style-${part%/*}.status"
 }
 
+# asan BUILD_DIR [--beside 'COMMAND ARGS']
 asan() {
     local build=$1
     local reports
@@ -90,7 +93,7 @@ asan() {
     # - the real user manager runs hostkeeperd in the unit's sandbox, which
     #   forbids what the sanitizers need at exit (LeakSanitizer's ptrace, a
     #   writable place for reports), so an instrumented daemon fails there.
-    suite "$build" ON -E '^packaging: (Debian package|removing the package|units under a real user manager)' ||
+    suite "$build" ON "${@:2}" -E '^packaging: (Debian package|removing the package|units under a real user manager)' ||
         rc=$?
     if compgen -G "$reports/*" >/dev/null; then
         echo "asan: sanitizer reports were written:" >&2
@@ -122,27 +125,29 @@ case "${1:-all}" in
             started=$SECONDS
             case $stage in
                 suite)
-                    rm -f build-tests/style.status
-                    (suite build-tests OFF --beside style_beside_suite) && result[$stage]=passed ||
+                    rm -f build-tests/style-[12].status
+                    (suite build-tests OFF --beside 'style_part 1/2') && result[$stage]=passed ||
                         result[$stage]=FAILED
                     ;;
-                asan) (asan build-asan) && result[$stage]=passed || result[$stage]=FAILED ;;
+                asan) (asan build-asan --beside 'style_part 2/2') && result[$stage]=passed ||
+                    result[$stage]=FAILED ;;
                 fuzz) (HOSTKEEPER_FUZZ_JOBS=${HOSTKEEPER_FUZZ_JOBS:-2} fuzz) && result[$stage]=passed ||
                     result[$stage]=FAILED ;;
                 style)
-                    # Run beside the suite's tests; on its own when the
-                    # suite stage did not get that far.
-                    if [[ -f build-tests/style.status ]]; then
-                        cat build-tests/style.log
-                        read -r style_rc style_took <build-tests/style.status
-                        [[ $style_rc == 0 ]] && result[$stage]=passed || result[$stage]=FAILED
-                    else
-                        ./tests/style.sh build-tests && result[$stage]=passed || result[$stage]=FAILED
-                    fi
+                    # Each half ran beside a stage's tests; a half whose
+                    # stage did not get that far runs now, on its own.
+                    result[$stage]=passed style_took=0
+                    for part in 1/2 2/2; do
+                        [[ -f build-tests/style-${part%/*}.status ]] || style_part "$part"
+                        cat "build-tests/style-${part%/*}.log"
+                        read -r part_rc part_took <"build-tests/style-${part%/*}.status"
+                        [[ $part_rc == 0 ]] || result[$stage]=FAILED
+                        style_took=$((style_took + part_took))
+                    done
                     ;;
             esac
             took[$stage]=$((SECONDS - started))
-            [[ $stage == style && -n ${style_took:-} ]] && took[$stage]=$style_took
+            [[ $stage == style ]] && took[$stage]=$style_took
             echo "=== tests/run.sh: $stage ${result[$stage]} in ${took[$stage]} s"
         done
         failed=0
@@ -151,7 +156,7 @@ case "${1:-all}" in
             [[ ${result[$stage]} == passed ]] || failed=$((failed + 1))
         done
         echo "tests/run.sh: $((4 - failed)) of 4 stages passed, $failed failed, in $((SECONDS / 60)) min $((SECONDS % 60)) s" \
-            "(style beside the suite's tests)"
+            "(style beside the suite's and asan's tests)"
         [[ $failed -eq 0 ]]
         ;;
     *)

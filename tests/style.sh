@@ -1,33 +1,44 @@
 #!/usr/bin/env bash
-# tests/style.sh [BUILD_DIR] — the style checks CI runs (tests/run.sh's style
-# stage), each on the whole tree:
+# tests/style.sh [BUILD_DIR [PART/PARTS]] — the style checks CI runs
+# (tests/run.sh's style stage), each on the whole tree:
 #   1. clang-format in check mode (.clang-format) on every C and C++ file;
 #   2. the include rules: folders depend only on the folders they may
 #      (tests/layout/include_graph.py --check);
 #   3. clang-tidy (.clang-tidy) on every translation unit of proto/, daemon/
 #      and helper/, from BUILD_DIR's compile_commands.json (default
 #      build-tests, made by the suite stage; configured here when missing).
+# With PART/PARTS (for example 1/2), only that share of the work: checks 1 and
+# 2 in part 1, and clang-tidy on every PARTS-th unit from the PART-th, so that
+# the parts together are the whole (tests/run.sh runs them beside the tests of
+# two stages).
 # Prints every finding; exits 1 when there is one.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-tests}
+part=${2:-1/1}
+[[ $part =~ ^([1-9][0-9]*)/([1-9][0-9]*)$ ]] && ((BASH_REMATCH[1] <= BASH_REMATCH[2])) ||
+    { echo "style: PART/PARTS must be like 1/2, not '$part'" >&2; exit 2; }
+index=${BASH_REMATCH[1]} parts=${BASH_REMATCH[2]}
 rc=0
 
-mapfile -t sources < <(git ls-files -- '*.cpp' '*.hpp' '*.c' '*.h' | grep -v '^tests/fuzz/corpus/')
-echo "style: clang-format on ${#sources[@]} files"
-if ! clang-format --dry-run --Werror "${sources[@]}"; then
-    echo "style: clang-format: run 'clang-format -i' on the files above" >&2
-    rc=1
-fi
+if ((index == 1)); then
+    mapfile -t sources < <(git ls-files -- '*.cpp' '*.hpp' '*.c' '*.h' | grep -v '^tests/fuzz/corpus/')
+    echo "style: clang-format on ${#sources[@]} files"
+    if ! clang-format --dry-run --Werror "${sources[@]}"; then
+        echo "style: clang-format: run 'clang-format -i' on the files above" >&2
+        rc=1
+    fi
 
-echo "style: include rules"
-python3 tests/layout/include_graph.py --check || rc=1
+    echo "style: include rules"
+    python3 tests/layout/include_graph.py --check || rc=1
+fi
 
 if [[ ! -f $build/compile_commands.json ]]; then
     cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOSTKEEPER_WERROR=ON >/dev/null || exit 1
 fi
-mapfile -t units < <(git ls-files -- 'proto/*.cpp' 'daemon/*.cpp' 'helper/*.cpp')
-echo "style: clang-tidy on ${#units[@]} translation units"
+mapfile -t units < <(git ls-files -- 'proto/*.cpp' 'daemon/*.cpp' 'helper/*.cpp' |
+    awk -v index_="$index" -v parts="$parts" '(NR - index_) % parts == 0')
+echo "style: clang-tidy on ${#units[@]} translation units (part $part)"
 # clang 14 does not detect the coroutine support of libstdc++ 12 that Boost
 # 1.74's Asio looks for; told, it parses the daemon's coroutines.
 if ! printf '%s\n' "${units[@]}" |
