@@ -126,33 +126,22 @@ void check_archive_store(const DoctorSink& report, const Json& cache) {
                 "directory again a minute after it failed");
 }
 
-}  // namespace
+// With the cache off: the tfrc files that exist still carry no blocks that
+// another user could answer.
+void check_tfrc_files_without_cache(const DoctorSink& report) {
+    std::vector<fs::path> seen;
+    for (const auto& paths : both_tools()) {
+        const fs::path tfrc = paths.config_dir / kTfrcName;
+        std::error_code ec;
+        if (std::find(seen.begin(), seen.end(), tfrc) != seen.end() || !fs::exists(tfrc, ec))
+            continue;
+        seen.push_back(tfrc);
+        check_tfrc(report, tfrc, std::nullopt, false);
+    }
+}
 
-void check_registry_cache(const DoctorSink& report, const client::ClientOptions& client,
-                          bool daemon_answers, bool config_valid) {
-    std::optional<RegistryCacheConfig> config;
-    try {
-        config = read_registry_cache_config();
-    } catch (const std::exception& e) {
-        report.fail(std::string("registry cache: ") + e.what(),
-                    "move the file away, then hostkeeper setup --registry-cache");
-        return;
-    }
-    if (!config) {
-        report.ok("registry cache: off (no " + registry_cache_config_path().string() + ")");
-        std::vector<fs::path> seen;
-        for (const auto& paths : both_tools()) {
-            const fs::path tfrc = paths.config_dir / kTfrcName;
-            std::error_code ec;
-            if (std::find(seen.begin(), seen.end(), tfrc) != seen.end() || !fs::exists(tfrc, ec))
-                continue;
-            seen.push_back(tfrc);
-            check_tfrc(report, tfrc, std::nullopt, false);
-        }
-        return;
-    }
-    report.ok("registry cache: on (" + registry_cache_config_path().string() + ")");
-    const std::optional<int> registry_port = check_registry_port(report);
+// TF_CLI_CONFIG_FILE hides the tfrc files from both tools: one warning.
+void check_cli_config_override(const DoctorSink& report) {
     for (const auto& paths : both_tools()) {
         if (!paths.cli_config_from_env) continue;
         report.warn("registry cache: TF_CLI_CONFIG_FILE is set, so " + paths.name + " reads only " +
@@ -163,6 +152,10 @@ void check_registry_cache(const DoctorSink& report, const client::ClientOptions&
                     "; they name only the registry port, which no other user can hold)");
         break;  // one variable for both tools
     }
+}
+
+// An older setup's socket drop-in, which setup --registry-cache removes.
+void check_old_socket_drop_in(const DoctorSink& report) {
     std::error_code exists_ec;
     if (fs::exists(fs::symlink_status(proto::registry_cache_socket_drop_in_path(), exists_ec))) {
         report.warn("registry cache: " + proto::registry_cache_socket_drop_in_path().string() +
@@ -170,18 +163,29 @@ void check_registry_cache(const DoctorSink& report, const client::ClientOptions&
                     "which hostkeeperd no longer uses: run hostkeeper setup --registry-cache to "
                     "remove it");
     }
+}
+
+// The registry_cache object of hostkeeperd's status; null when it does not
+// answer or reports none (a failed call reported).
+Json daemon_cache_status(const DoctorSink& report, const client::ClientOptions& client,
+                         bool daemon_answers) {
     Json cache;
-    if (daemon_answers) {
-        try {
-            const Json status =
-                client::DaemonClient(client).call(proto::make_request(proto::Op::status));
-            const auto found = status.find("registry_cache");
-            if (found != status.end() && found->is_object()) cache = *found;
-        } catch (const std::exception& e) {
-            report.fail(std::string("registry cache: hostkeeperd's status: ") + e.what(),
-                        "'hostkeeperd --log-level debug' in a terminal shows more");
-        }
+    if (!daemon_answers) return cache;
+    try {
+        const Json status =
+            client::DaemonClient(client).call(proto::make_request(proto::Op::status));
+        const auto found = status.find("registry_cache");
+        if (found != status.end() && found->is_object()) cache = *found;
+    } catch (const std::exception& e) {
+        report.fail(std::string("registry cache: hostkeeperd's status: ") + e.what(),
+                    "'hostkeeperd --log-level debug' in a terminal shows more");
     }
+    return cache;
+}
+
+// Whether hostkeeperd serves the registry port: one finding.
+void check_daemon_registration(const DoctorSink& report, const Json& cache, bool daemon_answers,
+                               bool config_valid, const std::optional<int>& registry_port) {
     if (!daemon_answers && !config_valid) {
         report.skip(
             "registry cache: Terraform's requests are answered 503 with the configuration error "
@@ -208,26 +212,54 @@ void check_registry_cache(const DoctorSink& report, const client::ClientOptions&
                   text_of(cache, "listen", "the registry port") +
                   ": it receives your processes' connections, nobody else's");
     }
-    if (cache.is_object() && cache.contains("hosts") && cache["hosts"].is_array()) {
-        if (cache["hosts"].empty())
-            report.ok(
-                "registry cache: no hosts yet (hostkeeperd learns those Terraform asks about)");
-        for (const auto& host : cache["hosts"]) {
-            if (!host.is_object()) continue;
-            std::string what = "registry cache: ";
-            what.append(text_of(host, "host", "?"))
-                .append(" (")
-                .append(text_of(host, "source", "?"));
-            if (host.value("routed", false)) {
-                report.ok(
-                    what.append(") is routed: ").append(joined(strings_in(host, "services"))));
-            } else {
-                report.warn(what.append(") is not routed: ")
-                                .append(text_of(host, "reason", "no reason given")));
-            }
+}
+
+// The hosts hostkeeperd knows, routed or not (and why).
+void check_hosts(const DoctorSink& report, const Json& cache) {
+    const auto hosts = cache.find("hosts");
+    if (hosts == cache.end() || !hosts->is_array()) return;
+    if (hosts->empty())
+        report.ok("registry cache: no hosts yet (hostkeeperd learns those Terraform asks about)");
+    for (const auto& host : *hosts) {
+        if (!host.is_object()) continue;
+        std::string what = "registry cache: ";
+        what.append(text_of(host, "host", "?")).append(" (").append(text_of(host, "source", "?"));
+        if (host.value("routed", false)) {
+            report.ok(what.append(") is routed: ").append(joined(strings_in(host, "services"))));
+        } else {
+            report.warn(what.append(") is not routed: ")
+                            .append(text_of(host, "reason", "no reason given")));
         }
     }
-    if (cache.is_object()) check_archive_store(report, cache);
+}
+
+}  // namespace
+
+void check_registry_cache(const DoctorSink& report, const client::ClientOptions& client,
+                          bool daemon_answers, bool config_valid) {
+    std::optional<RegistryCacheConfig> config;
+    try {
+        config = read_registry_cache_config();
+    } catch (const std::exception& e) {
+        report.fail(std::string("registry cache: ") + e.what(),
+                    "move the file away, then hostkeeper setup --registry-cache");
+        return;
+    }
+    if (!config) {
+        report.ok("registry cache: off (no " + registry_cache_config_path().string() + ")");
+        check_tfrc_files_without_cache(report);
+        return;
+    }
+    report.ok("registry cache: on (" + registry_cache_config_path().string() + ")");
+    const std::optional<int> registry_port = check_registry_port(report);
+    check_cli_config_override(report);
+    check_old_socket_drop_in(report);
+    const Json cache = daemon_cache_status(report, client, daemon_answers);
+    check_daemon_registration(report, cache, daemon_answers, config_valid, registry_port);
+    if (cache.is_object()) {
+        check_hosts(report, cache);
+        check_archive_store(report, cache);
+    }
     for (const auto& tfrc : config->tfrc_files) check_tfrc(report, tfrc, registry_port, true);
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 
@@ -198,6 +199,195 @@ void plan_old_drop_in_removal(Plan& plan) {
                           }});
 }
 
+// `hosts` normalized, each once; a refusal for each that is not a hostname.
+std::vector<std::string> registry_hostnames(Plan& plan, const std::vector<std::string>& hosts) {
+    std::vector<std::string> named;
+    for (const auto& host : hosts) {
+        try {
+            const std::string normal = proto::normalize_hostname(host);
+            if (!contains(named, normal)) named.push_back(normal);
+        } catch (const proto::Error& e) {
+            plan.refusals.push_back("registry cache: \"" + host +
+                                    "\" is not a registry hostname: " + e.what());
+        }
+    }
+    return named;
+}
+
+// Persistent host blocks only where they name a port no other user can
+// ever hold: the registry port, held by PID 1 from boot. nullopt, with a
+// refusal, when there is none.
+std::optional<std::uint16_t> trusted_registry_port(Plan& plan) {
+    try {
+        return proto::connect_port_service(proto::port_socket_path(), proto::PortVerb::probe,
+                                           std::chrono::seconds(5))
+            .port;
+    } catch (const proto::PortServiceError& e) {
+        plan.refusals.push_back(
+            std::string("registry cache: no registry port here: ") + e.what() +
+            ". The registry cache writes host blocks only for a port that no other user can "
+            "ever bind (hostkeeper-port.socket, a system unit of the hostkeeper package: sudo "
+            "systemctl enable --now hostkeeper-port.socket); without one, another local user "
+            "could answer Terraform's registry requests. Nothing was written; Terraform and "
+            "OpenTofu keep using the registries directly");
+        return std::nullopt;
+    }
+}
+
+// registry-cache.json as setup leaves it, and what it adds to the file.
+struct ConfigChange {
+    RegistryCacheConfig config;
+    std::vector<std::string> hosts_added;
+    std::vector<fs::path> tfrc_added;
+};
+
+// `existing` (or an empty file) with the `named` hosts and the `tools`' tfrc
+// files it lacks.
+ConfigChange merged_config(const std::optional<RegistryCacheConfig>& existing,
+                           const std::vector<std::string>& named,
+                           const std::vector<terraform_config::ToolPaths>& tools) {
+    ConfigChange change{existing.value_or(RegistryCacheConfig{}), {}, {}};
+    for (const auto& host : named) {
+        if (contains(change.config.hosts, host)) continue;
+        change.config.hosts.push_back(host);
+        change.hosts_added.push_back(host);
+    }
+    for (const auto& paths : tools) {
+        const fs::path tfrc = fs::absolute(paths.config_dir / kTfrcName);
+        if (contains(change.config.tfrc_files, tfrc)) continue;
+        change.config.tfrc_files.push_back(tfrc);
+        change.tfrc_added.push_back(tfrc);
+    }
+    return change;
+}
+
+// The step that writes registry-cache.json, or a note that it already says
+// what `change` would.
+void plan_config_file(Plan& plan, const std::optional<RegistryCacheConfig>& existing,
+                      const ConfigChange& change, const std::vector<std::string>& named,
+                      const std::string& listen) {
+    const fs::path path = registry_cache_config_path();
+    if (existing && change.hosts_added.empty() && change.tfrc_added.empty() &&
+        !existing->old_capability) {
+        plan.notes.push_back("registry cache: " + path.string() + " already has " +
+                             (named.empty() ? "the tools" : joined(named)) +
+                             " (through the registry port " + listen + ")");
+        return;
+    }
+    std::string what = path.string() + " (through the registry port " + listen;
+    if (!change.hosts_added.empty()) what += "; hosts " + joined(change.hosts_added);
+    if (!change.tfrc_added.empty())
+        what += "; host blocks in " + joined(path_strings(change.tfrc_added));
+    if (existing && existing->old_capability) what += "; the old URL capability dropped";
+    what += ")";
+    plan.steps.push_back(
+        {"registry cache: would " + std::string(existing ? "update " : "write ") + what,
+         "registry cache: " + std::string(existing ? "updated " : "wrote ") + what,
+         [path, config = change.config, hosts_added = change.hosts_added,
+          tfrc_added = change.tfrc_added, created = !existing]() {
+             fs::create_directories(path.parent_path());
+             proto::write_file_atomically(path, proto::registry_cache_file_text(config), 0600);
+             return Json{{"action", kConfigRecord},
+                         {"path", path.string()},
+                         {"created", created},
+                         {"hosts_added", hosts_added},
+                         {"tfrc_files_added", path_strings(tfrc_added)}};
+         }});
+}
+
+// With a systemd user manager: the older socket drop-in goes, and the
+// service's drop-in lets the sandboxed daemon write where `config` needs.
+void plan_service_drop_ins(Plan& plan, const RegistryCacheConfig& config) {
+    plan_old_drop_in_removal(plan);
+    const std::vector<fs::path> dirs = daemon_write_dirs(config);
+    plan_drop_in(plan, registry_cache_service_drop_in_path(), service_drop_in_text(dirs),
+                 std::string("lets the sandboxed ") + client::kServiceUnit + " write " +
+                     joined(path_strings(dirs)),
+                 dirs);
+}
+
+// hostkeeperd refused registry_cache_sync: why, on stderr. The exit code.
+int report_sync_refused(const proto::Error& e) {
+    if (e.code() == proto::ErrorCode::unknown_op) {
+        std::fprintf(stderr,
+                     "hostkeeper setup: the files are written, but the running hostkeeperd does "
+                     "not know the registry cache (%s): it is older than this hostkeeper; "
+                     "restart it: hostkeeper stop (or systemctl --user restart %s)\n",
+                     e.what(), client::kServiceUnit);
+    } else if (e.code() == proto::ErrorCode::unsupported_service) {
+        std::fprintf(stderr,
+                     "hostkeeper setup: the files are written, but the running hostkeeperd "
+                     "has no registry cache (%s): it did not read %s; run 'hostkeeper stop', "
+                     "then this again\n",
+                     e.what(), registry_cache_config_path().c_str());
+    } else {
+        std::fprintf(stderr,
+                     "hostkeeper setup: the files are written, but hostkeeperd could not "
+                     "route the hosts: %s\n",
+                     e.what());
+    }
+    return client::exit_code_for(e.code());
+}
+
+// Whether hostkeeperd holds the registry port, from its registry_cache
+// status `cache`. The exit code.
+int report_registration(const Json& cache) {
+    if (cache.value("held", false)) {
+        const std::string listen = cache.value("listen", Json()).is_string()
+                                       ? cache["listen"].get<std::string>()
+                                       : std::string("the registry port");
+        std::printf(
+            "registry cache: hostkeeperd is registered with hostkeeper-portd for the "
+            "registry port %s\n",
+            listen.c_str());
+        return client::kExitOk;
+    }
+    const Json why = cache.value("error", Json());
+    std::fprintf(stderr,
+                 "hostkeeper setup: hostkeeperd is not registered for the registry port: %s; "
+                 "the registry cache does not serve until it is ('hostkeeper doctor' says "
+                 "more)\n",
+                 why.is_string() ? why.get<std::string>().c_str() : "no reason given");
+    return client::kExitFailed;
+}
+
+// One host of the status: routed (through which services) or not (why).
+void report_route(const Json& host, const std::string& name) {
+    if (host.value("routed", false)) {
+        std::vector<std::string> services;
+        if (host.contains("services") && host["services"].is_array()) {
+            for (const auto& s : host["services"])
+                if (s.is_string()) services.push_back(s.get<std::string>());
+        }
+        std::printf("registry cache: %s: routed through the cache (%s)\n", name.c_str(),
+                    joined(services).c_str());
+        return;
+    }
+    const Json why = host.value("reason", Json());
+    std::printf("registry cache: %s: not routed: %s\n", name.c_str(),
+                why.is_string() ? why.get<std::string>().c_str() : "no reason given");
+}
+
+// The `named` hosts of the status (every host when empty), on stdout.
+void report_routes(const Json& cache, const std::vector<std::string>& named) {
+    const auto list = cache.find("hosts");
+    bool any = false;
+    if (list != cache.end() && list->is_array()) {
+        for (const auto& host : *list) {
+            if (!host.is_object() || !host.value("host", Json()).is_string()) continue;
+            const std::string name = host["host"].get<std::string>();
+            if (!named.empty() && !contains(named, name)) continue;
+            any = true;
+            report_route(host, name);
+        }
+    }
+    if (!any) {
+        std::printf(
+            "registry cache: no hosts yet; hostkeeperd learns each host Terraform or "
+            "OpenTofu asks the helper about\n");
+    }
+}
+
 }  // namespace
 
 std::optional<RegistryCacheConfig> read_registry_cache_config() {
@@ -218,35 +408,10 @@ std::optional<RegistryCacheConfig> read_registry_cache_config() {
 void plan_registry_cache(Plan& plan, const std::vector<terraform_config::ToolPaths>& tools,
                          const std::vector<std::string>& hosts,
                          const client::ClientOptions& client) {
-    std::vector<std::string> named;
-    for (const auto& host : hosts) {
-        try {
-            const std::string normal = proto::normalize_hostname(host);
-            if (!contains(named, normal)) named.push_back(normal);
-        } catch (const proto::Error& e) {
-            plan.refusals.push_back("registry cache: \"" + host +
-                                    "\" is not a registry hostname: " + e.what());
-        }
-    }
-    // Persistent host blocks only where they name a port no other user can
-    // ever hold: the registry port, held by PID 1 from boot.
-    std::uint16_t port = 0;
-    try {
-        port = proto::connect_port_service(proto::port_socket_path(), proto::PortVerb::probe,
-                                           std::chrono::seconds(5))
-                   .port;
-    } catch (const proto::PortServiceError& e) {
-        plan.refusals.push_back(
-            std::string("registry cache: no registry port here: ") + e.what() +
-            ". The registry cache writes host blocks only for a port that no other user can "
-            "ever bind (hostkeeper-port.socket, a system unit of the hostkeeper package: sudo "
-            "systemctl enable --now hostkeeper-port.socket); without one, another local user "
-            "could answer Terraform's registry requests. Nothing was written; Terraform and "
-            "OpenTofu keep using the registries directly");
-        return;
-    }
-    const std::string listen = "127.0.0.1:" + std::to_string(port);
-    const fs::path path = registry_cache_config_path();
+    const std::vector<std::string> named = registry_hostnames(plan, hosts);
+    const std::optional<std::uint16_t> port = trusted_registry_port(plan);
+    if (!port) return;
+    const std::string listen = "127.0.0.1:" + std::to_string(*port);
     std::optional<RegistryCacheConfig> existing;
     try {
         existing = read_registry_cache_config();
@@ -254,60 +419,19 @@ void plan_registry_cache(Plan& plan, const std::vector<terraform_config::ToolPat
         plan.refusals.push_back(std::string("registry cache: ") + e.what());
         return;
     }
-    RegistryCacheConfig config = existing.value_or(RegistryCacheConfig{});
-    std::vector<std::string> hosts_added;
-    for (const auto& host : named) {
-        if (contains(config.hosts, host)) continue;
-        config.hosts.push_back(host);
-        hosts_added.push_back(host);
-    }
-    std::vector<fs::path> tfrc_added;
-    for (const auto& paths : tools) {
-        const fs::path tfrc = fs::absolute(paths.config_dir / kTfrcName);
-        if (contains(config.tfrc_files, tfrc)) continue;
-        config.tfrc_files.push_back(tfrc);
-        tfrc_added.push_back(tfrc);
-    }
-    if (config.tfrc_files.empty()) {
+    const ConfigChange change = merged_config(existing, named, tools);
+    if (change.config.tfrc_files.empty()) {
         plan.refusals.push_back(
             "registry cache: no tool to write host blocks for (neither Terraform nor OpenTofu was "
             "found); name one with --terraform or --opentofu");
         return;
     }
     note_cli_config_override(plan, tools);
-    if (existing && hosts_added.empty() && tfrc_added.empty() && !existing->old_capability) {
-        plan.notes.push_back("registry cache: " + path.string() + " already has " +
-                             (named.empty() ? "the tools" : joined(named)) +
-                             " (through the registry port " + listen + ")");
-    } else {
-        std::string what = path.string() + " (through the registry port " + listen;
-        if (!hosts_added.empty()) what += "; hosts " + joined(hosts_added);
-        if (!tfrc_added.empty()) what += "; host blocks in " + joined(path_strings(tfrc_added));
-        if (existing && existing->old_capability) what += "; the old URL capability dropped";
-        what += ")";
-        plan.steps.push_back(
-            {"registry cache: would " + std::string(existing ? "update " : "write ") + what,
-             "registry cache: " + std::string(existing ? "updated " : "wrote ") + what,
-             [path, config, hosts_added, tfrc_added, created = !existing]() {
-                 fs::create_directories(path.parent_path());
-                 proto::write_file_atomically(path, proto::registry_cache_file_text(config), 0600);
-                 return Json{{"action", kConfigRecord},
-                             {"path", path.string()},
-                             {"created", created},
-                             {"hosts_added", hosts_added},
-                             {"tfrc_files_added", path_strings(tfrc_added)}};
-             }});
-    }
+    plan_config_file(plan, existing, change, named, listen);
     const std::size_t before = plan.steps.size();
-    if (client::user_manager_running()) {
-        plan_old_drop_in_removal(plan);
-        const std::vector<fs::path> dirs = daemon_write_dirs(config);
-        plan_drop_in(plan, registry_cache_service_drop_in_path(), service_drop_in_text(dirs),
-                     std::string("lets the sandboxed ") + client::kServiceUnit + " write " +
-                         joined(path_strings(dirs)),
-                     dirs);
-    }
-    if (plan.steps.size() > before || !existing || !hosts_added.empty() || !tfrc_added.empty())
+    if (client::user_manager_running()) plan_service_drop_ins(plan, change.config);
+    if (plan.steps.size() > before || !existing || !change.hosts_added.empty() ||
+        !change.tfrc_added.empty())
         plan_restart(plan, client);
 }
 
@@ -328,33 +452,10 @@ int sync_registry_cache(const client::ClientOptions& client, const std::vector<s
     try {
         reply = client::DaemonClient(client).call(request);
     } catch (const proto::Error& e) {
-        if (e.code() == proto::ErrorCode::unknown_op) {
-            std::fprintf(
-                stderr,
-                "hostkeeper setup: the files are written, but the running hostkeeperd does "
-                "not know the registry cache (%s): it is older than this hostkeeper; "
-                "restart it: hostkeeper stop (or systemctl --user restart %s)\n",
-                e.what(), client::kServiceUnit);
-        } else if (e.code() == proto::ErrorCode::unsupported_service) {
-            std::fprintf(stderr,
-                         "hostkeeper setup: the files are written, but the running hostkeeperd "
-                         "has no registry cache (%s): it did not read %s; run 'hostkeeper stop', "
-                         "then this again\n",
-                         e.what(), registry_cache_config_path().c_str());
-        } else {
-            std::fprintf(stderr,
-                         "hostkeeper setup: the files are written, but hostkeeperd could not "
-                         "route the hosts: %s\n",
-                         e.what());
-        }
-        return client::exit_code_for(e.code());
+        return report_sync_refused(e);
     }
     const auto nested = reply.find("registry_cache");
     const Json& cache = nested != reply.end() && nested->is_object() ? *nested : reply;
-    const std::string listen = cache.value("listen", Json()).is_string()
-                                   ? cache["listen"].get<std::string>()
-                                   : std::string("the registry port");
-    int status = client::kExitOk;
     if (!cache.value("enabled", true)) {
         std::fprintf(stderr,
                      "hostkeeper setup: the running hostkeeperd has the registry cache off: it did "
@@ -362,48 +463,8 @@ int sync_registry_cache(const client::ClientOptions& client, const std::vector<s
                      registry_cache_config_path().c_str());
         return client::kExitFailed;
     }
-    if (cache.value("held", false)) {
-        std::printf(
-            "registry cache: hostkeeperd is registered with hostkeeper-portd for the "
-            "registry port %s\n",
-            listen.c_str());
-    } else {
-        const Json why = cache.value("error", Json());
-        std::fprintf(stderr,
-                     "hostkeeper setup: hostkeeperd is not registered for the registry port: %s; "
-                     "the registry cache does not serve until it is ('hostkeeper doctor' says "
-                     "more)\n",
-                     why.is_string() ? why.get<std::string>().c_str() : "no reason given");
-        status = client::kExitFailed;
-    }
-    const auto list = cache.find("hosts");
-    bool any = false;
-    if (list != cache.end() && list->is_array()) {
-        for (const auto& host : *list) {
-            if (!host.is_object() || !host.value("host", Json()).is_string()) continue;
-            const std::string name = host["host"].get<std::string>();
-            if (!named.empty() && !contains(named, name)) continue;
-            any = true;
-            if (host.value("routed", false)) {
-                std::vector<std::string> services;
-                if (host.contains("services") && host["services"].is_array()) {
-                    for (const auto& s : host["services"])
-                        if (s.is_string()) services.push_back(s.get<std::string>());
-                }
-                std::printf("registry cache: %s: routed through the cache (%s)\n", name.c_str(),
-                            joined(services).c_str());
-            } else {
-                const Json why = host.value("reason", Json());
-                std::printf("registry cache: %s: not routed: %s\n", name.c_str(),
-                            why.is_string() ? why.get<std::string>().c_str() : "no reason given");
-            }
-        }
-    }
-    if (!any) {
-        std::printf(
-            "registry cache: no hosts yet; hostkeeperd learns each host Terraform or "
-            "OpenTofu asks the helper about\n");
-    }
+    const int status = report_registration(cache);
+    report_routes(cache, named);
     return status;
 }
 

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 namespace hostkeeper::helper::client {
 namespace {
@@ -36,22 +37,46 @@ HelperArguments usage(std::string error) {
     return out;
 }
 
-}  // namespace
-
-HelperArguments parse_helper_arguments(const std::vector<std::string>& args) {
+// The arguments as read, before any is checked.
+struct ReadArguments {
     ValueOption socket{"--socket", "TEXT", {}, 0};
     ValueOption timeout{"--timeout", "FLOAT:FLOAT in [0.001 - 86400]", {}, 0};
     std::vector<std::string> positionals;
     std::vector<std::string> extras;
     bool help = false;
     bool version = false;
-    bool options_ended = false;
+};
 
-    // Left to right, as CLI11 reads them; a missing value is an error at once.
+enum class OptionRead { other, taken, value_missing };
+
+// args[i] as `option`: its value taken, from args[i] or the next argument
+// (`i` then moves past it).
+OptionRead read_value_option(ValueOption& option, const std::vector<std::string>& args,
+                             std::size_t& i) {
+    const std::string_view view(args[i]);
+    if (view.substr(0, option.name.size()) != option.name) return OptionRead::other;
+    const std::string_view rest = view.substr(option.name.size());
+    if (!rest.empty() && rest.front() != '=') return OptionRead::other;
+    ++option.count;
+    if (rest.size() > 1) {
+        option.value = std::string(rest.substr(1));
+    } else if (i + 1 < args.size()) {
+        option.value = args[++i];
+    } else {
+        return OptionRead::value_missing;
+    }
+    return OptionRead::taken;
+}
+
+// Left to right, as CLI11 reads them; a missing value is an error at once
+// (its message returned).
+std::optional<std::string> read_arguments(const std::vector<std::string>& args,
+                                          ReadArguments& read) {
+    bool options_ended = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& arg = args[i];
         if (options_ended || arg == "-" || arg.empty() || arg.front() != '-') {
-            (positionals.size() < 2 ? positionals : extras).push_back(arg);
+            (read.positionals.size() < 2 ? read.positionals : read.extras).push_back(arg);
             continue;
         }
         if (arg == "--") {
@@ -60,73 +85,82 @@ HelperArguments parse_helper_arguments(const std::vector<std::string>& args) {
         }
         // CLI11 also reads -h in a group of short flags (-hx) and --help=VALUE.
         if (arg.rfind("-h", 0) == 0 || arg == "--help" || arg.rfind("--help=", 0) == 0) {
-            help = true;
+            read.help = true;
             continue;
         }
         if (arg == "--version") {
-            version = true;
+            read.version = true;
             continue;
         }
         bool matched = false;
-        for (ValueOption* option : {&socket, &timeout}) {
-            const std::string_view view(arg);
-            if (view.substr(0, option->name.size()) != option->name) continue;
-            const std::string_view rest = view.substr(option->name.size());
-            if (!rest.empty() && rest.front() != '=') continue;
-            matched = true;
-            ++option->count;
-            if (rest.size() > 1) {
-                option->value = std::string(rest.substr(1));
-            } else if (i + 1 < args.size()) {
-                option->value = args[++i];
-            } else {
-                return usage(std::string(option->name) + ": 1 required " +
-                             std::string(option->type) + " missing");
+        for (ValueOption* option : {&read.socket, &read.timeout}) {
+            const OptionRead result = read_value_option(*option, args, i);
+            if (result == OptionRead::other) continue;
+            if (result == OptionRead::value_missing) {
+                return std::string(option->name) + ": 1 required " + std::string(option->type) +
+                       " missing";
             }
+            matched = true;
             break;
         }
-        if (!matched) extras.push_back(arg);
+        if (!matched) read.extras.push_back(arg);
     }
-    // Then in the order CLI11 checks them: each option's count and value, the
-    // verb's value, --version, --help, the required positionals, the rest.
-    for (const ValueOption* option : {&socket, &timeout}) {
+    return std::nullopt;
+}
+
+// CLI11's message for the arguments nothing took: it names them last first.
+std::string not_expected(const std::vector<std::string>& extras) {
+    std::string list;
+    for (auto it = extras.rbegin(); it != extras.rend(); ++it)
+        list += (list.empty() ? "" : " ") + *it;
+    return std::string("The following argument") + (extras.size() == 1 ? " was" : "s were") +
+           " not expected: " + list;
+}
+
+// In the order CLI11 checks them: each option's count and value, the verb's
+// value, --version, --help, the required positionals, the rest.
+HelperArguments checked_arguments(const ReadArguments& read) {
+    for (const ValueOption* option : {&read.socket, &read.timeout}) {
         if (option->count > 1) {
             return usage(std::string(option->name) + ": At Most 1 required but received " +
                          std::to_string(option->count));
         }
     }
     HelperArguments out;
-    if (socket.value) out.socket = *socket.value;
-    if (timeout.value && !valid_timeout(*timeout.value, out.timeout_seconds)) {
-        return usage("--timeout: Value " + *timeout.value +
+    if (read.socket.value) out.socket = *read.socket.value;
+    if (read.timeout.value && !valid_timeout(*read.timeout.value, out.timeout_seconds)) {
+        return usage("--timeout: Value " + *read.timeout.value +
                      " not in range 0.001000 to 86400.000000");
     }
-    if (!positionals.empty()) {
-        out.verb = positionals[0];
+    if (!read.positionals.empty()) {
+        out.verb = read.positionals[0];
         if (out.verb != "get" && out.verb != "store" && out.verb != "forget") {
             return usage("verb: " + out.verb + " not in {get,store,forget}");
         }
     }
-    if (version) {
+    if (read.version) {
         out.action = HelperArguments::Action::version;
         return out;
     }
-    if (help) {
+    if (read.help) {
         out.action = HelperArguments::Action::help;
         return out;
     }
-    if (positionals.empty()) return usage("verb is required");
-    if (positionals.size() < 2) return usage("host is required");
-    out.host = positionals[1];
-    if (!extras.empty()) {
-        // CLI11 names them last first.
-        std::string list;
-        for (auto it = extras.rbegin(); it != extras.rend(); ++it)
-            list += (list.empty() ? "" : " ") + *it;
-        return usage(std::string("The following argument") +
-                     (extras.size() == 1 ? " was" : "s were") + " not expected: " + list);
-    }
+    if (read.positionals.empty()) return usage("verb is required");
+    if (read.positionals.size() < 2) return usage("host is required");
+    out.host = read.positionals[1];
+    if (!read.extras.empty()) return usage(not_expected(read.extras));
     return out;
+}
+
+}  // namespace
+
+HelperArguments parse_helper_arguments(const std::vector<std::string>& args) {
+    ReadArguments read;
+    if (std::optional<std::string> error = read_arguments(args, read)) {
+        return usage(std::move(*error));
+    }
+    return checked_arguments(read);
 }
 
 const char* helper_help() {
