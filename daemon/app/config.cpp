@@ -305,6 +305,107 @@ void apply_toml(Config& config, const std::string& text, const std::string& orig
     r.forced_services(config.discovery.forced);
 }
 
+namespace {
+
+// One value per setting: CLI11 reads counts itself (a bad one is a usage
+// error), the rest are read after the file.
+struct OptionValue {
+    std::optional<std::string> text;
+    std::optional<std::size_t> count;
+};
+
+// What the command line gave: --config, each setting's option (in the order
+// of settings()), and the options of the command line alone.
+struct CommandLineValues {
+    std::optional<std::string> config_file;
+    std::vector<OptionValue> values;
+    bool on_demand = false;
+    int ready_fd = -1;
+    bool check_config = false;
+};
+
+// Declares hostkeeperd's options on `app`, each read into `given`.
+void add_options(CLI::App& app, CommandLineValues& given) {
+    app.add_option("--config", given.config_file,
+                   "configuration file (default: " + default_config_path().string() + ")");
+    const std::span<const Setting> table = settings();
+    given.values.resize(table.size());
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        const Setting& s = table[i];
+        const std::string help = std::string(s.help) + " (default: " + default_text(s) + ")";
+        if (std::holds_alternative<CountField>(s.field)) {
+            app.add_option(std::string(s.option), given.values[i].count, help);
+        } else {
+            app.add_option(std::string(s.option), given.values[i].text, help);
+        }
+    }
+    app.add_flag("--on-demand", given.on_demand,
+                 "started by the helper: exit when idle, log to the journal");
+    app.add_option("--ready-fd", given.ready_fd,
+                   "write \"ready\" to this file descriptor once listening")
+        ->check(CLI::Range(3, 1 << 20));
+    app.add_flag(
+        "--check-config", given.check_config,
+        "check the configuration file and options, say what is wrong, and exit (0: valid)");
+}
+
+// The options, on top of what `config` holds.
+void apply_options(Config& config, const std::vector<OptionValue>& values) {
+    const std::span<const Setting> table = settings();
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        const Setting& s = table[i];
+        const OptionValue& value = values[i];
+        if (!value.text && !value.count) continue;
+        const std::string option(s.option);
+        std::visit(Overloaded{
+                       [&](const PathField& f) { f.get(config) = *value.text; },
+                       [&](const TextField& f) { f.get(config) = *value.text; },
+                       [&](const LogLevelField& f) {
+                           f.get(config) = check_log_level(*value.text, option);
+                       },
+                       [&](const DurationField& f) {
+                           try {
+                               f.get(config) = parse_duration(*value.text);
+                           } catch (const ConfigError& e) {
+                               throw ConfigError(option + ": " + e.what());
+                           }
+                       },
+                       [&](const CountField& f) { f.get(config) = *value.count; },
+                   },
+                   s.field);
+    }
+}
+
+// The file (when there is one), then the options, then the checks of what
+// they hold together. Throws ConfigError.
+void apply_file_and_options(Config& config, const CommandLineValues& given) {
+    const fs::path file = given.config_file ? fs::path(*given.config_file) : default_config_path();
+    std::error_code ec;
+    if (given.config_file || fs::exists(file, ec)) {
+        config.config_file = file;
+        apply_toml(config, read_file(file), file.string());
+    }
+    apply_options(config, given.values);  // options win over the file
+    for (const Setting& s : settings()) {
+        if (!s.zero_error.empty() && is_zero(s, config))
+            throw ConfigError(std::string(s.zero_error));
+    }
+    if (!backends::is_backend_setting(config.keyring.backend)) {
+        throw ConfigError("keyring.backend is \"" + config.keyring.backend +
+                          "\": it must be \"auto\", \"secret-service\" or \"pass\"");
+    }
+    if (!config.http.ca_file.empty()) check_ca_file(config);
+    if (!config.registry.mirror_url.empty()) {
+        try {
+            registry::make_mirror(config.registry.mirror_url);
+        } catch (const proto::Error& e) {
+            throw ConfigError(std::string("mirror_url: ") + e.what());
+        }
+    }
+}
+
+}  // namespace
+
 ParsedArgs parse_args(int argc, char** argv) {
     CLI::App app{
         "hostkeeperd: per-user daemon that serves Terraform and OpenTofu credentials from the OS "
@@ -314,106 +415,27 @@ ParsedArgs parse_args(int argc, char** argv) {
     app.footer("Every option can also be set in " + default_config_path().string() +
                " (see hostkeeper.toml(5)); options win over the file. Durations: seconds, or 90s, "
                "10m, 2h, 1d.");
-
-    std::optional<std::string> config_file;
-    app.add_option("--config", config_file,
-                   "configuration file (default: " + default_config_path().string() + ")");
-    // One value per setting: CLI11 reads counts itself (a bad one is a usage
-    // error), the rest are read below, after the file.
-    struct OptionValue {
-        std::optional<std::string> text;
-        std::optional<std::size_t> count;
-    };
-    const std::span<const Setting> table = settings();
-    std::vector<OptionValue> values(table.size());
-    for (std::size_t i = 0; i < table.size(); ++i) {
-        const Setting& s = table[i];
-        const std::string help = std::string(s.help) + " (default: " + default_text(s) + ")";
-        if (std::holds_alternative<CountField>(s.field)) {
-            app.add_option(std::string(s.option), values[i].count, help);
-        } else {
-            app.add_option(std::string(s.option), values[i].text, help);
-        }
-    }
-    bool on_demand = false;
-    int ready_fd = -1;
-    app.add_flag("--on-demand", on_demand,
-                 "started by the helper: exit when idle, log to the journal");
-    app.add_option("--ready-fd", ready_fd, "write \"ready\" to this file descriptor once listening")
-        ->check(CLI::Range(3, 1 << 20));
-    bool check_config = false;
-    app.add_flag(
-        "--check-config", check_config,
-        "check the configuration file and options, say what is wrong, and exit (0: valid)");
+    CommandLineValues given;
+    add_options(app, given);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         return {std::nullopt, app.exit(e) == 0 ? 0 : 2};
     }
 
-    // The options, on top of what `config` holds.
-    const auto apply_options = [&](Config& config) {
-        for (std::size_t i = 0; i < table.size(); ++i) {
-            const Setting& s = table[i];
-            const OptionValue& value = values[i];
-            if (!value.text && !value.count) continue;
-            const std::string option(s.option);
-            std::visit(Overloaded{
-                           [&](const PathField& f) { f.get(config) = *value.text; },
-                           [&](const TextField& f) { f.get(config) = *value.text; },
-                           [&](const LogLevelField& f) {
-                               f.get(config) = check_log_level(*value.text, option);
-                           },
-                           [&](const DurationField& f) {
-                               try {
-                                   f.get(config) = parse_duration(*value.text);
-                               } catch (const ConfigError& e) {
-                                   throw ConfigError(option + ": " + e.what());
-                               }
-                           },
-                           [&](const CountField& f) { f.get(config) = *value.count; },
-                       },
-                       s.field);
-        }
-    };
-
     Config config;
-    config.on_demand = on_demand;
-    config.ready_fd = ready_fd;
-    config.check_config = check_config;
+    config.on_demand = given.on_demand;
+    config.ready_fd = given.ready_fd;
+    config.check_config = given.check_config;
+    const std::span<const Setting> table = settings();
     for (std::size_t i = 0; i < table.size(); ++i) {
-        if (table[i].key == "socket" && values[i].text) config.socket = *values[i].text;
+        if (table[i].key == "socket" && given.values[i].text) config.socket = *given.values[i].text;
     }
     const Config command_line = config;
     // Everything from here on may be wrong in the file or an option's value:
     // the daemon still needs the command line's own settings to say so.
-    const auto apply_file_and_options = [&] {
-        const fs::path file = config_file ? fs::path(*config_file) : default_config_path();
-        std::error_code ec;
-        if (config_file || fs::exists(file, ec)) {
-            config.config_file = file;
-            apply_toml(config, read_file(file), file.string());
-        }
-        apply_options(config);  // options win over the file
-        for (const Setting& s : table) {
-            if (!s.zero_error.empty() && is_zero(s, config))
-                throw ConfigError(std::string(s.zero_error));
-        }
-        if (!backends::is_backend_setting(config.keyring.backend)) {
-            throw ConfigError("keyring.backend is \"" + config.keyring.backend +
-                              "\": it must be \"auto\", \"secret-service\" or \"pass\"");
-        }
-        if (!config.http.ca_file.empty()) check_ca_file(config);
-        if (!config.registry.mirror_url.empty()) {
-            try {
-                registry::make_mirror(config.registry.mirror_url);
-            } catch (const proto::Error& e) {
-                throw ConfigError(std::string("mirror_url: ") + e.what());
-            }
-        }
-    };
     try {
-        apply_file_and_options();
+        apply_file_and_options(config, given);
     } catch (const ConfigError& e) {
         throw InvalidConfig(e.what(), command_line);
     }

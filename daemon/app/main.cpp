@@ -60,140 +60,234 @@ void wait_for_signals(asio::signal_set& signals, server::Server& server,
     });
 }
 
-int serve(const Config& config, StartupReport& report) {
-    std::optional<server::SocketOwner> owner;
-    const server::SystemdListeners passed = server::systemd_listeners();
-    int listen_fd = passed.unix_fd;
-    const bool activated = listen_fd >= 0;
+// Where the daemon listens: the Unix socket systemd passed, or its own,
+// bound into `owner`.
+struct Listening {
+    server::SystemdListeners passed;
+    int listen_fd = -1;
+    bool activated = false;
     std::string socket_path = "(socket activation)";
-    proto::SocketLocation location = proto::resolve_socket_location();
+    proto::SocketLocation location;
+};
+
+Listening listen_for_clients(const Config& config, std::optional<server::SocketOwner>& owner) {
+    Listening listening;
+    listening.passed = server::systemd_listeners();
+    listening.listen_fd = listening.passed.unix_fd;
+    listening.activated = listening.listen_fd >= 0;
+    listening.location = proto::resolve_socket_location();
     if (config.socket) {
-        location.socket = std::filesystem::absolute(*config.socket);
-        location.directory = location.socket.parent_path();
+        listening.location.socket = std::filesystem::absolute(*config.socket);
+        listening.location.directory = listening.location.socket.parent_path();
     }
-    if (listen_fd < 0) {
-        owner.emplace(location);
-        listen_fd = owner->release_listener();
-        socket_path = location.socket.string();
+    if (listening.listen_fd < 0) {
+        owner.emplace(listening.location);
+        listening.listen_fd = owner->release_listener();
+        listening.socket_path = listening.location.socket.string();
+    }
+    return listening;
+}
+
+backends::BackendOptions keyring_options(const Config& config) {
+    backends::BackendOptions options = config.keyring;
+    options.unlock_timeout = config.unlock_timeout;
+    return options;
+}
+
+// The keyring, on its own worker thread, and the credential cache in front of it.
+struct KeyringWing {
+    KeyringWing(asio::io_context& io, const Config& config)
+        : keyring(io.get_executor(), thread.get_executor(), keyring_options(config)),
+          credentials(io.get_executor(), thread.get_executor(), keyring, config.credentials) {
+        // Chooses the backend (keyring.backend) and watches it: the cache
+        // follows the keyring, so a lock, an edit or a restart drops it.
+        keyring.attach(credentials);
     }
 
-    asio::io_context io(1);
-    asio::thread_pool keyring_thread(1);
-    backends::BackendOptions keyring_options = config.keyring;
-    keyring_options.unlock_timeout = config.unlock_timeout;
-    backends::ChosenKeyring keyring(io.get_executor(), keyring_thread.get_executor(),
-                                    keyring_options);
-    credentials::CredentialService credentials(io.get_executor(), keyring_thread.get_executor(),
-                                               keyring, config.credentials);
-    // Chooses the backend (keyring.backend) and watches it: the cache follows
-    // the keyring, so a lock, an edit or a restart drops it.
-    keyring.attach(credentials);
-    http::CurlHttpClient http(
-        io.get_executor(),
-        http::CurlHttpClient::from_environment(
-            std::string("hostkeeper/") + proto::product_version(), config.http.ca_file));
-    discovery::DiscoveryService discovery(io.get_executor(), http, credentials, config.discovery);
-    registry::RegistryOptions registry_options = config.registry;
+    asio::thread_pool thread{1};
+    backends::ChosenKeyring keyring;
+    credentials::CredentialService credentials;
+};
+
+registry::RegistryOptions registry_options(const Config& config,
+                                           const proto::SocketLocation& location) {
+    registry::RegistryOptions options = config.registry;
     // Packages wait for their client in the socket's private (0700) directory.
-    registry_options.downloads_dir = location.directory / "downloads";
-    archives::ArchiveStoreOptions archive_options = config.archives;
-    if (archive_options.dir.empty()) archive_options.dir = archives::default_archive_dir();
-    archive_options.fetch_timeout = config.registry.fetch_timeout;
-    archives::ArchiveStore archive_store(io.get_executor(), http, archive_options);
-    registry::RegistryService registry(io.get_executor(), http, credentials, discovery,
-                                       registry_options);
-    // The registry cache: on when `hostkeeper setup --registry-cache` wrote its file.
-    std::optional<registry_cache::CacheConfig> cache_config;
-    std::string cache_problem;
+    options.downloads_dir = location.directory / "downloads";
+    return options;
+}
+
+archives::ArchiveStoreOptions archive_options(const Config& config) {
+    archives::ArchiveStoreOptions options = config.archives;
+    if (options.dir.empty()) options.dir = archives::default_archive_dir();
+    options.fetch_timeout = config.registry.fetch_timeout;
+    return options;
+}
+
+// The registry cache's file, read: on when `hostkeeper setup --registry-cache`
+// wrote it; `problem` says why it is off when the file is there but wrong.
+struct CacheSetting {
+    std::optional<registry_cache::CacheConfig> config;
+    std::string problem;
+};
+
+CacheSetting load_cache_setting() {
+    CacheSetting setting;
     try {
-        cache_config = registry_cache::load_cache_config(proto::registry_cache_config_path());
+        setting.config = registry_cache::load_cache_config(proto::registry_cache_config_path());
     } catch (const std::exception& e) {
-        cache_problem = e.what();
+        setting.problem = e.what();
         spdlog::error("registry cache off: {}", e.what());
     }
-    registry_cache::RegistryCache registry_cache(
-        io.get_executor(), std::move(cache_config), proto::registry_cache_state_path(),
-        proto::documents_dir(), credentials, discovery, registry, archive_store);
-    handlers::RegistryPortRequests port_requests(registry_cache.gate());
-    std::optional<server::HttpListener> cache_listener;
-    std::optional<registry_cache::PortLink> port_link;
+    return setting;
+}
+
+// The services, made in the order they depend on each other: the keyring
+// and credentials, HTTP, discovery, the archive store, the registries and
+// the registry cache.
+struct Services {
+    Services(asio::io_context& io, const Config& config, const proto::SocketLocation& location)
+        : keyring(io, config),
+          http(io.get_executor(),
+               http::CurlHttpClient::from_environment(
+                   std::string("hostkeeper/") + proto::product_version(), config.http.ca_file)),
+          discovery(io.get_executor(), http, keyring.credentials, config.discovery),
+          archive_store(io.get_executor(), http, archive_options(config)),
+          registry(io.get_executor(), http, keyring.credentials, discovery,
+                   registry_options(config, location)),
+          cache_setting(load_cache_setting()),
+          registry_cache(io.get_executor(), std::move(cache_setting.config),
+                         proto::registry_cache_state_path(), proto::documents_dir(),
+                         keyring.credentials, discovery, registry, archive_store) {}
+
+    // Once the event loop is done: every service stops, the keyring's watch
+    // ends and its thread is joined.
+    void stop() {
+        http.stop();
+        archive_store.stop();
+        registry.stop();
+        discovery.stop();
+        keyring.credentials.stop();
+        keyring.keyring.detach();
+        keyring.thread.join();
+    }
+
+    KeyringWing keyring;
+    http::CurlHttpClient http;
+    discovery::DiscoveryService discovery;
+    archives::ArchiveStore archive_store;
+    registry::RegistryService registry;
+    CacheSetting cache_setting;
+    registry_cache::RegistryCache registry_cache;
+};
+
+// Ends the event loop once the server has stopped.
+std::function<void()> end_event_loop(asio::io_context& io, asio::signal_set& signals) {
+    return [&io, &signals] {
+        boost::system::error_code ignored;
+        signals.cancel(ignored);
+        io.stop();
+    };
+}
+
+// The registry port's connections, which reach the registry cache through
+// hostkeeper-portd and the link it keeps there.
+struct RegistryPort {
+    std::optional<server::HttpListener> listener;
+    std::optional<registry_cache::PortLink> link;
+};
+
+server::StopHooks stop_hooks(asio::io_context& io, asio::signal_set& signals, Services& services,
+                             RegistryPort& port) {
+    return server::StopHooks{[&services, &port] {
+                                 sd_notify(0, "STOPPING=1");
+                                 services.registry_cache.stop();
+                                 if (port.link) port.link->stop();
+                                 if (port.listener) port.listener->stop();
+                                 // Fetches in flight fail now ("hostkeeperd is stopping"), so
+                                 // that their clients get an answer instead of waiting out the
+                                 // shutdown timeout.
+                                 services.http.stop();
+                             },
+                             end_event_loop(io, signals)};
+}
+
+// A TCP socket from systemd is a drop-in of an older setup (ListenStream=
+// 127.0.0.1:PORT): the daemon never listens on TCP itself, since another
+// user could take such a port whenever it is let go.
+void close_passed_tcp_port(const server::SystemdListeners& passed) {
+    if (passed.tcp_fd < 0) return;
+    ::close(passed.tcp_fd);
+    spdlog::warn(
+        "hostkeeperd.socket passes a TCP port (a drop-in of an older hostkeeper setup): "
+        "closed; the registry cache uses the registry port (run hostkeeper setup "
+        "--registry-cache to remove the drop-in)");
+}
+
+// Registers with hostkeeper-portd and serves the connections it hands over.
+void open_registry_port(asio::io_context& io, Services& services, server::Server& server,
+                        handlers::RegistryPortRequests& requests, RegistryPort& port) {
+    registry_cache::RegistryCache& registry_cache = services.registry_cache;
+    port.listener.emplace(io, requests, server::ListenerOptions{},
+                          [&server] { server.activity(); });
+    registry_cache::PortEvents events{
+        [&registry_cache](std::uint16_t number) { registry_cache.port_registered(number); },
+        [&registry_cache](const std::string& why) { registry_cache.port_lost(why); },
+        [&registry_cache](const std::string& why) { registry_cache.port_unavailable(why); }};
+    port.link.emplace(
+        io, services.keyring.thread.get_executor(), proto::port_socket_path(), std::move(events),
+        [&port](asio::ip::tcp::socket socket) { port.listener->adopt(std::move(socket)); });
+    port.link->start();
+}
+
+int serve(const Config& config, StartupReport& report) {
+    std::optional<server::SocketOwner> owner;
+    const Listening listening = listen_for_clients(config, owner);
+    asio::io_context io(1);
+    Services services(io, config, listening.location);
+    handlers::RegistryPortRequests port_requests(services.registry_cache.gate());
+    RegistryPort registry_port;
     // Started on demand or by socket activation, it exits when idle: the next
     // client starts it again (the helper, or systemd through the socket).
     // Started by hand, it runs until it is stopped.
     const std::chrono::seconds idle_timeout =
-        config.on_demand || activated ? config.idle_timeout : std::chrono::seconds(0);
-    credentials::KeyringItems keyring_items(keyring_thread.get_executor(), keyring);
+        config.on_demand || listening.activated ? config.idle_timeout : std::chrono::seconds(0);
+    credentials::KeyringItems keyring_items(services.keyring.thread.get_executor(),
+                                            services.keyring.keyring);
     handlers::Dispatcher dispatcher(
-        credentials, keyring_items, discovery, registry, registry_cache, keyring,
-        handlers::DaemonInfo{socket_path, config.on_demand, idle_timeout});
+        services.keyring.credentials, keyring_items, services.discovery, services.registry,
+        services.registry_cache, services.keyring.keyring,
+        handlers::DaemonInfo{listening.socket_path, config.on_demand, idle_timeout});
     asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
-    const server::StopHooks hooks{[&http, &cache_listener, &port_link, &registry_cache] {
-                                      sd_notify(0, "STOPPING=1");
-                                      registry_cache.stop();
-                                      if (port_link) port_link->stop();
-                                      if (cache_listener) cache_listener->stop();
-                                      // Fetches in flight fail now ("hostkeeperd is stopping"), so
-                                      // that their clients get an answer instead of waiting out the
-                                      // shutdown timeout.
-                                      http.stop();
-                                  },
-                                  [&] {
-                                      boost::system::error_code ignored;
-                                      signals.cancel(ignored);
-                                      io.stop();
-                                  }};
-    server::Server server(io, listen_fd, dispatcher,
+    server::Server server(io, listening.listen_fd, dispatcher,
                           server::ServerOptions{config.max_connections, config.read_timeout,
                                                 config.shutdown_timeout, idle_timeout},
-                          hooks);
-    const std::function<std::size_t()> flush_all = [&] {
-        return credentials.flush() + discovery.flush() + registry.flush();
+                          stop_hooks(io, signals, services, registry_port));
+    const std::function<std::size_t()> flush_all = [&services] {
+        return services.keyring.credentials.flush() + services.discovery.flush() +
+               services.registry.flush();
     };
     wait_for_signals(signals, server, flush_all);
     server.on_idle([&] {
         spdlog::info("no clients for {} s: exiting (the next client starts it again{})",
-                     idle_timeout.count(), activated ? ", through hostkeeperd.socket" : "");
+                     idle_timeout.count(),
+                     listening.activated ? ", through hostkeeperd.socket" : "");
         server.stop();
     });
     server.start();
-    // A TCP socket from systemd is a drop-in of an older setup (ListenStream=
-    // 127.0.0.1:PORT): the daemon never listens on TCP itself, since another
-    // user could take such a port whenever it is let go.
-    if (passed.tcp_fd >= 0) {
-        ::close(passed.tcp_fd);
-        spdlog::warn(
-            "hostkeeperd.socket passes a TCP port (a drop-in of an older hostkeeper setup): "
-            "closed; the registry cache uses the registry port (run hostkeeper setup "
-            "--registry-cache to remove the drop-in)");
-    }
-    if (registry_cache.enabled()) {
-        cache_listener.emplace(io, port_requests, server::ListenerOptions{},
-                               [&server] { server.activity(); });
-        registry_cache::PortEvents events{
-            [&registry_cache](std::uint16_t port) { registry_cache.port_registered(port); },
-            [&registry_cache](const std::string& why) { registry_cache.port_lost(why); },
-            [&registry_cache](const std::string& why) { registry_cache.port_unavailable(why); }};
-        port_link.emplace(io, keyring_thread.get_executor(), proto::port_socket_path(),
-                          std::move(events), [&cache_listener](asio::ip::tcp::socket socket) {
-                              cache_listener->adopt(std::move(socket));
-                          });
-        port_link->start();
-    }
-    if (!cache_problem.empty()) registry_cache.port_unavailable(cache_problem);
+    close_passed_tcp_port(listening.passed);
+    if (services.registry_cache.enabled())
+        open_registry_port(io, services, server, port_requests, registry_port);
+    if (!services.cache_setting.problem.empty())
+        services.registry_cache.port_unavailable(services.cache_setting.problem);
 
     report.send("ready");
     sd_notify(0, "READY=1");
     spdlog::info("hostkeeperd {} (protocol {}) serving {} as uid {}, pid {}",
-                 proto::product_version(), proto::kProtocolVersion, socket_path, ::geteuid(),
-                 ::getpid());
+                 proto::product_version(), proto::kProtocolVersion, listening.socket_path,
+                 ::geteuid(), ::getpid());
     io.run();
-    http.stop();
-    archive_store.stop();
-    registry.stop();
-    discovery.stop();
-    credentials.stop();
-    keyring.detach();
-    keyring_thread.join();
+    services.stop();
     spdlog::info("stopped");
     return 0;
 }
@@ -241,11 +335,7 @@ int refuse_to_run(const InvalidConfig& error) {
         server::StopHooks{[&port_link] {
                               if (port_link) port_link->stop();
                           },
-                          [&] {
-                              boost::system::error_code ignored;
-                              signals.cancel(ignored);
-                              io.stop();
-                          }});
+                          end_event_loop(io, signals)});
     server.on_idle([&] { server.stop(); });
     signals.async_wait([&](const boost::system::error_code& ec, int) {
         if (!ec) server.stop();

@@ -38,6 +38,29 @@ std::string versions_reply(Json fields, const registry::RegistryAnswer& answer,
     return reply::registry(fields, answer, &body);
 }
 
+// The name a fetched package is written under comes from the validated
+// request, never from the publisher: Terraform's own
+// terraform-provider-TYPE_VERSION_OS_ARCH.zip.
+std::string local_package_name(const proto::ProviderAddress& provider, const proto::SemVer& version,
+                               const std::string& platform) {
+    return "terraform-provider-" + provider.type + "_" + version.to_string() + "_" + platform +
+           ".zip";
+}
+
+// The package's fields, with where and how it was fetched: its local name (and
+// the published one when they differ), path, size, computed hashes, verdict.
+void describe_fetched(Json& package, const registry::FetchedPackage& fetched,
+                      const std::string& local_name) {
+    if (package.value("filename", "") != local_name) {
+        package["published_filename"] = package.value("filename", "");
+    }
+    package["filename"] = local_name;
+    package["path"] = fetched.path;
+    package["size"] = fetched.size;
+    package["computed"] = Json::array({fetched.zh, fetched.h1});
+    package["verified"] = fetched.matched;
+}
+
 }  // namespace
 
 asio::awaitable<server::Reply> RegistryRequests::handle(const Request& r) {
@@ -89,11 +112,7 @@ asio::awaitable<server::Reply> RegistryRequests::handle(const Request& r) {
             if (mirror) head["mirror"] = mirror->base;
             const std::string what =
                 provider.to_string() + " " + version.to_string() + " for " + platform;
-            // The name a fetched package is written under comes from the
-            // validated request, never from the publisher: Terraform's own
-            // terraform-provider-TYPE_VERSION_OS_ARCH.zip.
-            const std::string local_name = "terraform-provider-" + provider.type + "_" +
-                                           version.to_string() + "_" + platform + ".zip";
+            const std::string local_name = local_package_name(provider, version, platform);
             const registry::RegistryAnswer answer = co_await registry.provider_package(
                 std::move(provider), version, platform, mirror, refresh);
             if (op == Op::provider_package && !mirror)
@@ -109,14 +128,7 @@ asio::awaitable<server::Reply> RegistryRequests::handle(const Request& r) {
             auto fetching =
                 registry.fetch_package(std::move(download_url), std::move(hashes), what);
             const registry::FetchedPackage fetched = co_await std::move(fetching);
-            if (package.value("filename", "") != local_name) {
-                package["published_filename"] = package.value("filename", "");
-            }
-            package["filename"] = local_name;
-            package["path"] = fetched.path;
-            package["size"] = fetched.size;
-            package["computed"] = Json::array({fetched.zh, fetched.h1});
-            package["verified"] = fetched.matched;
+            describe_fetched(package, fetched, local_name);
             co_return server::Reply{reply::registry(head, answer, &package)};
         }
         default:

@@ -56,19 +56,8 @@ struct PortCounters {
     std::uint64_t bad_links = 0;  // link connections refused or ended for what they sent
 };
 
-// Why the listening socket `fd` cannot be one of the registry port's: empty
-// when it is a TCP listener on a loopback address (127.0.0.0/8 or ::1).
-std::string tcp_listener_problem(int fd);
-
-// The port the socket `fd` is bound to; 0 when it has none.
-std::uint16_t bound_port(int fd);
-
 // The answer to a connection of `uid` whose daemon did not register in time.
 std::string unregistered_response(uid_t uid, std::chrono::milliseconds waited);
-
-// Resets the TCP connection `fd` (SO_LINGER 0) and closes it: no TIME_WAIT,
-// and the client learns at once.
-void reset_and_close(int fd);
 
 class PortService {
   public:

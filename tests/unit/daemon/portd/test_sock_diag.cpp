@@ -13,6 +13,7 @@
 
 #include "daemon/portd/port_service.hpp"
 #include "daemon/portd/sock_diag.hpp"
+#include "daemon/portd/socket_calls.hpp"
 #include "proto/unique_fd.hpp"
 
 using namespace hostkeeper::daemon::portd;

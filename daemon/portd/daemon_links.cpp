@@ -1,0 +1,152 @@
+// The links of registered daemons: connections handed over them (or queued
+// while a link is full), their silence watched, registrations made and ended.
+
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "daemon/portd/port_state.hpp"
+#include "daemon/portd/socket_calls.hpp"
+#include "proto/port_link.hpp"
+
+namespace hostkeeper::daemon::portd {
+
+void PortService::Impl::hand(Link& link, UniqueFd fd) {
+    if (link.queue.empty()) {
+        if (proto::send_handed_connection(link.descriptor.native_handle(), fd.get())) {
+            ++counters.handed;
+            return;  // the daemon has its copy; ours closes here
+        }
+        if (!would_block(errno)) {
+            const uid_t uid = link.uid;
+            end_link(uid, std::string("handing a connection failed: ") + std::strerror(errno));
+            hold(uid, std::move(fd));
+            return;
+        }
+    }
+    if (link.queue.size() >= limits.queued_per_user || queued >= limits.queued_total) {
+        refuse_full(link.uid, std::move(fd), "its daemon takes no more connections");
+        return;
+    }
+    link.queue.push_back(std::move(fd));
+    ++queued;
+    wait_writable(link);
+}
+
+void PortService::Impl::wait_writable(Link& link) {
+    if (link.writing) return;
+    link.writing = true;
+    link.descriptor.async_wait(Descriptor::wait_write, [this, uid = link.uid, id = link.id](
+                                                           const boost::system::error_code& ec) {
+        Link* current = find_link(uid, id);
+        if (current == nullptr) return;
+        current->writing = false;
+        if (ec) {
+            end_link(uid, "its link failed: " + ec.message());
+            return;
+        }
+        flush_queue(*current);
+    });
+}
+
+void PortService::Impl::flush_queue(Link& link) {
+    while (!link.queue.empty()) {
+        if (proto::send_handed_connection(link.descriptor.native_handle(),
+                                          link.queue.front().get())) {
+            link.queue.pop_front();
+            --queued;
+            ++counters.handed;
+            continue;
+        }
+        if (would_block(errno)) {
+            wait_writable(link);
+        } else {
+            end_link(link.uid, std::string("handing a connection failed: ") + std::strerror(errno));
+        }
+        return;
+    }
+}
+
+PortService::Impl::Link* PortService::Impl::find_link(uid_t uid, std::uint64_t id) {
+    const auto found = links.find(uid);
+    return found != links.end() && found->second->id == id ? found->second.get() : nullptr;
+}
+
+void PortService::Impl::end_link(uid_t uid, const std::string& why) {
+    const auto found = links.find(uid);
+    if (found == links.end()) return;
+    std::unique_ptr<Link> link = std::move(found->second);
+    links.erase(found);
+    spdlog::info("registration of uid {} ended: {}", uid, why);
+    queued -= link->queue.size();
+    std::deque<UniqueFd> queue = std::move(link->queue);
+    link.reset();  // closes the link; its waits complete as aborted and find nothing
+    for (UniqueFd& fd : queue) hold(uid, std::move(fd));
+}
+
+void PortService::Impl::watch(Link& link) {
+    link.descriptor.async_wait(Descriptor::wait_read, [this, uid = link.uid, id = link.id](
+                                                          const boost::system::error_code& ec) {
+        Link* current = find_link(uid, id);
+        if (current == nullptr) return;
+        if (ec) {
+            end_link(uid, "its link failed: " + ec.message());
+            return;
+        }
+        const std::string why = silence_broken(current->descriptor.native_handle());
+        if (why.empty()) {
+            watch(*current);  // a spurious wakeup
+            return;
+        }
+        if (why != "the daemon closed its link") ++counters.bad_links;
+        end_link(uid, why);
+    });
+}
+
+std::string PortService::Impl::silence_broken(int fd) {
+    char byte = 0;
+    ssize_t n = 0;
+    do {
+        n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    if (n == 0) return "the daemon closed its link";
+    if (n > 0) return "the daemon sent bytes after registering";
+    if (would_block(errno)) return "";
+    return std::string("its link failed: ") + std::strerror(errno);
+}
+
+void PortService::Impl::register_daemon(std::unique_ptr<Greeting> greeting) {
+    const uid_t uid = greeting->uid;
+    if (links.count(uid) != 0) end_link(uid, "replaced by a newer registration");
+    if (links.size() >= limits.registrations) {
+        ++counters.bad_links;
+        spdlog::warn("refused the registration of uid {}: {} daemons are registered", uid,
+                     links.size());
+        send_now(greeting->descriptor.native_handle(),
+                 proto::port_reply_error("too many daemons are registered"));
+        return;
+    }
+    if (!send_now(greeting->descriptor.native_handle(), proto::port_reply_ok(port))) {
+        spdlog::info("uid {} left before its registration was confirmed", uid);
+        return;
+    }
+    const int fd = greeting->descriptor.release();
+    greeting.reset();
+    auto link = std::make_unique<Link>(io, fd, uid, ++next_id);
+    Link& registered = *link;
+    links.emplace(uid, std::move(link));
+    ++counters.registrations;
+    spdlog::info("registered the daemon of uid {} ({} registered)", uid, links.size());
+    // Bytes that came with the request line are already a broken silence.
+    if (std::string why = silence_broken(fd); !why.empty()) {
+        ++counters.bad_links;
+        end_link(uid, why);
+        return;
+    }
+    watch(registered);
+    flush_pending(uid);
+}
+
+}  // namespace hostkeeper::daemon::portd
