@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "proto/printable.hpp"
 #include "proto/socket_path.hpp"
 
 namespace hostkeeper::proto {
@@ -74,10 +75,7 @@ std::string port_reply_ok(std::uint16_t port) {
 
 std::string port_reply_error(std::string_view message) {
     std::string line = "error ";
-    for (const char c : message.substr(0, kMaxPortLine - line.size() - 1)) {
-        const auto u = static_cast<unsigned char>(c);
-        line += u < 0x20 || u == 0x7f ? ' ' : c;
-    }
+    append_printable(line, message.substr(0, kMaxPortLine - line.size() - 1));
     return line + "\n";
 }
 

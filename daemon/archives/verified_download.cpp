@@ -29,16 +29,6 @@ std::string lowercase(std::string text) {
     return text;
 }
 
-// A failed write of the download into the file: the HTTP client's message
-// says "writing the download: <strerror>". Its errno, else 0.
-int write_failure(const std::string& message) {
-    if (message.find("writing the download: ") == std::string::npos) return 0;
-    for (const int error : {ENOSPC, EDQUOT, EROFS, EACCES, EPERM, EFBIG, EIO}) {
-        if (message.find(std::strerror(error)) != std::string::npos) return error;
-    }
-    return EIO;
-}
-
 }  // namespace
 
 ExpectedHashes ExpectedHashes::from(const std::vector<std::string>& published,
@@ -100,8 +90,9 @@ asio::awaitable<DownloadedFile> download_verified(http::HttpClient& http,
     const http::FetchResult result =
         co_await http::fetch_following(http, url, no_token, no_origin, rules);
     if (!result.response) {
-        if (const int error = write_failure(result.error); error != 0)
-            throw StoreUnwritable("downloading " + what + ": " + result.error, error);
+        // The download could not be written into the file (a full disk: ENOSPC, EDQUOT).
+        if (result.write_errno != 0)
+            throw StoreUnwritable("downloading " + what + ": " + result.error, result.write_errno);
         throw Error(ErrorCode::registry_failed, "downloading " + what + ": " + result.error);
     }
     if (result.response->status != 200) {

@@ -36,6 +36,7 @@ struct CurlHttpClient::Transfer {
     bool too_large = false;
     int body_fd = -1;
     std::string write_error;
+    int write_errno = 0;  // set with write_error, never 0 then
     char error_buffer[CURL_ERROR_SIZE] = {};
     long timeout_ms = 0;
     asio::steady_timer done;
@@ -200,7 +201,7 @@ asio::awaitable<HttpResponse> CurlHttpClient::fetch(HttpRequest request) {
         boost::system::error_code ec;
         co_await t.done.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     }
-    if (!t.error.empty()) throw HttpError(t.error);
+    if (!t.error.empty()) throw HttpError(t.error, t.write_error.empty() ? 0 : t.write_errno);
     co_return std::move(t.response);
 }
 
@@ -220,7 +221,9 @@ std::size_t CurlHttpClient::on_body(char* data, std::size_t size, std::size_t co
         const ssize_t written = ::write(t.body_fd, data + done, n - done);
         if (written < 0 && errno == EINTR) continue;
         if (written <= 0) {
-            t.write_error = std::string("writing the download: ") + std::strerror(errno);
+            const int error = errno;
+            t.write_error = std::string("writing the download: ") + std::strerror(error);
+            t.write_errno = error != 0 ? error : EIO;
             return 0;
         }
         done += static_cast<std::size_t>(written);

@@ -41,10 +41,18 @@ struct HttpResponse {
     std::size_t body_size = 0;  // bytes received (kept in `body`, or written to body_fd)
 };
 
-// A request that got no HTTP response: network, TLS, timeout, body too large.
+// A request that got no HTTP response: network, TLS, timeout, body too large,
+// or a failed write of the body to HttpRequest::body_fd (with its errno).
 class HttpError : public std::runtime_error {
   public:
     using std::runtime_error::runtime_error;
+    HttpError(const std::string& message, int write_errno)
+        : std::runtime_error(message), write_errno_(write_errno) {}
+    // The errno of the failed write to body_fd; 0 for any other failure.
+    int write_errno() const noexcept { return write_errno_; }
+
+  private:
+    int write_errno_ = 0;
 };
 
 class HttpClient {

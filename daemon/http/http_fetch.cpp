@@ -45,6 +45,7 @@ asio::awaitable<FetchResult> fetch_following(HttpClient& http, std::string url,
             out.response = co_await http.fetch(std::move(request));
         } catch (const HttpError& e) {
             failure = e.what();
+            out.write_errno = e.write_errno();
         }
         if (!failure.empty()) {
             out.error = url;

@@ -28,6 +28,7 @@ struct FetchRules {
 struct FetchResult {
     std::optional<HttpResponse> response;
     std::string error;
+    int write_errno = 0;         // HttpError::write_errno of the failure: the body_fd write's errno
     std::uint64_t requests = 0;  // sent upstream, redirects included
 };
 

@@ -19,6 +19,7 @@ using proto::Json;
 namespace {
 constexpr std::size_t kMaxSnapshot = std::size_t{16} * 1024 * 1024;
 constexpr std::size_t kMaxFailure = std::size_t{64} * 1024;
+constexpr std::string_view kFailed = ".failed";
 
 long long unix_now() {
     return std::chrono::duration_cast<std::chrono::seconds>(
@@ -27,23 +28,25 @@ long long unix_now() {
 }
 }  // namespace
 
+DocumentSnapshots::Key::Key(std::string text)
+    : text_(std::move(text)), stem_(archives::sha256_hex(text_)) {}
+
 DocumentSnapshots::DocumentSnapshots(fs::path dir) : dir_(std::move(dir)) {
-    constexpr std::string_view kFailed = ".failed";
     std::error_code ec;
     for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string name = it->path().filename().string();
         if (name.size() > kFailed.size() &&
             name.compare(name.size() - kFailed.size(), kFailed.size(), kFailed) == 0)
-            failed_.insert(name);
+            failed_.insert(name.substr(0, name.size() - kFailed.size()));
     }
 }
 
-fs::path DocumentSnapshots::file_of(const std::string& key) const {
-    return dir_ / archives::sha256_hex(key);
+fs::path DocumentSnapshots::file_of(const Key& key) const {
+    return dir_ / key.stem();
 }
 
-fs::path DocumentSnapshots::failure_file_of(const std::string& key) const {
-    return dir_ / (archives::sha256_hex(key) + ".failed");
+fs::path DocumentSnapshots::failure_file_of(const Key& key) const {
+    return dir_ / (key.stem() + std::string(kFailed));
 }
 
 void DocumentSnapshots::create_dir() const {
@@ -54,26 +57,36 @@ void DocumentSnapshots::create_dir() const {
 }
 
 // The file: one line of JSON (the key, status, content type, headers), then the body.
-void DocumentSnapshots::save(const std::string& key, const ListenerResponse& response) {
+void DocumentSnapshots::save(const Key& key, const ListenerResponse& response) {
     try {
-        create_dir();
         Json headers = Json::array();
         for (const auto& [name, value] : response.headers) headers.push_back({name, value});
-        const Json meta = {{"key", key},
+        const Json meta = {{"key", key.text()},
                            {"status", response.status},
                            {"content_type", response.content_type},
                            {"headers", std::move(headers)}};
         const std::string text = meta.dump() + "\n" + response.body;
         // Most answers are the same as last time: no write, no fsync, on the event loop.
-        if (proto::read_file_if_exists(file_of(key), kMaxSnapshot) == text) return;
-        proto::write_file_atomically(file_of(key), text, 0600);
+        // The digest last written says so; the file is read back only for a key
+        // not answered since the snapshots were made.
+        std::string digest = archives::sha256_hex(text);
+        const fs::path file = file_of(key);
+        const auto last = written_.find(key.stem());
+        const bool same = last != written_.end()
+                              ? last->second == digest
+                              : proto::read_file_if_exists(file, kMaxSnapshot) == text;
+        if (!same) {
+            create_dir();
+            proto::write_file_atomically(file, text, 0600);
+        }
+        written_.insert_or_assign(key.stem(), std::move(digest));
     } catch (const std::exception& e) {
         if (!warned_) spdlog::warn("registry cache: cannot keep answers on disk: {}", e.what());
         warned_ = true;
     }
 }
 
-std::optional<ListenerResponse> DocumentSnapshots::load(const std::string& key) const {
+std::optional<ListenerResponse> DocumentSnapshots::load(const Key& key) const {
     try {
         const std::optional<std::string> text =
             proto::read_file_if_exists(file_of(key), kMaxSnapshot);
@@ -81,7 +94,7 @@ std::optional<ListenerResponse> DocumentSnapshots::load(const std::string& key) 
         const auto newline = text->find('\n');
         if (newline == std::string::npos) return std::nullopt;
         const Json meta = proto::parse_json(std::string_view(*text).substr(0, newline));
-        if (meta.at("key") != key) return std::nullopt;  // a hash collision, or not ours
+        if (meta.at("key") != key.text()) return std::nullopt;  // a hash collision, or not ours
         ListenerResponse out;
         out.status = meta.at("status").get<unsigned>();
         out.content_type = meta.at("content_type").get<std::string>();
@@ -96,31 +109,29 @@ std::optional<ListenerResponse> DocumentSnapshots::load(const std::string& key) 
     }
 }
 
-void DocumentSnapshots::save_failure(const std::string& key, const std::string& message,
+void DocumentSnapshots::save_failure(const Key& key, const std::string& message,
                                      std::chrono::seconds retry_in) {
     if (retry_in.count() <= 0) return;
     try {
         create_dir();
         const Json failure = {
-            {"key", key}, {"message", message}, {"retry_at", unix_now() + retry_in.count()}};
-        const fs::path file = failure_file_of(key);
-        proto::write_file_atomically(file, failure.dump(), 0600);
-        failed_.insert(file.filename().string());
+            {"key", key.text()}, {"message", message}, {"retry_at", unix_now() + retry_in.count()}};
+        proto::write_file_atomically(failure_file_of(key), failure.dump(), 0600);
+        failed_.insert(key.stem());
     } catch (const std::exception& e) {
         if (!warned_) spdlog::warn("registry cache: cannot keep answers on disk: {}", e.what());
         warned_ = true;
     }
 }
 
-std::optional<DocumentSnapshots::Failure> DocumentSnapshots::load_failure(
-    const std::string& key) const {
-    const fs::path file = failure_file_of(key);
-    if (failed_.count(file.filename().string()) == 0) return std::nullopt;
+std::optional<DocumentSnapshots::Failure> DocumentSnapshots::load_failure(const Key& key) const {
+    if (failed_.count(key.stem()) == 0) return std::nullopt;
     try {
-        const std::optional<std::string> text = proto::read_file_if_exists(file, kMaxFailure);
+        const std::optional<std::string> text =
+            proto::read_file_if_exists(failure_file_of(key), kMaxFailure);
         if (!text) return std::nullopt;
         const Json failure = proto::parse_json(*text);
-        if (failure.at("key") != key) return std::nullopt;  // a hash collision, or not ours
+        if (failure.at("key") != key.text()) return std::nullopt;  // a hash collision, or not ours
         const long long left = failure.at("retry_at").get<long long>() - unix_now();
         if (left <= 0) return std::nullopt;
         return Failure{failure.at("message").get<std::string>(), std::chrono::seconds(left)};
@@ -130,17 +141,15 @@ std::optional<DocumentSnapshots::Failure> DocumentSnapshots::load_failure(
     }
 }
 
-void DocumentSnapshots::answered(const std::string& key, const ListenerResponse& response,
-                                 bool keep) {
+void DocumentSnapshots::answered(const Key& key, const ListenerResponse& response, bool keep) {
     forget_failure(key);
     if (keep) save(key, response);
 }
 
-void DocumentSnapshots::forget_failure(const std::string& key) {
-    const fs::path file = failure_file_of(key);
-    if (failed_.erase(file.filename().string()) == 0) return;  // none kept is the usual case
+void DocumentSnapshots::forget_failure(const Key& key) {
+    if (failed_.erase(key.stem()) == 0) return;  // none kept is the usual case
     std::error_code ec;
-    fs::remove(file, ec);
+    fs::remove(failure_file_of(key), ec);
 }
 
 }  // namespace hostkeeper::daemon::registry_cache

@@ -17,9 +17,16 @@
 // removed by the next good answer. The names of the failure files are read
 // once, when the snapshots are made: only a key among them, or a new
 // failure, touches the disk on the way to an answer.
+//
+// A document's file names are hashed from its key once per request (Key).
+// The digest of the answer last written for each key is kept in memory: an
+// answer the same as last time is not written again, and the file is read
+// back only at the first answer for its key since the snapshots were made
+// (it may hold that answer already, kept before a restart).
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -32,9 +39,22 @@ class DocumentSnapshots {
   public:
     explicit DocumentSnapshots(std::filesystem::path dir);
 
+    // A document's key (the listener's base URL and the route's path) and
+    // the stem of its files' names (the key's SHA-256, hex).
+    class Key {
+      public:
+        explicit Key(std::string text);
+        const std::string& text() const { return text_; }
+        const std::string& stem() const { return stem_; }
+
+      private:
+        std::string text_;
+        std::string stem_;
+    };
+
     // Best effort: a failure is logged once and the answer simply not kept.
-    void save(const std::string& key, const ListenerResponse& response);
-    std::optional<ListenerResponse> load(const std::string& key) const;
+    void save(const Key& key, const ListenerResponse& response);
+    std::optional<ListenerResponse> load(const Key& key) const;
 
     struct Failure {
         std::string message;
@@ -42,23 +62,24 @@ class DocumentSnapshots {
     };
     // Best effort, like save(): the answer to `key` failed with `message`;
     // it is not asked for again for `retry_in`.
-    void save_failure(const std::string& key, const std::string& message,
-                      std::chrono::seconds retry_in);
+    void save_failure(const Key& key, const std::string& message, std::chrono::seconds retry_in);
     // The failure kept for `key` while it is fresh; nullopt otherwise.
-    std::optional<Failure> load_failure(const std::string& key) const;
+    std::optional<Failure> load_failure(const Key& key) const;
     // A good answer came: its kept failure (if any) goes, and `response`
     // is kept (save) when `keep`.
-    void answered(const std::string& key, const ListenerResponse& response, bool keep);
+    void answered(const Key& key, const ListenerResponse& response, bool keep);
 
   private:
-    std::filesystem::path file_of(const std::string& key) const;
-    std::filesystem::path failure_file_of(const std::string& key) const;
+    std::filesystem::path file_of(const Key& key) const;
+    std::filesystem::path failure_file_of(const Key& key) const;
     void create_dir() const;
-    void forget_failure(const std::string& key);
+    void forget_failure(const Key& key);
 
     std::filesystem::path dir_;
-    // The failure files in dir_, by name ("<hash>.failed").
+    // The failure files in dir_, by stem ("<hash>" of "<hash>.failed").
     std::set<std::string> failed_;
+    // The SHA-256 (hex) of the file last written or found for each stem.
+    std::map<std::string, std::string> written_;
     bool warned_ = false;
 };
 

@@ -58,7 +58,7 @@ asio::awaitable<ListenerResponse> RegistryAnswers::answer(const Route& route) {
 }
 
 std::optional<ListenerResponse> RegistryAnswers::kept(const Route& route) const {
-    return snapshots_.load(base_url_ + route_path(route));
+    return snapshots_.load(DocumentSnapshots::Key(base_url_ + route_path(route)));
 }
 
 // Answers that hold only registry metadata and the listener's own URLs: a
@@ -85,7 +85,7 @@ bool RegistryAnswers::worth_keeping(const Route& route, const ListenerResponse& 
 // (after a restart too); a fresh failure is kept, a good answer forgets it
 // and is kept itself when it is worth keeping.
 asio::awaitable<ListenerResponse> RegistryAnswers::registry_answer(const Route& route) {
-    const std::string kept_key = base_url_ + route_path(route);
+    const DocumentSnapshots::Key kept_key(base_url_ + route_path(route));
     if (std::optional<DocumentSnapshots::Failure> kept = snapshots_.load_failure(kept_key)) {
         throw cache::FetchFailure(ErrorCode::registry_failed, kept->message, true, kept->retry_in);
     }

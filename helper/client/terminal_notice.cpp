@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "proto/printable.hpp"
+
 namespace hostkeeper::helper::client {
 namespace {
 
@@ -20,17 +22,12 @@ bool disabled_by_environment() {
     return value != nullptr && *value != '\0' && std::strcmp(value, "0") != 0;
 }
 
-// Control characters (C0, DEL) would break the line or drive the terminal.
-void append_printable(std::string& out, std::string_view text) {
-    for (const char c : text) {
-        const auto byte = static_cast<unsigned char>(c);
-        out += byte < 0x20 || byte == 0x7f ? ' ' : c;
-    }
-}
-
 }  // namespace
 
+// Control characters (C0, DEL) would break the line or drive the terminal:
+// proto::append_printable makes them spaces.
 std::string terminal_notice_line(std::string_view host, std::string_view reason) {
+    using proto::append_printable;
     std::string line = "hostkeeper: no credentials for ";
     append_printable(line, host.substr(0, 255));
     line += ": ";

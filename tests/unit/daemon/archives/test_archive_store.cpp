@@ -10,9 +10,11 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -501,4 +503,29 @@ TEST_CASE("archives: a failed download is not the store's problem", "[archives]"
     CHECK(e.code() == ErrorCode::registry_failed);
     CHECK(store.stats().store_problem.empty());
     CHECK(store.stats().passed_through == 0);
+}
+
+TEST_CASE("archives: a download the disk has no room for says the directory is full",
+          "[archives]") {
+    Fixture f;
+    ArchiveStore store(f.io.get_executor(), f.http, f.options());
+    const ArchiveRequest request = f.module("https://git.example/huge.tar.gz", 10);
+    // As the libcurl client fails a write of the body: the message, and the errno beside it.
+    f.http.routes[request.url] = []() -> HttpResponse {
+        throw daemon::http::HttpError(std::string("writing the download: ") + std::strerror(ENOSPC),
+                                      ENOSPC);
+    };
+    int error = 0;
+    try {
+        f.run(store.get(request));
+    } catch (const daemon::archives::StoreUnwritable& e) {
+        error = e.error();
+        CHECK_THAT(e.what(), Catch::Contains("writing the download: "));
+    }
+    CHECK(error == ENOSPC);
+    const auto stats = store.stats();
+    CHECK_THAT(stats.store_problem, Catch::Contains("the cache directory is full"));
+    CHECK(stats.passed_through == 1);
+    CHECK(stats.failures == 0);
+    CHECK(files_in(f.dir / "tmp") == 0);
 }
