@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -121,12 +122,33 @@ Captured capture(F body) {
     return c;
 }
 
+// This process's directory of private sockets, removed with everything in it
+// when the process exits.
+class SocketRoot {
+  public:
+    SocketRoot()
+        : dir_(std::filesystem::temp_directory_path() /
+               ("hk-cli-unit-" + std::to_string(::getpid()))) {
+        std::filesystem::create_directories(dir_);
+        ::chmod(dir_.c_str(), 0700);
+    }
+    ~SocketRoot() {
+        std::error_code ignored;
+        std::filesystem::remove_all(dir_, ignored);
+    }
+    SocketRoot(const SocketRoot&) = delete;
+    SocketRoot& operator=(const SocketRoot&) = delete;
+    const std::filesystem::path& dir() const { return dir_; }
+
+  private:
+    std::filesystem::path dir_;
+};
+
 // A new socket path in a fresh private (0700) directory.
 inline std::filesystem::path private_socket() {
+    static const SocketRoot root;
     static int n = 0;
-    const std::filesystem::path dir =
-        std::filesystem::temp_directory_path() /
-        ("hk-cli-unit-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+    const std::filesystem::path dir = root.dir() / std::to_string(n++);
     std::filesystem::create_directories(dir);
     ::chmod(dir.c_str(), 0700);
     return dir / "socket";
