@@ -157,8 +157,9 @@ outer() {
 
     local bin=$tree/bin
     local b
-    for b in hostkeeperd terraform-credentials-hostkeeper hostkeeper hostkeeper-portd hk_bench_libsecret_lookup \
-             hk_bench_socket_load hk_bench_keyring_fill hk_bench_raw_get; do
+    for b in hostkeeperd terraform-credentials-hostkeeper hostkeeper hostkeeper-portd \
+             docker-credential-hostkeeper hk_bench_libsecret_lookup hk_bench_socket_load \
+             hk_bench_keyring_fill hk_bench_raw_get; do
         [[ -x "$bin/$b" ]] || die "$bin/$b was not built"
     done
 
