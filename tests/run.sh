@@ -9,7 +9,7 @@
 #      from any process (daemons started on demand too) fails it;
 #   3. fuzz:  every libFuzzer target from its seed corpus, in build-fuzz
 #      (tests/fuzz/run.sh), two at a time, sharing one budget of
-#      HOSTKEEPER_FUZZ_BUDGET seconds (default 300) of wall time, or each for
+#      HOSTKEEPER_FUZZ_BUDGET seconds (default 200) of wall time, or each for
 #      HOSTKEEPER_FUZZ_SECONDS when that is set;
 #   4. style: clang-format (check mode), the include rules and clang-tidy on
 #      the whole tree (tests/style.sh), with build-tests' compile commands;
@@ -108,7 +108,7 @@ asan() {
 
 fuzz() {
     if [[ -z ${2:-${HOSTKEEPER_FUZZ_SECONDS:-}} ]]; then
-        export HOSTKEEPER_FUZZ_BUDGET=${HOSTKEEPER_FUZZ_BUDGET:-300}
+        export HOSTKEEPER_FUZZ_BUDGET=${HOSTKEEPER_FUZZ_BUDGET:-200}
     fi
     ./tests/fuzz/run.sh "${1:-build-fuzz}" "${2:-${HOSTKEEPER_FUZZ_SECONDS:-45}}" "${@:3}"
 }
