@@ -12,9 +12,10 @@ set -euo pipefail
 . "$(dirname "$0")/../support/script_lib.sh"
 
 [[ $# -eq 1 ]] || die "usage: $0 BIN_DIR"
-need ldd readelf
+need ldd
 bin_dir "$1" terraform-credentials-hostkeeper docker-credential-hostkeeper hostkeeper
-if readelf -s --wide "$bin/hostkeeper" | grep -q '__asan_init'; then
+# No pipe into grep -q here: with pipefail, grep's early exit fails the pipe.
+if grep -q libasan <<<"$(ldd "$bin/hostkeeper")"; then
     skip "a sanitizer build links libstdc++ dynamically"
 fi
 for program in terraform-credentials-hostkeeper docker-credential-hostkeeper hostkeeper; do
