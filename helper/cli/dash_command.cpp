@@ -1,8 +1,5 @@
 #include "helper/cli/dash_command.hpp"
 
-#include <unistd.h>
-
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -10,26 +7,12 @@
 #include <string_view>
 #include <system_error>
 
+#include "proto/program_search.hpp"
+
 namespace hostkeeper::helper::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-// Where execvp would find `name`.
-std::optional<fs::path> locate(const std::string& name) {
-    if (name.empty()) return std::nullopt;
-    if (name.find('/') != std::string::npos) return fs::path(name);
-    const char* path = std::getenv("PATH");
-    std::stringstream dirs(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
-    std::string dir;
-    while (std::getline(dirs, dir, ':')) {
-        const fs::path candidate = fs::path(dir.empty() ? "." : dir) / name;
-        std::error_code ec;
-        if (fs::is_regular_file(candidate, ec) && ::access(candidate.c_str(), X_OK) == 0)
-            return candidate;
-    }
-    return std::nullopt;
-}
 
 bool is_dash(const fs::path& program) {
     std::error_code ec;
@@ -54,12 +37,12 @@ std::optional<std::string> interpreter_of(const fs::path& file) {
 }  // namespace
 
 bool runs_under_dash(const std::string& command) {
-    const std::optional<fs::path> program = locate(command);
+    const std::optional<fs::path> program = proto::find_program_on_path(command);
     if (!program) return false;
     if (is_dash(*program)) return true;
     const std::optional<std::string> interpreter = interpreter_of(*program);
     if (!interpreter) return false;
-    const std::optional<fs::path> found = locate(*interpreter);
+    const std::optional<fs::path> found = proto::find_program_on_path(*interpreter);
     return found && is_dash(*found);
 }
 

@@ -17,6 +17,7 @@
 
 #include "helper/client/unit_state.hpp"
 #include "proto/error.hpp"
+#include "proto/program_search.hpp"
 
 namespace hostkeeper::helper::client {
 namespace fs = std::filesystem;
@@ -161,16 +162,8 @@ fs::path find_daemon_executable() {
         fs::path beside = self.parent_path() / "hostkeeperd";
         if (::access(beside.c_str(), X_OK) == 0) return beside;
     }
-    if (const char* path = std::getenv("PATH"); path != nullptr) {
-        std::string_view rest(path);
-        while (!rest.empty()) {
-            const auto colon = rest.find(':');
-            fs::path candidate = fs::path(rest.substr(0, colon)) / "hostkeeperd";
-            if (candidate.is_absolute() && ::access(candidate.c_str(), X_OK) == 0) return candidate;
-            if (colon == std::string_view::npos) break;
-            rest.remove_prefix(colon + 1);
-        }
-    }
+    // Only absolute PATH entries: the working directory never chooses the daemon.
+    if (auto found = proto::find_program_on_path("hostkeeperd", true)) return *found;
     throw NoDaemon("cannot find hostkeeperd next to " +
                    (ec ? std::string("this program") : self.string()) + " or on PATH");
 }

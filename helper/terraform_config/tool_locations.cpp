@@ -1,9 +1,9 @@
 #include "helper/terraform_config/tool_locations.hpp"
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <string_view>
+
+#include "proto/program_search.hpp"
 
 namespace hostkeeper::helper::terraform_config {
 namespace fs = std::filesystem;
@@ -33,15 +33,7 @@ fs::path cli_config_override(const proto::EnvLookup& env) {
 
 bool on_path(const std::string& command, const proto::EnvLookup& env) {
     const std::string path = env_or_empty(env, "PATH");
-    std::string_view rest = path;
-    while (!rest.empty()) {
-        const auto colon = rest.find(':');
-        const std::string_view dir = rest.substr(0, colon);
-        if (!dir.empty() && ::access((fs::path(dir) / command).c_str(), X_OK) == 0) return true;
-        if (colon == std::string_view::npos) break;
-        rest.remove_prefix(colon + 1);
-    }
-    return false;
+    return !path.empty() && proto::find_program(command, path).has_value();
 }
 
 }  // namespace
