@@ -249,7 +249,9 @@ asio::awaitable<Archive> ArchiveStore::get(ArchiveRequest request) {
     }
     const std::string key = request.key;
     // Named first (async/toolchain.hpp).
-    auto work = [this, request = std::move(request)] { return download(request); };
+    auto work = [this, request = std::move(request)]() mutable {
+        return download(std::move(request));
+    };
     auto copy = [](const Archive& archive) { return archive.duplicate(); };
     auto shared = flights_.run(key, std::move(work), copy);
     co_return co_await std::move(shared);
@@ -314,9 +316,9 @@ asio::awaitable<Archive> ArchiveStore::insert(ArchiveRequest request) {
     const std::string hint = filename_of(request.url);
     const std::string key = request.key;
     // Named first (async/toolchain.hpp).
-    auto downloading =
-        download_verified(http_, hashing_.get_executor(), out.get(), temp, std::move(request.url),
-                          std::move(expected), request.what, options_.fetch_timeout);
+    auto downloading = download_verified(http_, hashing_.get_executor(), out.get(), temp,
+                                         std::move(request.url), std::move(request.credentials),
+                                         std::move(expected), request.what, options_.fetch_timeout);
     const DownloadedFile file = co_await std::move(downloading);
     if (file.size == 0)
         throw Error(ErrorCode::registry_failed, "downloading " + request.what + ": it is empty");

@@ -87,7 +87,10 @@ struct ArchiveRequest {
     // source URL>" (module_archive_key), lowercase; anything else is refused
     // with proto::Error bad_request.
     std::string key;
-    std::string url;  // the upstream archive (https or http), fetched without credentials
+    std::string url;  // the upstream archive (https or http)
+    // The registry host's token for a URL on its own origin; none by default.
+    // A stored archive is found by its key, whoever's token fetched it.
+    DownloadCredentials credentials;
     // "zh:"/"h1:" hashes that must confirm the file (others are ignored).
     // A provider's must include at least one; its key is its zh: hash too.
     std::vector<std::string> published;

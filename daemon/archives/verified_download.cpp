@@ -12,6 +12,7 @@
 #include "daemon/archives/package_hash.hpp"
 #include "daemon/async/on_worker.hpp"
 #include "daemon/http/http_fetch.hpp"
+#include "daemon/http/url.hpp"
 #include "proto/error.hpp"
 #include "proto/secret.hpp"
 
@@ -29,7 +30,36 @@ std::string lowercase(std::string text) {
     return text;
 }
 
+// The message of a download whose final response at `url` was `status`.
+std::string failure_status(const std::string& what, const std::string& url, long status,
+                           const DownloadCredentials& credentials) {
+    std::string out =
+        "downloading " + what + ": " + url + ": HTTP status " + std::to_string(status);
+    // A refusal by the registry's own origin, or one after the token was
+    // withheld from another: say what went with it.
+    const bool refused = status == 401 || status == 403;
+    if (refused && !credentials.host.empty() &&
+        (credentials.token || http::same_origin(url, credentials.origin))) {
+        out += http::refusal_reason(
+            http::token_use(credentials.token.has_value(), credentials.keyring_problem, url,
+                            credentials.origin),
+            credentials.host, credentials.origin, credentials.keyring_problem);
+    }
+    return out;
+}
+
 }  // namespace
+
+DownloadCredentials::DownloadCredentials(const DownloadCredentials& other)
+    : host(other.host),
+      origin(other.origin),
+      token(other.token ? std::optional<proto::Secret>(other.token->clone()) : std::nullopt),
+      keyring_problem(other.keyring_problem) {}
+
+DownloadCredentials& DownloadCredentials::operator=(const DownloadCredentials& other) {
+    if (this != &other) *this = DownloadCredentials(other);
+    return *this;
+}
 
 ExpectedHashes ExpectedHashes::from(const std::vector<std::string>& published,
                                     const std::string& what) {
@@ -76,6 +106,7 @@ DownloadedFile verify_package(const std::string& path, const ExpectedHashes& exp
 asio::awaitable<DownloadedFile> download_verified(http::HttpClient& http,
                                                   asio::any_io_executor hashing, int fd,
                                                   std::string path, std::string url,
+                                                  DownloadCredentials credentials,
                                                   std::optional<ExpectedHashes> expected,
                                                   std::string what, std::chrono::seconds timeout) {
     http::FetchRules rules;
@@ -83,12 +114,9 @@ asio::awaitable<DownloadedFile> download_verified(http::HttpClient& http,
     rules.max_redirects = kMaxDownloadRedirects;
     rules.timeout = timeout;
     rules.body_fd = fd;
-    // No credentials: Terraform sends none to archive URLs either.
-    // (Named first: async/toolchain.hpp.)
-    const std::optional<proto::Secret> no_token;
-    const std::string no_origin;
-    const http::FetchResult result =
-        co_await http::fetch_following(http, url, no_token, no_origin, rules);
+    // Named first (async/toolchain.hpp).
+    auto fetching = http::fetch_following(http, url, credentials.token, credentials.origin, rules);
+    const http::FetchResult result = co_await std::move(fetching);
     if (!result.response) {
         // The download could not be written into the file (a full disk: ENOSPC, EDQUOT).
         if (result.write_errno != 0)
@@ -96,9 +124,9 @@ asio::awaitable<DownloadedFile> download_verified(http::HttpClient& http,
         throw Error(ErrorCode::registry_failed, "downloading " + what + ": " + result.error);
     }
     if (result.response->status != 200) {
-        throw Error(ErrorCode::registry_failed, "downloading " + what + ": " +
-                                                    result.response->url + ": HTTP status " +
-                                                    std::to_string(result.response->status));
+        throw Error(
+            ErrorCode::registry_failed,
+            failure_status(what, result.response->url, result.response->status, credentials));
     }
     if (::fsync(fd) != 0) {
         const int error = errno;

@@ -1,9 +1,10 @@
 #pragma once
 // The one download-and-verify path of the daemon's package downloads
-// (`provider fetch` and the archive cache): an archive URL fetched with no
-// credentials (as Terraform fetches it) into a file the caller made, then
-// checked against the hashes its publisher gave, off the event loop. The
-// caller owns the file: it removes it when this throws.
+// (`provider fetch` and the archive cache): an archive URL fetched into a
+// file the caller made, with the registry host's token when the caller gives
+// one (sent to the host's own origin only, never along a redirect
+// elsewhere), then checked against the hashes its publisher gave, off the
+// event loop. The caller owns the file: it removes it when this throws.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -15,6 +16,7 @@
 
 #include "daemon/http/http_client.hpp"
 #include "proto/error.hpp"
+#include "proto/secret.hpp"
 
 namespace hostkeeper::daemon::archives {
 
@@ -32,6 +34,23 @@ class StoreUnwritable : public proto::Error {
 
   private:
     int error_;
+};
+
+// The credentials a download carries: the stored token of `host`, sent to
+// `origin` (scheme, host and port) only. Copies clone the token; each copy
+// scrubs its own.
+struct DownloadCredentials {
+    std::string host;                    // whose token ("": the download carries none)
+    std::string origin;                  // where it may go: "https://HOST/"
+    std::optional<proto::Secret> token;  // nullopt: none stored, or the keyring could not say
+    std::string keyring_problem;         // why the keyring could not say ("": it could)
+
+    DownloadCredentials() = default;
+    DownloadCredentials(const DownloadCredentials& other);
+    DownloadCredentials& operator=(const DownloadCredentials& other);
+    DownloadCredentials(DownloadCredentials&&) noexcept = default;
+    DownloadCredentials& operator=(DownloadCredentials&&) noexcept = default;
+    ~DownloadCredentials() = default;
 };
 
 // What a publisher's hashes say a package must be.
@@ -59,17 +78,16 @@ struct DownloadedFile {
 DownloadedFile verify_package(const std::string& path, const ExpectedHashes& expected,
                               const std::string& refusing);
 
-// GETs `url` (no credentials, redirects followed, at most kMaxPackageSize)
-// into `fd` (an empty file at `path`, opened for writing), fsyncs it, then,
-// unless `expected` is nullopt, verifies it on `hashing` (see
-// verify_package). Throws proto::Error: registry_failed for the download
-// (no response, or a status other than 200), verification_failed,
-// StoreUnwritable for a write that failed.
-boost::asio::awaitable<DownloadedFile> download_verified(http::HttpClient& http,
-                                                         boost::asio::any_io_executor hashing,
-                                                         int fd, std::string path, std::string url,
-                                                         std::optional<ExpectedHashes> expected,
-                                                         std::string what,
-                                                         std::chrono::seconds timeout);
+// GETs `url` (with `credentials`' token on its origin only, redirects
+// followed, at most kMaxPackageSize) into `fd` (an empty file at `path`,
+// opened for writing), fsyncs it, then, unless `expected` is nullopt,
+// verifies it on `hashing` (see verify_package). Throws proto::Error:
+// registry_failed for the download (no response, or a status other than
+// 200; a 401 or 403 says whether the token went and why not),
+// verification_failed, StoreUnwritable for a write that failed.
+boost::asio::awaitable<DownloadedFile> download_verified(
+    http::HttpClient& http, boost::asio::any_io_executor hashing, int fd, std::string path,
+    std::string url, DownloadCredentials credentials, std::optional<ExpectedHashes> expected,
+    std::string what, std::chrono::seconds timeout);
 
 }  // namespace hostkeeper::daemon::archives

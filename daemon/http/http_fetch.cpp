@@ -16,6 +16,31 @@ bool is_refusal(long status) noexcept {
     return status >= 400 && status < 500 && status != 408 && status != 429;
 }
 
+TokenUse token_use(bool has_token, const std::string& keyring_problem, const std::string& final_url,
+                   const std::string& token_origin) {
+    if (has_token)
+        return same_origin(final_url, token_origin) ? TokenUse::sent : TokenUse::withheld;
+    return keyring_problem.empty() ? TokenUse::none : TokenUse::unreadable;
+}
+
+std::string refusal_reason(TokenUse use, const std::string& token_host,
+                           const std::string& token_origin, const std::string& keyring_problem) {
+    switch (use) {
+        case TokenUse::sent:
+            return " with the credentials stored for " + token_host;
+        case TokenUse::withheld:
+            return "; the credentials stored for " + token_host + " go to " + token_origin +
+                   " only, never to another host";
+        case TokenUse::none:
+            return "; no credentials are stored for " + token_host +
+                   " (store them with 'terraform login " + token_host + "')";
+        case TokenUse::unreadable:
+            return "; the credentials stored for " + token_host +
+                   " could not be read from the keyring, so none were sent: " + keyring_problem;
+    }
+    return "";
+}
+
 asio::awaitable<FetchResult> fetch_following(HttpClient& http, std::string url,
                                              const std::optional<proto::Secret>& token,
                                              const std::string& token_origin,

@@ -37,6 +37,25 @@ bool is_redirect(long status) noexcept;
 // refused the request, so a cached answer must not stand in for it.
 bool is_refusal(long status) noexcept;
 
+// What a fetch did with the stored token of the host whose request it was.
+enum class TokenUse {
+    sent,        // it went with the final request
+    withheld,    // the final request was to another origin: it goes to its own only
+    none,        // none is stored
+    unreadable,  // the keyring could not say (locked, absent): the request went without
+};
+
+// What a fetch that ended at `final_url` did with the token: `has_token`
+// whether it had one; `keyring_problem` why the keyring could not say ("":
+// it could); the token goes to `token_origin` only.
+TokenUse token_use(bool has_token, const std::string& keyring_problem, const std::string& final_url,
+                   const std::string& token_origin);
+
+// What a 401 or 403 adds to its message, as far as the credentials go:
+// " with the credentials stored for HOST", or "; " and why none were sent.
+std::string refusal_reason(TokenUse use, const std::string& token_host,
+                           const std::string& token_origin, const std::string& keyring_problem);
+
 // GET `url`. `token` is sent to URLs of `token_origin`'s origin (scheme,
 // host and port) and to no other.
 boost::asio::awaitable<FetchResult> fetch_following(HttpClient& http, std::string url,

@@ -56,10 +56,11 @@ asio::awaitable<FetchedPackage> PackageFetcher::fetch(std::string url,
         }
     } partial{path};
 
-    // Named first (async/toolchain.hpp).
-    auto download =
-        archives::download_verified(http_, hashing_.get_executor(), fd.get(), path, std::move(url),
-                                    std::move(expected), std::move(what), timeout_);
+    // Without credentials, as Terraform downloads a package. (Named first:
+    // async/toolchain.hpp.)
+    auto download = archives::download_verified(http_, hashing_.get_executor(), fd.get(), path,
+                                                std::move(url), archives::DownloadCredentials(),
+                                                std::move(expected), std::move(what), timeout_);
     archives::DownloadedFile file = co_await std::move(download);
     partial.keep = true;
     FetchedPackage out;

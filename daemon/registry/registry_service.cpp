@@ -18,10 +18,6 @@ using std::chrono::seconds;
 
 namespace {
 
-std::string origin_of(const std::string& host) {
-    return "https://" + host + "/";
-}
-
 // A path below a base URL; "./" so that a "host:port" segment is never read as a scheme.
 std::string below(const std::string& base, const std::string& path) {
     return http::resolve_url(base, "./" + path);
@@ -40,6 +36,10 @@ std::string last_segment(const std::string& url) {
 }
 
 }  // namespace
+
+std::string registry_origin(const std::string& host) {
+    return "https://" + host + "/";
+}
 
 Json mirror_package(const RegistryDocument& document, const std::string& platform,
                     const std::string& what) {
@@ -118,7 +118,7 @@ RegistryService::Job RegistryService::registry_job(Kind kind, const std::string&
     job.kind = kind;
     job.address_host = host;
     job.token_host = host;
-    job.token_origin = origin_of(host);
+    job.token_origin = registry_origin(host);
     job.service = service;
     job.path = path;
     job.key = host + " " + host + " " + service + " " + path;
@@ -288,12 +288,15 @@ asio::awaitable<RegistryAnswer> RegistryService::provider_package(proto::Provide
     co_return co_await std::move(answering);
 }
 
-asio::awaitable<RegistryAnswer> RegistryService::published_file(std::string url,
-                                                                std::string label) {
+asio::awaitable<RegistryAnswer> RegistryService::published_file(std::string url, std::string label,
+                                                                std::string host) {
     Job job;
     job.kind = Kind::file;
     job.url = url;
-    job.key = "file " + url;
+    job.address_host = host;
+    job.token_host = host;
+    job.token_origin = registry_origin(host);
+    job.key = host + " " + host + " file " + url;
     job.label = label;
     job.not_found = label + " does not exist";
     job.parse = [](const http::HttpResponse& r, const std::string&) {

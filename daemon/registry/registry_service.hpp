@@ -55,6 +55,10 @@ proto::Json mirror_package(const RegistryDocument& document, const std::string& 
 
 using RegistryStats = upstream::UpstreamStats;
 
+// The origin a registry host's stored credentials go to, and no other:
+// "https://HOST/" (HOST with its port, if it has one).
+std::string registry_origin(const std::string& host);
+
 class RegistryService {
   public:
     using Cache = cache::AnswerCache<RegistryDocument>;
@@ -83,11 +87,13 @@ class RegistryService {
                                                             std::optional<Mirror> mirror,
                                                             bool refresh);
 
-    // A file a registry publishes beside a package (SHA256SUMS and its
+    // A file registry `host` publishes beside a package (SHA256SUMS and its
     // signature), byte for byte, cached as the documents are (download_ttl,
-    // stale-if-error); fetched without credentials, as Terraform fetches it.
-    // The answer's document body is a JSON binary value.
-    boost::asio::awaitable<RegistryAnswer> published_file(std::string url, std::string label);
+    // stale-if-error); fetched with `host`'s token when it is on the host's
+    // own origin (registry_origin), never elsewhere. The answer's document
+    // body is a JSON binary value.
+    boost::asio::awaitable<RegistryAnswer> published_file(std::string url, std::string label,
+                                                          std::string host);
 
     // Downloads a package and checks it against the hashes published for it
     // (see PackageFetcher::fetch).

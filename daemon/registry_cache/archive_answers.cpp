@@ -1,10 +1,12 @@
 // RegistryAnswers' archives (from the store, fetched from where an answer
-// named them), the network mirror, and the archives remembered.
+// named them, with the token of the host that named them on its own
+// origin), the network mirror, and the archives remembered.
 #include <string>
 #include <vector>
 
 #include "daemon/registry_cache/registry_answers.hpp"
 #include "daemon/registry_cache/wire_answers.hpp"
+#include "daemon/upstream/bearer_token.hpp"
 #include "proto/error.hpp"
 #include "proto/registry_address.hpp"
 #include "proto/semver.hpp"
@@ -63,12 +65,16 @@ asio::awaitable<ListenerResponse> RegistryAnswers::archive_answer(const Route& r
                     "this archive is not in hostkeeper's cache and no registry answer named it "
                     "(run init again)");
     }
+    const PendingArchive& pending = it->second;
     archives::ArchiveRequest request;
     request.key = route.key;
-    request.url = it->second.url;
-    request.published = it->second.published;
-    request.verify = it->second.verify;
-    request.what = it->second.what;
+    request.url = pending.url;
+    request.published = pending.published;
+    request.verify = pending.verify;
+    request.what = pending.what;
+    // Named first (async/toolchain.hpp).
+    auto asking = download_credentials(pending.token_host, pending.token_origin, pending.what);
+    request.credentials = co_await std::move(asking);
     const std::string upstream_url = request.url;
     ListenerResponse out;
     out.content_type = "application/octet-stream";
@@ -83,6 +89,21 @@ asio::awaitable<ListenerResponse> RegistryAnswers::archive_answer(const Route& r
         // package document as it always does.
         out = pass_through(upstream_url);
     }
+    co_return out;
+}
+
+// The token of `host` for a download from its own origin (the keyring's
+// problem when it cannot say: the download then goes without, as the
+// registry's documents do). Read only when an archive is downloaded.
+asio::awaitable<archives::DownloadCredentials> RegistryAnswers::download_credentials(
+    std::string host, std::string origin, std::string what) {
+    archives::DownloadCredentials out;
+    if (host.empty()) co_return out;
+    auto reading =
+        upstream::bearer_token(credentials_, host, "downloading " + what, &out.keyring_problem);
+    out.token = co_await std::move(reading);
+    out.host = std::move(host);
+    out.origin = std::move(origin);
     co_return out;
 }
 
@@ -109,6 +130,9 @@ asio::awaitable<ListenerResponse> RegistryAnswers::mirror_answer(const Route& ro
 
 // Not a coroutine: it makes a lambda (async/toolchain.hpp, rule 3).
 Json RegistryAnswers::mirror_version(const Json& body, const std::string& what) {
+    const std::optional<registry::Mirror>& mirror = registry_.default_mirror();
+    const std::string mirror_host = mirror ? mirror->host : std::string();
+    const std::string mirror_base = mirror ? mirror->base : std::string();
     return mirror_version_wire(body, [&](const std::string& platform, const Json& entry) {
         std::optional<std::string> served;
         const std::optional<std::string> sha = zh_sha256(entry.at("hashes"));
@@ -116,8 +140,9 @@ Json RegistryAnswers::mirror_version(const Json& body, const std::string& what) 
         const std::string filename = last_segment(url);
         if (!sha || !safe_filename(filename)) return served;
         const std::string key = "providers/" + *sha;
+        // A mirror's archives get the mirror's token, on the mirror's origin.
         remember(key, {url, entry.at("hashes").get<std::vector<std::string>>(), true,
-                       what + " " + platform});
+                       what + " " + platform, mirror_host, mirror_base});
         served = base_url_ + "archives/" + key + "/" + filename;
         return served;
     });

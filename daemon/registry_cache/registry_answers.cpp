@@ -144,9 +144,12 @@ asio::awaitable<ListenerResponse> RegistryAnswers::module_download_answer(const 
     std::string served = location;
     if (const std::optional<ModuleArchive> archive = cacheable_module_archive(location)) {
         const std::string key = archives::module_archive_key(archive->url);
-        remember(
-            key,
-            {archive->url, {}, false, "module " + module.to_string() + " " + version.to_string()});
+        remember(key, {archive->url,
+                       {},
+                       false,
+                       "module " + module.to_string() + " " + version.to_string(),
+                       module.host,
+                       registry::registry_origin(module.host)});
         served = base_url_ + "archives/" + key + "/" + archive->filename + archive->suffix;
     }
     ListenerResponse out;
@@ -178,7 +181,8 @@ ListenerResponse RegistryAnswers::package_answer(const Route& route, const Json&
     if (safe_filename(filename)) {
         const std::string key = "providers/" + shasum;
         remember(key, {upstream_url, body.at("hashes").get<std::vector<std::string>>(), true,
-                       "provider " + what + " " + route.os + "_" + route.arch});
+                       "provider " + what + " " + route.os + "_" + route.arch, route.host,
+                       registry::registry_origin(route.host)});
         archive_url = base_url_ + "archives/" + key + "/" + filename;
     }
     Route sums = route;
@@ -197,7 +201,7 @@ asio::awaitable<ListenerResponse> RegistryAnswers::published_file_answer(const R
     const std::string label =
         std::string(shasums ? "the SHA256SUMS of " : "the SHA256SUMS signature of ") + what;
     const std::string url = it->get<std::string>();
-    auto fetching = registry_.published_file(url, label);
+    auto fetching = registry_.published_file(url, label, route.host);
     const registry::RegistryAnswer file = co_await std::move(fetching);
     ListenerResponse out;
     out.content_type = shasums ? "text/plain; charset=utf-8" : "application/octet-stream";

@@ -3,7 +3,8 @@
 // and provider documents in Terraform's formats (registry_answers.cpp),
 // archives from the store and the network mirror (archive_answers.cpp), the
 // answers kept on disk (DocumentSnapshots), and the archives the answers
-// named, so that the listener fetches only those.
+// named, so that the listener fetches only those, each with the token of
+// the host whose answer named it when it lives on that host's own origin.
 
 #include <boost/asio/awaitable.hpp>
 #include <cstddef>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "daemon/archives/archive_store.hpp"
+#include "daemon/credentials/credential_service.hpp"
 #include "daemon/registry/registry_service.hpp"
 #include "daemon/registry_cache/document_snapshots.hpp"
 #include "daemon/registry_cache/listener_messages.hpp"
@@ -28,9 +30,13 @@ class RegistryAnswers {
     // Archives named, remembered at most this many.
     static constexpr std::size_t kMaxPending = 4096;
 
+    // `credentials`: the tokens archives on their registry's own origin are fetched with.
     RegistryAnswers(registry::RegistryService& registry, archives::ArchiveStore& archives,
-                    std::filesystem::path snapshot_dir)
-        : registry_(registry), archives_(archives), snapshots_(std::move(snapshot_dir)) {}
+                    credentials::CredentialService& credentials, std::filesystem::path snapshot_dir)
+        : registry_(registry),
+          archives_(archives),
+          credentials_(credentials),
+          snapshots_(std::move(snapshot_dir)) {}
 
     // "http://127.0.0.1:PORT/": the listener's URLs in the answers.
     void base_url(std::string url) { base_url_ = std::move(url); }
@@ -50,6 +56,10 @@ class RegistryAnswers {
         std::vector<std::string> published;
         bool verify = true;
         std::string what;
+        // The host whose answer named it: its token goes with the download
+        // to `token_origin`, and nowhere else.
+        std::string token_host;
+        std::string token_origin;
     };
 
     boost::asio::awaitable<ListenerResponse> registry_answer(const Route& route);
@@ -62,6 +72,9 @@ class RegistryAnswers {
     ListenerResponse package_answer(const Route& route, const proto::Json& body,
                                     const std::string& what);
     boost::asio::awaitable<ListenerResponse> archive_answer(const Route& route);
+    boost::asio::awaitable<archives::DownloadCredentials> download_credentials(std::string host,
+                                                                               std::string origin,
+                                                                               std::string what);
     boost::asio::awaitable<ListenerResponse> mirror_answer(const Route& route);
     proto::Json mirror_version(const proto::Json& body, const std::string& what);
     bool worth_keeping(const Route& route, const ListenerResponse& response) const;
@@ -69,6 +82,7 @@ class RegistryAnswers {
 
     registry::RegistryService& registry_;
     archives::ArchiveStore& archives_;
+    credentials::CredentialService& credentials_;
     DocumentSnapshots snapshots_;
     std::string base_url_;
     // Archives Terraform was pointed at, by store key: where to fetch them.

@@ -14,7 +14,7 @@ RegistryCache::RegistryCache(asio::any_io_executor io, std::optional<CacheConfig
     : config_(std::move(config)),
       archives_(archives),
       routing_(std::move(io), config_, std::move(state_file), discovery),
-      answers_(registry, archives, std::move(snapshot_dir)),
+      answers_(registry, archives, credentials, std::move(snapshot_dir)),
       gate_(config_.has_value(), routing_, credentials, answers_) {}
 
 void RegistryCache::port_registered(std::uint16_t port) {

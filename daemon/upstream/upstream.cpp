@@ -9,26 +9,9 @@ namespace asio = boost::asio;
 
 namespace {
 
-enum class Credentials { none, sent, withheld };
-
-// Why a 401 or 403 came, as far as the credentials go.
-std::string refusal_reason(Credentials sent, const UpstreamRequest& request) {
-    switch (sent) {
-        case Credentials::sent:
-            return " with the credentials stored for " + request.token_host;
-        case Credentials::withheld:
-            return "; the credentials stored for " + request.token_host + " go to " +
-                   request.token_origin + " only, never to another host";
-        case Credentials::none:
-            return "; no credentials are stored for " + request.token_host +
-                   " (store them with 'terraform login " + request.token_host + "')";
-    }
-    return "";
-}
-
 // What the final response means. `keyring_problem`: why the token could not
 // be read ("" when it could, or there is none).
-void judge(const UpstreamRequest& request, const std::string& keyring_problem, Credentials sent,
+void judge(const UpstreamRequest& request, const std::string& keyring_problem, http::TokenUse sent,
            Verdict& out) {
     const http::HttpResponse& response = *out.response;
     const std::string& url = response.url;
@@ -52,7 +35,7 @@ void judge(const UpstreamRequest& request, const std::string& keyring_problem, C
         out.stale_ok = !http::is_refusal(status);
         out.error = url + ": HTTP status " + std::to_string(status);
         if (request.explain_refusal && (status == 401 || status == 403))
-            out.error += refusal_reason(sent, request);
+            out.error += http::refusal_reason(sent, request.token_host, request.token_origin, "");
         return;
     }
     if (request.json_media_type) {
@@ -85,12 +68,11 @@ asio::awaitable<Verdict> Upstream::fetch(UpstreamRequest request) {
         out.error = std::move(fetched.error);
         co_return out;
     }
-    const Credentials sent = !token ? Credentials::none
-                             : http::same_origin(fetched.response->url, request.token_origin)
-                                 ? Credentials::sent
-                                 : Credentials::withheld;
+    // A keyring problem is judged on its own (judge): not a refusal's reason here.
+    const http::TokenUse sent =
+        http::token_use(token.has_value(), "", fetched.response->url, request.token_origin);
     out.response = std::move(fetched.response);
-    out.token_sent = sent == Credentials::sent;
+    out.token_sent = sent == http::TokenUse::sent;
     if (out.token_sent && out.response->status == 401)
         credentials_.token_rejected(request.token_host, out.response->url, 401);
     judge(request, keyring_problem, sent, out);

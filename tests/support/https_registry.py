@@ -63,6 +63,15 @@ the detached binary signature of SHA256SUMS: a throw-away RSA key made with
 temporary directory beside --log), so Terraform installs them as
 "self-signed". The zips are make_provider_zip()'s, named for TYPE.
 
+--protect-downloads makes the downloads on this origin (module archives,
+provider zips, SHA256SUMS and .sig) want the token too, as a registry that
+protects its downloads does. --other-origin URL (another server's base URL,
+https://127.0.0.1:PORT) puts downloads there: a module other than
+acme/hello/null gets X-Terraform-Get URL/archives/NS-NAME-SYSTEM-VERSION.tar.gz,
+and each package document's shasums_signature_url is /redirect/... on this
+origin, which answers 302 to the same file under URL (that server must serve
+the same providers, signed with the same --gpg-home key).
+
 --delay-ms N sleeps N ms before answering each request (benchmarks).
 
 --tfe makes it TFE-like as well: discovery is open (no token needed) and adds tfe.v2, tfe.v2.1, tfe.v2.2,
@@ -109,6 +118,7 @@ ARCHIVE = "/archives/hello-1.0.0.tar.gz"
 MAIN_TF = b'output "greeting" {\n  value = "hello from the keyring"\n}\n'
 
 MIRROR = "/mirror/"
+REDIRECT = "/redirect/"  # --other-origin: 302 to the same path there
 PROVIDERS = "/v1/providers/"
 PROVIDER = "acme/thing"
 PLATFORMS = ("linux_amd64", "darwin_arm64")
@@ -211,6 +221,8 @@ class Registry(http.server.BaseHTTPRequestHandler):
     discovery = {"modules.v1": MODULES}
     delay = 0.0
     tfe = None               # a Tfe when --tfe
+    protect_downloads = False
+    other_origin = None      # --other-origin
 
     protocol_version = "HTTP/1.1"
 
@@ -237,15 +249,19 @@ class Registry(http.server.BaseHTTPRequestHandler):
         elif self.module_download(module, rest) is not None:
             # Relative: terraform resolves it against this request's URL.
             location = module_location(module, self.module_download(module, rest))[0]
+            if module != HELLO and self.other_origin:
+                location = self.other_origin + location
             self.authorized(204, None, {"X-Terraform-Get": location})
         elif path in self.archives:
-            # Deliberately open, like a pre-signed storage URL would be.
-            self.reply(200, self.archives[path], "application/x-gzip")
+            # Open, like a pre-signed storage URL would be (unless --protect-downloads).
+            self.download(self.archives[path], "application/x-gzip")
         elif path in self.registry_documents:
             self.authorized(200, self.registry_documents[path])
         elif path in self.registry_files:
-            # Open, like a release download (GitHub's) would be.
-            self.reply(200, *self.registry_files[path])
+            # Open, like a release download (GitHub's) would be (unless --protect-downloads).
+            self.download(*self.registry_files[path])
+        elif path.startswith(REDIRECT) and self.other_origin:
+            self.reply(302, b"", "text/plain", {"Location": self.other_origin + path[len(REDIRECT) - 1:]})
         elif self.mirror_file(path) in self.provider_zips:
             # Open too: Terraform never sends credentials for mirror archives.
             self.reply(200, self.provider_zips[self.mirror_file(path)], "application/zip")
@@ -302,6 +318,13 @@ class Registry(http.server.BaseHTTPRequestHandler):
         if name in self.provider_documents:
             return 200, self.provider_documents[name]
         return 404, {"errors": ["no such version"]}
+
+    def download(self, data, content_type):
+        """A download: open, or with --protect-downloads wanting the token as authorized() does."""
+        if self.protect_downloads and self.headers.get("Authorization") != "Bearer " + self.token:
+            self.reply_json(401, {"errors": ["unauthorized"]}, {"WWW-Authenticate": "Bearer"})
+        else:
+            self.reply(200, data, content_type)
 
     def authorized(self, status, body, headers=None):
         """Answers with body (JSON) if the request has our bearer token, else 401."""
@@ -554,6 +577,10 @@ def main():
     parser.add_argument("--gpg-home", default=None,
                         help="GnuPG home holding (or to hold) the key that signs SHA256SUMS "
                              "(default: a temporary one beside --log)")
+    parser.add_argument("--protect-downloads", action="store_true",
+                        help="downloads (archives, zips, SHA256SUMS, .sig) want the token too")
+    parser.add_argument("--other-origin", default=None,
+                        help="another server's base URL for some downloads (see the docstring)")
     parser.add_argument("--delay-ms", type=int, default=0, help="milliseconds added to every request")
     parser.add_argument("--tfe", action="store_true",
                         help="be TFE-like too: tfe.v2*, login.v1 and enough of /api/v2/ (see Tfe)")
@@ -583,6 +610,8 @@ def main():
         for version in module_versions:
             Registry.archives[module_location(module, version)[1]] = make_archive(module_main_tf(module, version))
     Registry.delay = args.delay_ms / 1000.0
+    Registry.protect_downloads = args.protect_downloads
+    Registry.other_origin = args.other_origin
     Registry.provider_versions = provider_versions
     for version in provider_versions:
         archives = {}
@@ -609,6 +638,11 @@ def main():
         try:
             Registry.registry_documents, Registry.registry_files = build_provider_registry(
                 providers, registry_provider_versions, base_url, (kid, armor, sign))
+            if args.other_origin:
+                for document in Registry.registry_documents.values():
+                    if "shasums_signature_url" in document:
+                        document["shasums_signature_url"] = document["shasums_signature_url"].replace(
+                            base_url + "/", base_url + REDIRECT, 1)
         finally:
             stop_agent()
     if args.tfe:

@@ -529,3 +529,63 @@ TEST_CASE("archives: a download the disk has no room for says the directory is f
     CHECK(stats.failures == 0);
     CHECK(files_in(f.dir / "tmp") == 0);
 }
+
+TEST_CASE("archives: the registry's token goes to its own origin only, never along a redirect",
+          "[archives]") {
+    Fixture f;
+    ArchiveStore store(f.io.get_executor(), f.http, f.options());
+    const auto with_token = [](ArchiveRequest r) {
+        r.credentials.host = "r.example";
+        r.credentials.origin = "https://r.example/";
+        r.credentials.token.emplace("T");
+        return r;
+    };
+    const ArchiveRequest same = with_token(f.module("https://r.example/files/a.tar.gz", 10));
+    const ArchiveRequest other = with_token(f.module("https://cdn.example/b.tar.gz", 10));
+    const ArchiveRequest moved = with_token(f.module("https://r.example/moved/c.tar.gz", 10));
+    f.http.routes[moved.url] = [] { return FakeHttpClient::redirect("https://cdn.example/c"); };
+    f.http.routes["https://cdn.example/c"] = [] { return FakeHttpClient::json("{}"); };
+    f.run(store.get(same));
+    f.run(store.get(other));
+    f.run(store.get(moved));
+    REQUIRE(f.http.requests.size() == 4);
+    CHECK(f.http.requests[0].bearer == "T");
+    CHECK_FALSE(f.http.requests[1].bearer.has_value());
+    CHECK(f.http.requests[2].bearer == "T");
+    CHECK(f.http.requests[3].url == "https://cdn.example/c");
+    CHECK_FALSE(f.http.requests[3].bearer.has_value());
+}
+
+TEST_CASE("archives: a refusal on the registry's origin says whether its token went, and why not",
+          "[archives]") {
+    Fixture f;
+    ArchiveStore store(f.io.get_executor(), f.http, f.options());
+    ArchiveRequest request = f.module("https://r.example/files/a.tar.gz", 10);
+    f.http.routes[request.url] = [] { return FakeHttpClient::json("{}", 401); };
+    request.credentials.host = "r.example";
+    request.credentials.origin = "https://r.example/";
+    request.credentials.token.emplace("T");
+    CHECK_THAT(f.error_of(store.get(request)).what(),
+               Catch::Contains("https://r.example/files/a.tar.gz: HTTP status 401 with the "
+                               "credentials stored for r.example"));
+
+    // The keyring could not give it (locked): the download went without it.
+    request.credentials.token.reset();
+    request.credentials.keyring_problem = "the keyring is locked";
+    const Error locked = f.error_of(store.get(request));
+    CHECK_THAT(locked.what(), Catch::Contains("HTTP status 401; the credentials stored for "
+                                              "r.example could not be read from the keyring"));
+    CHECK_THAT(locked.what(), Catch::Contains("the keyring is locked"));
+    CHECK_FALSE(f.http.requests.back().bearer.has_value());
+
+    request.credentials.keyring_problem.clear();
+    CHECK_THAT(f.error_of(store.get(request)).what(),
+               Catch::Contains("; no credentials are stored for r.example"));
+
+    // On another origin, a refusal is that origin's: nothing said of the token.
+    ArchiveRequest elsewhere = f.module("https://cdn.example/x.tar.gz", 10);
+    f.http.routes[elsewhere.url] = [] { return FakeHttpClient::json("{}", 403); };
+    elsewhere.credentials = request.credentials;
+    const std::string message = f.error_of(store.get(elsewhere)).what();
+    CHECK_THAT(message, Catch::EndsWith("https://cdn.example/x.tar.gz: HTTP status 403"));
+}
