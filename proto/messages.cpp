@@ -10,7 +10,7 @@
 namespace hostkeeper::proto {
 namespace {
 
-constexpr std::array<std::pair<Op, std::string_view>, 22> kOps{{
+constexpr std::array<std::pair<Op, std::string_view>, 25> kOps{{
     {Op::hello, "hello"},
     {Op::get, "get"},
     {Op::store, "store"},
@@ -33,6 +33,9 @@ constexpr std::array<std::pair<Op, std::string_view>, 22> kOps{{
     {Op::docker_store, "docker_store"},
     {Op::docker_erase, "docker_erase"},
     {Op::docker_list, "docker_list"},
+    {Op::git_get, "git_get"},
+    {Op::git_store, "git_store"},
+    {Op::git_erase, "git_erase"},
 }};
 
 }  // namespace

@@ -35,6 +35,9 @@ enum class Op {
     docker_store,
     docker_erase,
     docker_list,
+    git_get,
+    git_store,
+    git_erase,
 };
 std::string_view to_string(Op op) noexcept;
 std::optional<Op> op_from_string(std::string_view text) noexcept;

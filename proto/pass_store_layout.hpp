@@ -8,8 +8,8 @@
 // ~/.password-store. Host H's entry is `hostkeeper/H` (the file
 // hostkeeper/H.gpg); H:P, a host with a port, is `hostkeeper/H_P` (a
 // normalized hostname never holds `_`, so the two cannot collide); Docker
-// credentials are under hostkeeper/docker/. An entry's recipients are
-// $PASSWORD_STORE_KEY's ids when that is set, else the lines of the
+// credentials are under hostkeeper/docker/, git items under hostkeeper/git/. An entry's recipients
+// are $PASSWORD_STORE_KEY's ids when that is set, else the lines of the
 // `.gpg-id` in the entry's folder or the nearest parent folder up to the
 // store's root (`#` starts a comment).
 
@@ -23,6 +23,7 @@ namespace hostkeeper::proto {
 
 inline constexpr std::string_view kPassEntryFolder = "hostkeeper";
 inline constexpr std::string_view kPassDockerFolder = "docker";  // inside kPassEntryFolder
+inline constexpr std::string_view kPassGitFolder = "git";        // inside kPassEntryFolder
 inline constexpr std::string_view kPassEntrySuffix = ".gpg";
 
 // The store: `configured` when set, else $PASSWORD_STORE_DIR, else

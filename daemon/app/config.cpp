@@ -19,6 +19,7 @@
 #include "daemon/registry/mirror.hpp"
 #include "proto/error.hpp"
 #include "proto/file_io.hpp"
+#include "proto/git_credential.hpp"
 #include "proto/hostname.hpp"
 #include "proto/json.hpp"
 #include "proto/paths.hpp"
@@ -97,9 +98,11 @@ class TomlReader {
         }
     }
 
-    // [hosts."NAME".services]: forced discovery answers, as Terraform's
-    // `host "NAME" { services = {...} }` blocks.
-    void forced_services(std::map<std::string, proto::Json>& out) const {
+    // [hosts."NAME"]: "services", forced discovery answers, as Terraform's
+    // `host "NAME" { services = {...} }` blocks; "git_username", the
+    // username git is answered with the host's Terraform token.
+    void host_tables(std::map<std::string, proto::Json>& services,
+                     std::map<std::string, std::string>& git_usernames) const {
         const auto* hosts_node = root_.get("hosts");
         if (hosts_node == nullptr) return;
         const auto* hosts = hosts_node->as_table();
@@ -116,19 +119,25 @@ class TomlReader {
             const auto* table = node.as_table();
             if (table == nullptr) throw ConfigError(where_host + " must be a table");
             for (const auto& [key, value] : *table) {
-                if (key.str() != "services") {
+                if (key.str() != "services" && key.str() != "git_username") {
                     throw ConfigError(at(value) + ": unknown key \"hosts." +
                                       std::string(name.str()) + "." + std::string(key.str()) +
                                       "\"");
                 }
             }
-            const auto* services = table->get_as<toml::table>("services");
-            if (services == nullptr) throw ConfigError(where_host + " needs a \"services\" table");
+            if (const auto* username = table->get("git_username"))
+                git_usernames[host] = git_username(*username, where_host);
+            if (table->get("services") == nullptr) {
+                if (table->get("git_username") != nullptr) continue;
+                throw ConfigError(where_host + " needs a \"services\" table or a git_username");
+            }
+            const auto* forced = table->get_as<toml::table>("services");
+            if (forced == nullptr) throw ConfigError(where_host + ": \"services\" must be a table");
             // toml++ writes the table as JSON; nlohmann reads it back.
             std::ostringstream json;
-            json << toml::json_formatter{*services};
+            json << toml::json_formatter{*forced};
             try {
-                out[host] = proto::parse_json(json.str());
+                services[host] = proto::parse_json(json.str());
             } catch (const proto::JsonError& e) {
                 throw ConfigError(where_host + ": services " + e.what());
             }
@@ -136,6 +145,18 @@ class TomlReader {
     }
 
   private:
+    // A host's git_username: a string git can send (proto/git_credential.hpp), not empty.
+    std::string git_username(const toml::node& node, const std::string& where_host) const {
+        const auto* text = node.as_string();
+        if (text == nullptr || text->get().empty())
+            throw ConfigError(at(node) + ": hosts git_username must be a string, not empty");
+        try {
+            return proto::git_username(text->get());
+        } catch (const proto::Error& e) {
+            throw ConfigError(where_host + ": git_username: " + e.what());
+        }
+    }
+
     std::string at(const toml::node& node) const {
         return origin_ + ":" + std::to_string(node.source().begin.line);
     }
@@ -218,7 +239,7 @@ std::chrono::seconds parse_duration(const std::string& text) {
 
 const std::set<std::string>& config_file_keys() {
     static const std::set<std::string> keys = [] {
-        std::set<std::string> all{"hosts"};  // [hosts."NAME".services]: TomlReader::forced_services
+        std::set<std::string> all{"hosts"};  // [hosts."NAME"]: TomlReader::host_tables
         for (const Setting& setting : settings()) {
             const std::string key(setting.key);
             all.insert(key);
@@ -302,7 +323,7 @@ void apply_toml(Config& config, const std::string& text, const std::string& orig
                    },
                    setting.field);
     }
-    r.forced_services(config.discovery.forced);
+    r.host_tables(config.discovery.forced, config.git_usernames);
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -39,6 +40,9 @@ struct Config {
     http::HttpOptions http;
     // The archive cache ([registry_cache]): main sets its dir and fetch_timeout.
     archives::ArchiveStoreOptions archives;
+    // [hosts."HOST"] git_username: the username git is answered with the
+    // host's Terraform token (else "oauth2"), by normalized host.
+    std::map<std::string, std::string> git_usernames;
 
     // Command line only.
     bool on_demand = false;     // started by the helper: idle timeout applies, log to the journal

@@ -6,6 +6,7 @@
 
 #include "daemon/credentials/credential_service.hpp"
 #include "daemon/credentials/docker_items.hpp"
+#include "daemon/credentials/git_items.hpp"
 #include "daemon/credentials/terraform_items.hpp"
 #include "proto/json.hpp"
 #include "proto/secret.hpp"
@@ -20,7 +21,7 @@ namespace {
 // One kind of item as migration sees it: listed by key, read as one
 // comparable text, written from that text, removed.
 struct ItemKind {
-    const char* what;  // "host", "Docker server"
+    const char* what;  // "host", "Docker server", "git item"
     std::vector<std::string> (*list)(credentials::Keyring&);
     std::optional<Secret> (*read)(credentials::Keyring&, const std::string&);
     void (*write)(credentials::Keyring&, const std::string&, const Secret&);
@@ -73,6 +74,30 @@ const ItemKind kDocker{
     },
 };
 
+// git items: the item's secret (compact JSON), keyed by its URL.
+const ItemKind kGit{
+    "git item",
+    [](credentials::Keyring& k) {
+        std::vector<std::string> urls;
+        for (credentials::GitItemInfo& item : credentials::GitItems(k).items())
+            urls.push_back(std::move(item.url));
+        return urls;
+    },
+    [](credentials::Keyring& k, const std::string& url) -> std::optional<Secret> {
+        const std::optional<credentials::GitCredential> found =
+            credentials::GitItems(k).lookup(*proto::parse_git_item_key(url));
+        if (!found) return std::nullopt;
+        return credentials::git_secret_text(*found);
+    },
+    [](credentials::Keyring& k, const std::string& url, const Secret& text) {
+        const proto::GitItemKey key = *proto::parse_git_item_key(url);
+        credentials::GitItems(k).store(credentials::git_credential_of(key, url, text));
+    },
+    [](credentials::Keyring& k, const std::string& url) {
+        return credentials::GitItems(k).remove(*proto::parse_git_item_key(url));
+    },
+};
+
 void take_back(const ItemKind& kind, credentials::Keyring& to, const std::string& key) {
     try {
         (void)kind.remove(to, key);
@@ -114,7 +139,7 @@ Copied copy_item(const ItemKind& kind, credentials::Keyring& from, credentials::
 MigrationFailure failure(const ItemKind& kind, const std::string& key, ErrorCode code,
                          std::string message) {
     MigrationFailure f;
-    (&kind == &kHosts ? f.host : f.server) = key;
+    (&kind == &kHosts ? f.host : &kind == &kGit ? f.url : f.server) = key;
     f.code = code;
     f.message = std::move(message);
     return f;
@@ -171,21 +196,24 @@ MigrationResult migrate(credentials::Keyring& from, credentials::Keyring& to) {
     result.to = std::string(to.name());
     const Copies hosts = copy_all(kHosts, from, to, result);
     const Copies docker = copy_all(kDocker, from, to, result);
+    const Copies git = copy_all(kGit, from, to, result);
     if (!result.failed.empty()) {
         for (const std::string& host : hosts.written) take_back(kHosts, to, host);
         for (const std::string& server : docker.written) take_back(kDocker, to, server);
+        for (const std::string& url : git.written) take_back(kGit, to, url);
         spdlog::info("migrate from {} to {}: {} failed, nothing moved", result.from, result.to,
                      result.failed.size());
         return result;
     }
     remove_sources(kHosts, from, hosts, result.migrated, result);
     remove_sources(kDocker, from, docker, result.docker_migrated, result);
+    remove_sources(kGit, from, git, result.git_migrated, result);
     result.switched = true;
     spdlog::info(
-        "migrate from {} to {}: {} hosts and {} Docker servers moved ({} also left in "
-        "the source)",
+        "migrate from {} to {}: {} hosts, {} Docker servers and {} git items moved ({} also "
+        "left in the source)",
         result.from, result.to, result.migrated.size(), result.docker_migrated.size(),
-        result.leftover.size());
+        result.git_migrated.size(), result.leftover.size());
     return result;
 }
 

@@ -7,8 +7,8 @@
 // Only when all are copied are they removed from the source. A host the
 // target already holds with the same credentials counts as copied; with
 // other credentials it fails (the user decides which is right). Worker
-// thread; tokens are never logged. Docker credentials move with the hosts,
-// under the same rules.
+// thread; tokens are never logged. Docker credentials and git items move
+// with the hosts, under the same rules.
 
 #include <string>
 #include <vector>
@@ -18,10 +18,12 @@
 
 namespace hostkeeper::daemon::backends {
 
-// A failure names a host, or (Docker credentials) a server.
+// A failure names a host, or (Docker credentials) a server, or (a git
+// item) its URL.
 struct MigrationFailure {
     std::string host;
     std::string server;
+    std::string url;
     proto::ErrorCode code = proto::ErrorCode::keyring_error;
     std::string message;
 };
@@ -31,6 +33,7 @@ struct MigrationResult {
     std::string to;
     std::vector<std::string> migrated;         // now in the target only
     std::vector<std::string> docker_migrated;  // Docker credentials' servers, likewise
+    std::vector<std::string> git_migrated;     // git items' URLs, likewise
     std::vector<MigrationFailure> failed;      // why nothing moved
     std::vector<MigrationFailure> leftover;    // moved, but still in the source too
     bool switched = false;                     // the daemon uses `to` from now on

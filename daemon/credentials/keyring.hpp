@@ -1,8 +1,9 @@
 #pragma once
 // The keyring port: one store of items, each named by its kind and its key
-// (a Terraform host, a Docker server URL). The Terraform view (host ->
-// credentials) and the Docker view (server -> username and secret) sit
-// above it (terraform_items.hpp, docker_items.hpp); a backend maps each kind
+// (a Terraform host, a Docker server URL, a git credential's URL). The
+// Terraform view (host -> credentials), the Docker view (server -> username
+// and secret) and the git view (URL -> password) sit above it
+// (terraform_items.hpp, docker_items.hpp, git_items.hpp); a backend maps each kind
 // to its own naming in one table (the Secret Service's schemas, pass's
 // folders) and knows nothing else of what an item is for.
 // Implementations block (D-Bus round trips, unlock prompts) and are called
@@ -23,17 +24,21 @@ using WallTime = std::chrono::system_clock::time_point;
 enum class ItemKind {
     terraform,  // a normalized host's credentials JSON object
     docker,     // a Docker server's username and secret (docker-credential-hostkeeper)
+    git,        // a git credential (git-credential-hostkeeper): its URL -> password JSON
 };
 
 struct ItemKey {
     ItemKind kind = ItemKind::terraform;
-    std::string key;  // the normalized host; the server URL as the Docker client names it
+    // The normalized host; the server URL as the Docker client names it;
+    // git: "https://USER@HOST[/PATH]" (proto/git_credential.hpp).
+    std::string key;
 };
 
 // An item with its secret.
 struct StoredItem {
     ItemKey key;
-    std::string username;  // docker: the account; empty for a kind without one
+    // docker, git: the account (git's is also in the key); empty for a kind without one.
+    std::string username;
     proto::Secret secret;
 };
 

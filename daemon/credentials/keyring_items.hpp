@@ -1,17 +1,21 @@
 #pragma once
 // What the keyring holds, read from the keyring itself rather than the
 // credential cache: the hosts' items as a list (`list`), and the Docker
-// credentials of docker-credential-hostkeeper, which are never cached (every
-// read asks the keyring, so its lock rules are the keyring's own). Keyring
-// calls run on the worker executor, as the credential service's do.
+// credentials of docker-credential-hostkeeper and the git items of
+// git-credential-hostkeeper, which are never cached (every read asks the
+// keyring, so its lock rules are the keyring's own). Keyring calls run on
+// the worker executor, as the credential service's do.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "daemon/credentials/docker_items.hpp"
+#include "daemon/credentials/git_items.hpp"
 #include "daemon/credentials/keyring.hpp"
 #include "daemon/credentials/terraform_items.hpp"
 
@@ -19,8 +23,10 @@ namespace hostkeeper::daemon::credentials {
 
 class KeyringItems {
   public:
-    KeyringItems(boost::asio::any_io_executor worker, Keyring& keyring)
-        : worker_(std::move(worker)), keyring_(keyring) {}
+    // `git_usernames`: config.toml's [hosts."HOST"] git_username, by normalized host.
+    KeyringItems(boost::asio::any_io_executor worker, Keyring& keyring,
+                 std::map<std::string, std::string> git_usernames = {})
+        : worker_(std::move(worker)), keyring_(keyring), git_usernames_(std::move(git_usernames)) {}
 
     boost::asio::awaitable<std::vector<ItemInfo>> items();
     boost::asio::awaitable<std::optional<DockerCredentials>> docker_get(std::string server);
@@ -28,9 +34,20 @@ class KeyringItems {
     boost::asio::awaitable<bool> docker_erase(std::string server);
     boost::asio::awaitable<std::vector<DockerItemInfo>> docker_items();
 
+    // GitItems' find, store, erase and items, on the worker.
+    boost::asio::awaitable<std::optional<GitCredential>> git_find(proto::GitItemKey request);
+    boost::asio::awaitable<void> git_store(GitCredential credential);
+    boost::asio::awaitable<std::size_t> git_erase(proto::GitItemKey request,
+                                                  std::optional<proto::Secret> password);
+    boost::asio::awaitable<std::vector<GitItemInfo>> git_items();
+    // The username git is answered with a host's Terraform token: its
+    // git_username, else "oauth2".
+    std::string git_username(const std::string& host) const;
+
   private:
     boost::asio::any_io_executor worker_;
     Keyring& keyring_;
+    std::map<std::string, std::string> git_usernames_;
 };
 
 }  // namespace hostkeeper::daemon::credentials

@@ -76,6 +76,9 @@ asio::awaitable<server::Reply> Dispatcher::route(const Request& request) {
         case Op::docker_store:
         case Op::docker_erase:
         case Op::docker_list:
+        case Op::git_get:
+        case Op::git_store:
+        case Op::git_erase:
             co_return co_await items_.handle(request);
         case Op::registry_cache_sync:
         case Op::hello:

@@ -8,6 +8,7 @@
 #include "daemon/discovery/discovery_service.hpp"
 #include "daemon/handlers/replies.hpp"
 #include "proto/error.hpp"
+#include "proto/git_credential.hpp"
 #include "proto/json.hpp"
 #include "proto/messages.hpp"
 #include "proto/secret.hpp"
@@ -63,6 +64,50 @@ credentials::DockerCredentials docker_credentials_field(const proto::Json& field
     return out;
 }
 
+// The credentials object's "token" string; nullopt for none.
+std::optional<proto::Secret> token_of(const proto::Secret& credentials) {
+    try {
+        proto::Json object = proto::parse_json(credentials.view());
+        const proto::ScrubGuard guard(object);
+        const auto token = object.find("token");
+        if (object.is_object() && token != object.end() && token->is_string())
+            return proto::Secret(token->get_ref<const std::string&>());
+    } catch (const std::exception&) {
+        // Served objects are valid JSON; no token otherwise.
+    }
+    return std::nullopt;
+}
+
+// The host's Terraform token as git_store compares it: an item `get`
+// cannot serve (one without a "token") holds none. Its own coroutine: an
+// await after a try block trips GCC bug 109224 (async/toolchain.hpp).
+asio::awaitable<std::optional<proto::Secret>> comparable_token(
+    credentials::CredentialService& credentials, std::string host) {
+    try {
+        auto reading = credentials.get(std::move(host));  // named first
+        const std::optional<proto::Secret> stored = co_await std::move(reading);
+        if (stored) co_return token_of(*stored);
+    } catch (const Error& e) {
+        if (e.code() != ErrorCode::bad_request) throw;
+    }
+    co_return std::nullopt;
+}
+
+credentials::GitCredential git_credential_field(const proto::Json& fields) {
+    credentials::GitCredential out{git_key_fields(fields), {}, std::nullopt, std::nullopt};
+    if (out.key.username.empty()) throw Error(ErrorCode::bad_request, "no git username");
+    const std::string* password = text_field(fields, "password", true);
+    proto::check_git_password(*password);
+    out.password = proto::Secret(*password);
+    out.password_expiry_utc = git_expiry_field(fields);
+    if (const std::string* refresh = text_field(fields, "oauth_refresh_token", false);
+        refresh != nullptr && !refresh->empty()) {
+        proto::check_git_password(*refresh);
+        out.oauth_refresh_token = proto::Secret(*refresh);
+    }
+    return out;
+}
+
 }  // namespace
 
 asio::awaitable<server::Reply> ItemRequests::handle(const Request& request) {
@@ -80,6 +125,18 @@ asio::awaitable<server::Reply> ItemRequests::handle(const Request& request) {
         case Op::docker_erase:
         case Op::docker_list: {
             auto answering = docker(request);
+            co_return co_await std::move(answering);
+        }
+        case Op::git_get: {
+            auto answering = git_get(request);  // named first
+            co_return co_await std::move(answering);
+        }
+        case Op::git_store: {
+            auto answering = git_store(request);  // named first
+            co_return co_await std::move(answering);
+        }
+        case Op::git_erase: {
+            auto answering = git_erase(request);  // named first
             co_return co_await std::move(answering);
         }
         default:
@@ -106,8 +163,10 @@ asio::awaitable<server::Reply> ItemRequests::list() {
     }
     auto docker_listing = items_.docker_items();
     const std::vector<credentials::DockerItemInfo> docker = co_await std::move(docker_listing);
+    auto git_listing = items_.git_items();
+    const std::vector<credentials::GitItemInfo> git = co_await std::move(git_listing);
     const std::string backend = keyring_.state().backend.value_or("");
-    co_return server::Reply{reply::listed(backend, hosts, docker, credentials_.stats())};
+    co_return server::Reply{reply::listed(backend, hosts, docker, git, credentials_.stats())};
 }
 
 asio::awaitable<server::Reply> ItemRequests::check(std::string host) {
@@ -160,6 +219,66 @@ asio::awaitable<server::Reply> ItemRequests::docker(const Request& request) {
             break;
     }
     throw Error(ErrorCode::internal, "not a docker op");
+}
+
+}  // namespace hostkeeper::daemon::handlers
+
+namespace hostkeeper::daemon::handlers {
+
+asio::awaitable<std::optional<proto::Secret>> ItemRequests::terraform_token(std::string host) {
+    auto reading = credentials_.get(std::move(host));  // named first
+    const std::optional<proto::Secret> stored = co_await std::move(reading);
+    if (!stored) co_return std::nullopt;
+    co_return token_of(*stored);
+}
+
+// A git item first, else the host's Terraform token under its git
+// username (when the request names none or that one), else not found.
+asio::awaitable<server::Reply> ItemRequests::git_get(const Request& request) {
+    proto::GitItemKey key = git_key_fields(request.fields);
+    auto finding = items_.git_find(key);  // named first
+    const std::optional<credentials::GitCredential> found = co_await std::move(finding);
+    if (found) co_return server::Reply{reply::git_found("git", found->key.username, *found)};
+    const std::string username = items_.git_username(key.host);
+    if (!key.username.empty() && key.username != username)
+        co_return server::Reply{reply::not_found()};
+    auto reading = terraform_token(key.host);  // named first
+    std::optional<proto::Secret> token = co_await std::move(reading);
+    if (!token) co_return server::Reply{reply::not_found()};
+    const credentials::GitCredential served{std::move(key), std::move(*token), std::nullopt,
+                                            std::nullopt};
+    co_return server::Reply{reply::git_found("terraform", username, served)};
+}
+
+// What our own git_get answered from a Terraform token comes back after
+// every authentication: it is not kept a second time.
+asio::awaitable<server::Reply> ItemRequests::git_store(const Request& request) {
+    credentials::GitCredential credential = git_credential_field(request.fields);
+    if (credential.key.username == items_.git_username(credential.key.host)) {
+        auto reading = comparable_token(credentials_, credential.key.host);  // named first
+        const std::optional<proto::Secret> token = co_await std::move(reading);
+        if (token && token->view() == credential.password.view())
+            co_return server::Reply{reply::git_stored(false)};
+    }
+    const std::string url = proto::git_item_url(credential.key);
+    auto writing = items_.git_store(std::move(credential));  // named first
+    co_await std::move(writing);
+    spdlog::info("stored git credentials for {}", url);
+    co_return server::Reply{reply::git_stored(true)};
+}
+
+// Only git items: a Terraform token is never erased or marked here.
+asio::awaitable<server::Reply> ItemRequests::git_erase(const Request& request) {
+    proto::GitItemKey key = git_key_fields(request.fields);
+    std::optional<proto::Secret> password;
+    if (const std::string* given = text_field(request.fields, "password", false);
+        given != nullptr && !given->empty())
+        password = proto::Secret(*given);
+    const std::string url = proto::git_item_url(key);
+    auto erasing = items_.git_erase(std::move(key), std::move(password));  // named first
+    const std::size_t erased = co_await std::move(erasing);
+    if (erased > 0) spdlog::info("erased {} git credentials for {}", erased, url);
+    co_return server::Reply{reply::git_erased(erased)};
 }
 
 }  // namespace hostkeeper::daemon::handlers

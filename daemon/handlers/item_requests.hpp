@@ -1,14 +1,17 @@
 #pragma once
 // The requests about what the keyring holds, read from the keyring itself:
 // `list` (every host's item, its field names, never a value), `check` (is
-// a host's token still good, asked of the host) and the Docker credential
-// helper's docker_get, docker_store, docker_erase and docker_list
-// (PROTOCOL.md).
+// a host's token still good, asked of the host), the Docker credential
+// helper's docker_get, docker_store, docker_erase and docker_list, and the
+// git credential helper's git_get, git_store and git_erase (PROTOCOL.md).
 
 #include <boost/asio/awaitable.hpp>
+#include <optional>
+#include <string>
 
 #include "daemon/handlers/request_fields.hpp"
 #include "daemon/server/request_handler.hpp"
+#include "proto/secret.hpp"
 
 namespace hostkeeper::daemon::credentials {
 class CredentialService;
@@ -35,6 +38,12 @@ class ItemRequests {
     boost::asio::awaitable<server::Reply> list();
     boost::asio::awaitable<server::Reply> check(std::string host);
     boost::asio::awaitable<server::Reply> docker(const Request& request);
+    boost::asio::awaitable<server::Reply> git_get(const Request& request);
+    boost::asio::awaitable<server::Reply> git_store(const Request& request);
+    boost::asio::awaitable<server::Reply> git_erase(const Request& request);
+    // The host's Terraform token (its credentials' "token"), read as `get`
+    // reads it; nullopt when there is none.
+    boost::asio::awaitable<std::optional<proto::Secret>> terraform_token(std::string host);
 
     credentials::KeyringItems& items_;
     credentials::CredentialService& credentials_;

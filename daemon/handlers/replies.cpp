@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "proto/framing.hpp"
+#include "proto/git_credential.hpp"
 #include "proto/messages.hpp"
 #include "proto/session_bus.hpp"
 #include "proto/version.hpp"
@@ -111,6 +112,7 @@ Json wall_time(const std::optional<credentials::WallTime>& when) {
 
 std::string listed(std::string_view backend, const std::vector<ListedHost>& hosts,
                    const std::vector<credentials::DockerItemInfo>& docker,
+                   const std::vector<credentials::GitItemInfo>& git,
                    const credentials::CredentialStats& stats) {
     Json response = proto::make_ok();
     response["backend"] = std::string(backend);
@@ -128,6 +130,16 @@ std::string listed(std::string_view backend, const std::vector<ListedHost>& host
                            {"username", d.username ? Json(*d.username) : Json(nullptr)},
                            {"label", d.label},
                            {"stored", wall_time(d.stored)}});
+    }
+    Json& urls = response["git"] = Json::array();
+    for (const credentials::GitItemInfo& g : git) {
+        urls.push_back({{"url", g.url},
+                        {"protocol", proto::kGitProtocol},
+                        {"host", g.key.host},
+                        {"path", g.key.path.empty() ? Json(nullptr) : Json(g.key.path)},
+                        {"username", g.key.username},
+                        {"label", g.label},
+                        {"stored", wall_time(g.stored)}});
     }
     response["rejected"] = rejections(stats.rejected, stats.now);
     return ok_payload(response);
@@ -155,6 +167,33 @@ std::string docker_found(const credentials::DockerCredentials& found) {
 }
 
 std::string docker_erased(bool erased) {
+    Json response = proto::make_ok();
+    response["erased"] = erased;
+    return ok_payload(response);
+}
+
+std::string git_found(std::string_view source, const std::string& username,
+                      const credentials::GitCredential& found) {
+    Json response = proto::make_ok();
+    const proto::ScrubGuard guard(response);
+    response["found"] = true;
+    response["source"] = source;
+    response["username"] = username;
+    response["password"] = std::string(found.password.view());
+    if (found.password_expiry_utc) response["password_expiry_utc"] = *found.password_expiry_utc;
+    if (found.oauth_refresh_token)
+        response["oauth_refresh_token"] = std::string(found.oauth_refresh_token->view());
+    return ok_payload(response);
+}
+
+std::string git_stored(bool stored) {
+    Json response = proto::make_ok();
+    response["stored"] = stored;
+    if (!stored) response["reason"] = "terraform_token";
+    return ok_payload(response);
+}
+
+std::string git_erased(std::size_t erased) {
     Json response = proto::make_ok();
     response["erased"] = erased;
     return ok_payload(response);
@@ -243,7 +282,9 @@ namespace {
 Json migration_failures(const std::vector<backends::MigrationFailure>& failures) {
     Json out = Json::array();
     for (const backends::MigrationFailure& f : failures) {
-        Json entry = f.server.empty() ? Json{{"host", f.host}} : Json{{"server", f.server}};
+        Json entry = !f.url.empty()     ? Json{{"url", f.url}}
+                     : f.server.empty() ? Json{{"host", f.host}}
+                                        : Json{{"server", f.server}};
         entry["code"] = proto::to_string(f.code);
         entry["message"] = f.message;
         out.push_back(std::move(entry));
@@ -259,6 +300,7 @@ std::string migrated(const backends::MigrationResult& result) {
     response["to"] = result.to;
     response["migrated"] = result.migrated;
     response["docker_migrated"] = result.docker_migrated;
+    response["git_migrated"] = result.git_migrated;
     response["failed"] = migration_failures(result.failed);
     response["leftover"] = migration_failures(result.leftover);
     response["switched"] = result.switched;

@@ -17,6 +17,7 @@
 #include "daemon/backends/migration.hpp"
 #include "daemon/credentials/credential_service.hpp"
 #include "daemon/credentials/docker_items.hpp"
+#include "daemon/credentials/git_items.hpp"
 #include "daemon/credentials/terraform_items.hpp"
 #include "daemon/discovery/discovery_service.hpp"
 #include "daemon/handlers/daemon_info.hpp"
@@ -56,12 +57,20 @@ struct ListedHost {
 };
 std::string listed(std::string_view backend, const std::vector<ListedHost>& hosts,
                    const std::vector<credentials::DockerItemInfo>& docker,
+                   const std::vector<credentials::GitItemInfo>& git,
                    const credentials::CredentialStats& stats);
 // check: {"v":1,"ok":true,"host":..,"result":..,...}
 std::string checked(const std::string& host, const discovery::TokenCheck& check);
 // docker_get: found, with the secret (the payload is scrubbed by the server).
 std::string docker_found(const credentials::DockerCredentials& found);
 std::string docker_erased(bool erased);
+// git_get: found, with the password (the payload is scrubbed by the
+// server); `source` is "git" or "terraform".
+std::string git_found(std::string_view source, const std::string& username,
+                      const credentials::GitCredential& found);
+// git_store: {"stored":true}, or {"stored":false,"reason":"terraform_token"}.
+std::string git_stored(bool stored);
+std::string git_erased(std::size_t erased);
 // docker_list: {"servers":{SERVER: USERNAME}}.
 std::string docker_servers(const std::vector<credentials::DockerItemInfo>& items);
 // registry_cache_sync: {"v":1,"ok":true,"registry_cache":{...}}

@@ -42,4 +42,35 @@ std::optional<proto::VersionConstraints> constraint_field(const Json& request) {
     return proto::VersionConstraints::parse(*text);
 }
 
+namespace {
+
+// An optional string field where null is absent too: "" then.
+std::string optional_text(const Json& request, const char* name) {
+    const auto it = request.find(name);
+    if (it == request.end() || it->is_null()) return {};
+    return *text_field(request, name, true);
+}
+
+}  // namespace
+
+proto::GitItemKey git_key_fields(const Json& request) {
+    proto::check_git_protocol(*text_field(request, "protocol", true));
+    proto::GitItemKey key;
+    key.host = proto::git_host(*text_field(request, "host", true));
+    key.path = proto::git_path(optional_text(request, "path"));
+    key.username = proto::git_username(optional_text(request, "username"));
+    return key;
+}
+
+std::optional<std::uint64_t> git_expiry_field(const Json& request) {
+    const auto it = request.find("password_expiry_utc");
+    if (it == request.end() || it->is_null()) return std::nullopt;
+    if (it->is_number_unsigned()) return it->get<std::uint64_t>();
+    if (it->is_string()) {
+        if (auto value = proto::parse_git_expiry(it->get_ref<const std::string&>())) return value;
+    }
+    throw Error(ErrorCode::bad_request,
+                "\"password_expiry_utc\" must be Unix seconds (a whole number of 0 or more)");
+}
+
 }  // namespace hostkeeper::daemon::handlers

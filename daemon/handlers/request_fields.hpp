@@ -4,10 +4,12 @@
 // in one place, every problem a proto::Error with the message the client
 // sees (PROTOCOL.md).
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
 #include "daemon/server/request_handler.hpp"
+#include "proto/git_credential.hpp"
 #include "proto/json.hpp"
 #include "proto/messages.hpp"
 #include "proto/semver.hpp"
@@ -33,5 +35,13 @@ bool refresh_field(const proto::Json& request);
 
 // "constraint", parsed; nullopt when absent.
 std::optional<proto::VersionConstraints> constraint_field(const proto::Json& request);
+
+// git_get, git_store, git_erase: "protocol" (https only), "host", "path"
+// and "username" (both optional; null is absent), checked and normalized
+// (proto/git_credential.hpp).
+proto::GitItemKey git_key_fields(const proto::Json& request);
+// "password_expiry_utc": decimal Unix seconds as a number or a string;
+// nullopt when absent.
+std::optional<std::uint64_t> git_expiry_field(const proto::Json& request);
 
 }  // namespace hostkeeper::daemon::handlers

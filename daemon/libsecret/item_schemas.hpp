@@ -9,9 +9,15 @@
 // credentials JSON object as the secret. Docker credentials: schema
 // io.hostkeeper.DockerCredentials, attributes "server" and "username"
 // (so that listing reads no secret), label "hostkeeper docker: SERVER", the
-// secret as the secret.
+// secret as the secret. git items: schema io.hostkeeper.GitCredentials,
+// attribute "url" (the item's key, "https://USER@HOST[/PATH]") and, for
+// searches by other tools, "protocol", "host", "path" ("" for none) and
+// "username", label "hostkeeper git: https://HOST[/PATH]", the item's JSON
+// object as the secret.
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "daemon/credentials/keyring.hpp"
 #include "daemon/libsecret/glib_handles.hpp"
@@ -31,6 +37,11 @@ struct ItemSchema {
     const char* removing;
     const char* remove_searching;  // a removal's search
     const char* listing;
+    // The attributes written besides the key's and the username's, made from
+    // the key; nullptr: none.
+    std::vector<std::pair<const char*, std::string>> (*more_attributes)(const std::string& key);
+    // The label after the prefix, made from the key; nullptr: the key.
+    std::string (*shown_key)(const std::string& key);
 };
 
 const ItemSchema& item_schema(credentials::ItemKind kind);

@@ -66,8 +66,17 @@ void store_item(const Calls& calls, SecretService* service, const StoredItem& it
             ? attributes_of({{kind.key_attribute, &key}})
             : attributes_of(
                   {{kind.key_attribute, &key}, {kind.username_attribute, &item.username}});
-    create_item(calls, service, kind.schema, attributes.get(), kind.label_prefix + key,
-                item.secret.view(), context, key);
+    // Borrowed by the table: they live until the item is created.
+    const std::vector<std::pair<const char*, std::string>> more =
+        kind.more_attributes != nullptr ? kind.more_attributes(key)
+                                        : std::vector<std::pair<const char*, std::string>>{};
+    for (const auto& [name, value] : more)
+        g_hash_table_insert(attributes.get(), const_cast<char*>(name),
+                            const_cast<char*>(value.c_str()));
+    const std::string label =
+        kind.label_prefix + (kind.shown_key != nullptr ? kind.shown_key(key) : key);
+    create_item(calls, service, kind.schema, attributes.get(), label, item.secret.view(), context,
+                key);
     if (kind.username_attribute == nullptr) return;
     // The key's items under another username: one key, one item. Only
     // after the new one is written, so a failure loses nothing.

@@ -91,6 +91,11 @@ credentials::StoredItem docker_item(const std::string& entry, const credentials:
     return {key, std::move(found.username), std::move(found.secret)};
 }
 
+credentials::StoredItem git_item(const std::string& entry, const credentials::ItemKey& key,
+                                 const Secret& text) {
+    return git_entry_item(entry, key.key, entry_text(text.view()));
+}
+
 const EntryKind& entry_kind(credentials::ItemKind kind) {
     static const EntryKind terraform{std::string(kEntryFolder),
                                      entry_name,
@@ -104,11 +109,19 @@ const EntryKind& entry_kind(credentials::ItemKind kind) {
                                   docker_text,
                                   docker_item,
                                   true};
+    static const EntryKind git{std::string(kEntryFolder) + "/" + std::string(kGitFolder),
+                               git_entry_name,
+                               url_of_git_entry_file,
+                               git_entry_text,
+                               git_item,
+                               false};
     switch (kind) {
         case credentials::ItemKind::terraform:
             return terraform;
         case credentials::ItemKind::docker:
             return docker;
+        case credentials::ItemKind::git:
+            return git;
     }
     throw Error(ErrorCode::keyring_error, "an item of an unknown kind");
 }

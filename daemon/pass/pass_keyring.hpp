@@ -5,11 +5,13 @@
 // and a newline, so `pass show hostkeeper/HOST` shows it, and an entry made
 // by `pass insert` (a JSON object, also over several lines, or a bare token
 // on the first line) is read. Docker credentials are entries under
-// hostkeeper/docker/ holding {"ServerURL":...,"Username":...,"Secret":...}.
+// hostkeeper/docker/ holding {"ServerURL":...,"Username":...,"Secret":...};
+// git items are entries under hostkeeper/git/ holding {"url":...,
+// "password":...} (and the item's expiry and refresh token).
 // Writes encrypt to the entry's .gpg-id recipients, replace the file
 // atomically (mode from PASSWORD_STORE_UMASK, default 077) and commit when
 // the store is a git repository. An entry is a regular file: a symbolic
-// link, at the entry or at hostkeeper/ or hostkeeper/docker/, is never
+// link, at the entry or at hostkeeper/ or one of its folders, is never
 // followed (refused, and skipped in listings).
 //
 // Called from the keyring worker thread only; `used_keyids()`,

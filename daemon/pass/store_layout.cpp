@@ -16,6 +16,7 @@
 
 #include "proto/error.hpp"
 #include "proto/file_io.hpp"
+#include "proto/git_credential.hpp"
 #include "proto/hostname.hpp"
 #include "proto/json.hpp"
 #include "proto/messages.hpp"
@@ -30,28 +31,31 @@ constexpr std::size_t kMaxFileName = 255;  // NAME_MAX of Linux file systems
 
 }  // namespace
 
-std::string docker_entry_name(std::string_view server) {
-    // OpenSSL's base64, made URL- and file-safe (no '/') and unpadded.
-    std::string encoded(4 * ((server.size() + 2) / 3) + 1, '\0');
+namespace {
+
+// "hostkeeper/FOLDER/B64": OpenSSL's base64 of `key`, made URL- and
+// file-safe (no '/') and unpadded; nullopt past NAME_MAX.
+std::optional<std::string> encoded_entry_name(std::string_view folder, std::string_view key) {
+    std::string encoded(4 * ((key.size() + 2) / 3) + 1, '\0');
     const int length = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(encoded.data()),
-                                       reinterpret_cast<const unsigned char*>(server.data()),
-                                       static_cast<int>(server.size()));
+                                       reinterpret_cast<const unsigned char*>(key.data()),
+                                       static_cast<int>(key.size()));
     encoded.resize(static_cast<std::size_t>(length));
     while (!encoded.empty() && encoded.back() == '=') encoded.pop_back();
     std::replace(encoded.begin(), encoded.end(), '+', '-');
     std::replace(encoded.begin(), encoded.end(), '/', '_');
-    if (encoded.size() + kSuffix.size() > kMaxFileName) {
-        throw proto::Error(proto::ErrorCode::bad_request,
-                           "the server URL is too long for a pass entry name (at most 188 bytes)");
-    }
-    return std::string(kEntryFolder) + "/" + std::string(kDockerFolder) + "/" + encoded;
+    if (encoded.size() + kSuffix.size() > kMaxFileName) return std::nullopt;
+    return std::string(kEntryFolder) + "/" + std::string(folder) + "/" + encoded;
 }
 
-std::optional<std::string> server_of_docker_entry_file(std::string_view file_name) {
+// The key an encoded entry's file name stands for; nullopt for any other
+// name, and for a name encoded_entry_name() would not write for it.
+std::optional<std::string> decoded_entry_file(std::string_view folder, std::string_view file_name) {
     if (file_name.size() <= kSuffix.size() ||
         file_name.substr(file_name.size() - kSuffix.size()) != kSuffix)
         return std::nullopt;
-    std::string text(file_name.substr(0, file_name.size() - kSuffix.size()));
+    const std::string_view stem = file_name.substr(0, file_name.size() - kSuffix.size());
+    std::string text(stem);
     if (text.find_first_of("+/=") != std::string::npos) return std::nullopt;
     std::replace(text.begin(), text.end(), '-', '+');
     std::replace(text.begin(), text.end(), '_', '/');
@@ -65,17 +69,84 @@ std::optional<std::string> server_of_docker_entry_file(std::string_view file_nam
     if (length < 0) return std::nullopt;
     // EVP_DecodeBlock counts the padding's bytes as zeros.
     decoded.resize(static_cast<std::size_t>(length) - padding);
+    if (encoded_entry_name(folder, decoded) !=
+        std::string(kEntryFolder) + "/" + std::string(folder) + "/" + std::string(stem))
+        return std::nullopt;
+    return decoded;
+}
+
+}  // namespace
+
+std::string docker_entry_name(std::string_view server) {
+    std::optional<std::string> name = encoded_entry_name(kDockerFolder, server);
+    if (!name)
+        throw proto::Error(proto::ErrorCode::bad_request,
+                           "the server URL is too long for a pass entry name (at most 188 bytes)");
+    return std::move(*name);
+}
+
+std::optional<std::string> server_of_docker_entry_file(std::string_view file_name) {
+    std::optional<std::string> decoded = decoded_entry_file(kDockerFolder, file_name);
+    if (!decoded) return std::nullopt;
     try {
-        // Only names hostkeeper itself writes: the key of a valid server URL, encoded back alike.
-        if (proto::docker_server_key(decoded) != decoded ||
-            docker_entry_name(decoded) !=
-                std::string(kEntryFolder) + "/" + std::string(kDockerFolder) + "/" +
-                    std::string(file_name.substr(0, file_name.size() - kSuffix.size())))
-            return std::nullopt;
+        // Only names hostkeeper itself writes: the key of a valid server URL.
+        if (proto::docker_server_key(*decoded) != *decoded) return std::nullopt;
     } catch (const proto::Error&) {
         return std::nullopt;
     }
     return decoded;
+}
+
+std::string git_entry_name(std::string_view url) {
+    std::optional<std::string> name = encoded_entry_name(kGitFolder, url);
+    if (!name)
+        throw proto::Error(proto::ErrorCode::bad_request,
+                           "the git credential's URL (username, host and path) is too long for a "
+                           "pass entry name (at most 188 bytes)");
+    return std::move(*name);
+}
+
+std::optional<std::string> url_of_git_entry_file(std::string_view file_name) {
+    std::optional<std::string> decoded = decoded_entry_file(kGitFolder, file_name);
+    if (!decoded || !proto::parse_git_item_key(*decoded)) return std::nullopt;
+    return decoded;
+}
+
+credentials::StoredItem git_entry_item(const std::string& entry, const std::string& url,
+                                       const proto::Secret& text) {
+    proto::Json json;
+    try {
+        json = proto::parse_json(text.view());
+    } catch (const std::exception&) {
+        throw proto::Error(proto::ErrorCode::keyring_error, entry + " does not hold a JSON object");
+    }
+    const proto::ScrubGuard guard(json);
+    const auto held = json.find("url");
+    if (!json.is_object() || held == json.end() || !held->is_string())
+        throw proto::Error(proto::ErrorCode::keyring_error,
+                           entry + " has no string \"url\": not a git credential");
+    if (held->get_ref<const std::string&>() != url)
+        throw proto::Error(proto::ErrorCode::keyring_error,
+                           entry + " holds the credentials of another URL");
+    json.erase("url");
+    std::string secret = json.dump();
+    const std::optional<proto::GitItemKey> key = proto::parse_git_item_key(url);
+    return {{credentials::ItemKind::git, url},
+            key ? key->username : std::string(),
+            proto::Secret::adopt(secret)};
+}
+
+proto::Secret git_entry_text(const credentials::StoredItem& item) {
+    proto::Json json;
+    try {
+        json = proto::parse_json(item.secret.view());
+    } catch (const std::exception&) {
+        throw proto::Error(proto::ErrorCode::internal, "a git item's secret is not JSON");
+    }
+    const proto::ScrubGuard guard(json);
+    json["url"] = item.key.key;
+    std::string text = json.dump();
+    return proto::Secret::adopt(text);
 }
 
 credentials::DockerCredentials docker_entry_text(const std::string& entry,

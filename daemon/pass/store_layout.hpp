@@ -45,6 +45,21 @@ std::string docker_entry_name(std::string_view server);
 // other file name.
 std::optional<std::string> server_of_docker_entry_file(std::string_view file_name);
 
+// git items' entries: "hostkeeper/git/B64", B64 being the item's URL
+// (its key) in unpadded base64url, as Docker's. Throws
+// proto::Error{bad_request} past NAME_MAX: a URL of more than 188 bytes.
+inline constexpr std::string_view kGitFolder = proto::kPassGitFolder;
+std::string git_entry_name(std::string_view url);
+// The URL a file under hostkeeper/git/ stands for; nullopt for any other
+// file name (and a URL that is not a git item's key).
+std::optional<std::string> url_of_git_entry_file(std::string_view file_name);
+// A git entry's text is the item's JSON object with "url": the item's key
+// added; read back, "url" must be `url` (else proto::Error{keyring_error}
+// naming `entry`) and is dropped from the item's secret.
+proto::Secret git_entry_text(const credentials::StoredItem& item);
+credentials::StoredItem git_entry_item(const std::string& entry, const std::string& url,
+                                       const proto::Secret& text);
+
 // A Docker entry's text, {"ServerURL":...,"Username":...,"Secret":...}, read;
 // throws proto::Error{keyring_error} naming `entry` for anything else.
 credentials::DockerCredentials docker_entry_text(const std::string& entry,

@@ -29,6 +29,7 @@ std::string text_of(const Json& object, const char* key, const char* fallback = 
 
 // A migrate entry's name: its host, or "docker SERVER" for Docker credentials.
 std::string item_name(const Json& entry) {
+    if (const std::string url = text_of(entry, "url"); !url.empty()) return "git " + url;
     const std::string server = text_of(entry, "server");
     return server.empty() ? text_of(entry, "host", "?") : "docker " + server;
 }
@@ -212,6 +213,13 @@ int run_migrate(const client::ClientOptions& client, const std::string& to) {
             if (!server.is_string()) continue;
             ++moved;
             std::printf("moved    docker %s\n", server.get<std::string>().c_str());
+        }
+    }
+    if (const auto it = answer.find("git_migrated"); it != answer.end() && it->is_array()) {
+        for (const auto& url : *it) {
+            if (!url.is_string()) continue;
+            ++moved;
+            std::printf("moved    git %s\n", url.get<std::string>().c_str());
         }
     }
     if (const auto it = answer.find("failed"); it != answer.end() && it->is_array()) {

@@ -101,6 +101,7 @@ Json list_document(const Json& answer) {
     }
     document["hosts"] = std::move(hosts);
     document["docker"] = array_of(answer, "docker");
+    document["git"] = array_of(answer, "git");
     document["rejected"] = array_of(answer, "rejected");
     document["warnings"] = errors;
     return document;
@@ -124,6 +125,14 @@ std::vector<std::string> list_lines(const Json& document) {
     if (!docker.empty()) lines.push_back("Docker credentials:");
     for (const auto& entry : docker) {
         lines.push_back("  " + text_of(entry, "server", "?") + "  user " +
+                        text_of(entry, "username", "?") + ", label \"" +
+                        text_of(entry, "label", "?") + "\", stored " +
+                        text_of(entry, "stored", "(unknown)"));
+    }
+    const Json& git = array_of(document, "git");
+    if (!git.empty()) lines.push_back("git credentials:");
+    for (const auto& entry : git) {
+        lines.push_back("  " + text_of(entry, "url", "?") + "  user " +
                         text_of(entry, "username", "?") + ", label \"" +
                         text_of(entry, "label", "?") + "\", stored " +
                         text_of(entry, "stored", "(unknown)"));
@@ -164,7 +173,8 @@ class ListCommand final : public Command {
             "every host with stored credentials (read from the keyring): Unicode and ASCII form, "
             "backend, label, when stored, field names (never values), locked, and what shadows "
             "it");
-        cmd->add_flag("--json", json_, "print a JSON document (hosts, docker, rejected, warnings)");
+        cmd->add_flag("--json", json_,
+                      "print a JSON document (hosts, docker, git, rejected, warnings)");
         return cmd;
     }
     int run(const client::ClientOptions& client) override { return run_list(client, json_); }

@@ -1,15 +1,17 @@
 // What the pass backend reads from a password store that anyone with the
 // store (a git pull, a synced folder) could have written: .gpg-id lines,
 // $PASSWORD_STORE_KEY and $PASSWORD_STORE_GPG_OPTS words, an entry's file
-// name (a host's, or a Docker server's in base64url), and an entry's
-// decrypted text (a host's credentials, or a Docker credential's JSON). None may crash; what is
-// accepted must be what hostkeeper itself would write.
+// name (a host's, or a Docker server's or a git item's URL in base64url), and
+// an entry's decrypted text (a host's credentials, a Docker credential's or a
+// git item's JSON). None may crash; what is accepted must be what hostkeeper
+// itself would write.
 #include <string>
 
 #include "daemon/pass/gpg_options.hpp"
 #include "daemon/pass/store_layout.hpp"
 #include "fuzz_support.hpp"
 #include "proto/error.hpp"
+#include "proto/git_credential.hpp"
 #include "proto/messages.hpp"
 
 using namespace hostkeeper::daemon::pass;
@@ -50,6 +52,28 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const hostkeeper::proto::Error& e) {
         hostkeeper::fuzz::require(e.code() == hostkeeper::proto::ErrorCode::keyring_error,
                                   "a bad Docker entry is not keyring_error");
+    }
+
+    if (const auto url = url_of_git_entry_file(text)) {
+        hostkeeper::fuzz::require(
+            git_entry_name(*url) + ".gpg" == "hostkeeper/git/" + std::string(text),
+            "an accepted git entry name does not round-trip");
+        hostkeeper::fuzz::require(hostkeeper::proto::parse_git_item_key(*url).has_value(),
+                                  "an accepted git entry's URL is not a git item key");
+    }
+    try {
+        const std::string url = "https://u@h.example";
+        const auto git = git_entry_item("e", url, hostkeeper::proto::Secret(text));
+        hostkeeper::fuzz::require(git.key.key == url && git.username == "u",
+                                  "a git entry read back another item");
+        // What it holds besides the URL is written back with the URL.
+        const hostkeeper::proto::Secret again = git_entry_text(git);
+        hostkeeper::fuzz::require(
+            git_entry_item("e", url, again).secret.view() == git.secret.view(),
+            "a git entry's text does not read back the same");
+    } catch (const hostkeeper::proto::Error& e) {
+        hostkeeper::fuzz::require(e.code() == hostkeeper::proto::ErrorCode::keyring_error,
+                                  "a bad git entry is not keyring_error");
     }
 
     const hostkeeper::proto::Secret entry = entry_text(text);

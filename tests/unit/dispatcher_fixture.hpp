@@ -56,7 +56,9 @@ struct DispatcherFixture : SocketServer {
                                                 discovery,
                                                 registry,
                                                 archives};
-    daemon::credentials::KeyringItems items{pool.get_executor(), keyring};
+    // config.toml's [hosts."custom.example"] git_username = "deploy".
+    daemon::credentials::KeyringItems items{
+        pool.get_executor(), keyring, {{"custom.example", "deploy"}}};
     daemon::handlers::Dispatcher dispatcher{credentials,
                                             items,
                                             discovery,

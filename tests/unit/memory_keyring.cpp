@@ -28,7 +28,13 @@ void MemoryKeyring::store(const daemon::credentials::StoredItem& item) {
     check_failure();
     if (failing_store_ == item.key.key)
         throw proto::Error(proto::ErrorCode::keyring_error, "injected store failure");
-    items_[{item.key.kind, item.key.key}] = {item.username, std::string(item.secret.view())};
+    // git items carry when they were stored (one second apart: the order of
+    // the stores), which picks among several that match.
+    std::optional<daemon::credentials::WallTime> stored;
+    if (item.key.kind == daemon::credentials::ItemKind::git)
+        stored = daemon::credentials::WallTime(std::chrono::seconds(++store_clock_));
+    items_[{item.key.kind, item.key.key}] = {item.username, std::string(item.secret.view()),
+                                             stored};
 }
 
 bool MemoryKeyring::remove(const daemon::credentials::ItemKey& key) {
@@ -45,23 +51,41 @@ std::vector<daemon::credentials::ListedItem> MemoryKeyring::list(
     const std::lock_guard lock(mutex_);
     check_failure();
     const bool docker = kind == daemon::credentials::ItemKind::docker;
+    const bool git = kind == daemon::credentials::ItemKind::git;
     std::vector<daemon::credentials::ListedItem> out;
     for (const auto& [key, entry] : items_) {
         if (key.first != kind) continue;
         out.push_back({key.second, docker ? std::optional(entry.username) : std::nullopt,
-                       name_ + (docker ? " docker: " : ": ") + key.second, std::nullopt});
+                       name_ +
+                           (docker ? " docker: "
+                            : git  ? " git: "
+                                   : ": ") +
+                           key.second,
+                       entry.stored});
     }
     return out;
 }
 
 void MemoryKeyring::put(const std::string& host, const std::string& text) {
     const std::lock_guard lock(mutex_);
-    items_[{daemon::credentials::ItemKind::terraform, host}] = {{}, text};
+    items_[{daemon::credentials::ItemKind::terraform, host}] = {{}, text, std::nullopt};
 }
 
 bool MemoryKeyring::has(const std::string& host) {
     const std::lock_guard lock(mutex_);
     return items_.count({daemon::credentials::ItemKind::terraform, host}) != 0;
+}
+
+std::string MemoryKeyring::text(daemon::credentials::ItemKind kind, const std::string& key) {
+    const std::lock_guard lock(mutex_);
+    return items_.at({kind, key}).text;
+}
+
+std::size_t MemoryKeyring::count(daemon::credentials::ItemKind kind) {
+    const std::lock_guard lock(mutex_);
+    std::size_t n = 0;
+    for (const auto& [key, entry] : items_) n += key.first == kind ? 1 : 0;
+    return n;
 }
 
 std::string MemoryKeyring::text(const std::string& host) {

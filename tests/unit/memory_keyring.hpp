@@ -3,7 +3,9 @@
 // and can hold lookups at a gate so tests can make them overlap.
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -34,6 +36,9 @@ class MemoryKeyring final : public daemon::credentials::Keyring {
     void put(const std::string& host, const std::string& text);
     bool has(const std::string& host);
     std::string text(const std::string& host);
+    // Any kind's item text, and how many items of a kind there are.
+    std::string text(daemon::credentials::ItemKind kind, const std::string& key);
+    std::size_t count(daemon::credentials::ItemKind kind);
 
     // Every call throws this error until cleared.
     void fail_with(std::optional<proto::ErrorCode> code);
@@ -69,7 +74,9 @@ class MemoryKeyring final : public daemon::credentials::Keyring {
     struct Entry {
         std::string username;
         std::string text;
+        std::optional<daemon::credentials::WallTime> stored;
     };
+    long store_clock_ = 0;
     using Key = std::pair<daemon::credentials::ItemKind, std::string>;
     std::map<Key, Entry> items_;
 };

@@ -60,10 +60,14 @@ std::set<std::string> keys_in(const std::string& text) {
     std::istringstream lines(text);
     const std::regex header(R"(^\[([a-z_]+)\])");
     const std::regex hosts(R"(^\[hosts\.)");  // [hosts."NAME".services]: the key is "hosts"
+    const std::regex host_table(R"(^\[hosts\."[^"]+"\]$)");  // [hosts."NAME"]: git_username
     const std::regex setting(R"(^([a-z_]+) = )");
     std::smatch m;
     for (std::string line; std::getline(lines, line);) {
-        if (std::regex_search(line, hosts)) {
+        if (std::regex_search(line, host_table)) {
+            keys.insert("hosts");
+            table = "hosts.\"NAME\".";
+        } else if (std::regex_search(line, hosts)) {
             keys.insert("hosts");
             table = "hosts.\"NAME\".services.";  // its entries are quoted service ids: not
                                                  // keys_in's business
@@ -118,6 +122,7 @@ TEST_CASE("the example configuration parses and holds exactly the defaults",
     CHECK(d.max_entries == defaults.discovery.max_entries);
     CHECK(config.http.ca_file.empty());
     CHECK(d.forced.empty());
+    CHECK(config.git_usernames.empty());
 }
 
 TEST_CASE("the example configuration shows every key the daemon knows", "[packaging][config]") {
@@ -127,7 +132,11 @@ TEST_CASE("the example configuration shows every key the daemon knows", "[packag
     CHECK(config.socket.has_value());
     CHECK_FALSE(config.http.ca_file.empty());
     CHECK(config.discovery.forced.size() == 1);
-    CHECK(keys_in(all) == config_file_keys());
+    CHECK(config.git_usernames.size() == 1);
+    // A host's table holds services and git_username (TomlReader::host_tables).
+    std::set<std::string> known = config_file_keys();
+    known.insert("hosts.\"NAME\".git_username");
+    CHECK(keys_in(all) == known);
 }
 
 TEST_CASE("the example configuration writes each setting of the table with its default",

@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <vector>
 
 #include "daemon/app/config.hpp"
@@ -222,6 +223,26 @@ TEST_CASE("bad forced services are errors that say where", "[daemon][config]") {
     CHECK_THAT(error_of("[discovery]\ntimeout = 0"), Catch::Contains("at least 1 second"));
     CHECK_THAT(error_of("[discovery]\nttls = 0"),
                Catch::Contains("unknown key \"discovery.ttls\""));
+}
+
+TEST_CASE("git_username per host: alone or beside services, normalized host, checked",
+          "[daemon][config]") {
+    CHECK(error_of("[hosts.\"GitLab.Example\"]\ngit_username = \"deploy\"\n") == "(accepted)");
+    CHECK(error_of("[hosts.\"a.example\"]\ngit_username = \"u\"\n[hosts.\"a.example\".services]\n"
+                   "\"modules.v1\" = \"/m/\"\n") == "(accepted)");
+    CHECK_THAT(error_of("[hosts.\"a.example\"]\ngit_username = 5\n"),
+               Catch::Contains("git_username must be a string"));
+    CHECK_THAT(error_of("[hosts.\"a.example\"]\ngit_username = \"\"\n"),
+               Catch::Contains("not empty"));
+    CHECK_THAT(error_of("[hosts.\"a.example\"]\ngit_username = \"a\\tb\"\n"),
+               Catch::Contains("control character"));
+    CHECK_THAT(error_of("[hosts.\"a.example\"]\ngit_username = \"u\"\nservices = 3\n"),
+               Catch::Contains("\"services\" must be a table"));
+    const ConfigFile file("[hosts.\"GitLab.Example:443\"]\ngit_username = \"deploy\"\n");
+    const auto parsed = parse({"--config", file.path.string()});
+    CHECK(parsed.config->git_usernames ==
+          std::map<std::string, std::string>{{"gitlab.example", "deploy"}});
+    CHECK(parsed.config->discovery.forced.empty());
 }
 
 TEST_CASE("forced services nested deeper than JSON may be are a configuration error",

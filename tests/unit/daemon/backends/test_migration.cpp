@@ -3,6 +3,7 @@
 
 #include "daemon/backends/migration.hpp"
 #include "daemon/credentials/docker_items.hpp"
+#include "daemon/credentials/git_items.hpp"
 #include "daemon/credentials/terraform_items.hpp"
 #include "memory_keyring.hpp"
 
@@ -165,4 +166,45 @@ TEST_CASE("a Docker server the target cannot store: nothing moves, hosts include
     CHECK(docker(to).items().empty());
     CHECK(hosts(from) == std::vector<std::string>{"a.example"});
     CHECK(docker(from).items().size() == 1);
+}
+
+TEST_CASE("git items move with the hosts, expiry and refresh token included",
+          "[daemon][backends][git]") {
+    test::MemoryKeyring from("secret-service");
+    test::MemoryKeyring to("pass");
+    from.put("a.example", R"({"token":"ta"})");
+    daemon::credentials::GitItems(from).store({{"g.example", "r.git", "alice"},
+                                               proto::Secret(std::string_view("pw")),
+                                               4102444800U,
+                                               proto::Secret(std::string_view("refresh"))});
+    const auto result = migrate(from, to);
+    CHECK(result.switched);
+    CHECK(result.git_migrated == std::vector<std::string>{"https://alice@g.example/r.git"});
+    CHECK(daemon::credentials::GitItems(from).items().empty());
+    const auto moved = daemon::credentials::GitItems(to).lookup({"g.example", "r.git", "alice"});
+    REQUIRE(moved);
+    CHECK(moved->password.view() == "pw");
+    CHECK(moved->password_expiry_utc == 4102444800U);
+    REQUIRE(moved->oauth_refresh_token);
+    CHECK(moved->oauth_refresh_token->view() == "refresh");
+}
+
+TEST_CASE("a git item the target cannot store: nothing moves, and the failure names its URL",
+          "[daemon][backends][git]") {
+    test::MemoryKeyring from("secret-service");
+    test::MemoryKeyring to("pass");
+    from.put("a.example", R"({"token":"ta"})");
+    daemon::credentials::GitItems(from).store({{"g.example", "", "bob"},
+                                               proto::Secret(std::string_view("pw")),
+                                               std::nullopt,
+                                               std::nullopt});
+    to.fail_store_of("https://bob@g.example");
+    const auto result = migrate(from, to);
+    CHECK_FALSE(result.switched);
+    REQUIRE(result.failed.size() == 1);
+    CHECK(result.failed[0].url == "https://bob@g.example");
+    CHECK(result.failed[0].host.empty());
+    CHECK(hosts(to).empty());
+    CHECK(daemon::credentials::GitItems(to).items().empty());
+    CHECK(daemon::credentials::GitItems(from).items().size() == 1);
 }

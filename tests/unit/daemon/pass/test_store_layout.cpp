@@ -61,6 +61,38 @@ TEST_CASE("Docker entry names: the server URL in unpadded base64url, and back", 
     CHECK_FALSE(server_of_docker_entry_file("YQo.gpg"));  // "a\n": a control character
 }
 
+TEST_CASE("git entry names: the item's URL in unpadded base64url, and back; its text",
+          "[daemon][pass][git]") {
+    const std::string url = "https://alice@gitlab.example.com/group/net.git";
+    const std::string name = git_entry_name(url);
+    CHECK(name.rfind("hostkeeper/git/", 0) == 0);
+    CHECK(name.find('/', std::string("hostkeeper/git/").size()) == std::string::npos);
+    CHECK(url_of_git_entry_file(name.substr(name.rfind('/') + 1) + ".gpg") == url);
+    // Only the keys hostkeeper writes: not a Docker server's, not another spelling.
+    const std::string docker = docker_entry_name("reg.example:5000");
+    CHECK_FALSE(url_of_git_entry_file(docker.substr(docker.rfind('/') + 1) + ".gpg"));
+    const std::string upper = git_entry_name("https://alice@GitLab.example.com");
+    CHECK_FALSE(url_of_git_entry_file(upper.substr(upper.rfind('/') + 1) + ".gpg"));
+    CHECK_THROWS_WITH(git_entry_name("https://u@h.example/" + std::string(200, 'p')),
+                      Catch::Contains("too long for a pass entry name"));
+    // The entry holds the item's JSON with its URL; read back, the URL is checked and dropped.
+    const hostkeeper::daemon::credentials::StoredItem item{
+        {hostkeeper::daemon::credentials::ItemKind::git, url},
+        "alice",
+        hostkeeper::proto::Secret(std::string_view(R"({"password":"pw"})"))};
+    const hostkeeper::proto::Secret text = git_entry_text(item);
+    CHECK(text.view() == R"({"password":"pw","url":")" + url + "\"}");
+    const auto back = git_entry_item("hostkeeper/git/X", url, text);
+    CHECK(back.secret.view() == R"({"password":"pw"})");
+    CHECK(back.username == "alice");
+    CHECK_THROWS_WITH(git_entry_item("hostkeeper/git/X", "https://bob@h.example", text),
+                      Catch::Contains("another URL"));
+    CHECK_THROWS_WITH(
+        git_entry_item("hostkeeper/git/X", url,
+                       hostkeeper::proto::Secret(std::string_view("just a password"))),
+        Catch::Contains("hostkeeper/git/X does not hold a JSON object"));
+}
+
 TEST_CASE(".gpg-id lines as pass reads them", "[daemon][pass]") {
     CHECK(parse_gpg_ids("ABCDEF\n  me@example.com  # my key\n\n# only a comment\n\tthird\n") ==
           std::vector<std::string>{"ABCDEF", "me@example.com", "third"});

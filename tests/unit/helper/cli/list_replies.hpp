@@ -1,5 +1,6 @@
 // The stand-in daemon's answer to a list request, shared by the list and
-// check tests: three hosts (one locked), a docker item and a rejected host.
+// check tests: three hosts (one locked), a docker item, a git item and a
+// rejected host.
 #pragma once
 
 #include <string>
@@ -32,6 +33,14 @@ inline proto::Json list_reply() {
                                         {"username", "alice"},
                                         {"label", "hostkeeper docker: registry.example.com:5000"},
                                         {"stored", "2026-11-21T17:01:02Z"}}});
+    reply["git"] = proto::Json::array(
+        {proto::Json{{"url", "https://alice@gitlab.example.com/group/net.git"},
+                     {"protocol", "https"},
+                     {"host", "gitlab.example.com"},
+                     {"path", "group/net.git"},
+                     {"username", "alice"},
+                     {"label", "hostkeeper git: https://gitlab.example.com/group/net.git"},
+                     {"stored", "2026-11-22T08:00:00Z"}}});
     reply["rejected"] =
         proto::Json::array({proto::Json{{"host", "tfe.example.com"},
                                         {"url", "https://tfe.example.com/api/v2/account/details"},

@@ -130,6 +130,35 @@ TEST_CASE(
     fs::remove_all(options.socket->parent_path());
 }
 
+TEST_CASE("migrate: git items are printed by URL, moved or failed", "[cli][keyring][git]") {
+    auto options = hk_unit::fake_client_options();
+    const ConfigHome config(options.socket->parent_path());
+    {
+        Json reply = migrate_reply(Json::array({"a.example"}), Json::array(), true);
+        reply["git_migrated"] = Json::array({"https://alice@git.example/r.git"});
+        FakeDaemon daemon(*options.socket, reply);
+        const Captured c = capture([&] { return cli::run_migrate(options, "pass"); });
+        CHECK(c.status == 0);
+        CHECK_THAT(c.out, Catch::Contains("moved    a.example\n"
+                                          "moved    git https://alice@git.example/r.git\n"
+                                          "2 item(s) moved from secret-service to pass\n"));
+    }
+    fs::remove(*options.socket);
+    {
+        FakeDaemon daemon(*options.socket,
+                          migrate_reply(Json::array(),
+                                        Json::array({Json{{"url", "https://bob@git.example"},
+                                                          {"code", "bad_request"},
+                                                          {"message", "too long"}}}),
+                                        false));
+        const Captured c = capture([&] { return cli::run_migrate(options, "pass"); });
+        CHECK(c.status == 1);
+        CHECK_THAT(c.out, Catch::Contains(
+                              "FAILED   git https://bob@git.example: too long (bad_request)\n"));
+    }
+    fs::remove_all(options.socket->parent_path());
+}
+
 TEST_CASE(
     "migrate: moved, but one host could not be removed from the source: exit 1, LEFT "
     "names it, config.toml written",

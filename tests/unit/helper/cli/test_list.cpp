@@ -82,7 +82,7 @@ class ThrowAwayHome {
 
 }  // namespace
 
-TEST_CASE("list: one line per host, both forms, field names, locked, docker and rejected",
+TEST_CASE("list: one line per host, both forms, field names, locked, docker, git and rejected",
           "[cli][list]") {
     const ThrowAwayHome home;
     const auto options = hk_unit::fake_client_options();
@@ -101,6 +101,9 @@ TEST_CASE("list: one line per host, both forms, field names, locked, docker and 
           "Docker credentials:\n"
           "  registry.example.com:5000  user alice, label \"hostkeeper docker: "
           "registry.example.com:5000\", stored 2026-11-21T17:01:02Z\n"
+          "git credentials:\n"
+          "  https://alice@gitlab.example.com/group/net.git  user alice, label \"hostkeeper git: "
+          "https://gitlab.example.com/group/net.git\", stored 2026-11-22T08:00:00Z\n"
           "Refused their stored token recently:\n"
           "  tfe.example.com: HTTP 401 from https://tfe.example.com/api/v2/account/details, 2m0s "
           "ago; run terraform login tfe.example.com\n");
@@ -159,6 +162,8 @@ TEST_CASE("list: what shadows each host, in the lines and in --json", "[cli][lis
         CHECK(hosts[2]["fields"].is_null());
         CHECK(hosts[2]["shadowed_by"][0]["source"] == "credentials block");
         CHECK(document["docker"][0]["username"] == "alice");
+        CHECK(document["git"][0]["url"] == "https://alice@gitlab.example.com/group/net.git");
+        CHECK(document["git"][0]["path"] == "group/net.git");
         CHECK(document["rejected"][0]["status"] == 401);
         CHECK(document["warnings"] == Json::array());
         CHECK_THAT(c.out, !Catch::Contains("token\": \""));
