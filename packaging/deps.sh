@@ -19,7 +19,10 @@ test_packages=(dbus dbus-user-session gnome-keyring libsecret-tools openssl libs
 # The fuzz targets (tests/fuzz): clang with libFuzzer's runtime, and
 # llvm-symbolizer for readable stacks; the style stage: clang-format, clang-tidy.
 fuzz_packages=(clang libclang-rt-14-dev llvm clang-format clang-tidy)
-# git: its credential-cache is the start-up benchmark's peer (tests/bench/startup.sh);
+# git: its credential-cache is the start-up benchmark's peer (tests/bench/startup.sh),
+# and with its contrib libsecret helper (built by tests/bench/consumers.sh from
+# the source Debian's git ships, with build-essential and libsecret-1-dev) the
+# git helper's peers;
 # golang-docker-credential-helpers: docker-credential-secretservice and -pass, the
 # Docker helper's peers (tests/bench/consumers.sh).
 bench_packages=(hyperfine nginx git golang-docker-credential-helpers)

@@ -57,7 +57,7 @@ echo "built $deb"
 # --reinstall: the same version again replaces the files (an upgrade in place).
 # --allow-downgrades: re-running from an older checkout installs that version.
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --reinstall --allow-downgrades "$deb" >/dev/null
-echo "installed $(dpkg-query -W -f='${Package} ${Version}' hostkeeper): /usr/bin/hostkeeper, hostkeeperd, terraform-credentials-hostkeeper, docker-credential-hostkeeper"
+echo "installed $(dpkg-query -W -f='${Package} ${Version}' hostkeeper): /usr/bin/hostkeeper, hostkeeperd, terraform-credentials-hostkeeper, docker-credential-hostkeeper, git-credential-hostkeeper"
 
 # Copies from the older install.sh (cmake --install to /usr/local) would
 # shadow the package's binaries. Remove only files that are hostkeeper's.

@@ -18,6 +18,17 @@
 #      shell's own start: the helpers read the server from stdin) of
 #        docker-hostkeeper      `docker-credential-hostkeeper get`
 #        docker-secretservice   `docker-credential-secretservice get`
+#      and ONE hyperfine run (dash, as above) of git's credential helpers'
+#      `get` for one https host, each run as git runs it (`git credential-X`):
+#        git-hostkeeper     `git credential-hostkeeper get`: the host's
+#                           Terraform token (the daemon also searches the
+#                           keyring for git items of the host: not cached)
+#        git-cache          `git credential-cache get` against git's warm
+#                           credential-cache daemon (memory only)
+#        git-libsecret      `git credential-libsecret get`: git's one-shot
+#                           libsecret helper, built from the source Debian's
+#                           git ships (contrib/credential/libsecret) when not
+#                           on PATH
 #   2. pass (tests/support/pass-env.sh, no D-Bus): hostkeeperd
 #      --keyring-backend pass, the same Docker credential stored by
 #      docker-credential-hostkeeper and by Debian's docker-credential-pass;
@@ -104,6 +115,50 @@ docker_run() {  # docker_run OTHER JSON_OUT RUNS WARMUP
         -n "docker-$other" "$other_path get <$HK_TEST_ROOT/server >/dev/null" >&2
 }
 
+GIT_HOST=git.bench.example.com
+GIT_TOKEN=glpat-bench-$(printf 'g%.0s' $(seq 1 20))
+
+# git-credential-libsecret on PATH: Debian's git ships only its source; it
+# is built once into OUT_DIR/git-libsecret (libsecret-1-dev, glib).
+git_libsecret() {
+    local dir=$1 src=/usr/share/doc/git/contrib/credential/libsecret
+    command -v git-credential-libsecret >/dev/null && return 0
+    if [[ ! -x $dir/git-credential-libsecret ]]; then
+        [[ -f $src/git-credential-libsecret.c ]] || die "no $src (apt-get install git)"
+        mkdir -p "$dir"
+        cp "$src/git-credential-libsecret.c" "$src/Makefile" "$dir/"
+        make -C "$dir" >"$dir/build.log" 2>&1 || { cat "$dir/build.log" >&2; die "building git-credential-libsecret failed"; }
+    fi
+    export PATH=$dir:$PATH
+}
+
+# The same credential in each git helper, each checked once; input in
+# $HK_TEST_ROOT/git-get.
+git_setup() {
+    local got helper
+    printf '{"token":"%s"}' "$GIT_TOKEN" | "$BIN/terraform-credentials-hostkeeper" store "$GIT_HOST"
+    printf 'protocol=https\nhost=%s\n' "$GIT_HOST" >"$HK_TEST_ROOT/git-get"
+    printf 'protocol=https\nhost=%s\nusername=oauth2\npassword=%s\n' "$GIT_HOST" "$GIT_TOKEN" >"$HK_TEST_ROOT/git-store"
+    export PATH=$BIN:$PATH GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+    git credential-cache --socket "$HK_TEST_ROOT/git-cache/socket" --timeout 7200 store <"$HK_TEST_ROOT/git-store"
+    git credential-libsecret store <"$HK_TEST_ROOT/git-store"
+    for helper in hostkeeper "cache --socket $HK_TEST_ROOT/git-cache/socket" libsecret; do
+        # shellcheck disable=SC2086  # the helper's words
+        got=$(git credential-$helper get <"$HK_TEST_ROOT/git-get") || die "git credential-$helper get failed"
+        [[ $got == *"username=oauth2"* && $got == *"password=$GIT_TOKEN"* ]] || die "git credential-$helper get gave: $got"
+    done
+}
+
+git_run() {  # git_run JSON_OUT RUNS WARMUP
+    local out=$1 runs=$2 warmup=$3 git_path
+    git_path=$(type -P git)
+    hyperfine -S /bin/dash --style basic --warmup "$warmup" --runs "$runs" --export-json "$out" \
+        -n git-hostkeeper "$git_path credential-hostkeeper get <$HK_TEST_ROOT/git-get >/dev/null" \
+        -n git-cache "$git_path credential-cache --socket $HK_TEST_ROOT/git-cache/socket get <$HK_TEST_ROOT/git-get >/dev/null" \
+        -n git-libsecret "$git_path credential-libsecret get <$HK_TEST_ROOT/git-get >/dev/null" >&2
+    git credential-cache --socket "$HK_TEST_ROOT/git-cache/socket" exit </dev/null || true
+}
+
 # --- 1. the Secret Service ---------------------------------------------------------------
 inner_ss() {
     local runs=${HK_BENCH_RUNS:-300} warmup=${HK_BENCH_WARMUP:-20}
@@ -132,6 +187,10 @@ inner_ss() {
     docker_setup secretservice
     log "Secret Service, Docker credentials: hyperfine -S dash, $runs runs"
     docker_run secretservice "$RAW/ss-docker.json" "$runs" "$warmup"
+    git_libsecret "$RAW/../git-libsecret"
+    git_setup
+    log "Secret Service, git credentials: hyperfine -S dash, $runs runs"
+    git_run "$RAW/ss-git.json" "$runs" "$warmup"
 }
 
 # --- 2. pass ----------------------------------------------------------------------------
@@ -156,10 +215,11 @@ outer() {
     rm -rf "$RAW"
     mkdir -p "$RAW"
     local b tool self repo
-    for b in hostkeeperd hostkeeper terraform-credentials-hostkeeper docker-credential-hostkeeper; do
+    for b in hostkeeperd hostkeeper terraform-credentials-hostkeeper docker-credential-hostkeeper \
+        git-credential-hostkeeper; do
         [[ -x $BIN/$b ]] || die "$BIN/$b is missing (cmake --build BUILD --target bench)"
     done
-    for tool in hyperfine jq secret-tool dash; do
+    for tool in hyperfine jq secret-tool dash git make pkg-config; do
         command -v "$tool" >/dev/null || die "$tool is missing (./packaging/deps.sh bench)"
     done
     for tool in docker-credential-secretservice docker-credential-pass; do
@@ -178,7 +238,7 @@ outer() {
     [[ $pass_rc == 0 || $pass_rc == 77 ]] || die "the pass measurements failed"
 
     local t=$RAW/ss-token.json d=$RAW/ss-docker.json p=$RAW/pass-docker.json runs=${HK_BENCH_RUNS:-300}
-    local tok st ex env_st tru dh ds
+    local tok st ex env_st tru dh ds g=$RAW/ss-git.json gh gc gl
     tok=$(median "$t" token)
     st=$(median "$t" secret-tool)
     ex=$(median "$t" exec-true)
@@ -186,11 +246,16 @@ outer() {
     tru=$(median "$t" true)
     dh=$(median "$d" docker-hostkeeper)
     ds=$(median "$d" docker-secretservice)
+    gh=$(median "$g" git-hostkeeper)
+    gc=$(median "$g" git-cache)
+    gl=$(median "$g" git-libsecret)
     {
         echo "| \`hostkeeper token HOST\`, warm daemon, median of $runs | $(ms "$tok") ms | $(ms "$st") ms (\`secret-tool lookup\`) | $(speedup "$st" "$tok") | — | — |"
         echo "| \`hostkeeper exec --host HOST -- true\`, median of $runs | $(ms "$ex") ms | $(ms "$env_st") ms (\`sh -c 'TF_TOKEN_…=\$(secret-tool lookup …) exec true'\`) | $(speedup "$env_st" "$ex") | — | — |"
         echo "| \`hostkeeper exec\` over \`true\` alone | $(ms "$ex") ms | $(ms "$tru") ms (\`true\`) | $(ratio "$ex" "$tru")× the floor | — | — |"
         echo "| \`docker-credential-hostkeeper get\` (Secret Service), median of $runs | $(ms "$dh") ms | $(ms "$ds") ms (\`docker-credential-secretservice get\`) | $(speedup "$ds" "$dh") | — | — |"
+        echo "| \`git credential-hostkeeper get\` (Terraform token, Secret Service), median of $runs | $(ms "$gh") ms | $(ms "$gc") ms (\`git credential-cache get\`, warm) | $(speedup "$gc" "$gh") | — | — |"
+        echo "| \`git credential-hostkeeper get\` (Terraform token, Secret Service), median of $runs | $(ms "$gh") ms | $(ms "$gl") ms (\`git credential-libsecret get\`, one-shot) | $(speedup "$gl" "$gh") | — | — |"
         if [[ -s $p ]]; then
             local ph pp pass_runs
             ph=$(median "$p" docker-hostkeeper)
@@ -205,10 +270,15 @@ outer() {
              "redirected; hyperfine subtracts dash's own start) against Debian's docker-credential-secretservice" \
              "and docker-credential-pass 0.6.4 reading the same credential from the same keyring. hostkeeperd does" \
              "not cache Docker credentials: each \`get\` is a keyring read."
+        echo "- git (same script): the three helpers' \`get\` of one https host in ONE hyperfine run through" \
+             "/bin/dash, each as git runs it (\`git credential-X get\`, git's own start included in all three):" \
+             "git-credential-hostkeeper answering the host's Terraform token (a keyring search for git items" \
+             "each time, the token from the daemon's cache), git's credential-cache daemon (memory only, not a" \
+             "keyring), and git's contrib libsecret helper (a D-Bus session and a Secret Service lookup per run)."
         [[ -s $p ]] || echo "- pass Docker row skipped: no pass or gpg."
     } >"$OUT/consumers-notes.md"
     {
-        echo "## other consumers: token, exec, Docker credential helper"
+        echo "## other consumers: token, exec, Docker and git credential helpers"
         echo
         echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); hostkeeper $("$BIN/hostkeeperd" --version | awk '{print $NF}');" \
              "$(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg)"

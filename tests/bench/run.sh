@@ -52,8 +52,10 @@
 #      - other consumers (tests/bench/consumers.sh, in worlds of its own,
 #        skipped without Debian's docker-credential helpers): `hostkeeper
 #        token` and `hostkeeper exec` against `secret-tool lookup` and the
-#        shell-profile alternative, and docker-credential-hostkeeper `get`
-#        against docker-credential-secretservice and docker-credential-pass;
+#        shell-profile alternative, docker-credential-hostkeeper `get`
+#        against docker-credential-secretservice and docker-credential-pass,
+#        and `git credential-hostkeeper get` against `git credential-cache
+#        get` and git's one-shot libsecret helper;
 #   4. prints a markdown table and writes it to BUILD_DIR/bench-results.md
 #      (raw hyperfine and load-generator JSON in BUILD_DIR/bench-raw/).
 #
@@ -158,7 +160,7 @@ outer() {
     local bin=$tree/bin
     local b
     for b in hostkeeperd terraform-credentials-hostkeeper hostkeeper hostkeeper-portd \
-             docker-credential-hostkeeper hk_bench_libsecret_lookup hk_bench_socket_load \
+             docker-credential-hostkeeper git-credential-hostkeeper hk_bench_libsecret_lookup hk_bench_socket_load \
              hk_bench_keyring_fill hk_bench_raw_get; do
         [[ -x "$bin/$b" ]] || die "$bin/$b was not built"
     done

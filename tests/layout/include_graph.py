@@ -50,6 +50,7 @@ ALLOWED = {
     'helper/client': {'proto'},
     'helper/credentials_helper': {'proto', 'helper/client'},
     'helper/docker_credential_helper': {'proto', 'helper/client'},
+    'helper/git_credential_helper': {'proto', 'helper/client'},
     'helper/terraform_config': {'proto'},
     'helper/cli': {'proto', 'helper/client', 'helper/terraform_config'},
 }

@@ -81,6 +81,7 @@ pass "maintainer scripts: prerm, postinst, postrm"
 
 # --- File list ----------------------------------------------------------------------
 expected="./usr/bin/docker-credential-hostkeeper
+./usr/bin/git-credential-hostkeeper
 ./usr/bin/hostkeeper
 ./usr/bin/hostkeeperd
 ./usr/bin/terraform-credentials-hostkeeper
@@ -101,6 +102,7 @@ expected="./usr/bin/docker-credential-hostkeeper
 ./usr/share/doc/hostkeeper/docs/manual/configuration.md
 ./usr/share/doc/hostkeeper/docs/manual/docker-podman.md
 ./usr/share/doc/hostkeeper/docs/manual/exit-codes.md
+./usr/share/doc/hostkeeper/docs/manual/git.md
 ./usr/share/doc/hostkeeper/docs/manual/helper.md
 ./usr/share/doc/hostkeeper/docs/manual/install.md
 ./usr/share/doc/hostkeeper/docs/manual/keyrings.md
@@ -113,6 +115,7 @@ expected="./usr/bin/docker-credential-hostkeeper
 ./usr/share/doc/hostkeeper/docs/manual/troubleshooting.md
 ./usr/share/lintian/overrides/hostkeeper
 ./usr/share/man/man1/docker-credential-hostkeeper.1.gz
+./usr/share/man/man1/git-credential-hostkeeper.1.gz
 ./usr/share/man/man1/hostkeeper.1.gz
 ./usr/share/man/man1/terraform-credentials-hostkeeper.1.gz
 ./usr/share/man/man5/hostkeeper.toml.5.gz
@@ -126,7 +129,8 @@ pass "file list: $(wc -l <<<"$actual") files where they belong"
 root=$HK_TEST_ROOT/pkgroot
 rm -rf "$root"
 dpkg -x "$deb" "$root"
-for program in hostkeeper hostkeeperd terraform-credentials-hostkeeper docker-credential-hostkeeper; do
+for program in hostkeeper hostkeeperd terraform-credentials-hostkeeper docker-credential-hostkeeper \
+    git-credential-hostkeeper; do
     file "$root/usr/bin/$program" | grep -q ', stripped' || fail "$program is not stripped: $(file "$root/usr/bin/$program")"
     got=$("$root/usr/bin/$program" --version)
     # The Docker helper's line has the form of the upstream helpers' own.
@@ -174,8 +178,13 @@ printf '{"ServerURL":"pkg.example.com:5000","Username":"pkg","Secret":"%s"}' "$t
     fail "the installed Docker helper does not give the credentials back"
 printf 'pkg.example.com:5000' | HOSTKEEPER_SOCKET=$socket "$root/usr/bin/docker-credential-hostkeeper" erase ||
     fail "the installed Docker helper could not erase"
+# The installed git helper answers the host's Terraform token (git_username
+# oauth2 by default).
+[[ $(printf 'protocol=https\nhost=pkg.example.com\n' | HOSTKEEPER_SOCKET=$socket "$root/usr/bin/git-credential-hostkeeper" get) == \
+    "username=oauth2"$'\n'"password=$token" ]] ||
+    fail "the installed git helper does not answer the Terraform token"
 "$root/usr/bin/hostkeeper" --socket "$socket" stop >/dev/null || fail "the installed hostkeeper could not stop the daemon"
-pass "store and get through the installed helpers (Terraform's and Docker's) and the installed hostkeeperd they started"
+pass "store and get through the installed helpers (Terraform's, Docker's and git's) and the installed hostkeeperd they started"
 
 # The installed daemon runs with the shipped example configuration and still
 # has the token (it was in the keyring, not in memory).
