@@ -9,6 +9,7 @@
 
 #include "helper/cli/check.hpp"
 #include "helper/cli/command.hpp"
+#include "helper/cli/git_config.hpp"
 #include "helper/cli/keyring_cli.hpp"
 #include "helper/cli/list.hpp"
 #include "helper/cli/pass_doctor.hpp"
@@ -533,12 +534,13 @@ int run_doctor(const client::ClientOptions& client) {
         check_stored_tokens(report, client);
     }
     if (!client.socket) check_units(report);  // the units serve only the default socket
-    check_registry_cache(
-        {[&](const std::string& what) { report.ok(what); },
-         [&](const std::string& what) { report.warn(what); },
-         [&](const std::string& what, const std::string& fix) { report.fail(what, fix); },
-         [&](const std::string& what) { report.skip(what); }},
-        client, daemon_answers, config_valid);
+    const DoctorSink sink{
+        [&](const std::string& what) { report.ok(what); },
+        [&](const std::string& what) { report.warn(what); },
+        [&](const std::string& what, const std::string& fix) { report.fail(what, fix); },
+        [&](const std::string& what) { report.skip(what); }};
+    check_registry_cache(sink, client, daemon_answers, config_valid);
+    check_git(sink);
     if (report.failures() > 0) {
         std::printf("%d check(s) failed\n", report.failures());
         return client::kExitFailed;

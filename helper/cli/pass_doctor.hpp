@@ -3,7 +3,7 @@
 // each .gpg-id recipient, gpg-agent, a writable store, and an entry the
 // daemon decrypts without a prompt.
 
-#include "helper/cli/registry_cache_doctor.hpp"
+#include "helper/cli/doctor_sink.hpp"
 #include "helper/client/daemon_client.hpp"
 #include "proto/json.hpp"
 

@@ -2,21 +2,13 @@
 // hostkeeper doctor's "registry cache" checks, and the line hostkeeper status
 // prints for it.
 
-#include <functional>
 #include <string>
 
+#include "helper/cli/doctor_sink.hpp"
 #include "helper/client/daemon_client.hpp"
 #include "proto/json.hpp"
 
 namespace hostkeeper::helper::cli {
-
-// How doctor reports: ok, warn (worth knowing, not a failure), fail (with the fix).
-struct DoctorSink {
-    std::function<void(const std::string&)> ok;
-    std::function<void(const std::string&)> warn;
-    std::function<void(const std::string&, const std::string&)> fail;
-    std::function<void(const std::string&)> skip = [](const std::string&) {};
-};
 
 // Off (no registry-cache.json; a leftover tfrc file is a failure), or: the
 // mode in force and why (the registry port held by root for every user, or

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "helper/cli/command.hpp"
+#include "helper/cli/git_config.hpp"
 #include "helper/cli/list.hpp"
 #include "helper/cli/registry_cache_setup.hpp"
 #include "helper/cli/setup_plan.hpp"
@@ -318,6 +319,7 @@ int setup(const SetupOptions& options, const client::ClientOptions& client) {
     guard_opentofu_directory(plan, tools);
     plan_socket(plan);
     if (options.registry_cache) plan_registry_cache(plan, tools, options.registry_hosts, client);
+    if (options.git) plan_git(plan);
     if (!plan.refusals.empty()) {
         for (const auto& refusal : plan.refusals)
             std::fprintf(stderr, "hostkeeper setup: %s\n", refusal.c_str());
@@ -355,6 +357,7 @@ int setup(const SetupOptions& options, const client::ClientOptions& client) {
 // Reverses one record; returns what happened, for the user.
 std::string undo_one(const Json& action, bool dry_run, const client::ClientOptions& client) {
     if (is_registry_cache_record(action)) return undo_registry_cache(action, dry_run, client);
+    if (is_git_record(action)) return undo_git(action, dry_run);
     const std::string kind = action.value("action", "");
     const auto say = [dry_run](const std::string& would, const std::string& did) {
         return dry_run ? "would " + would : did;
@@ -463,13 +466,19 @@ int undo(const SetupOptions& options, const client::ClientOptions& client) {
     }
     Json state = load_state();
     auto& actions = state["actions"];
-    // --registry-cache --undo: only the registry cache's records.
+    // --registry-cache and --git with --undo: only their records.
+    const bool all = !options.registry_cache && !options.git;
     const auto selected = [&](const Json& action) {
-        return !options.registry_cache || is_registry_cache_record(action);
+        return all || (options.registry_cache && is_registry_cache_record(action)) ||
+               (options.git && is_git_record(action));
     };
     if (std::none_of(actions.begin(), actions.end(), selected)) {
-        std::printf("nothing to undo: hostkeeper setup has no record of %s (%s)\n",
-                    options.registry_cache ? "registry cache changes" : "changes",
+        std::string what = "changes";
+        if (!all) {
+            what = options.registry_cache ? "registry cache changes" : "";
+            if (options.git) what += std::string(what.empty() ? "" : " or ") + "git changes";
+        }
+        std::printf("nothing to undo: hostkeeper setup has no record of %s (%s)\n", what.c_str(),
                     state_path().c_str());
         return client::kExitOk;
     }
@@ -509,13 +518,16 @@ class SetupCommand final : public Command {
         cmd->add_flag("--dry-run", options_.dry_run, "only print what would change");
         cmd->add_flag("--undo", options_.undo,
                       "reverse what setup changed (recorded in $XDG_STATE_HOME/hostkeeper); "
-                      "with --registry-cache, only the registry cache");
+                      "with --registry-cache or --git, only those");
         cmd->add_flag("--restore-tokens", options_.restore_tokens,
                       "with --undo: first write every stored token into Terraform's "
                       "credentials.tfrc.json (plaintext), so Terraform works without the helper");
         cmd->add_flag("--registry-cache", options_.registry_cache,
                       "also route Terraform's and OpenTofu's registry requests through "
                       "hostkeeperd's cache (a loopback listener and host blocks)");
+        cmd->add_flag("--git", options_.git,
+                      "also make git ask git-credential-hostkeeper (credential.helper in the "
+                      "global git configuration) for https hosts");
         cmd->add_option("hosts", options_.registry_hosts,
                         "with --registry-cache: registry hosts to route now (others are "
                         "learned as Terraform asks the helper about them)");

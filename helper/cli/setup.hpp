@@ -6,9 +6,9 @@
 // (~/.local/state/hostkeeper/setup.json): each symlink with what it replaced,
 // each credentials_helper block with the exact text inserted and whether the
 // file was created, whether it enabled hostkeeperd.socket, and the registry
-// cache's files. --undo reverses those records, newest first (with
-// --registry-cache, only the registry cache's), and leaves alone anything the
-// user changed since (it says so).
+// cache's files, the git credential.helper value. --undo reverses those
+// records, newest first (with --registry-cache or --git, only theirs), and
+// leaves alone anything the user changed since (it says so).
 //
 // --undo --restore-tokens first reads every token the daemon has stored and
 // writes them into Terraform's credentials.tfrc.json (plaintext, as
@@ -30,6 +30,7 @@ struct SetupOptions {
     bool restore_tokens = false;  // --undo --restore-tokens: tokens to credentials.tfrc.json
     bool registry_cache = false;  // --registry-cache (registry_cache_setup.hpp)
     std::vector<std::string> registry_hosts;  // its HOST... arguments
+    bool git = false;                         // --git (git_config.hpp)
 };
 
 // Prints what it changes (or would change); the process exit code. `client`:
