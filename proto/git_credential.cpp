@@ -86,8 +86,9 @@ void check_git_password(std::string_view password) {
     if (password.size() > kMaxGitPasswordSize)
         throw Error(ErrorCode::bad_request,
                     "the git password is over " + std::to_string(kMaxGitPasswordSize) + " bytes");
-    if (password.find_first_of(std::string_view("\0\n", 2)) != std::string_view::npos)
-        throw Error(ErrorCode::bad_request, "the git password holds a NUL or a line end");
+    if (password.find_first_of(std::string_view("\0\n\r", 3)) != std::string_view::npos)
+        throw Error(ErrorCode::bad_request,
+                    "the git password holds a NUL, a carriage return or a line end");
 }
 
 std::optional<std::uint64_t> parse_git_expiry(std::string_view text) {

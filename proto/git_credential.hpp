@@ -38,7 +38,8 @@ std::string git_host(std::string_view host);
 std::string git_path(std::string_view path);
 // At most kMaxGitUsernameSize bytes, no control character; "" allowed.
 std::string git_username(std::string_view username);
-// Not empty, at most kMaxGitPasswordSize bytes, no NUL and no line end.
+// Not empty, at most kMaxGitPasswordSize bytes, no NUL, carriage return or
+// line end.
 void check_git_password(std::string_view password);
 // git's password_expiry_utc: decimal Unix seconds; nullopt for anything else.
 std::optional<std::uint64_t> parse_git_expiry(std::string_view text);

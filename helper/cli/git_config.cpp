@@ -1,5 +1,7 @@
 #include "helper/cli/git_config.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -45,6 +47,28 @@ std::string first_line(const std::string& text) {
     return lines.empty() ? std::string("no output") : lines.front();
 }
 
+// The file `git config --global` wrote `value` to (GIT_CONFIG_GLOBAL,
+// ~/.gitconfig or the XDG file, as git chooses); empty when git cannot say.
+std::string global_file_of(const std::string& value) {
+    const client::Captured result =
+        git({"config", "--global", "--show-origin", "--get-all", "credential.helper"});
+    if (result.status != 0) return {};
+    for (const auto& line : lines_of(result.out)) {
+        const auto tab = line.find('\t');
+        if (tab == std::string::npos || line.compare(0, 5, "file:") != 0) continue;
+        if (line.substr(tab + 1) == value) return line.substr(5, tab - 5);
+    }
+    return {};
+}
+
+// git runs a helper value that starts with a slash through the shell: only
+// a path the shell takes as one plain word is written.
+bool shell_safe(const std::string& path) {
+    return std::all_of(path.begin(), path.end(), [](unsigned char c) {
+        return std::isalnum(c) != 0 || c == '/' || c == '.' || c == '_' || c == '-' || c == '+';
+    });
+}
+
 }  // namespace
 
 std::optional<std::string> git_helper_value() {
@@ -65,9 +89,10 @@ bool is_hostkeeper_git_helper(const std::string& value) {
            fs::path(program).filename() == kGitHelperProgram;
 }
 
-std::optional<std::vector<std::string>> git_credential_helpers(bool global_only) {
+std::optional<std::vector<std::string>> git_credential_helpers(
+    const std::vector<std::string>& scope) {
     std::vector<std::string> args{"config"};
-    if (global_only) args.emplace_back("--global");
+    args.insert(args.end(), scope.begin(), scope.end());
     args.insert(args.end(), {"--get-all", "credential.helper"});
     const client::Captured result = git(args);
     if (result.status == 1) return std::vector<std::string>{};  // not set
@@ -82,7 +107,7 @@ void plan_git(Plan& plan) {
             "setup --git again");
         return;
     }
-    const auto helpers = git_credential_helpers(true);
+    const auto helpers = git_credential_helpers({"--global"});
     if (!helpers) {
         plan.refusals.push_back(
             "git: 'git config --global --get-all credential.helper' failed; "
@@ -103,21 +128,27 @@ void plan_git(Plan& plan) {
                                 "run hostkeeper setup --git again");
         return;
     }
+    if (*value != "hostkeeper" && !shell_safe(*value)) {
+        plan.refusals.push_back(std::string("git: ") + kGitHelperProgram + " is at " + *value +
+                                ", a path git's shell would not take as one word; put it on "
+                                "PATH, then run hostkeeper setup --git again");
+        return;
+    }
     for (const auto& other : *helpers) {
         plan.notes.push_back("git: asks credential.helper " + other +
                              " first; hostkeeper answers what it does not");
     }
     const std::string what = "credential.helper " + *value + " to the global git configuration";
-    plan.steps.push_back({"git: would add " + what, "git: added " + what, [value = *value] {
-                              const client::Captured result =
-                                  git({"config", "--global", "--add", "credential.helper", value});
-                              if (result.status != 0) {
-                                  throw std::runtime_error(
-                                      "git config --global --add credential.helper failed: " +
-                                      first_line(result.out));
-                              }
-                              return Json{{"action", kRecord}, {"value", value}};
-                          }});
+    plan.steps.push_back(
+        {"git: would add " + what, "git: added " + what, [value = *value] {
+             const client::Captured result =
+                 git({"config", "--global", "--add", "credential.helper", value});
+             if (result.status != 0) {
+                 throw std::runtime_error("git config --global --add credential.helper failed: " +
+                                          first_line(result.out));
+             }
+             return Json{{"action", kRecord}, {"value", value}, {"file", global_file_of(value)}};
+         }});
 }
 
 void check_git(const DoctorSink& report) {
@@ -125,15 +156,24 @@ void check_git(const DoctorSink& report) {
         report.skip("git: not installed");
         return;
     }
-    const auto helpers = git_credential_helpers(false);
+    const auto helpers = git_credential_helpers({});
     if (!helpers) {
         report.warn(
             "git: 'git config --get-all credential.helper' failed; cannot tell whether "
             "git asks hostkeeper");
         return;
     }
-    std::vector<std::string> before;
+    // git's list: an empty value drops every helper before it.
+    std::vector<std::string> list;
     for (const auto& value : *helpers) {
+        if (value.empty()) {
+            list.clear();
+        } else {
+            list.push_back(value);
+        }
+    }
+    std::vector<std::string> before;
+    for (const auto& value : list) {
         if (!is_hostkeeper_git_helper(value)) {
             before.push_back(value);
             continue;
@@ -167,25 +207,32 @@ bool is_git_record(const Json& action) {
 
 std::string undo_git(const Json& action, bool dry_run) {
     const std::string value = action.value("value", "");
-    const auto helpers = git_credential_helpers(true);
-    bool present = false;
-    if (helpers) {
-        for (const auto& helper : *helpers) present = present || helper == value;
-    }
-    if (value.empty() || !present) {
-        return "left the global git configuration alone: credential.helper " + value +
-               " is no longer there";
-    }
+    // The file setup wrote, whatever GIT_CONFIG_GLOBAL says now.
+    const std::string file = action.value("file", "");
+    const std::vector<std::string> scope = file.empty() ? std::vector<std::string>{"--global"}
+                                                        : std::vector<std::string>{"--file", file};
+    const std::string where = file.empty() ? "the global git configuration" : file;
+    std::error_code ec;
+    if (!file.empty() && !fs::exists(file, ec))
+        return "left git alone: " + file + " is no longer there";
+    const auto helpers = git_credential_helpers(scope);
+    // A configuration git cannot read keeps the record: the value may be there.
+    if (!helpers)
+        throw std::runtime_error("git cannot read " + where + "; fix it and run --undo again");
+    if (value.empty() || std::find(helpers->begin(), helpers->end(), value) == helpers->end())
+        return "left " + where + " alone: credential.helper " + value + " is no longer there";
     if (!dry_run) {
-        const client::Captured result =
-            git({"config", "--global", "--fixed-value", "--unset-all", "credential.helper", value});
+        std::vector<std::string> args{"config"};
+        args.insert(args.end(), scope.begin(), scope.end());
+        args.insert(args.end(), {"--fixed-value", "--unset-all", "credential.helper", value});
+        const client::Captured result = git(args);
         if (result.status != 0) {
-            throw std::runtime_error("git config --global --unset credential.helper failed: " +
+            throw std::runtime_error("git config --unset-all credential.helper failed: " +
                                      first_line(result.out));
         }
     }
     return std::string(dry_run ? "would remove" : "removed") + " credential.helper " + value +
-           " from the global git configuration";
+           " from " + where;
 }
 
 }  // namespace hostkeeper::helper::cli

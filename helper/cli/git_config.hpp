@@ -25,9 +25,11 @@ std::optional<std::string> git_helper_value();
 // True for a credential.helper value that runs hostkeeper's helper.
 bool is_hostkeeper_git_helper(const std::string& value);
 
-// The credential.helper values git reads (`git config [--global]
-// --get-all credential.helper`), in order; nullopt when git cannot be run.
-std::optional<std::vector<std::string>> git_credential_helpers(bool global_only);
+// The credential.helper values git reads (`git config SCOPE --get-all
+// credential.helper`; SCOPE: {"--global"}, {"--file", PATH} or {} for what
+// git uses here), in order; nullopt when git cannot be run or read them.
+std::optional<std::vector<std::string>> git_credential_helpers(
+    const std::vector<std::string>& scope);
 
 // Adds the step (or a note, or a refusal) for --git to `plan`.
 void plan_git(Plan& plan);

@@ -59,7 +59,23 @@ void add_secret(Json& request, const char* name, const proto::Secret& secret) {
     proto::scrub(text);
 }
 
-Json ask(const Json& request, const client::ClientOptions& options) {
+// git's values are bytes, hostkeeper's requests UTF-8 JSON, whose writer
+// would replace other bytes: such a credential is refused, never kept or
+// matched as something else. `then` ends the message.
+void require_utf8(const Json& request, const std::string& then) {
+    try {
+        std::string text = request.dump(-1, ' ', false, Json::error_handler_t::strict);
+        proto::scrub(text);
+    } catch (const Json::type_error&) {
+        throw Error(ErrorCode::bad_request,
+                    "the credential holds bytes that are not UTF-8, which hostkeeper does not "
+                    "keep" +
+                        then);
+    }
+}
+
+Json ask(const Json& request, const client::ClientOptions& options, const std::string& then) {
+    require_utf8(request, then);
     client::DaemonClient daemon(options);
     return daemon.call(request);
 }
@@ -76,7 +92,7 @@ const std::string& string_member(const Json& response, const char* name) {
 void get(int in, int out, const client::ClientOptions& options) {
     const GitCredential credential = read_credential(in);
     if (!ours(credential)) return;
-    Json response = ask(make_git_request(proto::Op::git_get, credential), options);
+    Json response = ask(make_git_request(proto::Op::git_get, credential), options, "");
     const proto::ScrubGuard response_guard(response);
     const auto found = response.find("found");
     if (found == response.end() || !found->is_boolean()) {
@@ -125,7 +141,7 @@ void store(int in, const client::ClientOptions& options) {
     } catch (const Error& e) {
         throw Error(e.code(), std::string(e.what()) + "; nothing was stored");
     }
-    Json response = ask(request, options);
+    Json response = ask(request, options, "; nothing was stored");
     proto::scrub(response);
 }
 
@@ -137,7 +153,7 @@ void erase(int in, const client::ClientOptions& options) {
     if (credential.password && !credential.password->empty()) {
         add_secret(request, "password", *credential.password);
     }
-    Json response = ask(request, options);
+    Json response = ask(request, options, "; nothing was erased");
     proto::scrub(response);
 }
 

@@ -147,7 +147,15 @@ fill() {
 b64url_decode() { python3 -c 'import base64, sys; s = sys.argv[1]; print(base64.urlsafe_b64decode(s + "=" * (-len(s) % 4)).decode())' "$1"; }
 git_items() {
     if [[ $backend == secret-service ]]; then
-        secret-tool search --all host "$1" 2>&1 | grep -c '^schema = io.hostkeeper.GitCredentials$' || true
+        # secret-tool says nothing for no match; anything else it says
+        # without success is a failure, never a count of 0.
+        local out status=0
+        out=$(secret-tool search --all host "$1" 2>&1) || status=$?
+        if ((status != 0)) && [[ -n $out ]]; then
+            echo "FAIL: secret-tool search --all host $1: $out" >&2
+            exit 1
+        fi
+        grep -c '^schema = io.hostkeeper.GitCredentials$' <<<"$out" || true
     else
         local file n=0 key
         for file in "$store"/hostkeeper/git/*.gpg; do

@@ -74,8 +74,8 @@ TEST_CASE("setup --git adds hostkeeper after the user's helper; --git --undo rem
     const Result undo = u.hostkeeper({"setup", "--git", "--undo"});
     INFO(undo.out << undo.err);
     CHECK(undo.exit_code == 0);
-    CHECK_THAT(undo.out, Catch::Contains("removed credential.helper hostkeeper from the global git "
-                                         "configuration"));
+    CHECK_THAT(undo.out, Catch::Contains("removed credential.helper hostkeeper from " +
+                                         (u.home / ".gitconfig").string()));
     CHECK(git_helpers(u) == "store\n");
     const Result undo_rest = u.hostkeeper({"setup", "--git", "--undo"});
     CHECK_THAT(undo_rest.out, Catch::Contains("nothing to undo: hostkeeper setup has no record of "
@@ -96,8 +96,9 @@ TEST_CASE("setup --undo leaves git alone when the user removed the helper by han
     const Result undo = u.hostkeeper({"setup", "--undo"});
     INFO(undo.out << undo.err);
     CHECK(undo.exit_code == 0);
-    CHECK_THAT(undo.out, Catch::Contains("left the global git configuration alone: "
-                                         "credential.helper hostkeeper is no longer there"));
+    CHECK_THAT(undo.out, Catch::Contains("left " + (u.home / ".gitconfig").string() +
+                                         " alone: credential.helper hostkeeper is no longer "
+                                         "there"));
     CHECK(git_helpers(u) == "cache\n");
 }
 
@@ -125,4 +126,39 @@ TEST_CASE("doctor fails when git asks a hostkeeper helper it cannot run, and ski
     const Result broken = u.hostkeeper({"doctor"});
     CHECK_THAT(broken.out, Catch::Contains("git: credential.helper hostkeeper is configured, but "
                                            "git-credential-hostkeeper cannot be run"));
+}
+
+TEST_CASE("setup --git --undo removes the value from the file setup wrote", "[setup]") {
+    UserHome u;
+    use_git_only_path(u);
+    u.put_on_path("git-credential-hostkeeper");
+    const fs::path dotfiles = u.root / "dotfiles" / "gitconfig";
+    u.write(dotfiles, "[user]\n\tname = someone\n");
+    u.options.env["GIT_CONFIG_GLOBAL"] = dotfiles.string();
+    REQUIRE(u.hostkeeper({"setup", "--git"}).exit_code == 0);
+    CHECK_THAT(read_file(dotfiles), Catch::Contains("helper = hostkeeper"));
+    CHECK_FALSE(fs::exists(u.home / ".gitconfig"));
+
+    u.options.env["GIT_CONFIG_GLOBAL"] = std::nullopt;  // a later shell without it
+    const Result undo = u.hostkeeper({"setup", "--git", "--undo"});
+    INFO(undo.out << undo.err);
+    CHECK(undo.exit_code == 0);
+    CHECK_THAT(undo.out,
+               Catch::Contains("removed credential.helper hostkeeper from " + dotfiles.string()));
+    CHECK(read_file(dotfiles) == "[user]\n\tname = someone\n");
+}
+
+TEST_CASE("doctor follows git's list: an empty credential.helper drops hostkeeper before it",
+          "[setup]") {
+    UserHome u;
+    use_git_only_path(u);
+    u.put_on_path("git-credential-hostkeeper");
+    git_config_add(u, "hostkeeper");
+    CHECK_THAT(u.hostkeeper({"doctor"}).out,
+               Catch::Contains("ok    git: credential.helper hostkeeper is configured"));
+    git_config_add(u, "");
+    git_config_add(u, "store");
+    const Result reset = u.hostkeeper({"doctor"});
+    CHECK_THAT(reset.out, Catch::Contains("skip  git: does not ask hostkeeper"));
+    CHECK_THAT(reset.out, !Catch::Contains("ok    git:"));
 }

@@ -51,6 +51,7 @@ TEST_CASE("git passwords and expiry", "[proto][git]") {
     proto::check_git_password("glpat-x y");
     CHECK(code_of([] { proto::check_git_password(""); }) == "bad_request");
     CHECK(code_of([] { proto::check_git_password("a\nb"); }) == "bad_request");
+    CHECK(code_of([] { proto::check_git_password("a\rb"); }) == "bad_request");
     CHECK(code_of([] { proto::check_git_password(std::string("a\0b", 3)); }) == "bad_request");
     CHECK(code_of([] {
               proto::check_git_password(std::string(proto::kMaxGitPasswordSize + 1, 'x'));

@@ -389,3 +389,27 @@ TEST_CASE("git helper store and erase: the requests", "[git-helper]") {
         CHECK_FALSE(request.contains("path"));
     }
 }
+
+TEST_CASE("git helper: bytes that are not UTF-8 are refused before the daemon is asked",
+          "[git-helper]") {
+    // Nothing listens: a request sent would fail with "hostkeeperd is not running".
+    const auto idle = hk_unit::fake_client_options();
+    const struct {
+        const char* action;
+        std::string input;
+        const char* then;
+    } cases[] = {
+        {"get", "protocol=https\nhost=h.example\nusername=user\xff\n", ""},
+        {"store", "protocol=https\nhost=h.example\nusername=u\npassword=caf\xe9\n",
+         "; nothing was stored"},
+        {"erase", "protocol=https\nhost=h.example\npath=r\xfe.git\n", "; nothing was erased"},
+    };
+    for (const auto& c : cases) {
+        const Result r = run_helper({c.action}, c.input, idle);
+        CAPTURE(c.action, r.err);
+        CHECK(r.status == 1);
+        CHECK(r.err == std::string("git-credential-hostkeeper: the credential holds bytes that are "
+                                   "not UTF-8, which hostkeeper does not keep") +
+                           c.then + "\n");
+    }
+}
