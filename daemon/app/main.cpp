@@ -253,7 +253,8 @@ int serve(const Config& config, StartupReport& report) {
     const std::chrono::seconds idle_timeout =
         config.on_demand || listening.activated ? config.idle_timeout : std::chrono::seconds(0);
     credentials::KeyringItems keyring_items(services.keyring.thread.get_executor(),
-                                            services.keyring.keyring, config.git_usernames);
+                                            services.keyring.keyring, services.keyring.credentials,
+                                            config.git_usernames);
     handlers::Dispatcher dispatcher(
         services.keyring.credentials, keyring_items, services.discovery, services.registry,
         services.registry_cache, services.keyring.keyring,

@@ -193,6 +193,11 @@ CredentialStats CredentialService::stats() const {
     return s;
 }
 
+bool CredentialService::still_current(const ReadMark& mark) const {
+    return mark.watched && watched_ && mark.generation == generation_ &&
+           clock_() - mark.at < options_.ttl;
+}
+
 void CredentialService::keyring_changed() {
     ++generation_;
     ++invalidations_;

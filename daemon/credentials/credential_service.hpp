@@ -74,6 +74,18 @@ class CredentialService final : public KeyringEvents {
     void token_accepted(const std::string& host);
     std::chrono::steady_clock::time_point now() const { return clock_(); }
     CredentialStats stats() const;
+
+    // A mark of the keyring's state, for what is learned from it outside
+    // this cache (KeyringItems: which hosts have git items). still_current()
+    // holds while no write, keyring event or flush came after the mark,
+    // changes were watched all along, and the cache's TTL has not run out.
+    struct ReadMark {
+        std::uint64_t generation = 0;
+        std::chrono::steady_clock::time_point at;
+        bool watched = false;
+    };
+    ReadMark read_mark() const { return {generation_, clock_(), watched_}; }
+    bool still_current(const ReadMark& mark) const;
     void stop();
 
     // KeyringEvents: drop everything read before, so that a locked keyring

@@ -75,9 +75,11 @@ std::vector<GitItemInfo> GitItems::items() {
     return out;
 }
 
-std::optional<GitCredential> GitItems::find(const GitItemKey& request, WallTime now) {
+std::optional<GitCredential> GitItems::find(const GitItemKey& request, WallTime now,
+                                            std::set<std::string>* hosts) {
     std::vector<GitItemInfo> candidates;
     for (GitItemInfo& item : items()) {
+        if (hosts != nullptr) hosts->insert(item.key.host);
         if (item.key.host != request.host) continue;
         if (!item.key.path.empty() && item.key.path != request.path) continue;
         if (!request.username.empty() && item.key.username != request.username) continue;
@@ -102,7 +104,11 @@ std::optional<GitCredential> GitItems::find(const GitItemKey& request, WallTime 
 std::size_t GitItems::erase(const GitItemKey& request, const std::optional<Secret>& password) {
     std::size_t erased = 0;
     for (const GitItemInfo& item : items()) {
-        if (item.key.host != request.host || item.key.path != request.path) continue;
+        // The exact path; with a password, also an item without a path that
+        // answered for this one (git_get's rule) and holds that password.
+        const bool path_matches =
+            item.key.path == request.path || (password && item.key.path.empty());
+        if (item.key.host != request.host || !path_matches) continue;
         if (!request.username.empty() && item.key.username != request.username) continue;
         if (password) {
             const std::optional<GitCredential> found = lookup(item.key);

@@ -4,12 +4,13 @@
 // (proto/git_credential.hpp), holding the password, its expiry and an OAuth
 // refresh token as one JSON object. Which item answers a request, and which
 // a request erases, are the rules of PROTOCOL.md "git credentials". Never
-// cached: every call reads the keyring, whose rules are the port's (a locked
-// item is keyring_locked, never absent). Blocks as the port does (worker
-// thread).
+// cached here: every call reads the keyring, whose rules are the port's (a
+// locked item is keyring_locked, never absent); KeyringItems keeps which
+// hosts have items. Blocks as the port does (worker thread).
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,9 +58,13 @@ class GitItems {
     // one is named): the same host; an item with a path only for that path,
     // one without for any; the given username; the most specific first,
     // then the most recently stored. An item expired at `now` never answers.
-    std::optional<GitCredential> find(const proto::GitItemKey& request, WallTime now);
-    // Removes the items of `request`'s host and exactly its path, of its
-    // username when it names one, holding `password` when one is given.
+    // `hosts`, when given, gets every host that has a git item.
+    std::optional<GitCredential> find(const proto::GitItemKey& request, WallTime now,
+                                      std::set<std::string>* hosts = nullptr);
+    // Removes the items of `request`'s host and exactly its path (with a
+    // password, also an item without a path, which find() answered for it),
+    // of its username when it names one, holding `password` when one is
+    // given.
     std::size_t erase(const proto::GitItemKey& request,
                       const std::optional<proto::Secret>& password);
 

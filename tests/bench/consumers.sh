@@ -21,8 +21,8 @@
 #      and ONE hyperfine run (dash, as above) of git's credential helpers'
 #      `get` for one https host, each run as git runs it (`git credential-X`):
 #        git-hostkeeper     `git credential-hostkeeper get`: the host's
-#                           Terraform token (the daemon also searches the
-#                           keyring for git items of the host: not cached)
+#                           Terraform token (the daemon keeps which hosts
+#                           have git items until the keyring changes)
 #        git-cache          `git credential-cache get` against git's warm
 #                           credential-cache daemon (memory only)
 #        git-libsecret      `git credential-libsecret get`: git's one-shot
@@ -272,8 +272,8 @@ outer() {
              "not cache Docker credentials: each \`get\` is a keyring read."
         echo "- git (same script): the three helpers' \`get\` of one https host in ONE hyperfine run through" \
              "/bin/dash, each as git runs it (\`git credential-X get\`, git's own start included in all three):" \
-             "git-credential-hostkeeper answering the host's Terraform token (a keyring search for git items" \
-             "each time, the token from the daemon's cache), git's credential-cache daemon (memory only, not a" \
+             "git-credential-hostkeeper answering the host's Terraform token (from the daemon's cache; it" \
+             "keeps which hosts have git items until the keyring changes), git's credential-cache daemon (memory only, not a" \
              "keyring), and git's contrib libsecret helper (a D-Bus session and a Secret Service lookup per run)."
         [[ -s $p ]] || echo "- pass Docker row skipped: no pass or gpg."
     } >"$OUT/consumers-notes.md"

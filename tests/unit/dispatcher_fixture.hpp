@@ -58,7 +58,7 @@ struct DispatcherFixture : SocketServer {
                                                 archives};
     // config.toml's [hosts."custom.example"] git_username = "deploy".
     daemon::credentials::KeyringItems items{
-        pool.get_executor(), keyring, {{"custom.example", "deploy"}}};
+        pool.get_executor(), keyring, credentials, {{"custom.example", "deploy"}}};
     daemon::handlers::Dispatcher dispatcher{credentials,
                                             items,
                                             discovery,

@@ -49,6 +49,7 @@ bool MemoryKeyring::remove(const daemon::credentials::ItemKey& key) {
 std::vector<daemon::credentials::ListedItem> MemoryKeyring::list(
     daemon::credentials::ItemKind kind) {
     const std::lock_guard lock(mutex_);
+    ++lists;
     check_failure();
     const bool docker = kind == daemon::credentials::ItemKind::docker;
     const bool git = kind == daemon::credentials::ItemKind::git;

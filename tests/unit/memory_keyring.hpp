@@ -59,6 +59,7 @@ class MemoryKeyring final : public daemon::credentials::Keyring {
     std::atomic<int> lookups{0};
     std::atomic<int> stores{0};
     std::atomic<int> removes{0};
+    std::atomic<int> lists{0};
 
   private:
     void check_failure();

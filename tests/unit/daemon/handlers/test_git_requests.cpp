@@ -1,7 +1,9 @@
 // git_get, git_store and git_erase behind a real socket, with an in-memory
 // keyring: every rule of PROTOCOL.md "git credentials" (the real keyrings
 // are the integration tests').
+#include <boost/asio/post.hpp>
 #include <catch2/catch.hpp>
+#include <future>
 #include <string>
 
 #include "dispatcher_fixture.hpp"
@@ -31,6 +33,18 @@ void store(Fixture& f, const Json& fields) {
     const Json answer = f.request(op(proto::Op::git_store, fields));
     CAPTURE(answer.dump());
     REQUIRE(answer.at("stored") == true);
+}
+
+// Runs `fn` on the daemon's event loop, where keyring events arrive, and
+// waits for it.
+template <class F>
+void on_loop(Fixture& f, F fn) {
+    std::promise<void> done;
+    boost::asio::post(f.io, [&] {
+        fn();
+        done.set_value();
+    });
+    done.get_future().wait();
 }
 
 std::string password_of(const Json& answer) {
@@ -265,4 +279,55 @@ TEST_CASE("list names git items, never their passwords", "[daemon][items][git]")
     CHECK(item.at("label") == "secret-service git: https://a%40b@g.example/grp/r.git");
     CHECK(item.at("stored").is_string());
     CHECK(answer.dump().find("secret-pw") == std::string::npos);
+}
+
+TEST_CASE("git_get: which hosts have git items is kept until the keyring changes",
+          "[daemon][items][git]") {
+    Fixture f;
+    f.keyring.put("gitlab.example", R"({"token":"glpat-tf"})");
+    f.keyring.put("other.example", R"({"token":"other-tf"})");
+    CHECK(password_of(get(f, {{"host", "gitlab.example"}})) == "glpat-tf");
+    const int listed = f.keyring.lists;
+    // Known to have no git items: the Terraform token without a listing.
+    CHECK(password_of(get(f, {{"host", "gitlab.example"}})) == "glpat-tf");
+    CHECK(password_of(get(f, {{"host", "other.example"}})) == "other-tf");
+    CHECK(f.keyring.lists == listed);
+
+    // A git item stored through the daemon answers at once.
+    store(f, {{"host", "gitlab.example"}, {"username", "alice"}, {"password", "typed"}});
+    CHECK(password_of(get(f, {{"host", "gitlab.example"}})) == "typed");
+
+    // One another program writes answers once the keyring says it changed.
+    f.keyring.store({{ItemKind::git, "https://bob@other.example"},
+                     "bob",
+                     proto::Secret(std::string(R"({"password":"bobs"})"))});
+    on_loop(f, [&] { f.credentials.keyring_changed(); });
+    CHECK(password_of(get(f, {{"host", "other.example"}})) == "bobs");
+
+    // While changes are not watched, every git_get lists the keyring.
+    on_loop(f, [&] { f.credentials.keyring_watched(false); });
+    const int unwatched = f.keyring.lists;
+    CHECK(password_of(get(f, {{"host", "gitlab.example"}, {"username", "oauth2"}})) == "glpat-tf");
+    CHECK(password_of(get(f, {{"host", "gitlab.example"}, {"username", "oauth2"}})) == "glpat-tf");
+    CHECK(f.keyring.lists == unwatched + 2);
+}
+
+TEST_CASE("git_erase with a password also removes the item without a path that get answered",
+          "[daemon][items][git]") {
+    Fixture f;
+    store(f, {{"host", "g.example"}, {"username", "alice"}, {"password", "old"}});
+    // git asked with a path (credential.useHttpPath), got "old", was refused.
+    CHECK(password_of(get(f, {{"host", "g.example"}, {"path", "grp/r.git"}})) == "old");
+    // Without the password, only items of exactly that path go: none.
+    CHECK(f.request(op(proto::Op::git_erase, {{"host", "g.example"}, {"path", "grp/r.git"}}))
+              .at("erased") == 0);
+    // Another password: nothing.
+    CHECK(f.request(op(proto::Op::git_erase,
+                       {{"host", "g.example"}, {"path", "grp/r.git"}, {"password", "other"}}))
+              .at("erased") == 0);
+    CHECK(f.keyring.count(ItemKind::git) == 1);
+    CHECK(f.request(op(proto::Op::git_erase,
+                       {{"host", "g.example"}, {"path", "grp/r.git"}, {"password", "old"}}))
+              .at("erased") == 1);
+    CHECK(f.keyring.count(ItemKind::git) == 0);
 }
