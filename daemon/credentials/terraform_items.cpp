@@ -1,8 +1,25 @@
 #include "daemon/credentials/terraform_items.hpp"
 
+#include <exception>
 #include <utility>
 
+#include "proto/json.hpp"
+
 namespace hostkeeper::daemon::credentials {
+
+std::optional<proto::Secret> token_of(const proto::Secret& credentials) {
+    try {
+        proto::Json object = proto::parse_json(credentials.view());
+        const proto::ScrubGuard guard(object);
+        if (!object.is_object()) return std::nullopt;
+        const auto token = object.find("token");
+        if (token != object.end() && token->is_string())
+            return proto::Secret(token->get_ref<const std::string&>());
+    } catch (const std::exception&) {
+        // Stored objects are valid JSON (they are checked when stored).
+    }
+    return std::nullopt;
+}
 
 std::optional<proto::Secret> TerraformItems::lookup(const std::string& host) {
     std::optional<StoredItem> found = keyring_.lookup({ItemKind::terraform, host});

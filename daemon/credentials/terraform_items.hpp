@@ -19,6 +19,11 @@ struct ItemInfo {
     std::optional<WallTime> stored;  // when it was last written, where the backend knows
 };
 
+// The "token" string of a host's stored credentials object (compact JSON
+// text), as Terraform sends it; nullopt when it has none, it is not a
+// string, or the text is not a JSON object.
+std::optional<proto::Secret> token_of(const proto::Secret& credentials);
+
 class TerraformItems {
   public:
     explicit TerraformItems(Keyring& keyring) : keyring_(keyring) {}

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "daemon/credentials/terraform_items.hpp"
 #include "daemon/discovery/account_details.hpp"
 #include "daemon/discovery/discovery_document.hpp"
 #include "daemon/http/url.hpp"
@@ -18,12 +19,8 @@ constexpr std::size_t kMaxAccountDocument = std::size_t{256} * 1024;
 
 // Whether stored credentials carry a token to send (bearer_token's reading).
 bool has_token(const proto::Secret& credentials) {
-    try {
-        const std::optional<proto::Secret> token = upstream::token_of(credentials);
-        return token && !token->empty();
-    } catch (const std::exception&) {
-        return false;
-    }
+    const std::optional<proto::Secret> token = credentials::token_of(credentials);
+    return token && !token->empty();
 }
 
 upstream::UpstreamRequest request_for(const std::string& host, std::string url,

@@ -5,6 +5,7 @@
 #include "daemon/backends/keyring_admin.hpp"
 #include "daemon/credentials/credential_service.hpp"
 #include "daemon/credentials/keyring_items.hpp"
+#include "daemon/credentials/terraform_items.hpp"
 #include "daemon/discovery/discovery_service.hpp"
 #include "daemon/handlers/replies.hpp"
 #include "proto/error.hpp"
@@ -64,20 +65,6 @@ credentials::DockerCredentials docker_credentials_field(const proto::Json& field
     return out;
 }
 
-// The credentials object's "token" string; nullopt for none.
-std::optional<proto::Secret> token_of(const proto::Secret& credentials) {
-    try {
-        proto::Json object = proto::parse_json(credentials.view());
-        const proto::ScrubGuard guard(object);
-        const auto token = object.find("token");
-        if (object.is_object() && token != object.end() && token->is_string())
-            return proto::Secret(token->get_ref<const std::string&>());
-    } catch (const std::exception&) {
-        // Served objects are valid JSON; no token otherwise.
-    }
-    return std::nullopt;
-}
-
 // The host's Terraform token as git_store compares it: an item `get`
 // cannot serve (one without a "token") holds none. Its own coroutine: an
 // await after a try block trips GCC bug 109224 (async/toolchain.hpp).
@@ -86,7 +73,7 @@ asio::awaitable<std::optional<proto::Secret>> comparable_token(
     try {
         auto reading = credentials.get(std::move(host));  // named first
         const std::optional<proto::Secret> stored = co_await std::move(reading);
-        if (stored) co_return token_of(*stored);
+        if (stored) co_return credentials::token_of(*stored);
     } catch (const Error& e) {
         if (e.code() != ErrorCode::bad_request) throw;
     }
@@ -229,7 +216,7 @@ asio::awaitable<std::optional<proto::Secret>> ItemRequests::terraform_token(std:
     auto reading = credentials_.get(std::move(host));  // named first
     const std::optional<proto::Secret> stored = co_await std::move(reading);
     if (!stored) co_return std::nullopt;
-    co_return token_of(*stored);
+    co_return credentials::token_of(*stored);
 }
 
 // A git item first, else the host's Terraform token under its git

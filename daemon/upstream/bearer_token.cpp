@@ -4,18 +4,9 @@
 
 #include <exception>
 
-#include "proto/json.hpp"
-#include "proto/messages.hpp"
+#include "daemon/credentials/terraform_items.hpp"
 
 namespace hostkeeper::daemon::upstream {
-
-std::optional<proto::Secret> token_of(const proto::Secret& credentials) {
-    proto::Json object = proto::parse_json(credentials.view());
-    const proto::ScrubGuard guard(object);
-    const auto token = object.find("token");
-    if (token == object.end() || !token->is_string()) return std::nullopt;
-    return proto::Secret(token->get_ref<const std::string&>());
-}
 
 boost::asio::awaitable<std::optional<proto::Secret>> bearer_token(
     credentials::CredentialService& credentials, std::string host, std::string purpose,
@@ -23,7 +14,7 @@ boost::asio::awaitable<std::optional<proto::Secret>> bearer_token(
     try {
         const std::optional<proto::Secret> stored = co_await credentials.get(host);
         if (!stored) co_return std::nullopt;
-        co_return token_of(*stored);
+        co_return credentials::token_of(*stored);
     } catch (const std::exception& e) {
         spdlog::warn("{}: not sending the credentials of {}: {}", purpose, host, e.what());
         if (problem != nullptr) *problem = e.what();

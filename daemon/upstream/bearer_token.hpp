@@ -15,11 +15,6 @@
 
 namespace hostkeeper::daemon::upstream {
 
-// The "token" property of a credentials object (compact JSON text), or
-// nullopt when it has none or is not a string. Throws proto::JsonError for
-// text that is not JSON.
-std::optional<proto::Secret> token_of(const proto::Secret& credentials);
-
 // `host` is normalized; `purpose` ("discovery of app.terraform.io") is for the
 // log. When the keyring cannot say (locked, absent), the answer is nullopt and
 // `problem`, if given, receives why.
