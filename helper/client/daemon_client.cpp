@@ -207,4 +207,14 @@ Json DaemonClient::call(const Json& request) {
     }
 }
 
+const std::string& answer_string(const proto::Json& answer, std::string_view op, const char* name) {
+    const auto found = answer.find(name);
+    if (found == answer.end() || !found->is_string()) {
+        throw proto::Error(
+            proto::ErrorCode::internal,
+            "hostkeeperd's " + std::string(op) + " answer has no string \"" + name + "\"");
+    }
+    return found->get_ref<const std::string&>();
+}
+
 }  // namespace hostkeeper::helper::client

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "helper/client/deadline.hpp"
 #include "proto/messages.hpp"
@@ -22,6 +23,11 @@ struct ClientOptions {
 
 // The options of --socket ("" for the default) and --timeout SECONDS.
 ClientOptions make_client_options(const std::string& socket, double timeout_seconds);
+
+// The string member `name` of the daemon's answer to `op`. Throws
+// proto::Error internal ("hostkeeperd's OP answer has no string "NAME"")
+// when it is missing or not a string.
+const std::string& answer_string(const proto::Json& answer, std::string_view op, const char* name);
 
 class DaemonClient {
   public:

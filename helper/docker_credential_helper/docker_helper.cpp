@@ -32,15 +32,6 @@ Json ask(const Json& request, const client::ClientOptions& options) {
     return daemon.call(request);
 }
 
-const std::string& string_member(const Json& response, const char* name) {
-    const auto found = response.find(name);
-    if (found == response.end() || !found->is_string()) {
-        throw Error(ErrorCode::internal,
-                    std::string("hostkeeperd's answer has no string \"") + name + "\"");
-    }
-    return found->get_ref<const std::string&>();
-}
-
 void store(int in, const client::ClientOptions& options) {
     std::string input = client::read_all_input(
         in, client::kMaxHelperInput,
@@ -100,8 +91,9 @@ void get(int in, int out, const client::ClientOptions& options) {
     if (!response) throw Error(ErrorCode::not_found, std::string(kNotFound));
     const proto::ScrubGuard response_guard(*response);
     // As upstream, ServerURL is the one asked for.
-    std::string text = format_credentials(server, string_member(*response, "username"),
-                                          string_member(*response, "secret"));
+    std::string text =
+        format_credentials(server, client::answer_string(*response, "docker_get", "username"),
+                           client::answer_string(*response, "docker_get", "secret"));
     const proto::ScrubGuard text_guard(text);
     client::write_all_output(out, text);
 }

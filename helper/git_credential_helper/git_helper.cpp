@@ -80,15 +80,6 @@ Json ask(const Json& request, const client::ClientOptions& options, const std::s
     return daemon.call(request);
 }
 
-const std::string& string_member(const Json& response, const char* name) {
-    const auto found = response.find(name);
-    if (found == response.end() || !found->is_string()) {
-        throw Error(ErrorCode::internal,
-                    std::string("hostkeeperd's git_get answer has no string \"") + name + "\"");
-    }
-    return found->get_ref<const std::string&>();
-}
-
 void get(int in, int out, const client::ClientOptions& options) {
     const GitCredential credential = read_credential(in);
     if (!ours(credential)) return;
@@ -110,10 +101,11 @@ void get(int in, int out, const client::ClientOptions& options) {
     }
     std::optional<std::string_view> refresh;
     if (response.contains("oauth_refresh_token")) {
-        refresh = string_member(response, "oauth_refresh_token");
+        refresh = client::answer_string(response, "git_get", "oauth_refresh_token");
     }
-    std::string text = format_answer(string_member(response, "username"),
-                                     string_member(response, "password"), expiry, refresh);
+    std::string text =
+        format_answer(client::answer_string(response, "git_get", "username"),
+                      client::answer_string(response, "git_get", "password"), expiry, refresh);
     const proto::ScrubGuard text_guard(text);
     client::write_all_output(out, text);
 }

@@ -292,7 +292,7 @@ TEST_CASE("docker helper get: the stored credentials, or the not-found line", "[
         FakeDaemon daemon(*options.socket, reply);
         const Result r = run_helper({"get"}, "r.example", options);
         CHECK(r.status == 1);
-        CHECK(r.out == "hostkeeperd's answer has no string \"secret\"\n");
+        CHECK(r.out == "hostkeeperd's docker_get answer has no string \"secret\"\n");
     }
     const Result r = run_helper({"get"}, "\n", idle);
     CHECK(r.status == 1);
