@@ -4,12 +4,11 @@
 #include <chrono>
 #include <utility>
 
+#include "daemon/credentials/stored_object.hpp"
 #include "proto/error.hpp"
 #include "proto/json.hpp"
 
 namespace hostkeeper::daemon::credentials {
-using proto::Error;
-using proto::ErrorCode;
 using proto::GitItemKey;
 using proto::Secret;
 
@@ -25,20 +24,11 @@ proto::Secret git_secret_text(const GitCredential& credential) {
 }
 
 GitCredential git_credential_of(const GitItemKey& key, const std::string& url, const Secret& text) {
-    proto::Json json;
-    try {
-        json = proto::parse_json(text.view());
-    } catch (const std::exception&) {
-        throw Error(ErrorCode::keyring_error,
-                    "the git item " + url + " does not hold a JSON object");
-    }
+    const std::string what = "the git item " + url;
+    proto::Json json = stored_object(text, what);
     const proto::ScrubGuard guard(json);
-    const auto password = json.find("password");
-    if (!json.is_object() || password == json.end() || !password->is_string())
-        throw Error(ErrorCode::keyring_error,
-                    "the git item " + url + " has no string \"password\"");
-    GitCredential out{key, Secret(password->get_ref<const std::string&>()), std::nullopt,
-                      std::nullopt};
+    const std::string& password = stored_string(json, "password", what);
+    GitCredential out{key, Secret(password), std::nullopt, std::nullopt};
     if (const auto expiry = json.find("password_expiry_utc");
         expiry != json.end() && expiry->is_number_unsigned())
         out.password_expiry_utc = expiry->get<std::uint64_t>();

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <random>
 
+#include "daemon/credentials/stored_object.hpp"
 #include "proto/error.hpp"
 #include "proto/file_io.hpp"
 #include "proto/git_credential.hpp"
@@ -114,18 +115,9 @@ std::optional<std::string> url_of_git_entry_file(std::string_view file_name) {
 
 credentials::StoredItem git_entry_item(const std::string& entry, const std::string& url,
                                        const proto::Secret& text) {
-    proto::Json json;
-    try {
-        json = proto::parse_json(text.view());
-    } catch (const std::exception&) {
-        throw proto::Error(proto::ErrorCode::keyring_error, entry + " does not hold a JSON object");
-    }
+    proto::Json json = credentials::stored_object(text, entry);
     const proto::ScrubGuard guard(json);
-    const auto held = json.find("url");
-    if (!json.is_object() || held == json.end() || !held->is_string())
-        throw proto::Error(proto::ErrorCode::keyring_error,
-                           entry + " has no string \"url\": not a git credential");
-    if (held->get_ref<const std::string&>() != url)
+    if (credentials::stored_string(json, "url", entry, ": not a git credential") != url)
         throw proto::Error(proto::ErrorCode::keyring_error,
                            entry + " holds the credentials of another URL");
     json.erase("url");
@@ -151,21 +143,12 @@ proto::Secret git_entry_text(const credentials::StoredItem& item) {
 
 credentials::DockerCredentials docker_entry_text(const std::string& entry,
                                                  const proto::Secret& text) {
-    proto::Json json;
-    try {
-        json = proto::parse_json(text.view());
-    } catch (const std::exception&) {
-        throw proto::Error(proto::ErrorCode::keyring_error, entry + " does not hold a JSON object");
-    }
+    proto::Json json = credentials::stored_object(text, entry);
     const proto::ScrubGuard guard(json);
-    const auto field = [&](const char* name) -> const std::string& {
-        const auto it = json.find(name);
-        if (!json.is_object() || it == json.end() || !it->is_string())
-            throw proto::Error(proto::ErrorCode::keyring_error,
-                               entry + " has no string \"" + name + "\": not a Docker credential");
-        return it->get_ref<const std::string&>();
-    };
-    return {field("ServerURL"), field("Username"), proto::Secret(field("Secret"))};
+    const char* const otherwise = ": not a Docker credential";
+    return {credentials::stored_string(json, "ServerURL", entry, otherwise),
+            credentials::stored_string(json, "Username", entry, otherwise),
+            proto::Secret(credentials::stored_string(json, "Secret", entry, otherwise))};
 }
 
 proto::Secret entry_text(std::string_view plaintext) {
