@@ -18,27 +18,8 @@ tf_helper=$bin/terraform-credentials-hostkeeper
 need python3
 
 # --- The world and its backend -----------------------------------------------------
-if [[ -n "${HK_PASS_ROOT:-}" && -z "${DBUS_SESSION_BUS_ADDRESS:-}" ]]; then
-    backend=pass
-    world_root=$HK_PASS_ROOT
-    store=$HOME/.password-store
-    [[ -f $store/.gpg-id ]] || { echo "$0: no pass store at $store" >&2; exit 2; }
-elif [[ -n "${HK_TEST_ROOT:-}" && -n "${DBUS_SESSION_BUS_ADDRESS:-}" ]]; then
-    backend=secret-service
-    world_root=$HK_TEST_ROOT
-    command -v secret-tool >/dev/null || { echo "$0: secret-tool is missing (apt-get install libsecret-tools)" >&2; exit 2; }
-else
-    echo "$0: run me through tests/support/keyring-env.sh or tests/support/pass-env.sh" >&2
-    exit 2
-fi
-root=$world_root/${e2e_name:?set e2e_name before sourcing docker_lib.sh}
-mkdir -p "$root"
-mkdir -p "$XDG_CONFIG_HOME/hostkeeper"
-# unlock_timeout: a locked keyring's unlock prompt (nobody answers it here)
-# is given up soon.
-printf '[keyring]\nbackend = "%s"\nunlock_timeout = "2s"\n' "$backend" >"$XDG_CONFIG_HOME/hostkeeper/config.toml"
-"$bin/hostkeeper" stop >/dev/null 2>&1 || true
-echo "keyring backend: $backend"
+# shellcheck source=keyring_world.sh
+source "$here/keyring_world.sh"
 
 # dh OUT VERB [ARGS...]: the Docker helper as the clients run it, standard
 # input from the caller (a redirection, so that dh_rc is set in this shell);

@@ -20,29 +20,10 @@ bin_dir "$1" git-credential-hostkeeper terraform-credentials-hostkeeper hostkeep
 git_helper=$bin/git-credential-hostkeeper
 tf_helper=$bin/terraform-credentials-hostkeeper
 need python3 openssl git
-git http-backend </dev/null >/dev/null 2>&1 || true  # present in every git; its absence shows in the clone
 
 # --- The world and its backend -----------------------------------------------------
-if [[ -n "${HK_PASS_ROOT:-}" && -z "${DBUS_SESSION_BUS_ADDRESS:-}" ]]; then
-    backend=pass
-    world_root=$HK_PASS_ROOT
-    store=$HOME/.password-store
-    [[ -f $store/.gpg-id ]] || { echo "$0: no pass store at $store" >&2; exit 2; }
-elif [[ -n "${HK_TEST_ROOT:-}" && -n "${DBUS_SESSION_BUS_ADDRESS:-}" ]]; then
-    backend=secret-service
-    world_root=$HK_TEST_ROOT
-    command -v secret-tool >/dev/null || { echo "$0: secret-tool is missing (apt-get install libsecret-tools)" >&2; exit 2; }
-else
-    echo "$0: run me through tests/support/keyring-env.sh or tests/support/pass-env.sh" >&2
-    exit 2
-fi
-root=$world_root/${e2e_name:?set e2e_name before sourcing git_lib.sh}
-mkdir -p "$root"
-config=$XDG_CONFIG_HOME/hostkeeper/config.toml
-mkdir -p "$(dirname "$config")"
-printf '[keyring]\nbackend = "%s"\nunlock_timeout = "2s"\n' "$backend" >"$config"
-"$bin/hostkeeper" stop >/dev/null 2>&1 || true
-echo "keyring backend: $backend"
+# shellcheck source=keyring_world.sh
+source "$here/keyring_world.sh"
 
 # --- git: the helper on PATH, a configuration of its own, no prompts ----------------
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
