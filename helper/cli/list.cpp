@@ -107,6 +107,19 @@ Json list_document(const Json& answer) {
     return document;
 }
 
+// The items of another kind than Terraform's (Docker, git) under `title`,
+// one line each, named by their `key` field.
+void item_lines(std::vector<std::string>& lines, const Json& items, const char* title,
+                const char* key) {
+    if (!items.empty()) lines.emplace_back(title);
+    for (const auto& entry : items) {
+        lines.push_back("  " + text_of(entry, key, "?") + "  user " +
+                        text_of(entry, "username", "?") + ", label \"" +
+                        text_of(entry, "label", "?") + "\", stored " +
+                        text_of(entry, "stored", "(unknown)"));
+    }
+}
+
 std::vector<std::string> list_lines(const Json& document) {
     std::vector<std::string> lines;
     const std::string backend = text_of(document, "backend", "?");
@@ -121,22 +134,8 @@ std::vector<std::string> list_lines(const Json& document) {
         for (const auto& shadow : array_of(entry, "shadowed_by"))
             lines.push_back(shadow_line(shadow));
     }
-    const Json& docker = array_of(document, "docker");
-    if (!docker.empty()) lines.push_back("Docker credentials:");
-    for (const auto& entry : docker) {
-        lines.push_back("  " + text_of(entry, "server", "?") + "  user " +
-                        text_of(entry, "username", "?") + ", label \"" +
-                        text_of(entry, "label", "?") + "\", stored " +
-                        text_of(entry, "stored", "(unknown)"));
-    }
-    const Json& git = array_of(document, "git");
-    if (!git.empty()) lines.push_back("git credentials:");
-    for (const auto& entry : git) {
-        lines.push_back("  " + text_of(entry, "url", "?") + "  user " +
-                        text_of(entry, "username", "?") + ", label \"" +
-                        text_of(entry, "label", "?") + "\", stored " +
-                        text_of(entry, "stored", "(unknown)"));
-    }
+    item_lines(lines, array_of(document, "docker"), "Docker credentials:", "server");
+    item_lines(lines, array_of(document, "git"), "git credentials:", "url");
     const Json& rejected = array_of(document, "rejected");
     if (!rejected.empty()) lines.push_back("Refused their stored token recently:");
     for (const auto& entry : rejected) {
