@@ -416,6 +416,10 @@ void apply_file_and_options(Config& config, const CommandLineValues& given) {
                           "\": it must be \"auto\", \"secret-service\" or \"pass\"");
     }
     if (!config.http.ca_file.empty()) check_ca_file(config);
+    if (config.archive_dir && !config.archive_dir->is_absolute()) {
+        throw ConfigError("registry_cache.archive_dir is \"" + config.archive_dir->string() +
+                          "\": it must be an absolute path");
+    }
     if (!config.registry.mirror_url.empty()) {
         try {
             registry::make_mirror(config.registry.mirror_url);

@@ -40,6 +40,8 @@ struct Config {
     http::HttpOptions http;
     // The archive cache ([registry_cache]): main sets its dir and fetch_timeout.
     archives::ArchiveStoreOptions archives;
+    // registry_cache.archive_dir (absolute): else archives::default_archive_dir().
+    std::optional<std::filesystem::path> archive_dir;
     // [hosts."HOST"] git_username: the username git is answered with the
     // host's Terraform token (else "oauth2"), by normalized host.
     std::map<std::string, std::string> git_usernames;

@@ -119,6 +119,7 @@ registry::RegistryOptions registry_options(const Config& config,
 
 archives::ArchiveStoreOptions archive_options(const Config& config) {
     archives::ArchiveStoreOptions options = config.archives;
+    if (config.archive_dir) options.dir = *config.archive_dir;
     if (options.dir.empty()) options.dir = archives::default_archive_dir();
     options.fetch_timeout = config.registry.fetch_timeout;
     return options;

@@ -125,6 +125,10 @@ constexpr std::array kSettings{
             .help = "keep cached provider packages and module archives within this many bytes, "
                     "the least recently used going first",
             .zero_error = "registry_cache.max_archive_bytes must be at least 1"},
+    Setting{"registry_cache.archive_dir", "--archive-dir", PathField{HK_AT(archive_dir)},
+            "keep cached provider packages and module archives here (an absolute path): a "
+            "directory of yours (0700), or one a group shares (setgid, group-writable, 2770)",
+            "$XDG_CACHE_HOME/hostkeeper/archives"},
 };
 
 #undef HK_AT

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "daemon/archives/package_hash.hpp"
+#include "daemon/archives/shared_store.hpp"
 #include "daemon/archives/verified_download.hpp"
 #include "proto/error.hpp"
 #include "proto/file_io.hpp"
@@ -40,6 +41,16 @@ bool is_hex_name(std::string_view name) {
 
 bool is_provider_key(const std::string& key) {
     return key.rfind("providers/", 0) == 0;
+}
+
+bool is_uid_name(std::string_view name) {
+    return !name.empty() && name.size() <= 10 &&
+           std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The 64 hex digits that end a stored file's name.
+std::string_view hex_of(std::string_view name) {
+    return name.substr(name.size() - kHexDigits);
 }
 
 // The last path segment of `url` when it is a plain file name.
@@ -129,7 +140,7 @@ OwnedFd OwnedFd::reopen() const {
 }
 
 Archive Archive::duplicate() const {
-    return Archive{fd.reopen(), size, filename_hint};
+    return Archive{fd.reopen(), size, filename_hint, lease};
 }
 
 void check_archive_key(const std::string& key) {
@@ -158,19 +169,42 @@ ArchiveStore::ArchiveStore(asio::any_io_executor io, http::HttpClient& http,
                      stored_.size(), stats().bytes, options_.max_bytes);
     } catch (const std::exception& e) {
         spdlog::warn("archive cache {}: {}", options_.dir.string(), e.what());
+        store_error_ = store_problem(options_.dir, StoreUnwritable(e.what(), 0));
+        store_failed_at_ = std::chrono::steady_clock::now();
     }
 }
 
-// The directories, 0700 and ours. Throws proto::Error internal.
+// The directories: 0700 and ours, or a group's (shared_store.hpp), and the
+// lock file. Throws proto::Error internal.
 void ArchiveStore::prepare() {
+    const fs::path& dir = options_.dir;
     try {
-        make_private_dirs(options_.dir);
-        for (const std::string_view kind : kKinds)
-            proto::ensure_private_directory(options_.dir / kind, ::geteuid());
-        proto::ensure_private_directory(options_.dir / "tmp", ::geteuid());
-    } catch (const std::exception& e) {
+        std::error_code ec;
+        if (!fs::is_directory(dir, ec)) make_private_dirs(dir);
+        const StoreMode mode = check_store_dir(dir, ::geteuid());
+        if (mode == StoreMode::private_dir) {
+            for (const std::string_view kind : kKinds)
+                proto::ensure_private_directory(dir / kind, ::geteuid());
+            proto::ensure_private_directory(dir / "tmp", ::geteuid());
+        } else {
+            struct stat st {};
+            if (::stat(dir.c_str(), &st) != 0)
+                throw fs::filesystem_error("cannot examine the directory", dir,
+                                           std::error_code(errno, std::generic_category()));
+            for (const std::string_view kind : kKinds) ensure_shared_subdir(dir / kind, st.st_gid);
+            ensure_shared_subdir(dir / "tmp", st.st_gid);
+            ensure_own_subdir(dir / "modules" / std::to_string(::geteuid()), ::geteuid());
+        }
+        if (!locks_.enabled() || mode_ != mode)
+            locks_.open(dir / ".lock", mode == StoreMode::shared_dir);
+        mode_ = mode;
+    } catch (const fs::filesystem_error& e) {
+        mode_.reset();
         throw Error(ErrorCode::internal,
-                    "the archive cache directory " + options_.dir.string() + ": " + e.what());
+                    "the archive cache directory " + dir.string() + ": " + e.what());
+    } catch (const std::exception& e) {
+        mode_.reset();  // the message names the directory and what is accepted
+        throw Error(ErrorCode::internal, e.what());
     }
 }
 
@@ -198,37 +232,61 @@ void ArchiveStore::sweep_temp_files() const {
     }
 }
 
-// What the directory holds now, whoever stored it.
+// What the directory holds now, whoever stored it: DIR/KIND/<hex>, and in
+// a shared directory every user's DIR/modules/<uid>/<hex>.
 void ArchiveStore::scan() {
     stored_.clear();
     for (const std::string_view kind : kKinds) {
         std::error_code ec;
         for (const auto& entry : fs::directory_iterator(options_.dir / kind, ec)) {
             const std::string name = entry.path().filename().string();
-            if (!is_hex_name(name) || !entry.is_regular_file(ec) || entry.is_symlink(ec)) continue;
-            const std::uintmax_t size = entry.file_size(ec);
-            if (ec || size == 0) continue;
-            const auto used = entry.last_write_time(ec);
-            if (ec) continue;
-            stored_[std::string(kind) + "/" + name] = Entry{size, used};
+            if (is_hex_name(name)) {
+                scan_file(std::string(kind) + "/" + name);
+            } else if (kind == "modules" && is_uid_name(name) && !entry.is_symlink(ec)) {
+                std::error_code unreadable;  // another user's, closed to us: not counted
+                for (const auto& own : fs::directory_iterator(entry.path(), unreadable)) {
+                    const std::string hex = own.path().filename().string();
+                    if (is_hex_name(hex)) scan_file((fs::path(kind) / name / hex).string());
+                }
+            }
         }
     }
 }
 
-std::optional<Archive> ArchiveStore::find(const std::string& key) {
-    check_archive_key(key);
-    const fs::path path = options_.dir / key;
-    OwnedFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+// One stored file, used when it was last written or (another user's hit)
+// last read, whichever is later.
+void ArchiveStore::scan_file(const std::string& name) {
+    const fs::path path = options_.dir / name;
     struct stat st {};
-    if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
-        stored_.erase(key);
-        return std::nullopt;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) return;
+    std::error_code ec;
+    const auto written = fs::last_write_time(path, ec);
+    if (ec) return;
+    const std::int64_t read_later_ns =
+        (std::int64_t{st.st_atim.tv_sec} - st.st_mtim.tv_sec) * 1'000'000'000 +
+        (st.st_atim.tv_nsec - st.st_mtim.tv_nsec);
+    const auto used =
+        written + std::chrono::duration_cast<fs::file_time_type::duration>(
+                      std::chrono::nanoseconds(std::max<std::int64_t>(0, read_later_ns)));
+    stored_[name] = Entry{static_cast<std::uint64_t>(st.st_size), used};
+}
+
+std::string ArchiveStore::stored_name(const std::string& key) const {
+    if (mode_ != StoreMode::shared_dir || is_provider_key(key)) return key;
+    return "modules/" + std::to_string(::geteuid()) + "/" + std::string(hex_of(key));
+}
+
+asio::awaitable<std::optional<Archive>> ArchiveStore::find(const std::string& key) {
+    check_archive_key(key);
+    std::optional<Opened> opened = open_stored(key);
+    if (!opened) co_return std::nullopt;
+    if (opened->verify) {
+        // Named first (async/toolchain.hpp).
+        auto hashing = hash_of(opened->archive.fd.get());
+        const std::string hash = co_await std::move(hashing);
+        if (!accept_hashed(*opened, hash)) co_return std::nullopt;
     }
-    ::futimens(fd.get(), nullptr);  // used now: the last to be evicted
-    const auto size = static_cast<std::uint64_t>(st.st_size);
-    stored_[key] = Entry{size, fs::file_time_type::clock::now()};
-    ++hits_;
-    return Archive{std::move(fd), size, std::string()};
+    co_return served(std::move(*opened));
 }
 
 asio::awaitable<Archive> ArchiveStore::get(ArchiveRequest request) {
@@ -241,7 +299,8 @@ asio::awaitable<Archive> ArchiveStore::get(ArchiveRequest request) {
         throw Error(ErrorCode::bad_request,
                     request.what + ": a provider package is always verified before it is stored");
     }
-    if (std::optional<Archive> hit = find(request.key)) co_return std::move(*hit);
+    auto finding = find(request.key);  // named first (async/toolchain.hpp)
+    if (std::optional<Archive> hit = co_await std::move(finding)) co_return std::move(*hit);
     if (stopped_) throw Error(ErrorCode::internal, "hostkeeperd is stopping");
     if (store_resting()) {
         ++passed_through_;
@@ -328,7 +387,9 @@ asio::awaitable<Archive> ArchiveStore::insert(ArchiveRequest request) {
         const int error = errno;
         throw StoreUnwritable("cannot read " + temp + ": " + std::strerror(error), error);
     }
-    const fs::path path = options_.dir / key;
+    seal(in.get(), temp);
+    const std::string name = stored_name(key);
+    const fs::path path = options_.dir / name;
     if (::rename(temp.c_str(), path.c_str()) != 0) {
         const int error = errno;
         throw StoreUnwritable(
@@ -336,9 +397,9 @@ asio::awaitable<Archive> ArchiveStore::insert(ArchiveRequest request) {
             error);
     }
     partial.keep = true;
-    stored_[key] = Entry{file.size, fs::file_time_type::clock::now()};
-    evict(key);
-    co_return Archive{std::move(in), file.size, hint};
+    remember_stored(name, in.get(), file.size);
+    evict(name);
+    co_return Archive{std::move(in), file.size, hint, lease_of(name)};
 }
 
 // Logged once, when the directory stops taking archives.
@@ -355,7 +416,9 @@ bool ArchiveStore::store_resting() const {
            std::chrono::steady_clock::now() - store_failed_at_ < kStoreRetry;
 }
 
-// Least recently used first, until what is stored (by any daemon) fits.
+// Least recently used first, until what is stored (by any daemon) fits;
+// `keep` (a stored_name()) stays, and so do files a daemon is serving and
+// files this user may not remove.
 void ArchiveStore::evict(const std::string& keep) {
     scan();
     std::uint64_t total = 0;
@@ -369,11 +432,23 @@ void ArchiveStore::evict(const std::string& keep) {
         if (total <= options_.max_bytes) break;
         const auto size = stored_[key].size;
         const fs::path path = options_.dir / key;
-        if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-            spdlog::warn("archive cache: cannot remove {}: {}", path.string(),
-                         std::strerror(errno));
+        std::shared_ptr<void> held;
+        if (!locks_.take(hex_of(key), held)) {
+            spdlog::debug("archive cache: {} is being served: not evicted", key);
             continue;
         }
+        if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+            // Another user's module archive (theirs to evict), or a file system's refusal.
+            const bool theirs = errno == EACCES || errno == EPERM;
+            if (theirs) {
+                spdlog::debug("archive cache: {} is not ours to remove", key);
+            } else {
+                spdlog::warn("archive cache: cannot remove {}: {}", path.string(),
+                             std::strerror(errno));
+            }
+            continue;
+        }
+        verified_.forget(key);
         spdlog::info("archive cache: evicted {} ({} bytes, least recently used)", key, size);
         total -= size;
         stored_.erase(key);
@@ -391,6 +466,7 @@ ArchiveStats ArchiveStore::stats() const {
     s.evictions = evictions_;
     s.failures = failures_;
     s.passed_through = passed_through_;
+    s.rejected = rejected_;
     s.store_problem = store_error_;
     return s;
 }

@@ -1,7 +1,9 @@
 #pragma once
 // The archive cache: provider packages and module archives downloaded once
-// per machine user into $XDG_CACHE_HOME/hostkeeper/archives/ (0700) and
-// served from there (the registry cache's listener serves them).
+// per machine user into $XDG_CACHE_HOME/hostkeeper/archives/ (0700), or once
+// for a group of users into a shared directory (registry_cache.archive_dir,
+// shared_store.hpp), and served from there (the registry cache's listener
+// serves them).
 //
 // Layout: DIR/providers/<sha256 of the zip>, DIR/modules/<sha256 of the
 // source URL>, DIR/tmp/ for downloads in progress. A file appears under its
@@ -14,11 +16,24 @@
 // (0700). A found file is not hashed again; an empty or unreadable one is a
 // miss (and is replaced by the next download).
 //
-// Least recently used goes first: a hit sets the file's mtime to now, and
-// eviction (after each insert) removes the oldest mtimes until the files
-// under DIR (another daemon's included) fit max_bytes, never the file just
-// stored. Archives are returned as open file descriptors, so eviction (an
-// unlink, here or in another daemon) never cuts a response short.
+// A shared directory (2770, a group's) holds every member's archives. Its
+// files are 0440 in the directory's group. There a name vouches for nothing
+// (a member may write or rename any file), so find() hashes a provider
+// package against its key, off the event loop, before serving it, once per
+// daemon unless the file changes (FileIdentity: dev, inode, size, mtime,
+// ctime); one that does not match is removed and counted (stats().rejected),
+// never served. Module archives have nothing published to check against:
+// each user keeps their own under DIR/modules/<uid>/ (2750, theirs), and
+// only those are served.
+//
+// Least recently used goes first: a hit sets the file's mtime to now (its
+// owner's hits; another member's show in its access time), and eviction
+// (after each insert) removes the oldest until the files under DIR (every
+// daemon's, every user's) fit max_bytes, never the file just stored and
+// never one a daemon is serving: a found archive carries a lease, a shared
+// lock on its byte of DIR/.lock, and eviction skips what it cannot lock
+// exclusively (or may not remove). Archives are returned as open file
+// descriptors, so a local unlink never cuts a response short either.
 //
 // When the directory cannot take an archive (a full or read-only file
 // system, a quota, permissions: any failure to create, write or rename a
@@ -39,11 +54,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "daemon/archives/archive_options.hpp"
+#include "daemon/archives/shared_store.hpp"
 #include "daemon/archives/verified_download.hpp"
 #include "daemon/async/single_flight.hpp"
 #include "daemon/http/http_client.hpp"
@@ -78,6 +95,9 @@ struct Archive {
     // The last segment of the download URL's path when it is a plain file
     // name (letters, digits, "._+-"); "" otherwise and for find().
     std::string filename_hint;
+    // Held while the archive is served: eviction (any daemon's) leaves the
+    // file alone meanwhile. Empty when locks are off (shared_store.hpp).
+    std::shared_ptr<void> lease;
 
     Archive duplicate() const;  // the same file with an open file description of its own
 };
@@ -107,6 +127,9 @@ struct ArchiveStats {
     std::uint64_t evictions = 0;  // archives removed to stay under the cap
     std::uint64_t failures = 0;   // downloads that failed or did not verify
     std::uint64_t passed_through = 0;  // archives not stored: the directory could not take them
+    // Archives found in a shared directory that did not match their key:
+    // removed, never served.
+    std::uint64_t rejected = 0;
     // "" while the directory takes archives; else why not, for people:
     // "the cache directory is full: N bytes free on /path; archives are
     // passed through uncached".
@@ -123,17 +146,19 @@ std::string module_archive_key(const std::string& url);
 
 class ArchiveStore {
   public:
-    // Makes the directories (0700) when it can, removes temp files older
-    // than an hour, and counts what is stored; a directory it cannot make
-    // is logged here and an error of every get().
+    // Makes the directories (0700, or 2770 in a shared one) when it can,
+    // removes temp files older than an hour, and counts what is stored; a
+    // directory it cannot make or refuses (shared_store.hpp) is logged here,
+    // shown by stats().store_problem, and passes every get() through.
     ArchiveStore(boost::asio::any_io_executor io, http::HttpClient& http,
                  ArchiveStoreOptions options);
     ArchiveStore(const ArchiveStore&) = delete;
     ArchiveStore& operator=(const ArchiveStore&) = delete;
 
-    // The stored archive, opened and marked used; nullopt when it is not
-    // stored (or empty or unreadable). Throws bad_request for a bad key.
-    std::optional<Archive> find(const std::string& key);
+    // The stored archive, opened, leased and marked used; nullopt when it
+    // is not stored (or empty, unreadable, being evicted, or another user's
+    // that did not verify). Throws bad_request for a bad key.
+    boost::asio::awaitable<std::optional<Archive>> find(const std::string& key);
 
     // The archive: stored, else downloaded (once, whoever else asks
     // meanwhile), verified, stored and returned. Throws proto::Error:
@@ -155,7 +180,25 @@ class ArchiveStore {
         std::uint64_t size = 0;
         std::filesystem::file_time_type used;
     };
+    // A stored file opened by find(), and whether it must be hashed first.
+    struct Opened {
+        Archive archive;
+        std::string name;  // under DIR: stored_name(key)
+        FileIdentity id;
+        bool verify = false;
+    };
 
+    // The file's path under DIR: the key, or modules/<uid>/<hex> in a shared directory.
+    std::string stored_name(const std::string& key) const;
+    std::optional<Opened> open_stored(const std::string& key);
+    boost::asio::awaitable<std::string> hash_of(int fd);
+    bool accept_hashed(const Opened& opened, const std::string& hash);
+    void reject(const std::string& name, const FileIdentity& id, const std::string& why);
+    Archive served(Opened opened);
+    void seal(int fd, const std::string& temp) const;
+    void remember_stored(const std::string& name, int fd, std::uint64_t size);
+    std::shared_ptr<void> lease_of(const std::string& name) const;
+    void scan_file(const std::string& name);
     void prepare();
     void prepare_to_store();
     void scan();
@@ -171,12 +214,16 @@ class ArchiveStore {
     ArchiveStoreOptions options_;
     boost::asio::thread_pool hashing_{1};
     async::SingleFlight<Archive> flights_;
-    std::map<std::string, Entry> stored_;
+    std::optional<StoreMode> mode_;  // none while the directory is refused
+    StoreLocks locks_;
+    VerifiedFiles verified_;
+    std::map<std::string, Entry> stored_;  // by stored_name()
     std::uint64_t downloads_ = 0;
     std::uint64_t hits_ = 0;
     std::uint64_t evictions_ = 0;
     std::uint64_t failures_ = 0;
     std::uint64_t passed_through_ = 0;
+    std::uint64_t rejected_ = 0;
     // Why the directory cannot take archives, and since when; "" when it can.
     std::string store_error_;
     std::chrono::steady_clock::time_point store_failed_at_;

@@ -4,6 +4,7 @@
 // listener (daemon/server/http_listener) reads and writes them; the registry
 // cache (daemon/registry_cache) answers them.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -30,6 +31,8 @@ struct ListenerResponse {
     std::string body;
     std::vector<std::pair<std::string, std::string>> headers;
     std::optional<proto::UniqueFd> file;  // sent instead of `body`, from its offset 0
+    // Kept until the answer is written (an archive's lease on the store).
+    std::shared_ptr<void> hold;
     // It passed the answerer's checks of who asks (Host, browser headers): a
     // client of ours (the idle timer counts it), whatever the answer.
     bool authorized = false;

@@ -53,10 +53,12 @@ void RegistryAnswers::remember(const std::string& key, PendingArchive pending) {
 }
 
 asio::awaitable<ListenerResponse> RegistryAnswers::archive_answer(const Route& route) {
-    if (std::optional<archives::Archive> found = archives_.find(route.key)) {
+    auto finding = archives_.find(route.key);  // named first (async/toolchain.hpp)
+    if (std::optional<archives::Archive> found = co_await std::move(finding)) {
         ListenerResponse out;
         out.content_type = "application/octet-stream";
         out.file.emplace(found->fd.release());
+        out.hold = std::move(found->lease);
         co_return out;
     }
     const auto it = pending_.find(route.key);

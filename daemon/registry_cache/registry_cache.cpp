@@ -49,6 +49,7 @@ Json RegistryCache::status() const {
         {"evictions", a.evictions},
         {"failures", a.failures},
         {"passed_through", a.passed_through},
+        {"rejected", a.rejected},
         {"store_problem", a.store_problem.empty() ? Json(nullptr) : Json(a.store_problem)}};
     return out;
 }

@@ -82,7 +82,8 @@ authorization-code flow with PKCE that `terraform login` uses).
 tests/e2e/lib.sh passes a scenario's ${registry_args[@]} on to these options.
 
 "(token)" endpoints want "Authorization: Bearer <--token>" and answer 401
-with a JSON error body otherwise; unknown paths are 404. Every request is
+with a JSON error body otherwise (with --public they want nothing, as
+registry.terraform.io does); unknown paths are 404. Every request is
 appended to --log as one JSON line: {"method", "path", "query",
 "authorization" (the header's value, or null), "status", "user_agent"
 (the header's value, or null)}: one line per
@@ -222,6 +223,7 @@ class Registry(http.server.BaseHTTPRequestHandler):
     delay = 0.0
     tfe = None               # a Tfe when --tfe
     protect_downloads = False
+    public = False           # --public: no endpoint wants the token
     other_origin = None      # --other-origin
 
     protocol_version = "HTTP/1.1"
@@ -328,7 +330,7 @@ class Registry(http.server.BaseHTTPRequestHandler):
 
     def authorized(self, status, body, headers=None):
         """Answers with body (JSON) if the request has our bearer token, else 401."""
-        if self.headers.get("Authorization") != "Bearer " + self.token:
+        if not self.public and self.headers.get("Authorization") != "Bearer " + self.token:
             self.reply_json(401, {"errors": ["unauthorized"]}, {"WWW-Authenticate": "Bearer"})
         else:
             self.reply_json(status, body, headers)
@@ -579,6 +581,8 @@ def main():
                              "(default: a temporary one beside --log)")
     parser.add_argument("--protect-downloads", action="store_true",
                         help="downloads (archives, zips, SHA256SUMS, .sig) want the token too")
+    parser.add_argument("--public", action="store_true",
+                        help="no endpoint wants the token: a public registry")
     parser.add_argument("--other-origin", default=None,
                         help="another server's base URL for some downloads (see the docstring)")
     parser.add_argument("--delay-ms", type=int, default=0, help="milliseconds added to every request")
@@ -611,6 +615,7 @@ def main():
             Registry.archives[module_location(module, version)[1]] = make_archive(module_main_tf(module, version))
     Registry.delay = args.delay_ms / 1000.0
     Registry.protect_downloads = args.protect_downloads
+    Registry.public = args.public
     Registry.other_origin = args.other_origin
     Registry.provider_versions = provider_versions
     for version in provider_versions:

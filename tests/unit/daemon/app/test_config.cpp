@@ -273,6 +273,25 @@ TEST_CASE("the archive cache's cap: registry_cache.max_archive_bytes", "[daemon]
                Catch::Contains("registry_cache.max_archive_bytes"));
 }
 
+TEST_CASE("the archive directory: registry_cache.archive_dir, absolute", "[daemon][config]") {
+    const ConfigFile none("");
+    const auto defaults = parse({"--config", none.path.string()});
+    REQUIRE(defaults.config);
+    CHECK_FALSE(defaults.config->archive_dir);
+
+    const ConfigFile file("[registry_cache]\narchive_dir = \"/srv/terraform-archives\"\n");
+    const auto from_file = parse({"--config", file.path.string()});
+    REQUIRE(from_file.config);
+    CHECK(from_file.config->archive_dir == fs::path("/srv/terraform-archives"));
+    const auto overridden = parse({"--config", file.path.string(), "--archive-dir", "/mnt/a"});
+    REQUIRE(overridden.config);
+    CHECK(overridden.config->archive_dir == fs::path("/mnt/a"));
+
+    CHECK_THAT(error_of("[registry_cache]\narchive_dir = \"relative/archives\""),
+               Catch::Contains("registry_cache.archive_dir is \"relative/archives\": it must be an "
+                               "absolute path"));
+}
+
 TEST_CASE("ca_file is checked where the daemon will read it", "[daemon][config]") {
     const ConfigFile holder("");
     const fs::path pem = holder.dir / "ca.pem";

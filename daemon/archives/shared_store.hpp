@@ -1,0 +1,107 @@
+#pragma once
+// What makes an archive directory safe to share: which directories are
+// accepted (private, or shared by a group), the identity of a file this
+// daemon verified, and the byte-range locks that keep a served archive from
+// being evicted by another daemon.
+//
+// Modes. A private directory is this user's own with no access for anyone
+// else (0700), as the default one is. A shared directory is group-writable
+// and setgid (its files and subdirectories take its group), not writable by
+// others and not sticky (a group member removes an archive that did not
+// verify, or the least recently used one), and its group is one of ours:
+// mode 2770 or 2775. Anything else is refused, with the reason.
+//
+// Locks. DIR/.lock (0600 private, 0660 shared) holds one byte per archive
+// (lock_offset of its name). A daemon serving an archive holds a shared
+// open-file-description lock (F_OFD_SETLK) on its byte until the answer is
+// written; an eviction takes the byte exclusively, without waiting, and
+// skips the archive when it cannot. POSIX byte-range locks reach every NFS
+// client (NFSv4, or NLM for v3); flock() does not.
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace hostkeeper::daemon::archives {
+
+enum class StoreMode { private_dir, shared_dir };
+
+// The mode of the existing directory `dir` for the user `uid` in the groups
+// `in_group` says. Throws std::runtime_error naming what is wrong and what is
+// accepted.
+StoreMode check_store_dir(const std::filesystem::path& dir, uid_t uid,
+                          bool (*in_group)(gid_t) = nullptr);
+
+// True when this process's effective or supplementary groups include `gid`.
+bool in_my_groups(gid_t gid);
+
+// Makes `sub` under a shared directory whose group is `group` when it is
+// missing: group-writable and setgid (2770), then checks it as the top is
+// checked. Throws std::runtime_error.
+void ensure_shared_subdir(const std::filesystem::path& sub, gid_t group);
+
+// Makes this user's own subdirectory `sub` of a shared directory when it is
+// missing: 2750 (the group reads sizes, only its owner changes it), then
+// checks it is ours and writable by nobody else. Throws std::runtime_error.
+void ensure_own_subdir(const std::filesystem::path& sub, uid_t uid);
+
+// What stat says of a file, to know it again unchanged.
+struct FileIdentity {
+    dev_t dev = 0;
+    ino_t ino = 0;
+    off_t size = 0;
+    std::int64_t mtime_ns = 0;
+    std::int64_t ctime_ns = 0;
+    bool operator==(const FileIdentity&) const = default;
+};
+FileIdentity identity_of(const struct stat& st);
+
+// The files (by name under the store) this daemon hashed and found to match
+// their name, as they were then: one hash per file unless it changes.
+class VerifiedFiles {
+  public:
+    bool contains(const std::string& name, const FileIdentity& id) const;
+    void remember(const std::string& name, const FileIdentity& id);
+    void forget(const std::string& name);
+
+  private:
+    std::map<std::string, FileIdentity> files_;
+};
+
+// The byte of DIR/.lock that stands for the archive whose file name (64 hex
+// digits) is `hex_name`: its first 15 hex digits.
+off_t lock_offset(std::string_view hex_name);
+
+class StoreLocks {
+  public:
+    // Opens (creating) `lock_file`, mode 0660 when `shared`, else 0600.
+    // Locks are off when it cannot be opened for writing (said once, in the
+    // log): leases are then empty and eviction removes files in use, which a
+    // local reader survives through its open descriptor.
+    void open(const std::filesystem::path& lock_file, bool shared);
+    bool enabled() const { return !path_.empty(); }
+
+    // A shared lock on the archive's byte, held until the last copy of the
+    // lease is dropped: false when an eviction holds it now (the archive is
+    // on its way out); true with an empty lease when locks are off.
+    bool share(std::string_view hex_name, std::shared_ptr<void>& lease) const;
+
+    // The archive's byte taken exclusively, without waiting, held until
+    // `held` is dropped: false when a daemon serves it; true with an empty
+    // `held` when locks are off.
+    bool take(std::string_view hex_name, std::shared_ptr<void>& held) const;
+
+  private:
+    bool lock(std::string_view hex_name, short type, std::shared_ptr<void>& held) const;
+
+    std::string path_;
+    bool warned_ = false;  // that the lock file cannot be opened
+};
+
+}  // namespace hostkeeper::daemon::archives
