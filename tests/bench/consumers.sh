@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/bench/consumers.sh BIN_DIR OUT_DIR
 #
-# What the other consumers of the token store pay (issue 14), against what
+# What the other consumers of the token store pay, against what
 # a user would run instead, in worlds of its own:
 #   1. the Secret Service (tests/support/keyring-env.sh): hostkeeperd on a
 #      private socket, one Terraform token and one Docker credential stored

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/bench/discovery.sh BIN_DIR OUT_DIR
 #
-# The remote service discovery benchmarks (issue 3, "Benchmarks"). run.sh runs
+# The remote service discovery benchmarks. run.sh runs
 # this inside its keyring world after the credentials benchmarks and puts the
 # rows it writes into its own table; run by hand, it re-runs itself inside
 # tests/support/keyring-env.sh (BIN_DIR must hold built binaries: hostkeeperd,

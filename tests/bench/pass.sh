@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/bench/pass.sh BIN_DIR OUT_DIR
 #
-# The keyring backends' `get` cost (issue 13), in two worlds of its own:
+# The keyring backends' `get` cost, in two worlds of its own:
 #   1. pass (tests/support/pass-env.sh: no D-Bus, a throw-away GnuPG home and
 #      agent, a key without passphrase, a pass store): hostkeeperd with
 #      --keyring-backend pass on a private socket; ONE hyperfine -N run of

@@ -14,7 +14,7 @@
 #                 git credential-cache--daemon holding one credential: git's
 #                 own cache-daemon client, the same shape of work
 #   secret-tool   `secret-tool lookup` of the same item in gnome-keyring
-# Targets (issue 11): the helper at most 1.3 × true, and faster than git.
+# Targets: the helper at most 1.3 × true, and faster than git.
 # HK_BENCH_STARTUP_BASELINE=PATH adds another build's helper to the same runs
 # ("baseline", e.g. the helper of an older commit), for a before/after.
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # exec_list_check.sh BIN_DIR
 #
-# End to end, issue 14's command line against the real hostkeeperd, keyring
+# End to end, the command line against the real hostkeeperd, keyring
 # and terraform: `terraform init` run under `hostkeeper exec` with NO
 # credentials_helper configured gets each registry's token through a
 # TF_TOKEN_* variable (an IDN host, a hyphenated host, an IP literal: all
