@@ -8,9 +8,12 @@
 
 #include <algorithm>
 #include <array>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <utility>
 
 #include "daemon/archives/package_hash.hpp"
@@ -105,6 +108,14 @@ std::string store_problem(const fs::path& dir, const StoreUnwritable& e) {
     return "the cache directory " + dir.string() + " cannot store archives: " + e.what() + passed;
 }
 
+// Tells `growing` of each piece the download writes.
+http::BodyObserver follow(std::shared_ptr<GrowingArchive> growing) {
+    return [growing = std::move(growing)](std::string_view piece,
+                                          std::optional<std::uint64_t> announced) {
+        growing->grew(piece.size(), announced);
+    };
+}
+
 }  // namespace
 
 fs::path default_archive_dir() {
@@ -140,7 +151,7 @@ OwnedFd OwnedFd::reopen() const {
 }
 
 Archive Archive::duplicate() const {
-    return Archive{fd.reopen(), size, filename_hint, lease};
+    return Archive{fd.reopen(), size, filename_hint, growing, lease};
 }
 
 void check_archive_key(const std::string& key) {
@@ -159,7 +170,7 @@ std::string module_archive_key(const std::string& url) {
 
 ArchiveStore::ArchiveStore(asio::any_io_executor io, http::HttpClient& http,
                            ArchiveStoreOptions options)
-    : io_(std::move(io)), http_(http), options_(std::move(options)), flights_(io_) {
+    : io_(std::move(io)), http_(http), options_(std::move(options)) {
     if (options_.dir.empty()) options_.dir = default_archive_dir();
     try {
         prepare();
@@ -301,43 +312,32 @@ asio::awaitable<Archive> ArchiveStore::get(ArchiveRequest request) {
     }
     auto finding = find(request.key);  // named first (async/toolchain.hpp)
     if (std::optional<Archive> hit = co_await std::move(finding)) co_return std::move(*hit);
-    if (stopped_) throw Error(ErrorCode::internal, "hostkeeperd is stopping");
-    if (store_resting()) {
-        ++passed_through_;
-        throw StoreUnwritable(store_error_, 0);
-    }
-    const std::string key = request.key;
-    // Named first (async/toolchain.hpp).
-    auto work = [this, request = std::move(request)]() mutable {
-        return download(std::move(request));
-    };
-    auto copy = [](const Archive& archive) { return archive.duplicate(); };
-    auto shared = flights_.run(key, std::move(work), copy);
-    co_return co_await std::move(shared);
-}
-
-// One download, counted.
-asio::awaitable<Archive> ArchiveStore::download(ArchiveRequest request) {
-    try {
-        // Named first (async/toolchain.hpp).
-        auto inserting = insert(std::move(request));
-        Archive archive = co_await std::move(inserting);
-        ++downloads_;
-        if (!store_error_.empty()) {
-            spdlog::info("archive cache {}: archives are stored again", options_.dir.string());
-            store_error_.clear();
+    const std::string name = stored_name(request.key);
+    std::shared_ptr<Flight> flight;
+    if (const auto it = flights_.find(request.key); it != flights_.end()) {
+        flight = it->second;
+    } else {
+        if (stopped_) throw Error(ErrorCode::internal, "hostkeeperd is stopping");
+        if (store_resting()) {
+            ++passed_through_;
+            throw StoreUnwritable(store_error_, 0);
         }
-        co_return archive;
-    } catch (const StoreUnwritable& e) {
-        store_failed(e);
-        throw;
-    } catch (...) {
-        ++failures_;
-        throw;
+        flight = start(std::move(request));
     }
+    while (!flight->growing->started()) {
+        auto waiting = flight->growing->changed();  // named first (async/toolchain.hpp)
+        co_await std::move(waiting);
+    }
+    if (flight->growing->error()) std::rethrow_exception(flight->growing->error());
+    // Leased from the start: once stored, no eviction takes it while it is sent.
+    co_return Archive{flight->file.reopen(), flight->growing->written(), flight->hint,
+                      flight->growing, lease_of(name)};
 }
 
-asio::awaitable<Archive> ArchiveStore::insert(ArchiveRequest request) {
+// A download's temp file made and its download started, on its own
+// coroutine: it runs to its end whoever still follows it. Throws
+// bad_request (hashes), StoreUnwritable (no temp file).
+std::shared_ptr<ArchiveStore::Flight> ArchiveStore::start(ArchiveRequest request) {
     std::optional<ExpectedHashes> expected;
     if (is_provider_key(request.key)) {
         // Its key is its SHA-256: the publisher's zh: hashes must name it,
@@ -354,52 +354,107 @@ asio::awaitable<Archive> ArchiveStore::insert(ArchiveRequest request) {
     } else if (request.verify) {
         expected = ExpectedHashes::from(request.published, request.what);
     }
-    prepare_to_store();
-    std::string temp = (options_.dir / "tmp" / (std::to_string(::getpid()) + "-XXXXXX")).string();
-    const OwnedFd out(::mkostemp(temp.data(), O_CLOEXEC));
-    if (out.get() < 0) {
-        const int error = errno;
-        throw StoreUnwritable("cannot create a file in " + (options_.dir / "tmp").string() + ": " +
-                                  std::strerror(error),
-                              error);
+    auto flight = std::make_shared<Flight>();
+    flight->hint = filename_of(request.url);
+    flight->growing = std::make_shared<GrowingArchive>(io_);
+    try {
+        prepare_to_store();
+        flight->temp = (options_.dir / "tmp" / (std::to_string(::getpid()) + "-XXXXXX")).string();
+        flight->file = OwnedFd(::mkostemp(flight->temp.data(), O_CLOEXEC));
+        if (flight->file.get() < 0) {
+            const int error = errno;
+            throw StoreUnwritable("cannot create a file in " + (options_.dir / "tmp").string() +
+                                      ": " + std::strerror(error),
+                                  error);
+        }
+    } catch (const StoreUnwritable& e) {
+        store_failed(e);
+        throw;
     }
-    // Removed on every way out but success.
+    flights_.emplace(request.key, flight);
+    asio::co_spawn(io_, download(flight, std::move(request), std::move(expected)), asio::detached);
+    return flight;
+}
+
+// One download, counted; its readers told how it ended.
+asio::awaitable<void> ArchiveStore::download(std::shared_ptr<Flight> flight, ArchiveRequest request,
+                                             std::optional<ExpectedHashes> expected) {
+    const std::string key = request.key;
+    std::uint64_t size = 0;
+    std::exception_ptr error;
+    try {
+        // Named first (async/toolchain.hpp).
+        auto inserting = insert(*flight, std::move(request), std::move(expected));
+        size = co_await std::move(inserting);
+    } catch (...) {
+        error = std::current_exception();
+    }
+    finished(key, *flight, size, error);
+}
+
+// Not a coroutine: its try block would trip GCC's false warning (async/toolchain.hpp).
+void ArchiveStore::finished(const std::string& key, const Flight& flight, std::uint64_t size,
+                            const std::exception_ptr& error) {
+    flights_.erase(key);
+    if (!error) {
+        ++downloads_;
+        if (!store_error_.empty()) {
+            spdlog::info("archive cache {}: archives are stored again", options_.dir.string());
+            store_error_.clear();
+        }
+        flight.growing->finish(size);
+        return;
+    }
+    try {
+        std::rethrow_exception(error);
+    } catch (const StoreUnwritable& e) {
+        store_failed(e);
+    } catch (const std::exception& e) {
+        ++failures_;
+        // Whoever followed it has its response cut short: say why here.
+        if (flight.growing->written() > 0)
+            spdlog::warn("archive cache: {} (responses that were following it are cut short)",
+                         e.what());
+    }
+    flight.growing->fail(error);
+}
+
+// The download into the flight's temp file, verified, then renamed into
+// place; its size. The temp file is removed on every way out but success.
+asio::awaitable<std::uint64_t> ArchiveStore::insert(Flight& flight, ArchiveRequest request,
+                                                    std::optional<ExpectedHashes> expected) {
     struct RemoveUnlessKept {
         const std::string& path;
         bool keep = false;
         ~RemoveUnlessKept() {
             if (!keep) ::unlink(path.c_str());
         }
-    } partial{temp};
-
-    const std::string hint = filename_of(request.url);
+    } partial{flight.temp};
     const std::string key = request.key;
+    const std::string what = request.what;
+    http::BodyObserver observer = follow(flight.growing);
     // Named first (async/toolchain.hpp).
-    auto downloading = download_verified(http_, hashing_.get_executor(), out.get(), temp,
-                                         std::move(request.url), std::move(request.credentials),
-                                         std::move(expected), request.what, options_.fetch_timeout);
+    auto downloading =
+        download_verified(http_, hashing_.get_executor(), flight.file.get(), flight.temp,
+                          std::move(request.url), std::move(request.credentials),
+                          std::move(expected), what, options_.fetch_timeout, std::move(observer));
     const DownloadedFile file = co_await std::move(downloading);
     if (file.size == 0)
-        throw Error(ErrorCode::registry_failed, "downloading " + request.what + ": it is empty");
-    // Opened before it is renamed: from here on, an eviction cannot take it.
-    OwnedFd in(::open(temp.c_str(), O_RDONLY | O_CLOEXEC));
-    if (in.get() < 0) {
-        const int error = errno;
-        throw StoreUnwritable("cannot read " + temp + ": " + std::strerror(error), error);
-    }
-    seal(in.get(), temp);
+        throw Error(ErrorCode::registry_failed, "downloading " + what + ": it is empty");
+    // The descriptor written is the one sealed and remembered: the temp
+    // file's name is never opened again.
+    seal(flight.file.get(), flight.temp);
     const std::string name = stored_name(key);
     const fs::path path = options_.dir / name;
-    if (::rename(temp.c_str(), path.c_str()) != 0) {
+    if (::rename(flight.temp.c_str(), path.c_str()) != 0) {
         const int error = errno;
         throw StoreUnwritable(
-            "cannot store " + request.what + " as " + path.string() + ": " + std::strerror(error),
-            error);
+            "cannot store " + what + " as " + path.string() + ": " + std::strerror(error), error);
     }
     partial.keep = true;
-    remember_stored(name, in.get(), file.size);
+    remember_stored(name, flight.file.get(), file.size);
     evict(name);
-    co_return Archive{std::move(in), file.size, hint, lease_of(name)};
+    co_return file.size;
 }
 
 // Logged once, when the directory stops taking archives.

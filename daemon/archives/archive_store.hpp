@@ -10,6 +10,15 @@
 // key only complete and verified: it is written in DIR/tmp/ under a name of
 // this process's own (mkstemp), verified, then renamed into place, so two
 // daemons sharing DIR (two sessions of one user) never see half a file.
+//
+// A download is followed while it runs: get() returns as soon as the first
+// bytes are in the temp file, with a descriptor of its own on that file and
+// the GrowingArchive that says how far it got, so the listener streams the
+// archive to Terraform as it arrives. Everyone asking for the key meanwhile
+// follows the same download (one upstream request). The SHA-256 is computed
+// as the bytes arrive, once; the verdict (zh:, then h1: by unzipping when
+// published) comes before the rename and before a reader may send the last
+// byte (growing_archive.hpp).
 // Archives are verified once, before they are stored: a provider's key is
 // the SHA-256 of its contents, and Terraform checks the package it gets
 // against the registry's shasum again; the directory is the user's own
@@ -52,6 +61,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -60,9 +70,9 @@
 #include <vector>
 
 #include "daemon/archives/archive_options.hpp"
+#include "daemon/archives/growing_archive.hpp"
 #include "daemon/archives/shared_store.hpp"
 #include "daemon/archives/verified_download.hpp"
-#include "daemon/async/single_flight.hpp"
 #include "daemon/http/http_client.hpp"
 #include "proto/error.hpp"
 
@@ -91,10 +101,14 @@ class OwnedFd {
 
 struct Archive {
     OwnedFd fd;  // open read-only, at offset 0 when returned
+    // Its size; for one still downloading, the bytes written so far.
     std::uint64_t size = 0;
     // The last segment of the download URL's path when it is a plain file
     // name (letters, digits, "._+-"); "" otherwise and for find().
     std::string filename_hint;
+    // Set while it is downloading (from get()): `fd` is the temp file, and
+    // this says how much of it may be sent. nullptr for a stored archive.
+    std::shared_ptr<GrowingArchive> growing;
     // Held while the archive is served: eviction (any daemon's) leaves the
     // file alone meanwhile. Empty when locks are off (shared_store.hpp).
     std::shared_ptr<void> lease;
@@ -160,13 +174,16 @@ class ArchiveStore {
     // that did not verify). Throws bad_request for a bad key.
     boost::asio::awaitable<std::optional<Archive>> find(const std::string& key);
 
-    // The archive: stored, else downloaded (once, whoever else asks
-    // meanwhile), verified, stored and returned. Throws proto::Error:
+    // The archive: stored, else downloading (once, whoever else asks
+    // meanwhile): returned once its first bytes are in, to be followed
+    // (Archive::growing); it is stored when it is whole and verified. Throws
+    // proto::Error for a download that failed before its first byte:
     // bad_request (key, URL, a provider without verification or whose
     // published zh: hashes are not its key), registry_failed (the download),
     // verification_failed (nothing stored; the next get() tries again),
     // StoreUnwritable (the directory cannot take it: pass it through),
-    // internal (stopping).
+    // internal (stopping). A failure after that reaches the readers as
+    // GrowingArchive's failure.
     boost::asio::awaitable<Archive> get(ArchiveRequest request);
 
     ArchiveStats stats() const;
@@ -204,8 +221,20 @@ class ArchiveStore {
     void scan();
     void sweep_temp_files() const;
     void evict(const std::string& keep);
-    boost::asio::awaitable<Archive> download(ArchiveRequest request);
-    boost::asio::awaitable<Archive> insert(ArchiveRequest request);
+    // A download in progress: its temp file (readers open it again) and how far it got.
+    struct Flight {
+        OwnedFd file;
+        std::string temp;
+        std::string hint;
+        std::shared_ptr<GrowingArchive> growing;
+    };
+    std::shared_ptr<Flight> start(ArchiveRequest request);
+    boost::asio::awaitable<void> download(std::shared_ptr<Flight> flight, ArchiveRequest request,
+                                          std::optional<ExpectedHashes> expected);
+    boost::asio::awaitable<std::uint64_t> insert(Flight& flight, ArchiveRequest request,
+                                                 std::optional<ExpectedHashes> expected);
+    void finished(const std::string& key, const Flight& flight, std::uint64_t size,
+                  const std::exception_ptr& error);
     void store_failed(const StoreUnwritable& e);
     bool store_resting() const;
 
@@ -213,8 +242,8 @@ class ArchiveStore {
     http::HttpClient& http_;
     ArchiveStoreOptions options_;
     boost::asio::thread_pool hashing_{1};
-    async::SingleFlight<Archive> flights_;
-    std::optional<StoreMode> mode_;  // none while the directory is refused
+    std::map<std::string, std::shared_ptr<Flight>> flights_;  // by key
+    std::optional<StoreMode> mode_;                           // none while the directory is refused
     StoreLocks locks_;
     VerifiedFiles verified_;
     std::map<std::string, Entry> stored_;  // by stored_name()

@@ -62,6 +62,22 @@ std::string sha256_hex(std::string_view text) {
     return hex(sha.finish());
 }
 
+struct StreamingSha256::State {
+    Sha256 sha;
+};
+
+StreamingSha256::StreamingSha256() : state_(std::make_unique<State>()) {}
+StreamingSha256::~StreamingSha256() = default;
+
+void StreamingSha256::update(std::string_view piece) {
+    state_->sha.update(piece.data(), piece.size());
+    bytes_ += piece.size();
+}
+
+std::string StreamingSha256::finish_zh() {
+    return "zh:" + hex(state_->sha.finish());
+}
+
 std::string zip_hash(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw PackageError("cannot read " + path);

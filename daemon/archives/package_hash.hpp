@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -19,6 +20,24 @@ class PackageError : public std::runtime_error {
 
 // The SHA-256 of `text`, 64 lowercase hex digits (a module archive's key).
 std::string sha256_hex(std::string_view text);
+
+// SHA-256 fed piece by piece: a download hashed as it arrives.
+class StreamingSha256 {
+  public:
+    StreamingSha256();  // throws PackageError
+    StreamingSha256(const StreamingSha256&) = delete;
+    StreamingSha256& operator=(const StreamingSha256&) = delete;
+    ~StreamingSha256();
+    void update(std::string_view piece);  // throws PackageError
+    std::uint64_t bytes() const noexcept { return bytes_; }
+    // "zh:<64 lowercase hex digits>" of what was fed; once. Throws PackageError.
+    std::string finish_zh();
+
+  private:
+    struct State;
+    std::unique_ptr<State> state_;
+    std::uint64_t bytes_ = 0;
+};
 
 // "zh:<64 lowercase hex digits>" of the file at `path`. Throws PackageError.
 std::string zip_hash(const std::string& path);

@@ -7,6 +7,8 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <memory>
+#include <string_view>
 #include <utility>
 
 #include "daemon/archives/package_hash.hpp"
@@ -48,6 +50,16 @@ std::string failure_status(const std::string& what, const std::string& url, long
     return out;
 }
 
+// `on_body`, told each piece after `sha` has hashed it.
+http::BodyObserver hashing_observer(std::shared_ptr<StreamingSha256> sha,
+                                    http::BodyObserver on_body) {
+    return [sha = std::move(sha), on_body = std::move(on_body)](
+               std::string_view piece, std::optional<std::uint64_t> announced) {
+        sha->update(piece);
+        on_body(piece, announced);
+    };
+}
+
 }  // namespace
 
 DownloadCredentials::DownloadCredentials(const DownloadCredentials& other)
@@ -78,7 +90,7 @@ ExpectedHashes ExpectedHashes::from(const std::vector<std::string>& published,
 }
 
 DownloadedFile verify_package(const std::string& path, const ExpectedHashes& expected,
-                              const std::string& refusing) {
+                              const std::string& refusing, const std::string& zh) {
     DownloadedFile out;
     const auto check = [&](const std::string& computed, const std::vector<std::string>& listed,
                            const char* kind) {
@@ -93,7 +105,7 @@ DownloadedFile verify_package(const std::string& path, const ExpectedHashes& exp
         out.matched.push_back(computed);
     };
     try {
-        out.zh = zip_hash(path);
+        out.zh = zh.empty() ? zip_hash(path) : zh;
         check(out.zh, expected.zh, "zh: (SHA-256 of the zip)");
         out.h1 = h1_hash(path);
         check(out.h1, expected.h1, "h1: (of its contents)");
@@ -103,17 +115,20 @@ DownloadedFile verify_package(const std::string& path, const ExpectedHashes& exp
     return out;
 }
 
-asio::awaitable<DownloadedFile> download_verified(http::HttpClient& http,
-                                                  asio::any_io_executor hashing, int fd,
-                                                  std::string path, std::string url,
-                                                  DownloadCredentials credentials,
-                                                  std::optional<ExpectedHashes> expected,
-                                                  std::string what, std::chrono::seconds timeout) {
+asio::awaitable<DownloadedFile> download_verified(
+    http::HttpClient& http, asio::any_io_executor hashing, int fd, std::string path,
+    std::string url, DownloadCredentials credentials, std::optional<ExpectedHashes> expected,
+    std::string what, std::chrono::seconds timeout, http::BodyObserver on_body) {
     http::FetchRules rules;
     rules.max_body = kMaxPackageSize;
     rules.max_redirects = kMaxDownloadRedirects;
     rules.timeout = timeout;
     rules.body_fd = fd;
+    std::shared_ptr<StreamingSha256> streamed;
+    if (on_body) {
+        streamed = std::make_shared<StreamingSha256>();
+        rules.on_body = hashing_observer(streamed, std::move(on_body));
+    }
     // Named first (async/toolchain.hpp).
     auto fetching = http::fetch_following(http, url, credentials.token, credentials.origin, rules);
     const http::FetchResult result = co_await std::move(fetching);
@@ -136,8 +151,11 @@ asio::awaitable<DownloadedFile> download_verified(http::HttpClient& http,
     if (expected) {
         // Hashing unpacks the archive: off the event loop, which keeps serving.
         const std::string refusing = "refusing " + what + " from " + url;
-        auto check = [&path, &expected, &refusing] {
-            return verify_package(path, *expected, refusing);
+        // The pieces hashed as they came are the file's zh: when they add up to it.
+        std::string zh;
+        if (streamed && streamed->bytes() == result.response->body_size) zh = streamed->finish_zh();
+        auto check = [&path, &expected, &refusing, &zh] {
+            return verify_package(path, *expected, refusing, zh);
         };
         // Named first (async/toolchain.hpp).
         auto hashed = async::on_worker(hashing, std::move(check));

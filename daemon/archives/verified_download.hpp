@@ -72,22 +72,26 @@ struct DownloadedFile {
 };
 
 // Checks the zip at `path` against `expected` (zh: first: a package that
-// fails it is not unpacked). Blocking. Throws proto::Error
+// fails it is not unpacked); `zh` is its zh: hash when already computed
+// (else the file is read for it). Blocking. Throws proto::Error
 // verification_failed naming the expected and the computed hash; `refusing`
 // starts its message.
 DownloadedFile verify_package(const std::string& path, const ExpectedHashes& expected,
-                              const std::string& refusing);
+                              const std::string& refusing, const std::string& zh = {});
 
 // GETs `url` (with `credentials`' token on its origin only, redirects
 // followed, at most kMaxPackageSize) into `fd` (an empty file at `path`,
 // opened for writing), fsyncs it, then, unless `expected` is nullopt,
-// verifies it on `hashing` (see verify_package). Throws proto::Error:
+// verifies it on `hashing` (see verify_package). With `on_body`, each piece
+// of the body is told to it once the file has it (http::BodyObserver) and
+// hashed here as it comes (SHA-256, once, whoever follows the file): its
+// zh: hash is not read back from the file. Throws proto::Error:
 // registry_failed for the download (no response, or a status other than
 // 200; a 401 or 403 says whether the token went and why not),
 // verification_failed, StoreUnwritable for a write that failed.
 boost::asio::awaitable<DownloadedFile> download_verified(
     http::HttpClient& http, boost::asio::any_io_executor hashing, int fd, std::string path,
     std::string url, DownloadCredentials credentials, std::optional<ExpectedHashes> expected,
-    std::string what, std::chrono::seconds timeout);
+    std::string what, std::chrono::seconds timeout, http::BodyObserver on_body = {});
 
 }  // namespace hostkeeper::daemon::archives

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string_view>
 
 namespace hostkeeper::daemon::http {
 namespace asio = boost::asio;
@@ -35,6 +36,10 @@ struct CurlHttpClient::Transfer {
     std::size_t max_body = 0;
     bool too_large = false;
     int body_fd = -1;
+    BodyObserver observer;
+    bool observed = false;   // the body's first piece came: whether and how to tell is decided
+    bool observing = false;  // a 200's body: told to `observer`
+    std::optional<std::uint64_t> announced;
     std::string write_error;
     int write_errno = 0;  // set with write_error, never 0 then
     char error_buffer[CURL_ERROR_SIZE] = {};
@@ -160,6 +165,7 @@ asio::awaitable<HttpResponse> CurlHttpClient::fetch(HttpRequest request) {
     t.timeout_ms = static_cast<long>(request.timeout.count());
     t.response.url = request.url;
     t.body_fd = request.body_fd;
+    if (t.body_fd >= 0) t.observer = std::move(request.on_body);
     if (t.body_fd >= 0 &&
         (::ftruncate(t.body_fd, 0) != 0 || ::lseek(t.body_fd, 0, SEEK_SET) != 0)) {
         throw HttpError(std::string("cannot empty the download file: ") + std::strerror(errno));
@@ -228,7 +234,33 @@ std::size_t CurlHttpClient::on_body(char* data, std::size_t size, std::size_t co
         }
         done += static_cast<std::size_t>(written);
     }
+    if (t.observer) {
+        try {
+            tell(t, data, n);
+        } catch (const std::exception& e) {  // never through libcurl's C frames
+            t.write_error = std::string("following the download: ") + e.what();
+            t.write_errno = EIO;
+            return 0;
+        }
+    }
     return n;
+}
+
+// The first piece decides: a 200's body is told, with the length it
+// announced unless it came encoded (curl decodes it: the length is not the body's).
+void CurlHttpClient::tell(Transfer& t, const char* data, std::size_t n) {
+    if (!t.observed) {
+        t.observed = true;
+        long status = 0;
+        curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
+        t.observing = status == 200;
+        curl_off_t length = -1;
+        if (curl_easy_getinfo(t.easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK &&
+            length >= 0 && header_values(t.easy, "Content-Encoding").empty()) {
+            t.announced = static_cast<std::uint64_t>(length);
+        }
+    }
+    if (t.observing) t.observer(std::string_view(data, n), t.announced);
 }
 
 int CurlHttpClient::on_socket(void* /*easy*/, int fd, int what, void* self, void* /*socket_data*/) {

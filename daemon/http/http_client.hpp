@@ -6,15 +6,25 @@
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "proto/secret.hpp"
 
 namespace hostkeeper::daemon::http {
+
+// Told of each piece of a 200 response's body once body_fd has it: the
+// piece, and the body's length as the response announced it (nullopt when
+// it announced none, or sent it encoded). Called on the client's executor
+// from inside the client's own callbacks: it must not call the client.
+using BodyObserver =
+    std::function<void(std::string_view piece, std::optional<std::uint64_t> announced)>;
 
 struct HttpRequest {
     std::string url;
@@ -26,6 +36,7 @@ struct HttpRequest {
     // When set, the body is written to this file (emptied first), not kept in
     // HttpResponse::body: for downloads. Any Content-Type is accepted.
     int body_fd = -1;
+    BodyObserver on_body;  // with body_fd: see BodyObserver; optional
 };
 
 struct HttpResponse {

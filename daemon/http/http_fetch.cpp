@@ -53,6 +53,7 @@ asio::awaitable<FetchResult> fetch_following(HttpClient& http, std::string url,
         request.url = url;
         request.max_body = rules.max_body;
         request.body_fd = rules.body_fd;
+        request.on_body = rules.on_body;
         request.timeout =
             std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now());
         if (request.timeout.count() <= 0) {

@@ -22,6 +22,7 @@ struct FetchRules {
     int max_redirects = 3;
     std::chrono::milliseconds timeout{11000};  // the whole exchange, redirects included
     int body_fd = -1;                          // see HttpRequest::body_fd
+    BodyObserver on_body;                      // see HttpRequest::on_body
 };
 
 // The last response (never a redirect), or why there is none: "URL: why".

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/http/growing_body.hpp"
 #include "proto/secret.hpp"
 #include "proto/unique_fd.hpp"
 
@@ -33,6 +34,8 @@ struct ListenerResponse {
     std::optional<proto::UniqueFd> file;  // sent instead of `body`, from its offset 0
     // Kept until the answer is written (an archive's lease on the store).
     std::shared_ptr<void> hold;
+    // With `file`: the body is still being written to it; sent as it grows.
+    std::shared_ptr<GrowingBody> growing;
     // It passed the answerer's checks of who asks (Host, browser headers): a
     // client of ours (the idle timer counts it), whatever the answer.
     bool authorized = false;

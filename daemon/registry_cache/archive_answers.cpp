@@ -84,6 +84,9 @@ asio::awaitable<ListenerResponse> RegistryAnswers::archive_answer(const Route& r
         auto getting = archives_.get(std::move(request));
         archives::Archive got = co_await std::move(getting);
         out.file.emplace(got.fd.release());
+        // Still downloading: the listener sends it as it comes.
+        out.growing = std::move(got.growing);
+        out.hold = std::move(got.lease);
     } catch (const archives::StoreUnwritable&) {
         // The store cannot take it (the store logs why, once): Terraform
         // fetches it from where the registry said, as it would without the

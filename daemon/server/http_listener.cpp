@@ -12,6 +12,8 @@
 #include <string_view>
 #include <utility>
 
+#include "daemon/server/growing_answer.hpp"
+
 namespace hostkeeper::daemon::server {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -121,7 +123,12 @@ asio::awaitable<error_code> write_file_answer(beast::tcp_stream& stream, HttpAns
 }
 
 asio::awaitable<error_code> write_answer(beast::tcp_stream& stream, HttpAnswer& answer,
-                                         bool keep_alive, bool head) {
+                                         bool keep_alive, bool head,
+                                         std::chrono::seconds write_timeout) {
+    if (answer.file && answer.growing) {
+        auto writing = write_growing_answer(stream, answer, keep_alive, head, write_timeout);
+        co_return co_await std::move(writing);  // named first (async/toolchain.hpp)
+    }
     if (answer.file) {
         auto writing = write_file_answer(stream, answer, keep_alive, head);  // named first
         co_return co_await std::move(writing);
@@ -222,6 +229,9 @@ void HttpListener::adopt(asio::ip::tcp::socket socket) {
         socket.close(ignored);
         return;
     }
+    // An answer may go out in more than one write (a head, then an archive
+    // as it arrives): no write waits for the client's delayed ACK (Nagle).
+    socket.set_option(asio::ip::tcp::no_delay(true), ignored);
     auto connection = std::make_shared<Connection>(std::move(socket));
     if (fixed_)
         asio::co_spawn(io_, answer_fixed(std::move(connection)), log_failure(options_.name));
@@ -269,7 +279,9 @@ asio::awaitable<void> HttpListener::serve(std::shared_ptr<Connection> connection
         if (answer.authorized && activity_) activity_();
         scrub_authorization(request);
         connection->stream.expires_after(options_.write_timeout);
-        auto writing = write_answer(connection->stream, answer, keep_alive, head);  // named first
+        // Named first (async/toolchain.hpp).
+        auto writing =
+            write_answer(connection->stream, answer, keep_alive, head, options_.write_timeout);
         const error_code ec = co_await std::move(writing);
         if (ec || !keep_alive) break;
     }
@@ -292,7 +304,7 @@ asio::awaitable<void> HttpListener::answer_fixed(std::shared_ptr<Connection> con
     answer.body = fixed_->body;
     answer.headers = fixed_->headers;
     connection->stream.expires_after(options_.write_timeout);
-    auto writing = write_answer(connection->stream, answer, false, false);
+    auto writing = write_answer(connection->stream, answer, false, false, options_.write_timeout);
     co_await std::move(writing);
     error_code ignored;
     connection->stream.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);

@@ -2,8 +2,9 @@
 // The HTTP/1.1 listener (Boost.Beast) on the connections hostkeeper-portd
 // hands over (registry_cache/port_link): only this user's, already checked
 // by the kernel's word. Reads each request's head with bounded headers and a
-// deadline, hands it to an HttpHandler, writes the answer (a body, or a file
-// streamed from its descriptor), keeps connections alive as Go's client
+// deadline, hands it to an HttpHandler, writes the answer (a body, a file
+// streamed from its descriptor, or a file still downloading, sent as it
+// grows: growing_answer.hpp), keeps connections alive as Go's client
 // expects, caps how many it serves, and answers every request, a malformed
 // one with 400. With a fixed answer instead of a handler, each connection's
 // first request (whatever it is) gets that answer and the connection closes.

@@ -14,10 +14,17 @@
 #             TF_CLI_CONFIG_FILE, so terraform reads ~/.terraform.d/hostkeeper.tfrc),
 #             hostkeeperd stopped and its archives removed before each run;
 #   warm      the registry cache with the daemon warm.
+# Then, HK_BENCH_TF_RUNS times each, interleaved: HK_BENCH_TF_CONCURRENT (10)
+# inits at once, each in its own fresh directory, timed until the last ends:
+#   plainxN   plain terraform;
+#   coldxN    the registry cache, hostkeeperd stopped and its archives removed
+#             before (archives stream to every init as they arrive, one
+#             download each).
 # Per run: wall time (date, around `terraform init`) and the upstream requests
 # from the registry's own log (tests/support/https_registry.py --log): metadata
 # (discovery, /v1/...) and archives. Targets: warm makes zero upstream metadata
-# requests and is at least 3× faster than plain.
+# requests and is at least 3× faster than plain; cold (one init, and N at
+# once) takes no longer than plain (cold/plain ≤ 1.0).
 #
 # run.sh runs it and puts the rows it writes into its own table. It re-runs
 # itself inside tests/support/port-env.sh (a hostkeeper-portd on the registry
@@ -31,7 +38,8 @@
 # Exit status: 0 when every measurement ran, whether or not a target was met;
 # 77 without terraform; otherwise non-zero when something broke.
 #
-# Environment: HK_BENCH_TF_RUNS (5), HK_BENCH_TF_DELAY_MS (100).
+# Environment: HK_BENCH_TF_RUNS (5), HK_BENCH_TF_DELAY_MS (100),
+# HK_BENCH_TF_CONCURRENT (10).
 # Needs: terraform, python3, openssl, gpg.
 
 set -euo pipefail
@@ -106,12 +114,52 @@ one_init() {
     log "  $variant run $run: $(tail -n1 "$RAW/runs.tsv" | cut -f3) s, upstream: $meta metadata, $arch archive request(s)"
 }
 
+# many_inits VARIANT RUN: HK_BENCH_TF_CONCURRENT inits at once with
+# VARIANT's set-up (plain or cold), each in a fresh directory; one line in
+# runs.tsv (variant VARIANTxN): the wall time until the last ended, and the
+# upstream requests of all of them.
+many_inits() {
+    local variant=$1 run=$2 n=${HK_BENCH_TF_CONCURRENT:-10} env=() before t0 t1 i failed=0 pids=()
+    case $variant in
+        plain) env=(TF_CLI_CONFIG_FILE="$DIR/plain.rc") ;;
+        cold)
+            "$BIN/hostkeeper" stop >/dev/null 2>&1 || true
+            rm -rf "$XDG_CACHE_HOME/hostkeeper/archives"
+            ;;
+    esac
+    local work=$DIR/work/$variant-x$n-$run
+    for i in $(seq 1 "$n"); do
+        rm -rf "$work-$i"
+        write_config "$work-$i"
+    done
+    before=$(wc -l <"$REG_LOG")
+    t0=$(date +%s.%N)
+    for i in $(seq 1 "$n"); do
+        (cd "$work-$i" && env ${env[@]+"${env[@]}"} "$TF" init -input=false -no-color) >"$work-$i.out" 2>&1 &
+        pids+=($!)
+    done
+    for i in "${!pids[@]}"; do
+        wait "${pids[$i]}" || { failed=1; cat "$work-$((i + 1)).out" >&2; }
+    done
+    t1=$(date +%s.%N)
+    ((failed == 0)) || die "terraform init ($variant x$n, run $run) failed"
+    tail -n "+$((before + 1))" "$REG_LOG" >"$work.requests.jsonl"
+    local meta arch
+    meta=$(grep -c -e '"path": "/v1/' -e '"path": "/.well-known/' "$work.requests.jsonl" || true)
+    arch=$(grep -c -e '"path": "/archives/' -e '"path": "/provider-files/' "$work.requests.jsonl" || true)
+    printf '%s\t%s\t%s\t%s\t%s\n' "${variant}x$n" "$run" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" \
+        "$meta" "$arch" >>"$RAW/runs.tsv"
+    log "  $variant x$n run $run: $(tail -n1 "$RAW/runs.tsv" | cut -f3) s, upstream: $meta metadata, $arch archive request(s)"
+}
+
 # median VARIANT COLUMN: the median of runs.tsv's COLUMN (3 time, 4 metadata, 5 archives) for VARIANT.
 median() {
     awk -F'\t' -v v="$1" -v c="$2" '$1 == v { print $c }' "$RAW/runs.tsv" | sort -g |
         awk '{ a[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print a[(NR + 1) / 2]; else printf "%.6g\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
 range() { awk -F'\t' -v v="$1" -v c="$2" '$1 == v { print $c }' "$RAW/runs.tsv" | sort -g | sed -n '1p;$p' | paste -sd' ' | sed 's/ /–/'; }
+
+ratio2() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 
 inner() {
     BIN=$1 OUT=$2
@@ -177,14 +225,24 @@ inner() {
         done
     done
 
-    local plain plugin cold warm
+    local n=${HK_BENCH_TF_CONCURRENT:-10}
+    for run in $(seq 1 "$runs"); do
+        for variant in plain cold; do
+            many_inits "$variant" "$run"
+        done
+    done
+
+    local plain plugin cold warm plain_n cold_n
     plain=$(median plain 3) plugin=$(median plugin 3) cold=$(median cold 3) warm=$(median warm 3)
+    plain_n=$(median "plainx$n" 3) cold_n=$(median "coldx$n" 3)
     req() { echo "$(median "$1" 4) / $(median "$1" 5)"; }
     {
         echo "| \`terraform init\`, 4 modules + 3 providers, ${delay} ms per upstream request, warm registry cache vs plain terraform, median of $runs | $(ms "$warm") ms | $(ms "$plain") ms | $(speedup "$plain" "$warm") | ≥ 3× | $(yesno ge "$(ratio "$plain" "$warm")" 3) |"
         echo "| same, warm registry cache vs \`plugin_cache_dir\` (warm) | $(ms "$warm") ms | $(ms "$plugin") ms | $(speedup "$plugin" "$warm") | — | — |"
-        echo "| same, cold registry cache (daemon restarted, archives removed) vs plain terraform | $(ms "$cold") ms | $(ms "$plain") ms | $(speedup "$plain" "$cold") | — | — |"
+        echo "| same, cold registry cache (daemon restarted, archives removed) vs plain terraform, cold/plain $(ratio2 "$cold" "$plain") | $(ms "$cold") ms | $(ms "$plain") ms | $(speedup "$plain" "$cold") | cold/plain ≤ 1.0 | $(yesno le "$(ratio2 "$cold" "$plain")" 1.0) |"
+        echo "| same, $n concurrent cold inits (daemon restarted, archives removed) vs $n concurrent plain inits, until the last ended, cold/plain $(ratio2 "$cold_n" "$plain_n") | $(ms "$cold_n") ms | $(ms "$plain_n") ms | $(speedup "$plain_n" "$cold_n") | cold/plain ≤ 1.0 | $(yesno le "$(ratio2 "$cold_n" "$plain_n")" 1.0) |"
         echo "| upstream requests per init, metadata / archives (median): warm cache; plain, plugin cache, cold cache | $(req warm) | $(req plain); $(req plugin); $(req cold) | — | warm: 0 metadata | $(yesno test "$(median warm 4)" = 0) |"
+        echo "| upstream requests of $n concurrent inits, metadata / archives (median): cold cache; plain | $(req "coldx$n") | $(req "plainx$n") | — | — | — |"
     } >"$OUT/registry-cache-rows.md"
     {
         echo "- Registry cache: tests/support/https_registry.py on 127.0.0.1 (TLS, throw-away CA, ${delay} ms added to" \
@@ -192,6 +250,9 @@ inner() {
              "$("$TF" version -json | python3 -c 'import json, sys; print(json.load(sys.stdin)["terraform_version"])')" \
              "in a fresh working directory each run; $runs runs per variant, interleaved (plain, plugin, cold, warm)." \
              "Ranges (s): plain $(range plain 3), plugin $(range plugin 3), cold $(range cold 3), warm $(range warm 3)." \
+             "Cold/plain: $(ratio2 "$cold" "$plain") for one init, $(ratio2 "$cold_n" "$plain_n") for $n at once" \
+             "(ranges (s): $n plain $(range "plainx$n" 3), $n cold $(range "coldx$n" 3); $n inits started together," \
+             "timed until the last ended, $runs runs each, interleaved, after the single-init runs)." \
              "Upstream counts from the registry's log. The plugin cache variant sets" \
              "plugin_cache_may_break_dependency_lock_file = true (without it terraform downloads every provider" \
              "again into a directory without a lock file); it still downloads every module. Raw: $RAW/runs.tsv."

@@ -74,6 +74,18 @@ the same providers, signed with the same --gpg-home key).
 
 --delay-ms N sleeps N ms before answering each request (benchmarks).
 
+Downloads (module archives, provider zips, SHA256SUMS and signatures, the
+mirror's zips) can misbehave, for the archive cache's streaming tests:
+--download-pieces N sends each download's body in N writes (default 1),
+--piece-delay-ms MS sleeps MS ms between them; three control files, each
+in effect while it exists (so one server serves well, then badly, then
+well again): --hold-while FILE holds each download's last piece until FILE
+is gone, logging a line whose "status" is "holding" before and "released"
+after (its other fields as any request's); --lie-while FILE serves provider
+zips whose bytes do not match the published hashes (one byte in the middle
+flipped, the length unchanged); --chunked-while FILE sends downloads with
+Transfer-Encoding: chunked (one chunk per piece) instead of Content-Length.
+
 --tfe makes it TFE-like as well: discovery is open (no token needed) and adds tfe.v2, tfe.v2.1, tfe.v2.2,
 state.v2, motd.v1 and login.v1, and it answers the API paths listed in Tfe's
 docstring (ping, account details, organizations, workspaces, the OAuth
@@ -100,6 +112,7 @@ import io
 import json
 import os
 import signal
+import socket
 import ssl
 import subprocess
 import sys
@@ -225,6 +238,11 @@ class Registry(http.server.BaseHTTPRequestHandler):
     protect_downloads = False
     public = False           # --public: no endpoint wants the token
     other_origin = None      # --other-origin
+    pieces = 1               # --download-pieces
+    piece_delay = 0.0        # --piece-delay-ms, in seconds
+    hold_while = None        # --hold-while FILE
+    lie_while = None         # --lie-while FILE
+    chunked_while = None     # --chunked-while FILE
 
     protocol_version = "HTTP/1.1"
 
@@ -232,6 +250,10 @@ class Registry(http.server.BaseHTTPRequestHandler):
         # The TLS handshake happens here, in this connection's own thread, so
         # a stalled client cannot hold up the accept loop.
         self.request.do_handshake()
+        # As real servers (nginx's tcp_nodelay, Go's net/http) do: a response
+        # written in two writes (head, then body) must not wait for the
+        # client's delayed ACK (Nagle), which stalls libcurl ~40 ms a request.
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         super().setup()
 
     def do_GET(self):
@@ -266,7 +288,7 @@ class Registry(http.server.BaseHTTPRequestHandler):
             self.reply(302, b"", "text/plain", {"Location": self.other_origin + path[len(REDIRECT) - 1:]})
         elif self.mirror_file(path) in self.provider_zips:
             # Open too: Terraform never sends credentials for mirror archives.
-            self.reply(200, self.provider_zips[self.mirror_file(path)], "application/zip")
+            self.send_download(self.provider_zips[self.mirror_file(path)], "application/zip")
         elif self.mirror_file(path, ".json") is not None:
             self.authorized(*self.mirror_document(self.mirror_file(path, ".json")))
         elif self.tfe is not None and self.tfe.get(self, path):
@@ -326,7 +348,42 @@ class Registry(http.server.BaseHTTPRequestHandler):
         if self.protect_downloads and self.headers.get("Authorization") != "Bearer " + self.token:
             self.reply_json(401, {"errors": ["unauthorized"]}, {"WWW-Authenticate": "Bearer"})
         else:
-            self.reply(200, data, content_type)
+            self.send_download(data, content_type)
+
+    @staticmethod
+    def while_exists(path):
+        return path is not None and os.path.exists(path)
+
+    def send_download(self, data, content_type):
+        """A download's 200, as --download-pieces and the control files say."""
+        if self.while_exists(self.lie_while) and urllib.parse.urlsplit(self.path).path.endswith(".zip"):
+            middle = len(data) // 2
+            data = data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1:]
+        chunked = self.while_exists(self.chunked_while)
+        self.record(200)
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        count = max(1, min(self.pieces, len(data)))
+        bounds = [len(data) * i // count for i in range(count + 1)]
+        for i in range(count):
+            if i > 0 and self.piece_delay:
+                time.sleep(self.piece_delay)
+            if i == count - 1 and self.while_exists(self.hold_while):
+                self.record("holding")
+                while self.while_exists(self.hold_while):
+                    time.sleep(0.02)
+                self.record("released")
+            piece = data[bounds[i]:bounds[i + 1]]
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece) if chunked else piece)
+            self.wfile.flush()
+        if chunked:
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
 
     def authorized(self, status, body, headers=None):
         """Answers with body (JSON) if the request has our bearer token, else 401."""
@@ -586,6 +643,11 @@ def main():
     parser.add_argument("--other-origin", default=None,
                         help="another server's base URL for some downloads (see the docstring)")
     parser.add_argument("--delay-ms", type=int, default=0, help="milliseconds added to every request")
+    parser.add_argument("--download-pieces", type=int, default=1, help="writes per download body")
+    parser.add_argument("--piece-delay-ms", type=int, default=0, help="milliseconds between them")
+    parser.add_argument("--hold-while", default=None, help="hold each download's last piece while FILE exists")
+    parser.add_argument("--lie-while", default=None, help="serve downloads not matching their hashes while FILE exists")
+    parser.add_argument("--chunked-while", default=None, help="send downloads chunked while FILE exists")
     parser.add_argument("--tfe", action="store_true",
                         help="be TFE-like too: tfe.v2*, login.v1 and enough of /api/v2/ (see Tfe)")
     parser.add_argument("--tfe-user", default="hk-e2e-user", help="the user name account/details gives")
@@ -617,6 +679,11 @@ def main():
     Registry.protect_downloads = args.protect_downloads
     Registry.public = args.public
     Registry.other_origin = args.other_origin
+    Registry.pieces = args.download_pieces
+    Registry.piece_delay = args.piece_delay_ms / 1000.0
+    Registry.hold_while = args.hold_while
+    Registry.lie_while = args.lie_while
+    Registry.chunked_while = args.chunked_while
     Registry.provider_versions = provider_versions
     for version in provider_versions:
         archives = {}

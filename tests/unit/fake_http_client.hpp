@@ -1,9 +1,10 @@
 #pragma once
 // A scripted HttpClient for unit tests of discovery, the registry clients and
-// the archive cache: answers by URL (a download's body written to its file), records
-// what was asked (and with which bearer token), and can hold requests in
-// flight until released. The real libcurl client is tested against a real
-// HTTPS server in the integration tests.
+// the archive cache: answers by URL (a download's body written to its file,
+// told to its observer in two halves), records what was asked (and with
+// which bearer token), and can hold requests in flight until released:
+// before they start, or with half of a download's body written. The real libcurl client is tested
+// against a real HTTPS server in the integration tests.
 
 #include <unistd.h>
 
@@ -37,8 +38,11 @@ class FakeHttpClient final : public daemon::http::HttpClient {
     std::vector<Seen> requests;
 
     void hold() { held_ = true; }
+    // Downloads stop after the first half of their body until release().
+    void hold_midway() { midway_ = true; }
     void release() {
         held_ = false;
+        midway_ = false;
         gate_.cancel();
     }
 
@@ -59,10 +63,18 @@ class FakeHttpClient final : public daemon::http::HttpClient {
         response.url = request.url;
         response.body_size = response.body.size();
         if (request.body_fd >= 0) {  // a download: the body goes to the file, as curl's does
-            if (::ftruncate(request.body_fd, 0) != 0 ||
-                ::pwrite(request.body_fd, response.body.data(), response.body.size(), 0) !=
-                    static_cast<ssize_t>(response.body.size()))
+            if (::ftruncate(request.body_fd, 0) != 0)
                 throw daemon::http::HttpError("cannot write the body (in the test)");
+            const std::string& body = response.body;
+            const std::size_t half = body.size() / 2;
+            const bool told = request.on_body && response.status == 200;
+            write_piece(request, body.substr(0, half), 0, told, body.size());
+            while (midway_) {
+                boost::system::error_code ec;
+                co_await gate_.async_wait(
+                    boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+            }
+            write_piece(request, body.substr(half), half, told, body.size());
             response.body.clear();
         }
         co_return response;
@@ -85,8 +97,17 @@ class FakeHttpClient final : public daemon::http::HttpClient {
     }
 
   private:
+    static void write_piece(const daemon::http::HttpRequest& request, const std::string& piece,
+                            std::size_t at, bool told, std::size_t announced) {
+        if (::pwrite(request.body_fd, piece.data(), piece.size(), static_cast<off_t>(at)) !=
+            static_cast<ssize_t>(piece.size()))
+            throw daemon::http::HttpError("cannot write the body (in the test)");
+        if (told && !piece.empty()) request.on_body(piece, announced);
+    }
+
     boost::asio::steady_timer gate_;
     bool held_ = false;
+    bool midway_ = false;
 };
 
 }  // namespace hostkeeper::test

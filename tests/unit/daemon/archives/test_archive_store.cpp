@@ -19,6 +19,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -158,12 +159,17 @@ struct Fixture {
         std::optional<T> result;
         std::exception_ptr failure;
         asio::co_spawn(io, std::move(work), [&](std::exception_ptr e, T a) {
-            failure = e;
+            failure = std::move(e);
             result = std::move(a);
         });
         io.restart();
         io.run();
         if (failure) std::rethrow_exception(failure);
+        // Followed to its end: a download that failed after its first bytes fails here.
+        if constexpr (std::is_same_v<T, Archive>) {
+            if (result->growing && result->growing->error())
+                std::rethrow_exception(result->growing->error());
+        }
         return std::move(*result);
     }
 
@@ -252,7 +258,7 @@ TEST_CASE("archives: twenty concurrent gets of one key download it once", "[arch
     int failed = 0;
     for (auto& slot : got) {
         asio::co_spawn(f.io, store.get(request),
-                       [&slot, &failed](std::exception_ptr e, std::optional<Archive> a) {
+                       [&slot, &failed](const std::exception_ptr& e, std::optional<Archive> a) {
                            if (e) ++failed;
                            slot = std::move(a);
                        });
