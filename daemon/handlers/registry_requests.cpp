@@ -26,16 +26,17 @@ std::optional<registry::Mirror> mirror_of(const registry::RegistryService& regis
     return registry::make_mirror(*url);
 }
 
-// The versions answer, filtered by the request's constraint when it has one.
-std::string versions_reply(Json fields, const registry::RegistryAnswer& answer,
-                           const std::optional<proto::VersionConstraints>& constraint) {
-    if (!constraint) return reply::registry(fields, answer);
+// The versions answer, filtered by the request's constraint when it has one;
+// the whole list as a prepared reply (reply::registry_versions).
+server::Reply versions_reply(Json fields, const registry::RegistryAnswer& answer,
+                             const std::optional<proto::VersionConstraints>& constraint) {
+    if (!constraint) return reply::registry_versions(fields, answer);
     fields["constraint"] = constraint->text();
     fields["total"] = answer.document->versions.size();
     Json body = answer.document->body;
     body["versions"] =
         registry::allowed_versions(answer.document->body, answer.document->versions, *constraint);
-    return reply::registry(fields, answer, &body);
+    return server::Reply{reply::registry(fields, answer, &body)};
 }
 
 // The name a fetched package is written under comes from the validated
@@ -77,7 +78,7 @@ asio::awaitable<server::Reply> RegistryRequests::handle(const Request& r) {
             head["module"] = module.to_string();
             const registry::RegistryAnswer answer =
                 co_await registry.module_versions(std::move(module), refresh);
-            co_return server::Reply{versions_reply(std::move(head), answer, constraint)};
+            co_return versions_reply(std::move(head), answer, constraint);
         }
         case Op::module_download: {
             proto::ModuleAddress module =
@@ -98,7 +99,7 @@ asio::awaitable<server::Reply> RegistryRequests::handle(const Request& r) {
             if (mirror) head["mirror"] = mirror->base;
             const registry::RegistryAnswer answer =
                 co_await registry.provider_versions(std::move(provider), mirror, refresh);
-            co_return server::Reply{versions_reply(std::move(head), answer, constraint)};
+            co_return versions_reply(std::move(head), answer, constraint);
         }
         case Op::provider_package:
         case Op::provider_fetch: {

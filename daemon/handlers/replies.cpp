@@ -352,13 +352,41 @@ std::string discovery(const std::string& host, const discovery::DiscoveryAnswer&
     return payload;
 }
 
-std::string registry(const Json& fields, const registry::RegistryAnswer& answer, const Json* body) {
+namespace {
+
+// A registry answer's payload up to its document's fields:
+// {"v":1,"ok":true,FIELDS...,"source":"...",
+std::string registry_head(const Json& fields, const registry::RegistryAnswer& answer) {
     Json head = {{"v", proto::kProtocolVersion}, {"ok", true}};
     for (const auto& [key, value] : fields.items()) head[key] = value;
     head["source"] = to_string(answer.source);
     std::string payload = head.dump();
     payload.pop_back();  // the closing brace
     payload += ',';
+    return payload;
+}
+
+// What follows the document's fields: ,"age_s":..,"expires_in_s":..[,"error":..]}
+std::string registry_tail(const registry::RegistryAnswer& answer) {
+    std::string tail = R"(,"age_s":)" + std::to_string(answer.age.count());
+    tail += R"(,"expires_in_s":)" + std::to_string(answer.expires_in.count());
+    if (!answer.error.empty()) tail += R"(,"error":)" + Json(answer.error).dump();
+    tail += '}';
+    return tail;
+}
+
+void check_registry_size(std::size_t size) {
+    if (size > proto::kMaxResponseFrameSize) {
+        throw Error(ErrorCode::too_large, "the answer is over " +
+                                              std::to_string(proto::kMaxResponseFrameSize) +
+                                              " bytes; narrow it with a constraint");
+    }
+}
+
+}  // namespace
+
+std::string registry(const Json& fields, const registry::RegistryAnswer& answer, const Json* body) {
+    std::string payload = registry_head(fields, answer);
     if (body == nullptr) {
         payload += fields_of(*answer.document);
     } else {
@@ -366,16 +394,21 @@ std::string registry(const Json& fields, const registry::RegistryAnswer& answer,
         for (const auto& [key, value] : body->items()) object[key] = value;
         payload += members(object);
     }
-    payload += R"(,"age_s":)" + std::to_string(answer.age.count());
-    payload += R"(,"expires_in_s":)" + std::to_string(answer.expires_in.count());
-    if (!answer.error.empty()) payload += R"(,"error":)" + Json(answer.error).dump();
-    payload += '}';
-    if (payload.size() > proto::kMaxResponseFrameSize) {
-        throw Error(ErrorCode::too_large, "the answer is over " +
-                                              std::to_string(proto::kMaxResponseFrameSize) +
-                                              " bytes; narrow it with a constraint");
-    }
+    payload += registry_tail(answer);
+    check_registry_size(payload.size());
     return payload;
+}
+
+server::Reply registry_versions(const Json& fields, const registry::RegistryAnswer& answer) {
+    server::Reply prepared;
+    prepared.payload = registry_head(fields, answer);
+    // Shares the document's ownership: the part lives as long as the
+    // document, or as long as a reply being written needs it.
+    prepared.shared =
+        std::shared_ptr<const std::string>(answer.document, &fields_of(*answer.document));
+    prepared.tail = registry_tail(answer);
+    check_registry_size(prepared.size());
+    return prepared;
 }
 
 std::string unsupported_version(const Json& asked) {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -83,6 +84,19 @@ std::string discovery(const std::string& host, const discovery::DiscoveryAnswer&
 // package), else the document as fetched. Throws proto::Error{too_large}.
 std::string registry(const proto::Json& fields, const registry::RegistryAnswer& answer,
                      const proto::Json* body = nullptr);
+// registry(fields, answer) for a versions list (module_versions,
+// provider_versions) as fetched, as a prepared reply: the document's fields
+// are Reply::shared, made once per document (fields_of) and written by every
+// reply made from it with no copy and no scrub, and die with the document (a
+// refreshed list is a new document, with new fields). Only the request's
+// fields, the source, the age and the expiry are made per request.
+// A versions list holds no secret: its URL holds no user name or password
+// (discovery and make_mirror refuse those), its fields are versions,
+// protocols, platforms and the registry's warnings, and the token goes in a
+// request header, never into a document. (A download's or a package's
+// answer may hold a signed or credentialed URL: those replies are not
+// prepared.) Throws proto::Error{too_large}.
+server::Reply registry_versions(const proto::Json& fields, const registry::RegistryAnswer& answer);
 
 // The refusal of a request for protocol `asked` (PROTOCOL.md, Versions).
 std::string unsupported_version(const proto::Json& asked);

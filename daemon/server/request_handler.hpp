@@ -7,6 +7,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -21,9 +22,22 @@ struct ServerState {
 
 // A response payload (JSON text), and whether the daemon stops once it is
 // written: the server then stops accepting and drains (PROTOCOL.md, stop).
+//
+// A cached answer's bulk may come prepared instead: the payload is then
+// `payload` + `*shared` + `tail`, written as they are in one scatter/gather
+// write. `shared` is immutable and shared by every reply made from the same
+// cached document; it must hold no secret, for it is neither copied nor
+// scrubbed (`payload` and `tail` are, as every payload is).
 struct Reply {
     std::string payload;
     bool stop = false;
+    std::shared_ptr<const std::string> shared = nullptr;
+    std::string tail{};
+
+    // The payload's size: the three parts together.
+    std::size_t size() const {
+        return payload.size() + (shared ? shared->size() : 0) + tail.size();
+    }
 };
 
 class RequestHandler {

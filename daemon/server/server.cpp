@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
@@ -219,13 +220,20 @@ asio::awaitable<bool> Server::exchange(Connection& connection) {
     // Asked to stop: no new connections, idle ones closed; this reply is
     // still written (the connection is busy).
     if (reply.stop) stop();
-    std::string frame = proto::encode_frame(reply.payload, proto::kMaxResponseFrameSize);
-    proto::scrub(reply.payload);
-    const proto::ScrubGuard frame_guard(frame);
+    const proto::ScrubGuard payload_guard(reply.payload);
+    const proto::ScrubGuard tail_guard(reply.tail);
+    // Header and parts written as they are, with no copy: a prepared part
+    // (Reply::shared) holds no secret and is not scrubbed.
+    const proto::FrameHeader frame_header =
+        proto::encode_header(reply.size(), proto::kMaxResponseFrameSize);
+    const std::string_view shared = reply.shared ? std::string_view(*reply.shared) : "";
+    const std::array<asio::const_buffer, 4> frame{asio::buffer(frame_header),
+                                                  asio::buffer(reply.payload), asio::buffer(shared),
+                                                  asio::buffer(reply.tail)};
     // The reply must be taken within the same timeout as a request.
     connection.writing = true;
     arm_deadline(connection);
-    co_await asio::async_write(connection.socket, asio::buffer(frame),
+    co_await asio::async_write(connection.socket, frame,
                                asio::redirect_error(asio::use_awaitable, ec));
     connection.deadline.cancel();
     connection.busy = false;

@@ -27,6 +27,7 @@ thousands() { awk -v x="$1" 'BEGIN { printf "%d", x + 0.5 }' | sed -E ':a;s/^([0
 # (`times`), and own_pids (/proc/PID/stat). In ticks of 1/100 s.
 machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat; }
 proc_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+proc_user_ticks() { awk '{ print $14 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 OWN_TICKS=0
 measure_own() {  # sets OWN_TICKS; must run in this shell, not in $(...)
     local f=$HK_TEST_ROOT/times.$$ waited pid
@@ -213,10 +214,16 @@ private_on_exit() {
 }
 
 # Adds the daemon's CPU time per request (µs; from its utime + stime, in
-# ticks of 10 ms, over the whole run) to a load line. It varies too (with how
-# many requests each wake-up finds waiting), but compares requests of
-# different kinds run under the same conditions.
-with_cpu() { jq -c --argjson t "$2" '. + {daemon_cpu_us_per_request: (if .requests > 0 then $t * 10000 / .requests else 0 end)}' <<<"$1"; }
+# ticks of 10 ms, over the whole run) to a load line, and of it the time in
+# user space (utime; the rest is the kernel's: system calls, copying replies
+# into the socket, waking clients). It varies too (with how many requests
+# each wake-up finds waiting), but compares requests of different kinds run
+# under the same conditions. with_cpu LINE TICKS USER_TICKS
+with_cpu() {
+    jq -c --argjson t "$2" --argjson u "$3" '. + (if .requests > 0
+        then {daemon_cpu_us_per_request: ($t * 10000 / .requests), daemon_user_us_per_request: ($u * 10000 / .requests)}
+        else {daemon_cpu_us_per_request: 0, daemon_user_us_per_request: 0} end)' <<<"$1"
+}
 
 # One throughput run against $DAEMON_PID: load LABEL ARGS..., with the
 # daemon's CPU per request (with_cpu) and the CPU share of other processes
@@ -224,26 +231,30 @@ with_cpu() { jq -c --argjson t "$2" '. + {daemon_cpu_us_per_request: (if .reques
 # RUN_OTHERS_MAX to PHASE_OTHERS when above. Not in a $(...) subshell.
 RUN_OUT="" RUN_OTHERS_MAX=0
 throughput_run() {
-    local label=$1 t0
+    local label=$1 t0 u0
     shift
     phase_begin
     t0=$(proc_ticks "$DAEMON_PID")
+    u0=$(proc_user_ticks "$DAEMON_PID")
     RUN_OUT=$(load "$label" "$@")
-    RUN_OUT=$(with_cpu "$RUN_OUT" $(( $(proc_ticks "$DAEMON_PID") - t0 )))
+    RUN_OUT=$(with_cpu "$RUN_OUT" $(( $(proc_ticks "$DAEMON_PID") - t0 )) $(( $(proc_user_ticks "$DAEMON_PID") - u0 )))
     phase_end
     le "$PHASE_OTHERS" "$RUN_OTHERS_MAX" || RUN_OTHERS_MAX=$PHASE_OTHERS
     log "  $(thousands "$(jq -r .requests_per_s <<<"$RUN_OUT")")/s, p50 $(jq -r '.latency_us.p50*10|round/10' <<<"$RUN_OUT") us," \
-        "daemon CPU $(jq -r '.daemon_cpu_us_per_request*10|round/10' <<<"$RUN_OUT") us/request; other processes used $PHASE_OTHERS% of the machine"
+        "daemon CPU $(jq -r '.daemon_cpu_us_per_request*10|round/10' <<<"$RUN_OUT") us/request" \
+        "(user $(jq -r '.daemon_user_us_per_request*10|round/10' <<<"$RUN_OUT") us); other processes used $PHASE_OTHERS% of the machine"
 }
 
 # Throughput runs (JSON lines on stdin, from throughput_run) -> one JSON
 # object: the run with the median rate (rps, p50 and p99 in µs), the range of
-# all (min, max), and the median daemon CPU per request (cpu, µs).
+# all (min, max), and the median daemon CPU per request (cpu, µs) and of
+# that in user space (user, µs; the median of its own).
 throughput_summary() {
     jq -s -c 'sort_by(.requests_per_s) as $s | $s[(length - 1) / 2 | floor] as $m
         | {rps: $m.requests_per_s, p50: ($m.latency_us.p50 * 10 | round / 10), p99: ($m.latency_us.p99 * 10 | round / 10),
            min: $s[0].requests_per_s, max: $s[-1].requests_per_s,
-           cpu: (map(.daemon_cpu_us_per_request) | sort | .[(length - 1) / 2 | floor] * 10 | round / 10)}'
+           cpu: (map(.daemon_cpu_us_per_request) | sort | .[(length - 1) / 2 | floor] * 10 | round / 10),
+           user: (map(.daemon_user_us_per_request) | sort | .[(length - 1) / 2 | floor] * 10 | round / 10)}'
 }
 # "min–max" of a summary, with thousands separators.
 throughput_range() { echo "$(thousands "$(jq -r .min <<<"$1")")–$(thousands "$(jq -r .max <<<"$1")")"; }

@@ -38,7 +38,15 @@
 #      socket, 8 clients (hk_bench_socket_load --request), HK_BENCH_REPEATS
 #      runs, median; each repeat runs cached `get`s of the registry's host,
 #      then module_versions, then provider_versions on the same daemon, for a
-#      comparison under the same conditions;
+#      comparison under the same conditions; and the daemon's CPU per request
+#      (utime + stime of hostkeeperd from /proc/PID/stat before and after each
+#      run, divided by the requests answered). With HK_BENCH_BASELINE_BIN (a
+#      directory holding another build's hostkeeperd, e.g. of the commit
+#      before a change), a second daemon of that build runs beside the first
+#      on a socket of its own, warmed the same way, and each repeat then also
+#      runs module_versions and provider_versions against it, interleaved
+#      with the runs of BIN's daemon: the rates, the CPU per request and
+#      their ratios (BIN's over the baseline's) are reported for both;
 #   3. HK_BENCH_BURSTS bursts of HK_BENCH_BURST_CLIENTS (200) cold
 #      module_versions lookups of HK_BENCH_BURST_MODULES (M, 20) different
 #      modules acme/m1/aws .. acme/mM/aws, every one on its own socket
@@ -66,7 +74,7 @@
 # Environment: HK_BENCH_RUNS (300), HK_BENCH_WARMUP (20), HK_BENCH_SECONDS (5),
 # HK_BENCH_REPEATS (3), HK_BENCH_BURSTS (5), HK_BENCH_BURST_CLIENTS (200),
 # HK_BENCH_BURST_MODULES (20), HK_BENCH_MAX_LOAD (1.5), HK_BENCH_LOAD_WAITS (3),
-# HK_BENCH_LOAD_WAIT_SECONDS (60).
+# HK_BENCH_LOAD_WAIT_SECONDS (60), HK_BENCH_BASELINE_BIN (unset: no baseline).
 #
 # Needs: nginx, curl, hyperfine, jq, openssl, python3 (a free port).
 
@@ -78,7 +86,7 @@ shopt -s inherit_errexit
 # shellcheck source=tests/bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # The processes of this benchmark besides this shell and what it waited for.
-own_pids() { echo "${DAEMON_PID:-0}" "${NGINX_PID:-0}" "${HK_KEYRING_PID:-0}" "${HK_BUS_PID:-0}"; }
+own_pids() { echo "${DAEMON_PID:-0}" "${OTHER_PID:-0}" "${NGINX_PID:-0}" "${HK_KEYRING_PID:-0}" "${HK_BUS_PID:-0}"; }
 
 # die (tests/support/script_lib.sh, through lib.sh): "bench (registry): MSG", exit 1.
 # shellcheck disable=SC2034  # read by die
@@ -86,7 +94,7 @@ script_name="bench (registry)" die_status=1
 
 # As in run.sh: bash reads the whole function definitions before main runs.
 
-BIN="" OUT="" DIR="" RAW="" SOCK="" CA="" CA_DIR=""
+BIN="" OUT="" DIR="" RAW="" SOCK="" CA="" CA_DIR="" MOD="" PROV=""
 DAEMON_PID="" DAEMON_LOG=""
 PORT=""
 
@@ -181,6 +189,58 @@ loads_after() {
 }
 
 # ---------------------------------------------------------------------------
+# The baseline daemon (HK_BENCH_BASELINE_BIN): a second hostkeeperd of another
+# build, on a socket of its own, beside the first. lib.sh's functions act on
+# SOCK, DAEMON_PID and DAEMON_LOG: swap_daemon trades them with the other
+# daemon's (OTHER_*). The load generator and the CLI stay BIN's (the protocol
+# is the same).
+
+BASE_BIN="" OTHER_SOCK="" OTHER_PID="" OTHER_LOG=""
+
+swap_daemon() {
+    local sock=$SOCK pid=$DAEMON_PID log=$DAEMON_LOG
+    SOCK=$OTHER_SOCK DAEMON_PID=$OTHER_PID DAEMON_LOG=$OTHER_LOG
+    OTHER_SOCK=$sock OTHER_PID=$pid OTHER_LOG=$log
+}
+
+# Starts the baseline's hostkeeperd with ARGS on $DIR/run-baseline/socket and
+# warms it as the main daemon was warmed: both versions lists fetched, then
+# answered from its cache.
+baseline_start() {
+    mkdir -p "$DIR/run-baseline"
+    chmod 700 "$DIR/run-baseline"
+    OTHER_SOCK=$DIR/run-baseline/socket
+    swap_daemon
+    local bin=$BIN
+    BIN=$BASE_BIN
+    hkd_start "$@"
+    BIN=$bin
+    local what answer
+    for what in "module versions $MOD" "provider versions $PROV"; do
+        # shellcheck disable=SC2086  # what: the subcommand and its address
+        hk $what >/dev/null || die "baseline: hostkeeper $what failed"
+        # shellcheck disable=SC2086
+        answer=$(hk $what --json) || die "baseline: hostkeeper $what failed"
+        [[ "$(jq -r .source <<<"$answer")" == cache ]] || die "baseline: $what was not answered from the cache"
+    done
+    log "baseline hostkeeperd ($BASE_BIN) pid $DAEMON_PID on $SOCK"
+    swap_daemon
+}
+
+baseline_stop() {
+    [[ -n "$OTHER_PID" ]] || return 0
+    swap_daemon
+    hkd_stop
+    swap_daemon
+}
+
+# shellcheck disable=SC2317  # called by on_exit
+registry_on_exit() {
+    baseline_stop
+    private_on_exit
+}
+
+# ---------------------------------------------------------------------------
 # hostkeeperd's counters
 
 counter() { hk_status | jq -r ".$1.upstream_requests"; }
@@ -227,6 +287,29 @@ burst() {
 }
 
 # ---------------------------------------------------------------------------
+# One repeat's cached module_versions and provider_versions runs against the
+# current daemon (throughput_run), each answer checked to come from the cache.
+# TAG ("" or "baseline ") prefixes the log and labels. Sets VERSIONS_MOD and
+# VERSIONS_PROV to the runs' JSON lines.
+
+VERSIONS_MOD="" VERSIONS_PROV=""
+versions_runs() {
+    local tag=$1 r=$2 repeats=$3 seconds=$4 label=${1// /-}
+    local mod_req="{\"op\":\"module_versions\",\"module\":\"$MOD\"}"
+    local prov_req="{\"op\":\"provider_versions\",\"provider\":\"$PROV\"}"
+    log "${tag}module_versions throughput: 8 clients, ${seconds} s, run $r of $repeats"
+    throughput_run "${label}module-throughput-8-$r" --clients 8 --seconds "$seconds" --request "$mod_req"
+    [[ "$(jq -r '.sources.cache == .requests' <<<"$RUN_OUT")" == true ]] ||
+        die "${tag}not every module_versions answer came from the cache: $(jq -c .sources <<<"$RUN_OUT")"
+    VERSIONS_MOD=$RUN_OUT
+    log "${tag}provider_versions throughput: 8 clients, ${seconds} s, run $r of $repeats"
+    throughput_run "${label}provider-throughput-8-$r" --clients 8 --seconds "$seconds" --request "$prov_req"
+    [[ "$(jq -r '.sources.cache == .requests' <<<"$RUN_OUT")" == true ]] ||
+        die "${tag}not every provider_versions answer came from the cache: $(jq -c .sources <<<"$RUN_OUT")"
+    VERSIONS_PROV=$RUN_OUT
+}
+
+# ---------------------------------------------------------------------------
 
 inner() {
     BIN=$1
@@ -244,6 +327,11 @@ inner() {
     for tool in hostkeeperd hostkeeper terraform-credentials-hostkeeper hk_bench_socket_load; do
         [[ -x "$BIN/$tool" ]] || die "$BIN/$tool was not built"
     done
+    BASE_BIN=${HK_BENCH_BASELINE_BIN:-}
+    if [[ -n "$BASE_BIN" ]]; then
+        [[ -x "$BASE_BIN/hostkeeperd" ]] || die "HK_BENCH_BASELINE_BIN: $BASE_BIN/hostkeeperd was not built"
+        BASE_BIN=$(cd "$BASE_BIN" && pwd)
+    fi
     [[ -n "${HK_TEST_ROOT:-}" && -d "$HK_TEST_ROOT" ]] || die "not inside keyring-env.sh"
     export LC_NUMERIC=C
     # Loopback only: no proxy for curl or for the daemon's libcurl.
@@ -259,7 +347,7 @@ inner() {
     RAW=$OUT/registry
     rm -rf "$RAW"
     mkdir -p "$RAW"
-    on_exit private_on_exit
+    on_exit registry_on_exit
 
     CA_DIR=$DIR/ca
     "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../support/make_ca.sh" "$CA_DIR" bench.localhost other.localhost
@@ -275,6 +363,7 @@ inner() {
 
     local host=bench.localhost:$PORT
     local mod=$host/acme/net/aws prov=$host/acme/big
+    MOD=$mod PROV=$prov
     local mod_url=https://$host/v1/modules/acme/net/aws/versions prov_url=https://$host/v1/providers/acme/big/versions
     local mod_file=$DIR/www/v1/modules/acme/net/aws/versions prov_file=$DIR/www/v1/providers/acme/big/versions
     local creds
@@ -348,10 +437,10 @@ inner() {
     # -- 2. cached throughput, 8 clients ------------------------------------
     # Each repeat: `get` of the registry's host, then module_versions, then
     # provider_versions, on the same daemon (the machine may be busy, see the
-    # CPU share of other processes).
-    local mod_req prov_req r get_json="" mod_json="" prov_json=""
-    mod_req="{\"op\":\"module_versions\",\"module\":\"$mod\"}"
-    prov_req="{\"op\":\"provider_versions\",\"provider\":\"$prov\"}"
+    # CPU share of other processes); then, with a baseline, module_versions
+    # and provider_versions on the baseline's daemon.
+    local r get_json="" mod_json="" prov_json="" base_mod_json="" base_prov_json=""
+    [[ -z "$BASE_BIN" ]] || baseline_start --discovery-ttl 2h --registry-versions-ttl 2h
     quiet_before throughput
     reg0=$(counter registry)
     disc0=$(counter discovery)
@@ -360,16 +449,15 @@ inner() {
         log "get throughput (for comparison): 8 clients, ${seconds} s, run $r of $repeats"
         throughput_run "get-throughput-8-$r" --op get --clients 8 --seconds "$seconds" --host "$host"
         get_json+="$RUN_OUT"$'\n'
-        log "module_versions throughput: 8 clients, ${seconds} s, run $r of $repeats"
-        throughput_run "module-throughput-8-$r" --clients 8 --seconds "$seconds" --request "$mod_req"
-        [[ "$(jq -r '.sources.cache == .requests' <<<"$RUN_OUT")" == true ]] ||
-            die "not every module_versions answer came from the cache: $(jq -c .sources <<<"$RUN_OUT")"
-        mod_json+="$RUN_OUT"$'\n'
-        log "provider_versions throughput: 8 clients, ${seconds} s, run $r of $repeats"
-        throughput_run "provider-throughput-8-$r" --clients 8 --seconds "$seconds" --request "$prov_req"
-        [[ "$(jq -r '.sources.cache == .requests' <<<"$RUN_OUT")" == true ]] ||
-            die "not every provider_versions answer came from the cache: $(jq -c .sources <<<"$RUN_OUT")"
-        prov_json+="$RUN_OUT"$'\n'
+        versions_runs "" "$r" "$repeats" "$seconds"
+        mod_json+="$VERSIONS_MOD"$'\n'
+        prov_json+="$VERSIONS_PROV"$'\n'
+        [[ -n "$BASE_BIN" ]] || continue
+        swap_daemon
+        versions_runs "baseline " "$r" "$repeats" "$seconds"
+        swap_daemon
+        base_mod_json+="$VERSIONS_MOD"$'\n'
+        base_prov_json+="$VERSIONS_PROV"$'\n'
     done
     local others_tp=$RUN_OTHERS_MAX
     loads_after throughput "$others_tp"
@@ -381,6 +469,12 @@ inner() {
     mod_tp=$(throughput_summary <<<"$mod_json")
     prov_tp=$(throughput_summary <<<"$prov_json")
     hkd_stop
+    local base_mod_tp="" base_prov_tp=""
+    if [[ -n "$BASE_BIN" ]]; then
+        base_mod_tp=$(throughput_summary <<<"$base_mod_json")
+        base_prov_tp=$(throughput_summary <<<"$base_prov_json")
+        baseline_stop
+    fi
 
     # -- 3. cold lookups of M modules at once -------------------------------
     local b out all=""
@@ -416,6 +510,9 @@ inner() {
     row_latency() {  # LABEL HK CURL CURL_TEXT
         echo "| $1, process start to exit, warm cache, median of $runs | $(ms "$2") ms | $4 $(ms "$3") ms | $(speedup "$3" "$2") | ≥ 3× | $(yesno ge "$(ratio "$3" "$2")" 3) |"
     }
+    row_baseline() {  # OP SUMMARY BASELINE_SUMMARY
+        echo "| cached \`$1\`, 8 clients, this build vs the baseline ($BASE_BIN), runs interleaved, medians of $repeats | $(thousands "$(jq -r .rps <<<"$2")")/s, daemon CPU $(jq -r .cpu <<<"$2") µs per request (user $(jq -r .user <<<"$2") µs) | baseline $(thousands "$(jq -r .rps <<<"$3")")/s (range $(throughput_range "$3")/s), daemon CPU $(jq -r .cpu <<<"$3") µs per request (user $(jq -r .user <<<"$3") µs) | rate $(ratio "$(jq -r .rps <<<"$2")" "$(jq -r .rps <<<"$3")")×, CPU per request $(ratio "$(jq -r .cpu <<<"$2")" "$(jq -r .cpu <<<"$3")")× | — | — |"
+    }
     row_throughput() {  # OP SUMMARY
         echo "| cached \`$1\` throughput, 8 clients | $(thousands "$(jq -r .rps <<<"$2")")/s (median of $repeats, range $(throughput_range "$2")/s; p50 $(jq -r .p50 <<<"$2") µs, p99 $(jq -r .p99 <<<"$2") µs; daemon CPU $(jq -r .cpu <<<"$2") µs per request) | cached \`get\` of the registry's host, same daemon, runs interleaved: $(thousands "$(jq -r .rps <<<"$get_tp")")/s (range $(throughput_range "$get_tp")/s; daemon CPU $(jq -r .cpu <<<"$get_tp") µs per request) | $(awk -v a="$(jq -r .rps <<<"$2")" -v b="$(jq -r .rps <<<"$get_tp")" 'BEGIN { printf "%.0f%% of get", 100 * a / b }') | — | — |"
     }
@@ -428,6 +525,12 @@ inner() {
             "\`curl -s --cacert CA https://HOST/v1/providers/acme/big/versions\` (same nginx, $prov_kib KiB)"
         row_throughput module_versions "$mod_tp"
         row_throughput provider_versions "$prov_tp"
+        echo "| cached \`provider_versions\` throughput, 8 clients, median of $repeats | $(thousands "$(jq -r .rps <<<"$prov_tp")")/s | — | — | ≥ 60,000/s | $(yesno ge "$(jq -r .rps <<<"$prov_tp")" 60000) |"
+        echo "| daemon CPU per cached \`provider_versions\` ($prov_answer_bytes bytes) over \`module_versions\`'s ($mod_answer_bytes bytes), same daemon, medians of $repeats | $(jq -r .cpu <<<"$prov_tp") µs (user $(jq -r .user <<<"$prov_tp") µs) | $(jq -r .cpu <<<"$mod_tp") µs (user $(jq -r .user <<<"$mod_tp") µs) | $(ratio "$(jq -r .cpu <<<"$prov_tp")" "$(jq -r .cpu <<<"$mod_tp")")× | ≤ 1.5× | $(yesno le "$(ratio "$(jq -r .cpu <<<"$prov_tp")" "$(jq -r .cpu <<<"$mod_tp")")" 1.5) |"
+        if [[ -n "$BASE_BIN" ]]; then
+            row_baseline module_versions "$mod_tp" "$base_mod_tp"
+            row_baseline provider_versions "$prov_tp" "$base_prov_tp"
+        fi
         echo "| $burst_clients cold \`module_versions\` lookups of $burst_modules modules at once: upstream requests per burst for versions documents, daemon (\`registry.upstream_requests\`) / nginx log; for the discovery document | $up_reg (each of $bursts bursts); discovery $up_disc | $burst_clients without single flight | — | = $burst_modules; discovery = 1 | $met |"
         echo "| same, total wall time (first request sent to last answer), median of $bursts | $(printf %.0f "$(ms "$wall")") ms (range $wall_range ms; answers p50 $p50b ms, max $maxb ms; $net_range of $burst_clients answers \`network\`) | — | — | — | — |"
     } >"$OUT/registry-rows.md"
@@ -451,6 +554,9 @@ inner() {
              "upstream counts from \`status --json\` (\`registry\` and \`discovery\` \`upstream_requests\`) and the nginx" \
              "access-log lines for bench.localhost. An answer is \`network\` when its request arrived while the fetch" \
              "was in flight, \`cache\` after it."
+        [[ -z "$BASE_BIN" ]] || echo "- Baseline: hostkeeperd of $BASE_BIN ran beside this build's on a socket of its own," \
+             "warmed the same way (both versions lists cached); each repeat ran this build's module_versions and" \
+             "provider_versions, then the baseline's, with the same load generator; the daemon idle between its runs."
         echo "- Registry measurements and the machine's load (load averages from /proc/loadavg; a measurement waits" \
              "up to $LOAD_WAITS × $LOAD_WAIT_SECONDS s for a 1-minute load average ≤ $MAX_LOAD; this benchmark's own" \
              "clients and daemon raise it too): ${LOADS%; }."

@@ -86,8 +86,9 @@
 # HK_BENCH_FULL_POSITIVE (0), HK_BENCH_CMAKE_ARGS (extra configure arguments);
 # for discovery, HK_BENCH_BURSTS (5) and HK_BENCH_SLOW_SECONDS (1), see
 # discovery.sh; for registries, also HK_BENCH_BURST_CLIENTS (200),
-# HK_BENCH_BURST_MODULES (20), HK_BENCH_MAX_LOAD (1.5), HK_BENCH_LOAD_WAITS (3)
-# and HK_BENCH_LOAD_WAIT_SECONDS (60), see registry.sh.
+# HK_BENCH_BURST_MODULES (20), HK_BENCH_MAX_LOAD (1.5), HK_BENCH_LOAD_WAITS (3),
+# HK_BENCH_LOAD_WAIT_SECONDS (60) and HK_BENCH_BASELINE_BIN (another build's
+# hostkeeperd to compare with, run by run), see registry.sh.
 #
 # Needs: cmake, a compiler, the project's build dependencies, hyperfine, jq,
 # secret-tool (libsecret-tools), gnome-keyring, dbus, nginx, curl, openssl,

@@ -8,6 +8,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "daemon/archives/archive_store.hpp"
@@ -43,7 +44,14 @@ struct DispatcherFixture : SocketServer {
         io.get_executor(), pool.get_executor(), keyring, {}};
     FakeHttpClient http{io.get_executor()};
     daemon::discovery::DiscoveryService discovery{io.get_executor(), http, credentials, {}};
-    daemon::registry::RegistryService registry{io.get_executor(), http, credentials, discovery, {}};
+    // The registry's clock: now, or `frozen` once a test sets it (before its
+    // first request), so that the ages in its answers stay put.
+    std::optional<std::chrono::steady_clock::time_point> frozen;
+    std::chrono::steady_clock::time_point registry_now() const {
+        return frozen.value_or(std::chrono::steady_clock::now());
+    }
+    daemon::registry::RegistryService registry{
+        io.get_executor(), http, credentials, discovery, {}, [this] { return registry_now(); }};
     // The registry cache is off here (no configuration): the store is never used.
     std::filesystem::path archive_dir =
         std::filesystem::temp_directory_path() / ("hk-dispatcher-" + std::to_string(::getpid()));

@@ -16,11 +16,13 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "daemon/server/request_handler.hpp"
 #include "daemon/server/server.hpp"
 #include "daemon/server/socket_owner.hpp"
+#include "proto/framing.hpp"
 #include "proto/socket_path.hpp"
 #include "server_fixture.hpp"
 #include "socket_fixture.hpp"
@@ -35,7 +37,9 @@ namespace {
 
 // Answers {"v":1,"ok":true,"op":OP,"connections":N} (the op as asked), and
 // {"ok":true,...} with Reply::stop for "stop". A request whose "host" is
-// "slow.example" waits until open_gate().
+// "slow.example" waits until open_gate(); one whose "host" is
+// "prepared.example" gets a prepared reply: {"v":1,"ok":true,"big":"xx..."}
+// with `prepared` (more than a socket buffer holds) as its shared part.
 class FakeHandler final : public daemon::server::RequestHandler {
   public:
     explicit FakeHandler(asio::io_context& io)
@@ -52,6 +56,12 @@ class FakeHandler final : public daemon::server::RequestHandler {
                 co_await gate_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
             }
         }
+        if (request.value("host", "") == "prepared.example") {
+            daemon::server::Reply reply{R"({"v":1,"ok":true,"big":")"};
+            reply.shared = prepared;
+            reply.tail = R"("})";
+            co_return reply;
+        }
         proto::Json response = proto::make_ok();
         response["op"] = request.value("op", "");
         response["connections"] = server.connections;
@@ -67,6 +77,8 @@ class FakeHandler final : public daemon::server::RequestHandler {
 
     std::atomic<int> calls{0};
     std::atomic<int> held{0};
+    const std::shared_ptr<const std::string> prepared =
+        std::make_shared<const std::string>(std::size_t{1} << 20, 'x');
 
   private:
     asio::io_context& io_;
@@ -101,6 +113,27 @@ TEST_CASE("each request is answered on its connection, many on one", "[daemon][s
         REQUIRE(response->at("connections") == 1);
     }
     CHECK(f.handler.calls == 100);
+}
+
+TEST_CASE("a prepared reply is written whole, header first, and its shared part left as it is",
+          "[daemon][server]") {
+    ServerFixture f;
+    const RawClient client(f.location.socket);
+    const std::string expected =
+        proto::encode_frame(R"({"v":1,"ok":true,"big":")" + *f.handler.prepared + R"("})",
+                            proto::kMaxResponseFrameSize);
+    for (int i = 0; i < 3; ++i) {
+        client.send_json(get_request("prepared.example"));
+        const auto frame = client.read_bytes(expected.size());
+        REQUIRE(frame);
+        CHECK(*frame == expected);
+    }
+    // The same request after it: the stream is still in step.
+    client.send_json(get_request("h"));
+    const auto response = client.read_json();
+    REQUIRE(response);
+    CHECK(response->at("op") == "get");
+    CHECK(*f.handler.prepared == std::string(std::size_t{1} << 20, 'x'));  // never scrubbed
 }
 
 TEST_CASE("a reply that asks for it stops the server once it is written", "[daemon][server]") {
