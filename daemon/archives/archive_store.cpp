@@ -1,5 +1,6 @@
 #include "daemon/archives/archive_store.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -10,9 +11,12 @@
 #include <array>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string_view>
 #include <utility>
 
@@ -54,6 +58,45 @@ bool is_uid_name(std::string_view name) {
 // The 64 hex digits that end a stored file's name.
 std::string_view hex_of(std::string_view name) {
     return name.substr(name.size() - kHexDigits);
+}
+
+// A temp file's name as insert() makes it: "<pid>-" and mkostemp's six characters.
+bool is_temp_name(std::string_view name) {
+    const auto dash = name.find('-');
+    const auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+    return dash != std::string_view::npos && dash > 0 && name.size() == dash + 7 &&
+           std::all_of(name.begin(), name.begin() + static_cast<std::ptrdiff_t>(dash),
+                       [](char c) { return c >= '0' && c <= '9'; }) &&
+           std::all_of(name.begin() + static_cast<std::ptrdiff_t>(dash) + 1, name.end(), alnum);
+}
+
+// The names in the directory open as `dir`, read through a description of its own.
+std::vector<std::string> names_in(int dir) {
+    std::vector<std::string> names;
+    const int fd = ::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return names;
+    DIR* const listing = ::fdopendir(fd);
+    if (listing == nullptr) {
+        ::close(fd);
+        return names;
+    }
+    while (const dirent* entry = ::readdir(listing)) names.emplace_back(entry->d_name);
+    ::closedir(listing);
+    return names;
+}
+
+// A file time from stat: times before 1970 or after 2200 (which anyone may
+// set on their own file) are taken as those bounds.
+fs::file_time_type file_time_of(const struct timespec& at) {
+    constexpr std::int64_t kLatest = 7'258'118'400;  // 2200-01-01
+    const std::int64_t seconds = std::clamp<std::int64_t>(at.tv_sec, 0, kLatest);
+    const auto since_epoch = std::chrono::seconds(seconds) + std::chrono::nanoseconds(at.tv_nsec);
+    return std::chrono::file_clock::from_sys(std::chrono::sys_time<std::chrono::nanoseconds>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(since_epoch)));
+}
+
+std::uint64_t saturating_sum(std::uint64_t a, std::uint64_t b) {
+    return b > UINT64_MAX - a ? UINT64_MAX : a + b;
 }
 
 // The last path segment of `url` when it is a plain file name.
@@ -185,29 +228,63 @@ ArchiveStore::ArchiveStore(asio::any_io_executor io, http::HttpClient& http,
     }
 }
 
-// The directories: 0700 and ours, or a group's (shared_store.hpp), and the
-// lock file. Throws proto::Error internal.
+namespace {
+
+// This user's own subdirectory `name` of `parent`; one that another user
+// made under that name is moved aside (renamed `name`.moved-aside.<pid>)
+// and made again. Throws std::runtime_error.
+OwnedFd own_subdir(int parent, const std::string& name, const fs::path& shown, mode_t mode,
+                   gid_t group) {
+    try {
+        return OwnedFd(ensure_own_subdir(parent, name, shown, ::geteuid(), mode, group).release());
+    } catch (const std::runtime_error& e) {
+        const std::string aside = name + ".moved-aside." + std::to_string(::getpid());
+        if (::renameat(parent, name.c_str(), parent, aside.c_str()) != 0) throw;
+        spdlog::warn("archive cache: {}: moved aside as {}", e.what(), aside);
+    }
+    return OwnedFd(ensure_own_subdir(parent, name, shown, ::geteuid(), mode, group).release());
+}
+
+}  // namespace
+
+// The directories: 0700 and ours, or a group's (shared_store.hpp), each
+// opened once, and the lock file. Throws proto::Error internal.
 void ArchiveStore::prepare() {
     const fs::path& dir = options_.dir;
+    const uid_t uid = ::geteuid();
     try {
         std::error_code ec;
-        if (!fs::is_directory(dir, ec)) make_private_dirs(dir);
-        const StoreMode mode = check_store_dir(dir, ::geteuid());
+        if (!fs::exists(fs::symlink_status(dir, ec))) make_private_dirs(dir);
+        StoreMode mode{};
+        auto dirs = std::make_shared<StoreDirs>();
+        dirs->top = OwnedFd(open_store_dir(dir, uid, nullptr, mode).release());
+        struct stat top {};
+        if (::fstat(dirs->top.get(), &top) != 0)
+            throw fs::filesystem_error("cannot examine the directory", dir,
+                                       std::error_code(errno, std::generic_category()));
+        const gid_t group = top.st_gid;
+        const auto sub = [&](int at, const std::string& name, const fs::path& shown) {
+            if (mode == StoreMode::private_dir)
+                return OwnedFd(ensure_own_subdir(at, name, shown, uid, 0700).release());
+            return OwnedFd(ensure_shared_subdir(at, name, shown, group).release());
+        };
+        dirs->providers = sub(dirs->top.get(), "providers", dir / "providers");
+        dirs->modules = sub(dirs->top.get(), "modules", dir / "modules");
+        OwnedFd tmp = sub(dirs->top.get(), "tmp", dir / "tmp");
+        dirs->tmp_path = dir / "tmp";
         if (mode == StoreMode::private_dir) {
-            for (const std::string_view kind : kKinds)
-                proto::ensure_private_directory(dir / kind, ::geteuid());
-            proto::ensure_private_directory(dir / "tmp", ::geteuid());
+            dirs->own_modules = OwnedFd(::fcntl(dirs->modules.get(), F_DUPFD_CLOEXEC, 0));
+            dirs->tmp = std::move(tmp);
         } else {
-            struct stat st {};
-            if (::stat(dir.c_str(), &st) != 0)
-                throw fs::filesystem_error("cannot examine the directory", dir,
-                                           std::error_code(errno, std::generic_category()));
-            for (const std::string_view kind : kKinds) ensure_shared_subdir(dir / kind, st.st_gid);
-            ensure_shared_subdir(dir / "tmp", st.st_gid);
-            ensure_own_subdir(dir / "modules" / std::to_string(::geteuid()), ::geteuid());
+            const std::string own = std::to_string(uid);
+            dirs->own_modules =
+                own_subdir(dirs->modules.get(), own, dir / "modules" / own, 02750, group);
+            dirs->tmp = own_subdir(tmp.get(), own, dir / "tmp" / own, 02700, group);
+            dirs->tmp_path /= own;
         }
         if (!locks_.enabled() || mode_ != mode)
-            locks_.open(dir / ".lock", mode == StoreMode::shared_dir);
+            locks_.open(dirs->top.get(), dir / ".lock", mode == StoreMode::shared_dir);
+        dirs_ = std::move(dirs);
         mode_ = mode;
     } catch (const fs::filesystem_error& e) {
         mode_.reset();
@@ -230,16 +307,21 @@ void ArchiveStore::prepare_to_store() {
     sweep_temp_files();
 }
 
-// Downloads a daemon (this one or another) left behind when it died.
+// Downloads a daemon of this user's left behind when it died: regular
+// files named as insert() names them, in this user's own temp directory.
 void ArchiveStore::sweep_temp_files() const {
-    std::error_code ec;
-    const auto now = fs::file_time_type::clock::now();
-    for (const auto& entry : fs::directory_iterator(options_.dir / "tmp", ec)) {
-        const auto modified = entry.last_write_time(ec);
-        if (!ec && now - modified > kStaleTemp) {
-            spdlog::info("archive cache: removing {}, a download abandoned", entry.path().string());
-            fs::remove(entry.path(), ec);
-        }
+    if (!dirs_) return;
+    const int tmp = dirs_->tmp.get();
+    const std::time_t now = std::time(nullptr);
+    for (const std::string& name : names_in(tmp)) {
+        struct stat st {};
+        if (!is_temp_name(name) || ::fstatat(tmp, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||
+            now - st.st_mtim.tv_sec <= std::chrono::seconds(kStaleTemp).count())
+            continue;
+        spdlog::info("archive cache: removing {}, a download abandoned",
+                     (dirs_->tmp_path / name).string());
+        ::unlinkat(tmp, name.c_str(), 0);
     }
 }
 
@@ -247,39 +329,48 @@ void ArchiveStore::sweep_temp_files() const {
 // a shared directory every user's DIR/modules/<uid>/<hex>.
 void ArchiveStore::scan() {
     stored_.clear();
+    if (!dirs_) return;
     for (const std::string_view kind : kKinds) {
-        std::error_code ec;
-        for (const auto& entry : fs::directory_iterator(options_.dir / kind, ec)) {
-            const std::string name = entry.path().filename().string();
+        const int at = kind == "providers" ? dirs_->providers.get() : dirs_->modules.get();
+        for (const std::string& name : names_in(at)) {
             if (is_hex_name(name)) {
-                scan_file(std::string(kind) + "/" + name);
-            } else if (kind == "modules" && is_uid_name(name) && !entry.is_symlink(ec)) {
-                std::error_code unreadable;  // another user's, closed to us: not counted
-                for (const auto& own : fs::directory_iterator(entry.path(), unreadable)) {
-                    const std::string hex = own.path().filename().string();
-                    if (is_hex_name(hex)) scan_file((fs::path(kind) / name / hex).string());
+                scan_file(at, name, std::string(kind) + "/" + name);
+            } else if (kind == "modules" && is_uid_name(name)) {
+                // Another user's, closed to us: not counted.
+                const OwnedFd user(
+                    ::openat(at, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+                if (user.get() < 0) continue;
+                const std::string under = std::string(kind) + "/" + name + "/";
+                for (const std::string& hex : names_in(user.get())) {
+                    if (is_hex_name(hex)) scan_file(user.get(), hex, under + hex);
                 }
             }
         }
     }
 }
 
-// One stored file, used when it was last written or (another user's hit)
-// last read, whichever is later.
-void ArchiveStore::scan_file(const std::string& name) {
-    const fs::path path = options_.dir / name;
+// One stored file (`file` in the directory open as `dir`), used when it was
+// last written or (another user's hit) last read, whichever is later; one
+// larger than a package may be is left out.
+void ArchiveStore::scan_file(int dir, const std::string& file, const std::string& name) {
     struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) return;
-    std::error_code ec;
-    const auto written = fs::last_write_time(path, ec);
-    if (ec) return;
-    const std::int64_t read_later_ns =
-        (std::int64_t{st.st_atim.tv_sec} - st.st_mtim.tv_sec) * 1'000'000'000 +
-        (st.st_atim.tv_nsec - st.st_mtim.tv_nsec);
-    const auto used =
-        written + std::chrono::duration_cast<fs::file_time_type::duration>(
-                      std::chrono::nanoseconds(std::max<std::int64_t>(0, read_later_ns)));
-    stored_[name] = Entry{static_cast<std::uint64_t>(st.st_size), used};
+    if (::fstatat(dir, file.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_size <= 0 || static_cast<std::uint64_t>(st.st_size) > kMaxPackageSize)
+        return;
+    const bool read_later =
+        st.st_atim.tv_sec > st.st_mtim.tv_sec ||
+        (st.st_atim.tv_sec == st.st_mtim.tv_sec && st.st_atim.tv_nsec > st.st_mtim.tv_nsec);
+    stored_[name] = Entry{static_cast<std::uint64_t>(st.st_size),
+                          file_time_of(read_later ? st.st_atim : st.st_mtim)};
+}
+
+std::pair<int, std::string> ArchiveStore::locate(const StoreDirs& dirs, const std::string& name) {
+    const std::string file(hex_of(name));
+    if (is_provider_key(name)) return {dirs.providers.get(), file};
+    if (name.size() == std::string("modules/").size() + kHexDigits)
+        return {dirs.modules.get(), file};
+    const std::string own = "modules/" + std::to_string(::geteuid()) + "/";
+    return {name.rfind(own, 0) == 0 ? dirs.own_modules.get() : -1, file};
 }
 
 std::string ArchiveStore::stored_name(const std::string& key) const {
@@ -291,6 +382,10 @@ asio::awaitable<std::optional<Archive>> ArchiveStore::find(const std::string& ke
     check_archive_key(key);
     std::optional<Opened> opened = open_stored(key);
     if (!opened) co_return std::nullopt;
+    if (opened->verify && opened->foreign) {
+        auto adopting = adopt(std::move(*opened));  // named first (async/toolchain.hpp)
+        co_return co_await std::move(adopting);
+    }
     if (opened->verify) {
         // Named first (async/toolchain.hpp).
         auto hashing = hash_of(opened->archive.fd.get());
@@ -359,14 +454,19 @@ std::shared_ptr<ArchiveStore::Flight> ArchiveStore::start(ArchiveRequest request
     flight->growing = std::make_shared<GrowingArchive>(io_);
     try {
         prepare_to_store();
-        flight->temp = (options_.dir / "tmp" / (std::to_string(::getpid()) + "-XXXXXX")).string();
+        // Written in this user's own temp directory, reached through its
+        // descriptor: nobody else can swap the file while it is verified.
+        flight->dirs = dirs_;
+        flight->temp = "/proc/self/fd/" + std::to_string(flight->dirs->tmp.get()) + "/" +
+                       std::to_string(::getpid()) + "-XXXXXX";
         flight->file = OwnedFd(::mkostemp(flight->temp.data(), O_CLOEXEC));
         if (flight->file.get() < 0) {
             const int error = errno;
-            throw StoreUnwritable("cannot create a file in " + (options_.dir / "tmp").string() +
+            throw StoreUnwritable("cannot create a file in " + flight->dirs->tmp_path.string() +
                                       ": " + std::strerror(error),
                                   error);
         }
+        flight->temp_file = fs::path(flight->temp).filename().string();
     } catch (const StoreUnwritable& e) {
         store_failed(e);
         throw;
@@ -423,13 +523,15 @@ void ArchiveStore::finished(const std::string& key, const Flight& flight, std::u
 // place; its size. The temp file is removed on every way out but success.
 asio::awaitable<std::uint64_t> ArchiveStore::insert(Flight& flight, ArchiveRequest request,
                                                     std::optional<ExpectedHashes> expected) {
+    // Removed on every way out but success.
     struct RemoveUnlessKept {
-        const std::string& path;
+        int dir;
+        const std::string& file;
         bool keep = false;
         ~RemoveUnlessKept() {
-            if (!keep) ::unlink(path.c_str());
+            if (!keep) ::unlinkat(dir, file.c_str(), 0);
         }
-    } partial{flight.temp};
+    } partial{flight.dirs->tmp.get(), flight.temp_file};
     const std::string key = request.key;
     const std::string what = request.what;
     http::BodyObserver observer = follow(flight.growing);
@@ -441,20 +543,37 @@ asio::awaitable<std::uint64_t> ArchiveStore::insert(Flight& flight, ArchiveReque
     const DownloadedFile file = co_await std::move(downloading);
     if (file.size == 0)
         throw Error(ErrorCode::registry_failed, "downloading " + what + ": it is empty");
-    // The descriptor written is the one sealed and remembered: the temp
-    // file's name is never opened again.
-    seal(flight.file.get(), flight.temp);
     const std::string name = stored_name(key);
+    const OwnedFd in = store_download(*flight.dirs, flight.file, flight.temp_file, name, what);
+    partial.keep = true;
+    remember_stored(name, in.get(), file.size);
+    evict(name);
+    co_return file.size;
+}
+
+// The verified download `out` (`temp_file` in this user's temp directory)
+// stored as `name`, opened. Not a coroutine (async/toolchain.hpp).
+OwnedFd ArchiveStore::store_download(const StoreDirs& dirs, const OwnedFd& out,
+                                     const std::string& temp_file, const std::string& name,
+                                     const std::string& what) const {
+    // Opened before it is renamed: from here on, an eviction cannot take it.
+    // The file written, not whatever has its name now.
+    OwnedFd in = out.reopen();
+    struct stat written {};
+    struct stat reading {};
+    if (::fstat(out.get(), &written) != 0 || ::fstat(in.get(), &reading) != 0 ||
+        reading.st_uid != ::geteuid() || reading.st_dev != written.st_dev ||
+        reading.st_ino != written.st_ino)
+        throw Error(ErrorCode::internal, "the download of " + what + " changed hands");
+    seal(in.get(), (dirs.tmp_path / temp_file).string(), is_provider_key(name));
     const fs::path path = options_.dir / name;
-    if (::rename(flight.temp.c_str(), path.c_str()) != 0) {
+    const auto [at, file] = locate(dirs, name);
+    if (::renameat(dirs.tmp.get(), temp_file.c_str(), at, file.c_str()) != 0) {
         const int error = errno;
         throw StoreUnwritable(
             "cannot store " + what + " as " + path.string() + ": " + std::strerror(error), error);
     }
-    partial.keep = true;
-    remember_stored(name, flight.file.get(), file.size);
-    evict(name);
-    co_return file.size;
+    return in;
 }
 
 // Logged once, when the directory stops taking archives.
@@ -479,7 +598,7 @@ void ArchiveStore::evict(const std::string& keep) {
     std::uint64_t total = 0;
     std::vector<std::pair<fs::file_time_type, std::string>> by_age;
     for (const auto& [key, entry] : stored_) {
-        total += entry.size;
+        total = saturating_sum(total, entry.size);
         if (key != keep) by_age.emplace_back(entry.used, key);
     }
     std::sort(by_age.begin(), by_age.end());
@@ -487,12 +606,14 @@ void ArchiveStore::evict(const std::string& keep) {
         if (total <= options_.max_bytes) break;
         const auto size = stored_[key].size;
         const fs::path path = options_.dir / key;
+        const auto [at, file] = locate(*dirs_, key);
+        if (at < 0) continue;  // another user's module archive: theirs to evict
         std::shared_ptr<void> held;
         if (!locks_.take(hex_of(key), held)) {
             spdlog::debug("archive cache: {} is being served: not evicted", key);
             continue;
         }
-        if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+        if (::unlinkat(at, file.c_str(), 0) != 0 && errno != ENOENT) {
             // Another user's module archive (theirs to evict), or a file system's refusal.
             const bool theirs = errno == EACCES || errno == EPERM;
             if (theirs) {
@@ -514,7 +635,7 @@ void ArchiveStore::evict(const std::string& keep) {
 ArchiveStats ArchiveStore::stats() const {
     ArchiveStats s;
     s.count = stored_.size();
-    for (const auto& [key, entry] : stored_) s.bytes += entry.size;
+    for (const auto& [key, entry] : stored_) s.bytes = saturating_sum(s.bytes, entry.size);
     s.max_bytes = options_.max_bytes;
     s.downloads = downloads_;
     s.hits = hits_;

@@ -6,7 +6,8 @@
 // serves them).
 //
 // Layout: DIR/providers/<sha256 of the zip>, DIR/modules/<sha256 of the
-// source URL>, DIR/tmp/ for downloads in progress. A file appears under its
+// source URL>, DIR/tmp/ for downloads in progress (DIR/tmp/<uid>/ in a
+// shared directory). A file appears under its
 // key only complete and verified: it is written in DIR/tmp/ under a name of
 // this process's own (mkstemp), verified, then renamed into place, so two
 // daemons sharing DIR (two sessions of one user) never see half a file.
@@ -31,9 +32,15 @@
 // package against its key, off the event loop, before serving it, once per
 // daemon unless the file changes (FileIdentity: dev, inode, size, mtime,
 // ctime); one that does not match is removed and counted (stats().rejected),
-// never served. Module archives have nothing published to check against:
-// each user keeps their own under DIR/modules/<uid>/ (2750, theirs), and
-// only those are served.
+// never served. Another user's package (its owner could rewrite it while it
+// is sent) is copied while it is hashed into this user's temp directory;
+// the copy is served and, when it matched, renamed over the name (0440,
+// this user's), so only this user's own files are known as verified.
+// Module archives have nothing published to check against:
+// each user keeps their own under DIR/modules/<uid>/ (2750, theirs), 0400,
+// and only those are served. A stored file is opened without following a
+// symbolic link or blocking: anything but a regular file of at most
+// kMaxPackageSize bytes is a miss (and removed when it is under its key).
 //
 // Least recently used goes first: a hit sets the file's mtime to now (its
 // owner's hits; another member's show in its access time), and eviction
@@ -67,6 +74,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "daemon/archives/archive_options.hpp"
@@ -97,6 +105,20 @@ class OwnedFd {
 
   private:
     int fd_ = -1;
+};
+
+// A store's directories, each opened once (not through a symbolic link) and
+// checked by its descriptor; every file in them is reached relative to
+// these. In a shared directory `own_modules` is DIR/modules/<uid> and `tmp`
+// DIR/tmp/<uid> (2700): nobody else can replace what is written there. In a
+// private one `own_modules` is `modules` and `tmp` DIR/tmp.
+struct StoreDirs {
+    OwnedFd top;
+    OwnedFd providers;
+    OwnedFd modules;
+    OwnedFd own_modules;
+    OwnedFd tmp;
+    std::filesystem::path tmp_path;  // `tmp` in messages
 };
 
 struct Archive {
@@ -203,6 +225,7 @@ class ArchiveStore {
         std::string name;  // under DIR: stored_name(key)
         FileIdentity id;
         bool verify = false;
+        bool foreign = false;  // another user's: they may rewrite it while it is served
     };
 
     // The file's path under DIR: the key, or modules/<uid>/<hex> in a shared directory.
@@ -210,12 +233,18 @@ class ArchiveStore {
     std::optional<Opened> open_stored(const std::string& key);
     boost::asio::awaitable<std::string> hash_of(int fd);
     bool accept_hashed(const Opened& opened, const std::string& hash);
+    boost::asio::awaitable<std::optional<Archive>> adopt(Opened opened);
+    std::optional<Archive> adopted(Opened opened, const StoreDirs& dirs, const OwnedFd& copy,
+                                   const std::string& copy_file, const std::string& hash);
     void reject(const std::string& name, const FileIdentity& id, const std::string& why);
     Archive served(Opened opened);
-    void seal(int fd, const std::string& temp) const;
+    void seal(int fd, const std::string& temp, bool provider) const;
     void remember_stored(const std::string& name, int fd, std::uint64_t size);
     std::shared_ptr<void> lease_of(const std::string& name) const;
-    void scan_file(const std::string& name);
+    // The directory (of `dirs`) and file name of a stored_name(); -1 for
+    // another user's module archive (not ours to open or remove).
+    static std::pair<int, std::string> locate(const StoreDirs& dirs, const std::string& name);
+    void scan_file(int dir, const std::string& file, const std::string& name);
     void prepare();
     void prepare_to_store();
     void scan();
@@ -224,7 +253,9 @@ class ArchiveStore {
     // A download in progress: its temp file (readers open it again) and how far it got.
     struct Flight {
         OwnedFd file;
-        std::string temp;
+        std::shared_ptr<const StoreDirs> dirs;  // held for the download's whole course
+        std::string temp;                       // its path, through the temp directory's descriptor
+        std::string temp_file;                  // its name in that directory
         std::string hint;
         std::shared_ptr<GrowingArchive> growing;
     };
@@ -235,6 +266,8 @@ class ArchiveStore {
                                                  std::optional<ExpectedHashes> expected);
     void finished(const std::string& key, const Flight& flight, std::uint64_t size,
                   const std::exception_ptr& error);
+    OwnedFd store_download(const StoreDirs& dirs, const OwnedFd& out, const std::string& temp_file,
+                           const std::string& name, const std::string& what) const;
     void store_failed(const StoreUnwritable& e);
     bool store_resting() const;
 
@@ -244,6 +277,7 @@ class ArchiveStore {
     boost::asio::thread_pool hashing_{1};
     std::map<std::string, std::shared_ptr<Flight>> flights_;  // by key
     std::optional<StoreMode> mode_;                           // none while the directory is refused
+    std::shared_ptr<const StoreDirs> dirs_;  // held by a download for its whole course
     StoreLocks locks_;
     VerifiedFiles verified_;
     std::map<std::string, Entry> stored_;  // by stored_name()

@@ -1,11 +1,14 @@
 #include "daemon/archives/package_hash.hpp"
 
 #include <openssl/evp.h>
+#include <unistd.h>
 #include <zip.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <vector>
@@ -88,6 +91,29 @@ std::string zip_hash(const std::string& path) {
         if (in.gcount() > 0) sha.update(buffer.data(), static_cast<std::size_t>(in.gcount()));
     }
     if (in.bad()) throw PackageError("cannot read " + path);
+    return "zh:" + hex(sha.finish());
+}
+
+std::string zip_hash_copy(int from, int to, std::uint64_t limit) {
+    Sha256 sha;
+    std::vector<char> buffer(std::size_t{1} << 16);
+    std::uint64_t offset = 0;
+    for (;;) {
+        const ssize_t got = ::pread(from, buffer.data(), buffer.size(), static_cast<off_t>(offset));
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) throw PackageError(std::string("cannot read: ") + std::strerror(errno));
+        if (got == 0) break;
+        offset += static_cast<std::uint64_t>(got);
+        if (offset > limit) throw PackageError("larger than a package may be");
+        sha.update(buffer.data(), static_cast<std::size_t>(got));
+        for (ssize_t put = 0; put < got;) {
+            const ssize_t wrote =
+                ::write(to, buffer.data() + put, static_cast<std::size_t>(got - put));
+            if (wrote < 0 && errno == EINTR) continue;
+            if (wrote < 0) throw PackageError(std::string("cannot write: ") + std::strerror(errno));
+            put += wrote;
+        }
+    }
     return "zh:" + hex(sha.finish());
 }
 

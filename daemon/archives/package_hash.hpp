@@ -42,6 +42,11 @@ class StreamingSha256 {
 // "zh:<64 lowercase hex digits>" of the file at `path`. Throws PackageError.
 std::string zip_hash(const std::string& path);
 
+// "zh:<64 lowercase hex digits>" of the file open as `from`, read from its
+// start, each block written to the file open as `to` as it is hashed; more
+// than `limit` bytes are refused. Throws PackageError.
+std::string zip_hash_copy(int from, int to, std::uint64_t limit);
+
 // Limits on what h1_hash unpacks: a zip bomb is refused, not hashed.
 inline constexpr std::size_t kMaxPackageEntries = 100'000;
 inline constexpr std::uint64_t kMaxPackageUnpacked =

@@ -25,12 +25,44 @@ std::string octal(mode_t mode) {
     return text.data();
 }
 
-struct stat stat_dir(const fs::path& dir) {
+constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+
+struct stat stat_dir(int fd, const fs::path& dir) {
     struct stat st {};
-    if (::stat(dir.c_str(), &st) != 0)
+    if (::fstat(fd, &st) != 0)
         throw std::runtime_error("cannot read " + dir.string() + ": " + std::strerror(errno));
     if (!S_ISDIR(st.st_mode)) throw std::runtime_error(dir.string() + " is not a directory");
     return st;
+}
+
+// `name` in the directory open as `at`, a directory and not a symbolic link.
+proto::UniqueFd open_dir_at(int at, const std::string& name, const fs::path& shown) {
+    proto::UniqueFd fd(::openat(at, name.c_str(), kDirFlags));
+    if (fd.get() < 0) {
+        const int error = errno;
+        throw std::runtime_error("cannot open " + shown.string() + ": " +
+                                 (error == ELOOP || error == ENOTDIR
+                                      ? std::string("it is not a directory (a link?)")
+                                      : std::string(std::strerror(error))));
+    }
+    return fd;
+}
+
+// `name` made in `at` with `mode` when missing; true when this call made it.
+bool make_dir_at(int at, const std::string& name, mode_t mode, const fs::path& shown) {
+    if (::mkdirat(at, name.c_str(), mode) == 0) return true;
+    if (errno != EEXIST)
+        throw std::runtime_error("cannot create " + shown.string() + ": " + std::strerror(errno));
+    return false;
+}
+
+// mkdir's mode passes through the umask: set it on the directory made,
+// through its descriptor, when it is still ours.
+void set_mode(int fd, const struct stat& st, mode_t mode, const fs::path& shown) {
+    if (st.st_uid != ::geteuid() || (st.st_mode & 07777U) == mode) return;
+    if (::fchmod(fd, mode) != 0)
+        throw std::runtime_error("cannot set the mode of " + shown.string() + ": " +
+                                 std::strerror(errno));
 }
 
 // Why `st` is no shared directory of group `group` we are in; "" when it is one.
@@ -63,10 +95,22 @@ bool in_my_groups(gid_t gid) {
     return false;
 }
 
-StoreMode check_store_dir(const fs::path& dir, uid_t uid, bool (*in_group)(gid_t)) {
+proto::UniqueFd open_store_dir(const fs::path& dir, uid_t uid, bool (*in_group)(gid_t),
+                               StoreMode& mode) {
     if (in_group == nullptr) in_group = in_my_groups;
-    const struct stat st = stat_dir(dir);
-    if (st.st_uid == uid && (st.st_mode & 077U) == 0) return StoreMode::private_dir;
+    proto::UniqueFd fd(::open(dir.c_str(), kDirFlags));
+    if (fd.get() < 0) {
+        struct stat link {};
+        if ((errno == ELOOP || errno == ENOTDIR) && ::lstat(dir.c_str(), &link) == 0 &&
+            S_ISLNK(link.st_mode))
+            throw std::runtime_error(dir.string() + " is a symbolic link; " + kAccepted);
+        throw std::runtime_error("cannot read " + dir.string() + ": " + std::strerror(errno));
+    }
+    const struct stat st = stat_dir(fd.get(), dir);
+    if (st.st_uid == uid && (st.st_mode & 077U) == 0) {
+        mode = StoreMode::private_dir;
+        return fd;
+    }
     if ((st.st_mode & S_IRWXG) == 0 && st.st_uid != uid) {
         throw std::runtime_error(dir.string() + " belongs to uid " + std::to_string(st.st_uid) +
                                  ", not to you, and is not shared with a group; " + kAccepted);
@@ -76,45 +120,62 @@ StoreMode check_store_dir(const fs::path& dir, uid_t uid, bool (*in_group)(gid_t
         throw std::runtime_error(dir.string() + " has mode " + octal(st.st_mode) + ": " + fault +
                                  "; " + kAccepted);
     }
-    return StoreMode::shared_dir;
+    if (st.st_uid != 0 && st.st_uid != uid) {
+        throw std::runtime_error(dir.string() + " belongs to uid " + std::to_string(st.st_uid) +
+                                 ", who could open it to everyone; a shared archive directory "
+                                 "belongs to root or to you");
+    }
+    mode = StoreMode::shared_dir;
+    return fd;
 }
 
-void ensure_shared_subdir(const fs::path& sub, gid_t group) {
-    if (::mkdir(sub.c_str(), 02770) == 0) {
-        // mkdir's mode passes through the umask; the setgid parent gave the group.
-        if (::chmod(sub.c_str(), 02770) != 0)
-            throw std::runtime_error("cannot set the mode of " + sub.string() + ": " +
-                                     std::strerror(errno));
-    } else if (errno != EEXIST) {
-        throw std::runtime_error("cannot create " + sub.string() + ": " + std::strerror(errno));
+StoreMode check_store_dir(const fs::path& dir, uid_t uid, bool (*in_group)(gid_t)) {
+    StoreMode mode{};
+    open_store_dir(dir, uid, in_group, mode);
+    return mode;
+}
+
+proto::UniqueFd ensure_shared_subdir(int top, const std::string& name, const fs::path& shown,
+                                     gid_t group) {
+    const bool made = make_dir_at(top, name, 02770, shown);
+    proto::UniqueFd fd = open_dir_at(top, name, shown);
+    struct stat st = stat_dir(fd.get(), shown);
+    if (made) {
+        set_mode(fd.get(), st, 02770, shown);
+        st = stat_dir(fd.get(), shown);
     }
-    const struct stat st = stat_dir(sub);
     const std::string fault = shared_fault(st, in_my_groups);
     if (!fault.empty() || st.st_gid != group) {
         throw std::runtime_error(
-            sub.string() + " has mode " + octal(st.st_mode) + " and group " +
+            shown.string() + " has mode " + octal(st.st_mode) + " and group " +
             std::to_string(st.st_gid) + ": " +
             (fault.empty() ? "not the group of the directory above it" : fault) +
             "; a shared archive directory's subdirectories are 2770 with its group (a member "
             "whose umask or tools made it otherwise: chgrp GROUP DIR; chmod 2770 DIR)");
     }
+    return fd;
 }
 
-void ensure_own_subdir(const fs::path& sub, uid_t uid) {
-    if (::mkdir(sub.c_str(), 02750) == 0) {
-        if (::chmod(sub.c_str(), 02750) != 0)
-            throw std::runtime_error("cannot set the mode of " + sub.string() + ": " +
-                                     std::strerror(errno));
-    } else if (errno != EEXIST) {
-        throw std::runtime_error("cannot create " + sub.string() + ": " + std::strerror(errno));
-    }
+proto::UniqueFd ensure_own_subdir(int parent, const std::string& name, const fs::path& shown,
+                                  uid_t uid, mode_t mode, gid_t group) {
+    make_dir_at(parent, name, mode, shown);
+    proto::UniqueFd fd(::openat(parent, name.c_str(), kDirFlags));
     struct stat st {};
-    if (::lstat(sub.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid ||
+    if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid ||
         (st.st_mode & 022U) != 0) {
-        throw std::runtime_error(sub.string() +
+        throw std::runtime_error(shown.string() +
                                  " is not a directory of yours that only you can change "
-                                 "(remove it; the daemon makes it again, 2750)");
+                                 "(remove it; the daemon makes it again, " +
+                                 octal(mode) + ")");
     }
+    if (group != static_cast<gid_t>(-1) && st.st_gid != group) {
+        if (::fchown(fd.get(), static_cast<uid_t>(-1), group) != 0 || ::fstat(fd.get(), &st) != 0)
+            throw std::runtime_error("cannot give " + shown.string() + " the group " +
+                                     std::to_string(group) + ": " + std::strerror(errno));
+        st.st_mode &= ~static_cast<mode_t>(S_ISGID);  // chown may clear it: set again
+    }
+    set_mode(fd.get(), st, mode, shown);
+    return fd;
 }
 
 FileIdentity identity_of(const struct stat& st) {
@@ -147,24 +208,50 @@ off_t lock_offset(std::string_view hex_name) {
 }
 
 void StoreLocks::open(const fs::path& lock_file, bool shared) {
+    const proto::UniqueFd dir(::open(lock_file.parent_path().c_str(), kDirFlags));
+    if (dir.get() < 0) {
+        file_ = proto::UniqueFd(-1);
+        off(lock_file, std::strerror(errno));
+        return;
+    }
+    open(dir.get(), lock_file, shared);
+}
+
+void StoreLocks::open(int dir, const fs::path& shown, bool shared) {
+    constexpr int kFlags = O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
     const mode_t mode = shared ? 0660 : 0600;
-    const proto::UniqueFd fd(
-        ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode));
+    file_ = proto::UniqueFd(::openat(dir, ".lock", kFlags));
+    bool made = false;
+    if (file_.get() < 0 && errno == ENOENT) {
+        file_ = proto::UniqueFd(::openat(dir, ".lock", kFlags | O_CREAT | O_EXCL, mode));
+        made = file_.get() >= 0;
+    }
     struct stat st {};
-    if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) {
-        if (!warned_) {
-            warned_ = true;
-            spdlog::warn(
-                "archive cache: cannot open {} ({}): archives in use are not protected "
-                "from eviction by other daemons",
-                lock_file.string(), std::strerror(errno));
-        }
-        path_.clear();
+    if (file_.get() < 0 || ::fstat(file_.get(), &st) != 0) {
+        const std::string why = std::strerror(errno);
+        file_ = proto::UniqueFd(-1);
+        off(shown, why);
+        return;
+    }
+    // Another name of a file (a hard link) or no file at all: never locked, never chmod-ed.
+    if (!S_ISREG(st.st_mode) || st.st_nlink != 1) {
+        file_ = proto::UniqueFd(-1);
+        off(shown, "it is not a regular file with one name");
         return;
     }
     // Made by us with the umask in between: the group needs to write it too.
-    if (st.st_uid == ::geteuid() && (st.st_mode & 0777U) != mode) ::fchmod(fd.get(), mode);
-    path_ = lock_file.string();
+    if ((made || st.st_uid == ::geteuid()) && (st.st_mode & 0777U) != mode)
+        ::fchmod(file_.get(), mode);
+    shown_ = shown.string();
+}
+
+void StoreLocks::off(const fs::path& shown, const std::string& why) {
+    if (warned_) return;
+    warned_ = true;
+    spdlog::warn(
+        "archive cache: cannot use {} ({}): archives in use are not protected from eviction by "
+        "other daemons",
+        shown.string(), why);
 }
 
 bool StoreLocks::share(std::string_view hex_name, std::shared_ptr<void>& lease) const {
@@ -179,10 +266,13 @@ bool StoreLocks::take(std::string_view hex_name, std::shared_ptr<void>& held) co
 // description merge, and one holder's close would drop another's.
 bool StoreLocks::lock(std::string_view hex_name, short type, std::shared_ptr<void>& held) const {
     held.reset();
-    if (path_.empty()) return true;
-    auto fd = std::make_shared<proto::UniqueFd>(::open(path_.c_str(), O_RDWR | O_CLOEXEC));
+    if (!enabled()) return true;
+    // The checked file again, never another reached by its name.
+    const std::string proc = "/proc/self/fd/" + std::to_string(file_.get());
+    auto fd =
+        std::make_shared<proto::UniqueFd>(::open(proc.c_str(), O_RDWR | O_NOCTTY | O_CLOEXEC));
     if (fd->get() < 0) {
-        spdlog::debug("archive cache: cannot open {}: {}", path_, std::strerror(errno));
+        spdlog::debug("archive cache: cannot open {} again: {}", shown_, std::strerror(errno));
         return true;
     }
     struct flock range {};
@@ -192,7 +282,7 @@ bool StoreLocks::lock(std::string_view hex_name, short type, std::shared_ptr<voi
     range.l_len = 1;
     if (::fcntl(fd->get(), F_OFD_SETLK, &range) != 0) {
         if (errno == EAGAIN || errno == EACCES) return false;
-        spdlog::debug("archive cache: cannot lock {}: {}", path_, std::strerror(errno));
+        spdlog::debug("archive cache: cannot lock {}: {}", shown_, std::strerror(errno));
         return true;
     }
     held = std::move(fd);

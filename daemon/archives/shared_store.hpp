@@ -28,28 +28,40 @@
 #include <string>
 #include <string_view>
 
+#include "proto/unique_fd.hpp"
+
 namespace hostkeeper::daemon::archives {
 
 enum class StoreMode { private_dir, shared_dir };
 
-// The mode of the existing directory `dir` for the user `uid` in the groups
-// `in_group` says. Throws std::runtime_error naming what is wrong and what is
-// accepted.
+// The existing directory `dir` opened (not through a symbolic link at its
+// end), and its mode for the user `uid` in the groups `in_group` says. A
+// shared directory belongs to root or to `uid`. Throws std::runtime_error
+// naming what is wrong and what is accepted.
+proto::UniqueFd open_store_dir(const std::filesystem::path& dir, uid_t uid, bool (*in_group)(gid_t),
+                               StoreMode& mode);
 StoreMode check_store_dir(const std::filesystem::path& dir, uid_t uid,
                           bool (*in_group)(gid_t) = nullptr);
 
 // True when this process's effective or supplementary groups include `gid`.
 bool in_my_groups(gid_t gid);
 
-// Makes `sub` under a shared directory whose group is `group` when it is
-// missing: group-writable and setgid (2770), then checks it as the top is
-// checked. Throws std::runtime_error.
-void ensure_shared_subdir(const std::filesystem::path& sub, gid_t group);
+// The subdirectory `name` of the shared directory open as `top`, whose group
+// is `group`, opened (not through a symbolic link): made group-writable and
+// setgid (2770) when it is missing, then checked as the top is checked.
+// `shown` names it in messages. Throws std::runtime_error.
+proto::UniqueFd ensure_shared_subdir(int top, const std::string& name,
+                                     const std::filesystem::path& shown, gid_t group);
 
-// Makes this user's own subdirectory `sub` of a shared directory when it is
-// missing: 2750 (the group reads sizes, only its owner changes it), then
-// checks it is ours and writable by nobody else. Throws std::runtime_error.
-void ensure_own_subdir(const std::filesystem::path& sub, uid_t uid);
+// This user's own subdirectory `name` of the directory open as `parent`,
+// opened (not through a symbolic link): made with `mode` when it is missing
+// (2750 for modules: the group reads sizes; 2700 for temp files: theirs
+// alone, and what is made there takes the group), then checked to be ours
+// and writable by nobody else, and given `mode` and `group` (none: -1).
+// Throws std::runtime_error.
+proto::UniqueFd ensure_own_subdir(int parent, const std::string& name,
+                                  const std::filesystem::path& shown, uid_t uid, mode_t mode,
+                                  gid_t group = static_cast<gid_t>(-1));
 
 // What stat says of a file, to know it again unchanged.
 struct FileIdentity {
@@ -80,12 +92,15 @@ off_t lock_offset(std::string_view hex_name);
 
 class StoreLocks {
   public:
-    // Opens (creating) `lock_file`, mode 0660 when `shared`, else 0600.
-    // Locks are off when it cannot be opened for writing (said once, in the
+    // Opens DIR/.lock in the directory open as `dir` (`shown` in messages):
+    // a regular file with one link, not through a symbolic link, created
+    // (0660 when `shared`, else 0600) when missing. Locks are off when it
+    // cannot be opened for writing or is no such file (said once, in the
     // log): leases are then empty and eviction removes files in use, which a
     // local reader survives through its open descriptor.
+    void open(int dir, const std::filesystem::path& shown, bool shared);
     void open(const std::filesystem::path& lock_file, bool shared);
-    bool enabled() const { return !path_.empty(); }
+    bool enabled() const { return file_.get() >= 0; }
 
     // A shared lock on the archive's byte, held until the last copy of the
     // lease is dropped: false when an eviction holds it now (the archive is
@@ -99,9 +114,11 @@ class StoreLocks {
 
   private:
     bool lock(std::string_view hex_name, short type, std::shared_ptr<void>& held) const;
+    void off(const std::filesystem::path& shown, const std::string& why);
 
-    std::string path_;
-    bool warned_ = false;  // that the lock file cannot be opened
+    proto::UniqueFd file_{-1};  // DIR/.lock as checked; each lock reopens it
+    std::string shown_;
+    bool warned_ = false;  // that the lock file cannot be used
 };
 
 }  // namespace hostkeeper::daemon::archives

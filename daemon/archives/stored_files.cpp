@@ -1,16 +1,19 @@
 // ArchiveStore's stored files: opening one for find() (leased, checked by
-// who may have written it), hashing what another user may have written,
-// refusing what does not match, and sealing what this daemon stores.
+// who may have written it), hashing what another user may have written (a
+// copy of our own when it is another user's), refusing what does not match,
+// and sealing what this daemon stores.
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
 #include "daemon/archives/archive_store.hpp"
 #include "daemon/archives/package_hash.hpp"
+#include "daemon/archives/verified_download.hpp"
 #include "daemon/async/on_worker.hpp"
 
 namespace hostkeeper::daemon::archives {
@@ -29,28 +32,27 @@ bool is_provider_name(std::string_view name) {
     return name.rfind("providers/", 0) == 0;
 }
 
-// `name` under `dir`, not through a symbolic link at its end; a module of
-// this user's own in a shared directory only from a subdirectory that is
-// theirs and nobody else's to change.
-OwnedFd open_in_store(const fs::path& dir, const std::string& name, bool own_subdir) {
-    if (!own_subdir) {
-        const fs::path path = dir / name;
-        return OwnedFd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    }
-    const fs::path sub = dir / fs::path(name).parent_path();
-    const OwnedFd at(::open(sub.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    struct stat st {};
-    if (at.get() < 0 || ::fstat(at.get(), &st) != 0 || st.st_uid != ::geteuid() ||
-        (st.st_mode & 022U) != 0)
-        return OwnedFd();
-    const std::string file(hex_of(name));
-    return OwnedFd(::openat(at.get(), file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+// `file` in the directory open as `dir`, for reading: not through a
+// symbolic link, never waiting (a FIFO or a device opens at once and is no
+// regular file), with `st` of what was opened; empty when it cannot be opened.
+OwnedFd open_in_store(int dir, const std::string& file, struct stat& st) {
+    if (dir < 0) return OwnedFd();
+    OwnedFd fd(
+        ::openat(dir, file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) return OwnedFd();
+    return fd;
+}
+
+// Reads of a regular file wait again (as sendfile and the hashing expect).
+bool blocking(int fd) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    return flags >= 0 && ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0;
 }
 
 }  // namespace
 
 std::optional<ArchiveStore::Opened> ArchiveStore::open_stored(const std::string& key) {
-    if (!mode_) return std::nullopt;  // a refused directory: nothing in it is served
+    if (!mode_ || !dirs_) return std::nullopt;  // a refused directory: nothing in it is served
     const bool shared = *mode_ == StoreMode::shared_dir;
     Opened out;
     out.name = stored_name(key);
@@ -58,19 +60,31 @@ std::optional<ArchiveStore::Opened> ArchiveStore::open_stored(const std::string&
         spdlog::debug("archive cache: {} is being evicted: a miss", out.name);
         return std::nullopt;
     }
-    OwnedFd fd = open_in_store(options_.dir, out.name, shared && !is_provider_name(out.name));
+    const auto [dir, file] = locate(*dirs_, out.name);
     struct stat st {};
-    if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+    OwnedFd fd = open_in_store(dir, file, st);
+    if (fd.get() < 0 || (S_ISREG(st.st_mode) && st.st_size <= 0)) {
         stored_.erase(out.name);
         return std::nullopt;
     }
     out.id = identity_of(st);
+    if (!S_ISREG(st.st_mode)) {
+        reject(out.name, out.id, "is no regular file");
+        return std::nullopt;
+    }
+    if (static_cast<std::uint64_t>(st.st_size) > kMaxPackageSize) {
+        reject(out.name, out.id, "is larger than a package may be");
+        return std::nullopt;
+    }
     if (shared && (st.st_mode & 022U) != 0) {
         // Whoever may write it could change it after it was checked.
         reject(out.name, out.id, "is writable by others than its owner");
         return std::nullopt;
     }
-    out.verify = shared && is_provider_name(out.name) && !verified_.contains(out.name, out.id);
+    if (!blocking(fd.get())) return std::nullopt;
+    out.foreign = st.st_uid != ::geteuid();
+    out.verify = shared && is_provider_name(out.name) &&
+                 (out.foreign || !verified_.contains(out.name, out.id));
     out.archive.fd = std::move(fd);
     out.archive.size = static_cast<std::uint64_t>(st.st_size);
     return out;
@@ -87,6 +101,53 @@ asio::awaitable<std::string> ArchiveStore::hash_of(int fd) {
         }
     };
     return async::on_worker(hashing_.get_executor(), std::move(hash));
+}
+
+// Another user's package, copied while hashed into a file of ours, which
+// is served (and stored under the name) when it matched.
+asio::awaitable<std::optional<Archive>> ArchiveStore::adopt(Opened opened) {
+    const std::shared_ptr<const StoreDirs> dirs = dirs_;
+    std::string temp = "/proc/self/fd/" + std::to_string(dirs->tmp.get()) + "/" +
+                       std::to_string(::getpid()) + "-XXXXXX";
+    const OwnedFd copy(::mkostemp(temp.data(), O_CLOEXEC));
+    if (copy.get() < 0) co_return std::nullopt;  // nowhere to copy it: a miss
+    const std::string copy_file = fs::path(temp).filename().string();
+    auto hash = [from = opened.archive.fd.get(), to = copy.get(), size = opened.archive.size] {
+        try {
+            return zip_hash_copy(from, to, size);
+        } catch (const PackageError& e) {
+            spdlog::warn("archive cache: cannot copy a stored archive: {}", e.what());
+            return std::string();
+        }
+    };
+    // Named first (async/toolchain.hpp).
+    auto hashing = async::on_worker(hashing_.get_executor(), std::move(hash));
+    const std::string hashed = co_await std::move(hashing);
+    co_return adopted(std::move(opened), *dirs, copy, copy_file, hashed);
+}
+
+std::optional<Archive> ArchiveStore::adopted(Opened opened, const StoreDirs& dirs,
+                                             const OwnedFd& copy, const std::string& copy_file,
+                                             const std::string& hash) {
+    const int tmp = dirs.tmp.get();
+    const std::string expected = "zh:" + std::string(hex_of(opened.name));
+    struct stat st {};
+    if (hash != expected || ::fchmod(copy.get(), 0440) != 0 || ::fstat(copy.get(), &st) != 0) {
+        ::unlinkat(tmp, copy_file.c_str(), 0);
+        if (!hash.empty() && hash != expected)
+            reject(opened.name, opened.id, "does not match its name (its SHA-256 is " + hash + ")");
+        return std::nullopt;
+    }
+    const auto [at, file] = locate(dirs, opened.name);
+    if (::renameat(tmp, copy_file.c_str(), at, file.c_str()) != 0) {
+        spdlog::debug("archive cache: cannot store the copy of {}: {}", opened.name,
+                      std::strerror(errno));
+        ::unlinkat(tmp, copy_file.c_str(), 0);  // served all the same, from the open copy
+    }
+    opened.id = identity_of(st);
+    verified_.remember(opened.name, opened.id);
+    opened.archive.fd = copy.reopen();
+    return served(std::move(opened));
 }
 
 // The file hashed to `hash`: served when that is its name and it did not
@@ -109,9 +170,11 @@ bool ArchiveStore::accept_hashed(const Opened& opened, const std::string& hash) 
 // directory is not sticky: any member may).
 void ArchiveStore::reject(const std::string& name, const FileIdentity& id, const std::string& why) {
     const fs::path path = options_.dir / name;
+    const auto [dir, file] = dirs_ ? locate(*dirs_, name) : std::pair<int, std::string>{-1, ""};
     struct stat st {};
-    const bool same = ::lstat(path.c_str(), &st) == 0 && st.st_dev == id.dev && st.st_ino == id.ino;
-    const bool removed = same && ::unlink(path.c_str()) == 0;
+    const bool same = dir >= 0 && ::fstatat(dir, file.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                      st.st_dev == id.dev && st.st_ino == id.ino;
+    const bool removed = same && ::unlinkat(dir, file.c_str(), 0) == 0;
     ++rejected_;
     stored_.erase(name);
     verified_.forget(name);
@@ -124,21 +187,25 @@ Archive ArchiveStore::served(Opened opened) {
     Archive& archive = opened.archive;
     // Used now: the last to be evicted (its owner's hits; another user's
     // reads show in its access time).
+    // Only this user's own files change here, and nobody else can write
+    // those (0440): known again as touched.
     ::futimens(archive.fd.get(), nullptr);
     struct stat st {};
     if (mode_ == StoreMode::shared_dir && is_provider_name(opened.name) &&
-        ::fstat(archive.fd.get(), &st) == 0)
-        verified_.remember(opened.name, identity_of(st));  // as touched
+        ::fstat(archive.fd.get(), &st) == 0 && st.st_uid == ::geteuid() &&
+        (st.st_mode & 0222U) == 0 && st.st_dev == opened.id.dev && st.st_ino == opened.id.ino)
+        verified_.remember(opened.name, identity_of(st));
     stored_[opened.name] = Entry{archive.size, fs::file_time_type::clock::now()};
     ++hits_;
     return std::move(archive);
 }
 
-// A download about to be stored: in a shared directory, readable by the
-// group and writable by nobody (its group is the directory's, setgid).
-void ArchiveStore::seal(int fd, const std::string& temp) const {
+// A download about to be stored: in a shared directory writable by nobody,
+// a provider package readable by the group (its group is the directory's,
+// setgid), a module archive (perhaps a private source's) by its owner only.
+void ArchiveStore::seal(int fd, const std::string& temp, bool provider) const {
     if (mode_ != StoreMode::shared_dir) return;
-    if (::fchmod(fd, 0440) != 0) {
+    if (::fchmod(fd, provider ? 0440 : 0400) != 0) {
         const int error = errno;
         throw StoreUnwritable("cannot set the mode of " + temp + ": " + std::strerror(error),
                               error);

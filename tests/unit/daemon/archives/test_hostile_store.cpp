@@ -1,0 +1,325 @@
+// A shared archive directory against the other members of its group: what
+// they can put under a key (a FIFO, a symbolic link, a huge sparse file),
+// under the lock file's name, in place of a subdirectory or of this user's
+// temp directory, and the owners a store accepts. Each answer is a miss, a
+// refusal or a file left alone; none waits.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "daemon/archives/archive_store.hpp"
+#include "daemon/archives/package_hash.hpp"
+#include "daemon/archives/shared_store.hpp"
+#include "daemon/archives/verified_download.hpp"
+#include "fake_http_client.hpp"
+
+using namespace hostkeeper;
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+using daemon::archives::Archive;
+using daemon::archives::ArchiveRequest;
+using daemon::archives::ArchiveStore;
+using daemon::archives::ArchiveStoreOptions;
+using daemon::archives::StoreLocks;
+
+namespace {
+
+constexpr uid_t kOtherUid = 54321;  // a group member who is not us
+
+mode_t mode_of(const fs::path& path) {
+    struct stat st {};
+    REQUIRE(::lstat(path.c_str(), &st) == 0);
+    return st.st_mode & 07777U;
+}
+
+uid_t owner_of(const fs::path& path) {
+    struct stat st {};
+    REQUIRE(::lstat(path.c_str(), &st) == 0);
+    return st.st_uid;
+}
+
+template <typename T>
+T run(asio::io_context& io, asio::awaitable<T> work) {
+    std::optional<T> result;
+    std::exception_ptr failure;
+    asio::co_spawn(io, std::move(work), [&](std::exception_ptr e, T value) {
+        failure = std::move(e);
+        result = std::move(value);
+    });
+    io.restart();
+    io.run();
+    if (failure) std::rethrow_exception(failure);
+    return std::move(*result);
+}
+
+// A shared directory (2770) under a temp root, and a store on it.
+struct SharedWorld {
+    SharedWorld() {
+        char pattern[] = "/tmp/hk-hostile-XXXXXX";
+        root = ::mkdtemp(pattern);
+        dir = root / "shared";
+        fs::create_directory(dir);
+        REQUIRE(::chmod(dir.c_str(), 02770) == 0);
+        options.dir = dir;
+        options.fetch_timeout = 10s;
+        http.routes["https://cdn.example/p.zip"] = [zip = zip] {
+            daemon::http::HttpResponse r;
+            r.status = 200;
+            r.body = zip;
+            return r;
+        };
+        provider.key = "providers/" + daemon::archives::sha256_hex(zip);
+        provider.url = "https://cdn.example/p.zip";
+        provider.published = {"zh:" + daemon::archives::sha256_hex(zip)};
+        provider.what = "provider acme/thing";
+    }
+    ~SharedWorld() { fs::remove_all(root); }
+    SharedWorld(const SharedWorld&) = delete;
+    SharedWorld& operator=(const SharedWorld&) = delete;
+
+    fs::path own_tmp() const { return dir / "tmp" / std::to_string(::geteuid()); }
+
+    fs::path root;
+    fs::path dir;
+    asio::io_context io;
+    test::FakeHttpClient http{io.get_executor()};
+    ArchiveStoreOptions options;
+    const std::string zip = "PK\x05\x06" + std::string(18, '\0');  // an empty zip archive
+    ArchiveRequest provider;
+};
+
+}  // namespace
+
+TEST_CASE("hostile store: a FIFO under a key is a miss at once, and removed",
+          "[archives][hostile]") {
+    SharedWorld w;
+    ArchiveStore store(w.io.get_executor(), w.http, w.options);
+    REQUIRE(store.stats().store_problem.empty());
+    const fs::path fifo = w.dir / w.provider.key;
+    REQUIRE(::mkfifo(fifo.c_str(), 0440) == 0);
+    CHECK_FALSE(run(w.io, store.find(w.provider.key)));
+    CHECK(store.stats().rejected == 1);
+    CHECK_FALSE(fs::exists(fs::symlink_status(fifo)));
+    // A module of our own: the same.
+    const std::string module_key = daemon::archives::module_archive_key("https://git.example/m");
+    const fs::path module = w.dir / "modules" / std::to_string(::geteuid()) / module_key.substr(8);
+    REQUIRE(::mkfifo(module.c_str(), 0400) == 0);
+    CHECK_FALSE(run(w.io, store.find(module_key)));
+}
+
+TEST_CASE("hostile store: a symbolic link under a key is never followed", "[archives][hostile]") {
+    SharedWorld w;
+    ArchiveStore store(w.io.get_executor(), w.http, w.options);
+    const fs::path victim = w.root / "victim.zip";
+    std::ofstream(victim) << w.zip;
+    fs::create_symlink(victim, w.dir / w.provider.key);
+    CHECK_FALSE(run(w.io, store.find(w.provider.key)));
+    CHECK(fs::exists(victim));
+    // The download replaces it with a file of its own.
+    const Archive got = run(w.io, store.get(w.provider));
+    CHECK(got.size == w.zip.size());
+    CHECK(fs::is_regular_file(fs::symlink_status(w.dir / w.provider.key)));
+    CHECK(mode_of(victim) != 0440U);
+}
+
+TEST_CASE("hostile store: a huge sparse file is a miss, removed and not counted",
+          "[archives][hostile]") {
+    SharedWorld w;
+    const fs::path providers = w.dir / "providers";
+    fs::create_directory(providers);
+    REQUIRE(::chmod(providers.c_str(), 02770) == 0);
+    const fs::path huge = w.dir / w.provider.key;
+    { std::ofstream(huge) << "PK"; }
+    fs::resize_file(huge, daemon::archives::kMaxPackageSize + 1);
+    REQUIRE(::chmod(huge.c_str(), 0440) == 0);
+    ArchiveStore store(w.io.get_executor(), w.http, w.options);
+    CHECK(store.stats().count == 0);  // left out of the size
+    CHECK(store.stats().bytes == 0);
+    CHECK_FALSE(run(w.io, store.find(w.provider.key)));
+    CHECK(store.stats().rejected == 1);
+    CHECK_FALSE(fs::exists(huge));
+}
+
+TEST_CASE("hostile store: subdirectories and the lock file are never reached through a link",
+          "[archives][hostile]") {
+    SharedWorld w;
+    const fs::path elsewhere = w.root / "victim-dir";
+    fs::create_directory(elsewhere);
+    REQUIRE(::chmod(elsewhere.c_str(), 0700) == 0);
+    const fs::path victim_file = w.root / "victim-file";
+    std::ofstream(victim_file) << "secret";
+    REQUIRE(::chmod(victim_file.c_str(), 0600) == 0);
+
+    SECTION("providers/ a link: the store is refused, the target's mode unchanged") {
+        fs::create_directory_symlink(elsewhere, w.dir / "providers");
+        ArchiveStore store(w.io.get_executor(), w.http, w.options);
+        CHECK_THAT(store.stats().store_problem, Catch::Contains("it is not a directory"));
+        CHECK(mode_of(elsewhere) == 0700U);
+        CHECK_FALSE(run(w.io, store.find(w.provider.key)));
+    }
+    SECTION(".lock a link: locks off, the target neither opened for writing nor changed") {
+        fs::create_symlink(victim_file, w.dir / ".lock");
+        StoreLocks locks;
+        locks.open(w.dir / ".lock", true);
+        CHECK_FALSE(locks.enabled());
+        CHECK(mode_of(victim_file) == 0600U);
+    }
+    SECTION(".lock another name of a file: locks off, its mode unchanged") {
+        REQUIRE(::link(victim_file.c_str(), (w.dir / ".lock").c_str()) == 0);
+        StoreLocks locks;
+        locks.open(w.dir / ".lock", true);
+        CHECK_FALSE(locks.enabled());
+        CHECK(mode_of(victim_file) == 0600U);
+    }
+    SECTION(".lock a FIFO: locks off, without waiting") {
+        REQUIRE(::mkfifo((w.dir / ".lock").c_str(), 0660) == 0);
+        StoreLocks locks;
+        locks.open(w.dir / ".lock", true);
+        CHECK_FALSE(locks.enabled());
+    }
+    SECTION("the whole directory a link: refused") {
+        fs::create_directory_symlink(w.dir, w.root / "link");
+        ArchiveStoreOptions options = w.options;
+        options.dir = w.root / "link";
+        ArchiveStore store(w.io.get_executor(), w.http, options);
+        CHECK_THAT(store.stats().store_problem, Catch::Contains("is a symbolic link"));
+    }
+}
+
+TEST_CASE("hostile store: the sweep removes only our own abandoned temp files",
+          "[archives][hostile]") {
+    SharedWorld w;
+    { ArchiveStore first(w.io.get_executor(), w.http, w.options); }
+    REQUIRE(mode_of(w.own_tmp()) == 02700U);
+    const auto old = fs::file_time_type::clock::now() - 2h;
+    const auto make_old = [&](const fs::path& path) {
+        std::ofstream(path) << "partial";
+        fs::last_write_time(path, old);
+    };
+    make_old(w.own_tmp() / "123-abcDEF");  // ours, abandoned
+    make_old(w.own_tmp() / "notes.txt");   // not a name of ours
+    SECTION("in our own temp directory") {
+        ArchiveStore store(w.io.get_executor(), w.http, w.options);
+        CHECK_FALSE(fs::exists(w.own_tmp() / "123-abcDEF"));
+        CHECK(fs::exists(w.own_tmp() / "notes.txt"));
+    }
+    SECTION("a member swapped our temp directory for a link: refused there, never followed") {
+        const fs::path victim = w.root / "victim-home";
+        fs::create_directory(victim);
+        REQUIRE(::chmod(victim.c_str(), 0700) == 0);
+        make_old(victim / "456-abcDEF");
+        fs::remove_all(w.own_tmp());
+        fs::create_directory_symlink(victim, w.own_tmp());
+        ArchiveStore store(w.io.get_executor(), w.http, w.options);
+        CHECK(fs::exists(victim / "456-abcDEF"));
+        CHECK(mode_of(victim) == 0700U);
+        // The link was moved aside: downloads go to a directory of ours again.
+        CHECK(fs::is_directory(fs::symlink_status(w.own_tmp())));
+        CHECK(run(w.io, store.get(w.provider)).size == w.zip.size());
+        CHECK(fs::exists(victim / "456-abcDEF"));
+    }
+}
+
+TEST_CASE("hostile store: owners of the directory and of our subdirectories",
+          "[archives][hostile]") {
+    if (::geteuid() != 0) {
+        WARN("skipped: giving a directory to another uid needs root");
+        return;
+    }
+    SharedWorld w;
+    SECTION("a squatted modules/<uid> is moved aside, not a refusal") {
+        const fs::path squat = w.dir / "modules" / std::to_string(::geteuid());
+        fs::create_directories(squat);
+        REQUIRE(::chmod((w.dir / "modules").c_str(), 02770) == 0);
+        REQUIRE(::chown(squat.c_str(), kOtherUid, static_cast<gid_t>(-1)) == 0);
+        ArchiveStore store(w.io.get_executor(), w.http, w.options);
+        CHECK(store.stats().store_problem.empty());
+        CHECK(owner_of(squat) == ::geteuid());
+        CHECK(mode_of(squat) == 02750U);
+    }
+    SECTION("a shared directory of another member's is refused") {
+        REQUIRE(::chown(w.dir.c_str(), kOtherUid, static_cast<gid_t>(-1)) == 0);
+        REQUIRE(::chmod(w.dir.c_str(), 02770) == 0);  // chown cleared setgid
+        ArchiveStore store(w.io.get_executor(), w.http, w.options);
+        CHECK_THAT(store.stats().store_problem, Catch::Contains("belongs to uid 54321") &&
+                                                    Catch::Contains("belongs to root or to you"));
+    }
+}
+
+TEST_CASE("hostile store: module archives are their owner's only", "[archives][hostile]") {
+    SharedWorld w;
+    ArchiveStore store(w.io.get_executor(), w.http, w.options);
+    w.http.routes["https://git.example/m.tar.gz"] = [] {
+        daemon::http::HttpResponse r;
+        r.status = 200;
+        r.body = "module";
+        return r;
+    };
+    ArchiveRequest module;
+    module.key = daemon::archives::module_archive_key("https://git.example/m.tar.gz");
+    module.url = "https://git.example/m.tar.gz";
+    module.verify = false;
+    module.what = "module acme/thing/aws";
+    run(w.io, store.get(module));
+    CHECK(mode_of(w.dir / "modules" / std::to_string(::geteuid()) / module.key.substr(8)) == 0400U);
+    run(w.io, store.get(w.provider));
+    CHECK(mode_of(w.dir / w.provider.key) == 0440U);
+}
+
+TEST_CASE("hostile store: another member's package is served from our own copy",
+          "[archives][hostile]") {
+    if (::geteuid() != 0) {
+        WARN("skipped: giving a file to another uid needs root");
+        return;
+    }
+    SharedWorld w;
+    const fs::path key_file = w.dir / w.provider.key;
+    {
+        ArchiveStore theirs(w.io.get_executor(), w.http, w.options);
+        run(w.io, theirs.get(w.provider));
+    }
+    // Their file: they could make it writable and rewrite it while it is sent.
+    REQUIRE(::chown(key_file.c_str(), kOtherUid, static_cast<gid_t>(-1)) == 0);
+    REQUIRE(::chmod(key_file.c_str(), 0440) == 0);
+    struct stat before {};
+    REQUIRE(::lstat(key_file.c_str(), &before) == 0);
+
+    ArchiveStore store(w.io.get_executor(), w.http, w.options);
+    const std::optional<Archive> hit = run(w.io, store.find(w.provider.key));
+    REQUIRE(hit);
+    struct stat served {};
+    REQUIRE(::fstat(hit->fd.get(), &served) == 0);
+    CHECK(served.st_uid == ::geteuid());
+    CHECK(served.st_ino != before.st_ino);
+    CHECK(static_cast<std::size_t>(served.st_size) == w.zip.size());
+    // The name now holds our copy, sealed; the temp directory is empty again.
+    struct stat now {};
+    REQUIRE(::lstat(key_file.c_str(), &now) == 0);
+    CHECK(now.st_ino == served.st_ino);
+    CHECK(now.st_uid == ::geteuid());
+    CHECK((now.st_mode & 07777U) == 0440U);
+    CHECK(fs::is_empty(w.own_tmp()));
+    CHECK(store.stats().rejected == 0);
+    CHECK(w.http.requests.size() == 1);
+
+    // Another member's file that does not match: refused, removed, no copy left.
+    REQUIRE(::unlink(key_file.c_str()) == 0);
+    std::ofstream(key_file) << "PK tampered";
+    REQUIRE(::chown(key_file.c_str(), kOtherUid, static_cast<gid_t>(-1)) == 0);
+    REQUIRE(::chmod(key_file.c_str(), 0440) == 0);
+    CHECK_FALSE(run(w.io, store.find(w.provider.key)));
+    CHECK(store.stats().rejected == 1);
+    CHECK_FALSE(fs::exists(key_file));
+    CHECK(fs::is_empty(w.own_tmp()));
+}
