@@ -13,6 +13,7 @@
 
 #include "daemon/archives/archive_store.hpp"
 #include "daemon/archives/package_hash.hpp"
+#include "daemon/archives/store_names.hpp"
 #include "daemon/archives/verified_download.hpp"
 #include "daemon/async/on_worker.hpp"
 
@@ -21,16 +22,6 @@ namespace asio = boost::asio;
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr std::size_t kHexDigits = 64;
-
-std::string_view hex_of(std::string_view name) {
-    return name.substr(name.size() - kHexDigits);
-}
-
-bool is_provider_name(std::string_view name) {
-    return name.rfind("providers/", 0) == 0;
-}
 
 // `file` in the directory open as `dir`, for reading: not through a
 // symbolic link, never waiting (a FIFO or a device opens at once and is no

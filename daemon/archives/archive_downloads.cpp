@@ -1,0 +1,204 @@
+// ArchiveStore's downloads: a temp file in this user's own temp directory,
+// written by one download that every reader follows while it grows
+// (GrowingArchive), verified, then renamed into place.
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <utility>
+
+#include "daemon/archives/archive_store.hpp"
+#include "daemon/archives/shared_store.hpp"
+#include "daemon/archives/store_names.hpp"
+#include "daemon/archives/verified_download.hpp"
+#include "proto/error.hpp"
+
+namespace hostkeeper::daemon::archives {
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+using proto::Error;
+using proto::ErrorCode;
+
+namespace {
+
+// The last path segment of `url` when it is a plain file name.
+std::string filename_of(const std::string& url) {
+    std::string path = url.substr(0, url.find_first_of("?#"));
+    const auto slash = path.rfind('/');
+    std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+    const bool plain = !name.empty() && name != "." && name != ".." &&
+                       std::all_of(name.begin(), name.end(), [](char c) {
+                           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                                  (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '+' ||
+                                  c == '-';
+                       });
+    return plain ? name : std::string();
+}
+
+// Tells `growing` of each piece the download writes.
+http::BodyObserver follow(std::shared_ptr<GrowingArchive> growing) {
+    return [growing = std::move(growing)](std::string_view piece,
+                                          std::optional<std::uint64_t> announced) {
+        growing->grew(piece.size(), announced);
+    };
+}
+
+}  // namespace
+
+// A download's temp file made and its download started, on its own
+// coroutine: it runs to its end whoever still follows it. Throws
+// bad_request (hashes), StoreUnwritable (no temp file).
+std::shared_ptr<ArchiveStore::Flight> ArchiveStore::start(ArchiveRequest request) {
+    std::optional<ExpectedHashes> expected;
+    if (is_provider_name(request.key)) {
+        // Its key is its SHA-256: the publisher's zh: hashes must name it,
+        // and the file must match it.
+        const std::string key_zh = "zh:" + request.key.substr(request.key.find('/') + 1);
+        expected = ExpectedHashes::from(request.published, request.what);
+        if (!expected->zh.empty() &&
+            std::find(expected->zh.begin(), expected->zh.end(), key_zh) == expected->zh.end()) {
+            throw Error(ErrorCode::bad_request,
+                        request.what + ": cached as " + key_zh +
+                            ", which is not among the zh: hashes its publisher gave");
+        }
+        expected->zh = {key_zh};
+    } else if (request.verify) {
+        expected = ExpectedHashes::from(request.published, request.what);
+    }
+    auto flight = std::make_shared<Flight>();
+    flight->hint = filename_of(request.url);
+    flight->growing = std::make_shared<GrowingArchive>(io_);
+    try {
+        prepare_to_store();
+        // Written in this user's own temp directory, reached through its
+        // descriptor: nobody else can swap the file while it is verified.
+        flight->dirs = dirs_;
+        flight->temp = "/proc/self/fd/" + std::to_string(flight->dirs->tmp.get()) + "/" +
+                       std::to_string(::getpid()) + "-XXXXXX";
+        flight->file = OwnedFd(::mkostemp(flight->temp.data(), O_CLOEXEC));
+        if (flight->file.get() < 0) {
+            const int error = errno;
+            throw StoreUnwritable("cannot create a file in " + flight->dirs->tmp_path.string() +
+                                      ": " + std::strerror(error),
+                                  error);
+        }
+        flight->temp_file = fs::path(flight->temp).filename().string();
+    } catch (const StoreUnwritable& e) {
+        store_failed(e);
+        throw;
+    }
+    flights_.emplace(request.key, flight);
+    asio::co_spawn(io_, download(flight, std::move(request), std::move(expected)), asio::detached);
+    return flight;
+}
+
+// One download, counted; its readers told how it ended.
+asio::awaitable<void> ArchiveStore::download(std::shared_ptr<Flight> flight, ArchiveRequest request,
+                                             std::optional<ExpectedHashes> expected) {
+    const std::string key = request.key;
+    std::uint64_t size = 0;
+    std::exception_ptr error;
+    try {
+        // Named first (async/toolchain.hpp).
+        auto inserting = insert(*flight, std::move(request), std::move(expected));
+        size = co_await std::move(inserting);
+    } catch (...) {
+        error = std::current_exception();
+    }
+    finished(key, *flight, size, error);
+}
+
+// Not a coroutine: its try block would trip GCC's false warning (async/toolchain.hpp).
+void ArchiveStore::finished(const std::string& key, const Flight& flight, std::uint64_t size,
+                            const std::exception_ptr& error) {
+    flights_.erase(key);
+    if (!error) {
+        ++downloads_;
+        if (!store_error_.empty()) {
+            spdlog::info("archive cache {}: archives are stored again", options_.dir.string());
+            store_error_.clear();
+        }
+        flight.growing->finish(size);
+        return;
+    }
+    try {
+        std::rethrow_exception(error);
+    } catch (const StoreUnwritable& e) {
+        store_failed(e);
+    } catch (const std::exception& e) {
+        ++failures_;
+        // Whoever followed it has its response cut short: say why here.
+        if (flight.growing->written() > 0)
+            spdlog::warn("archive cache: {} (responses that were following it are cut short)",
+                         e.what());
+    }
+    flight.growing->fail(error);
+}
+
+// The download into the flight's temp file, verified, then renamed into
+// place; its size. The temp file is removed on every way out but success.
+asio::awaitable<std::uint64_t> ArchiveStore::insert(Flight& flight, ArchiveRequest request,
+                                                    std::optional<ExpectedHashes> expected) {
+    // Removed on every way out but success.
+    struct RemoveUnlessKept {
+        int dir;
+        const std::string& file;
+        bool keep = false;
+        ~RemoveUnlessKept() {
+            if (!keep) ::unlinkat(dir, file.c_str(), 0);
+        }
+    } partial{flight.dirs->tmp.get(), flight.temp_file};
+    const std::string key = request.key;
+    const std::string what = request.what;
+    http::BodyObserver observer = follow(flight.growing);
+    // Named first (async/toolchain.hpp).
+    auto downloading =
+        download_verified(http_, hashing_.get_executor(), flight.file.get(), flight.temp,
+                          std::move(request.url), std::move(request.credentials),
+                          std::move(expected), what, options_.fetch_timeout, std::move(observer));
+    const DownloadedFile file = co_await std::move(downloading);
+    if (file.size == 0)
+        throw Error(ErrorCode::registry_failed, "downloading " + what + ": it is empty");
+    const std::string name = stored_name(key);
+    const OwnedFd in = store_download(*flight.dirs, flight.file, flight.temp_file, name, what);
+    partial.keep = true;
+    remember_stored(name, in.get(), file.size);
+    evict(name);
+    co_return file.size;
+}
+
+// The verified download `out` (`temp_file` in this user's temp directory)
+// stored as `name`, opened. Not a coroutine (async/toolchain.hpp).
+OwnedFd ArchiveStore::store_download(const StoreDirs& dirs, const OwnedFd& out,
+                                     const std::string& temp_file, const std::string& name,
+                                     const std::string& what) const {
+    // Opened before it is renamed: from here on, an eviction cannot take it.
+    // The file written, not whatever has its name now.
+    OwnedFd in = out.reopen();
+    struct stat written {};
+    struct stat reading {};
+    if (::fstat(out.get(), &written) != 0 || ::fstat(in.get(), &reading) != 0 ||
+        reading.st_uid != ::geteuid() || reading.st_dev != written.st_dev ||
+        reading.st_ino != written.st_ino)
+        throw Error(ErrorCode::internal, "the download of " + what + " changed hands");
+    seal(in.get(), (dirs.tmp_path / temp_file).string(), is_provider_name(name));
+    const fs::path path = options_.dir / name;
+    const auto [at, file] = locate(dirs, name);
+    if (::renameat(dirs.tmp.get(), temp_file.c_str(), at, file.c_str()) != 0) {
+        const int error = errno;
+        throw StoreUnwritable(
+            "cannot store " + what + " as " + path.string() + ": " + std::strerror(error), error);
+    }
+    return in;
+}
+
+}  // namespace hostkeeper::daemon::archives

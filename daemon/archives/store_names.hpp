@@ -1,0 +1,22 @@
+#pragma once
+// How the archive store names what it holds: "providers/<64 hex digits>"
+// (the zip's SHA-256), "modules/<64 hex digits>" (the SHA-256 of its source
+// URL), and in a shared directory "modules/<uid>/<64 hex digits>".
+
+#include <cstddef>
+#include <string_view>
+
+namespace hostkeeper::daemon::archives {
+
+inline constexpr std::size_t kHexDigits = 64;
+
+// The 64 hex digits that end a stored file's name.
+inline std::string_view hex_of(std::string_view name) {
+    return name.substr(name.size() - kHexDigits);
+}
+
+inline bool is_provider_name(std::string_view name) {
+    return name.rfind("providers/", 0) == 0;
+}
+
+}  // namespace hostkeeper::daemon::archives
