@@ -63,7 +63,7 @@ struct TempDir {
 
     // `name` under root with exactly `mode`.
     fs::path dir(const std::string& name, mode_t mode) const {
-        const fs::path path = root / name;
+        fs::path path = root / name;
         fs::create_directories(path);
         REQUIRE(::chmod(path.c_str(), mode) == 0);
         return path;
@@ -86,7 +86,7 @@ T run(asio::io_context& io, asio::awaitable<T> work) {
     std::optional<T> result;
     std::exception_ptr failure;
     asio::co_spawn(io, std::move(work), [&](std::exception_ptr e, T value) {
-        failure = e;
+        failure = std::move(e);
         result = std::move(value);
     });
     io.restart();
