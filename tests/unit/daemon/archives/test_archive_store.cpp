@@ -27,6 +27,7 @@
 #include "daemon/archives/package_hash.hpp"
 #include "fake_http_client.hpp"
 #include "proto/error.hpp"
+#include "run_until_idle.hpp"
 
 using namespace hostkeeper;
 using namespace std::chrono_literals;
@@ -156,21 +157,13 @@ struct Fixture {
 
     template <typename T>
     T run(asio::awaitable<T> work) {
-        std::optional<T> result;
-        std::exception_ptr failure;
-        asio::co_spawn(io, std::move(work), [&](std::exception_ptr e, T a) {
-            failure = std::move(e);
-            result = std::move(a);
-        });
-        io.restart();
-        io.run();
-        if (failure) std::rethrow_exception(failure);
+        T result = test::run_until_idle(io, std::move(work));
         // Followed to its end: a download that failed after its first bytes fails here.
         if constexpr (std::is_same_v<T, Archive>) {
-            if (result->growing && result->growing->error())
-                std::rethrow_exception(result->growing->error());
+            if (result.growing && result.growing->error())
+                std::rethrow_exception(result.growing->error());
         }
-        return std::move(*result);
+        return result;
     }
 
     Error error_of(asio::awaitable<Archive> work) {

@@ -22,6 +22,7 @@
 #include "daemon/archives/shared_store.hpp"
 #include "daemon/archives/verified_download.hpp"
 #include "fake_http_client.hpp"
+#include "run_until_idle.hpp"
 
 using namespace hostkeeper;
 using namespace std::chrono_literals;
@@ -47,20 +48,6 @@ uid_t owner_of(const fs::path& path) {
     struct stat st {};
     REQUIRE(::lstat(path.c_str(), &st) == 0);
     return st.st_uid;
-}
-
-template <typename T>
-T run(asio::io_context& io, asio::awaitable<T> work) {
-    std::optional<T> result;
-    std::exception_ptr failure;
-    asio::co_spawn(io, std::move(work), [&](std::exception_ptr e, T value) {
-        failure = std::move(e);
-        result = std::move(value);
-    });
-    io.restart();
-    io.run();
-    if (failure) std::rethrow_exception(failure);
-    return std::move(*result);
 }
 
 // A shared directory (2770) under a temp root, and a store on it.
@@ -108,14 +95,14 @@ TEST_CASE("hostile store: a FIFO under a key is a miss at once, and removed",
     REQUIRE(store.stats().store_problem.empty());
     const fs::path fifo = w.dir / w.provider.key;
     REQUIRE(::mkfifo(fifo.c_str(), 0440) == 0);
-    CHECK_FALSE(run(w.io, store.find(w.provider.key)));
+    CHECK_FALSE(test::run_until_idle(w.io, store.find(w.provider.key)));
     CHECK(store.stats().rejected == 1);
     CHECK_FALSE(fs::exists(fs::symlink_status(fifo)));
     // A module of our own: the same.
     const std::string module_key = daemon::archives::module_archive_key("https://git.example/m");
     const fs::path module = w.dir / "modules" / std::to_string(::geteuid()) / module_key.substr(8);
     REQUIRE(::mkfifo(module.c_str(), 0400) == 0);
-    CHECK_FALSE(run(w.io, store.find(module_key)));
+    CHECK_FALSE(test::run_until_idle(w.io, store.find(module_key)));
 }
 
 TEST_CASE("hostile store: a symbolic link under a key is never followed", "[archives][hostile]") {
@@ -124,10 +111,10 @@ TEST_CASE("hostile store: a symbolic link under a key is never followed", "[arch
     const fs::path victim = w.root / "victim.zip";
     std::ofstream(victim) << w.zip;
     fs::create_symlink(victim, w.dir / w.provider.key);
-    CHECK_FALSE(run(w.io, store.find(w.provider.key)));
+    CHECK_FALSE(test::run_until_idle(w.io, store.find(w.provider.key)));
     CHECK(fs::exists(victim));
     // The download replaces it with a file of its own.
-    const Archive got = run(w.io, store.get(w.provider));
+    const Archive got = test::run_until_idle(w.io, store.get(w.provider));
     CHECK(got.size == w.zip.size());
     CHECK(fs::is_regular_file(fs::symlink_status(w.dir / w.provider.key)));
     CHECK(mode_of(victim) != 0440U);
@@ -146,7 +133,7 @@ TEST_CASE("hostile store: a huge sparse file is a miss, removed and not counted"
     ArchiveStore store(w.io.get_executor(), w.http, w.options);
     CHECK(store.stats().count == 0);  // left out of the size
     CHECK(store.stats().bytes == 0);
-    CHECK_FALSE(run(w.io, store.find(w.provider.key)));
+    CHECK_FALSE(test::run_until_idle(w.io, store.find(w.provider.key)));
     CHECK(store.stats().rejected == 1);
     CHECK_FALSE(fs::exists(huge));
 }
@@ -166,7 +153,7 @@ TEST_CASE("hostile store: subdirectories and the lock file are never reached thr
         ArchiveStore store(w.io.get_executor(), w.http, w.options);
         CHECK_THAT(store.stats().store_problem, Catch::Contains("it is not a directory"));
         CHECK(mode_of(elsewhere) == 0700U);
-        CHECK_FALSE(run(w.io, store.find(w.provider.key)));
+        CHECK_FALSE(test::run_until_idle(w.io, store.find(w.provider.key)));
     }
     SECTION(".lock a link: locks off, the target neither opened for writing nor changed") {
         fs::create_symlink(victim_file, w.dir / ".lock");
@@ -226,7 +213,7 @@ TEST_CASE("hostile store: the sweep removes only our own abandoned temp files",
         CHECK(mode_of(victim) == 0700U);
         // The link was moved aside: downloads go to a directory of ours again.
         CHECK(fs::is_directory(fs::symlink_status(w.own_tmp())));
-        CHECK(run(w.io, store.get(w.provider)).size == w.zip.size());
+        CHECK(test::run_until_idle(w.io, store.get(w.provider)).size == w.zip.size());
         CHECK(fs::exists(victim / "456-abcDEF"));
     }
 }
@@ -271,9 +258,9 @@ TEST_CASE("hostile store: module archives are their owner's only", "[archives][h
     module.url = "https://git.example/m.tar.gz";
     module.verify = false;
     module.what = "module acme/thing/aws";
-    run(w.io, store.get(module));
+    test::run_until_idle(w.io, store.get(module));
     CHECK(mode_of(w.dir / "modules" / std::to_string(::geteuid()) / module.key.substr(8)) == 0400U);
-    run(w.io, store.get(w.provider));
+    test::run_until_idle(w.io, store.get(w.provider));
     CHECK(mode_of(w.dir / w.provider.key) == 0440U);
 }
 
@@ -287,7 +274,7 @@ TEST_CASE("hostile store: another member's package is served from our own copy",
     const fs::path key_file = w.dir / w.provider.key;
     {
         ArchiveStore theirs(w.io.get_executor(), w.http, w.options);
-        run(w.io, theirs.get(w.provider));
+        test::run_until_idle(w.io, theirs.get(w.provider));
     }
     // Their file: they could make it writable and rewrite it while it is sent.
     REQUIRE(::chown(key_file.c_str(), kOtherUid, static_cast<gid_t>(-1)) == 0);
@@ -296,7 +283,7 @@ TEST_CASE("hostile store: another member's package is served from our own copy",
     REQUIRE(::lstat(key_file.c_str(), &before) == 0);
 
     ArchiveStore store(w.io.get_executor(), w.http, w.options);
-    const std::optional<Archive> hit = run(w.io, store.find(w.provider.key));
+    const std::optional<Archive> hit = test::run_until_idle(w.io, store.find(w.provider.key));
     REQUIRE(hit);
     struct stat served {};
     REQUIRE(::fstat(hit->fd.get(), &served) == 0);
@@ -318,7 +305,7 @@ TEST_CASE("hostile store: another member's package is served from our own copy",
     std::ofstream(key_file) << "PK tampered";
     REQUIRE(::chown(key_file.c_str(), kOtherUid, static_cast<gid_t>(-1)) == 0);
     REQUIRE(::chmod(key_file.c_str(), 0440) == 0);
-    CHECK_FALSE(run(w.io, store.find(w.provider.key)));
+    CHECK_FALSE(test::run_until_idle(w.io, store.find(w.provider.key)));
     CHECK(store.stats().rejected == 1);
     CHECK_FALSE(fs::exists(key_file));
     CHECK(fs::is_empty(w.own_tmp()));

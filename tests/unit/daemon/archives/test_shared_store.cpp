@@ -20,6 +20,7 @@
 #include "daemon/archives/package_hash.hpp"
 #include "daemon/archives/shared_store.hpp"
 #include "fake_http_client.hpp"
+#include "run_until_idle.hpp"
 
 using namespace hostkeeper;
 using namespace std::chrono_literals;
@@ -79,20 +80,6 @@ std::string refusal(const fs::path& dir, bool (*in_group)(gid_t)) {
         return e.what();
     }
     return "accepted";
-}
-
-template <typename T>
-T run(asio::io_context& io, asio::awaitable<T> work) {
-    std::optional<T> result;
-    std::exception_ptr failure;
-    asio::co_spawn(io, std::move(work), [&](std::exception_ptr e, T value) {
-        failure = std::move(e);
-        result = std::move(value);
-    });
-    io.restart();
-    io.run();
-    if (failure) std::rethrow_exception(failure);
-    return std::move(*result);
 }
 
 }  // namespace
@@ -204,7 +191,7 @@ TEST_CASE("shared store: files 0440 in the group, modules per user, a rewritten 
     provider.url = "https://cdn.example/p.zip";
     provider.published = {"zh:" + hex};
     provider.what = "provider acme/thing";
-    const Archive stored = run(io, store.get(provider));
+    const Archive stored = test::run_until_idle(io, store.get(provider));
     CHECK(mode_of(dir / provider.key) == 0440U);
 
     http.routes["https://git.example/m.tar.gz"] = [] {
@@ -218,30 +205,30 @@ TEST_CASE("shared store: files 0440 in the group, modules per user, a rewritten 
     module.url = "https://git.example/m.tar.gz";
     module.verify = false;
     module.what = "module acme/thing/aws";
-    run(io, store.get(module));
+    test::run_until_idle(io, store.get(module));
     CHECK(fs::exists(own / module.key.substr(8)));
     CHECK_FALSE(fs::exists(dir / module.key));
 
     // Another store (daemon) hashes what it did not store itself, once.
     ArchiveStore other(io.get_executor(), http, options);
-    CHECK(run(io, other.find(provider.key)));
-    CHECK(run(io, other.find(provider.key)));
+    CHECK(test::run_until_idle(io, other.find(provider.key)));
+    CHECK(test::run_until_idle(io, other.find(provider.key)));
     CHECK(other.stats().rejected == 0);
 
     // Someone rewrites the file under the same key: refused and removed.
     fs::remove(dir / provider.key);
     std::ofstream(dir / provider.key) << "not the package";
     REQUIRE(::chmod((dir / provider.key).c_str(), 0440) == 0);
-    CHECK_FALSE(run(io, other.find(provider.key)));
+    CHECK_FALSE(test::run_until_idle(io, other.find(provider.key)));
     CHECK(other.stats().rejected == 1);
     CHECK_FALSE(fs::exists(dir / provider.key));
     // ... and the next get downloads it again.
-    CHECK(run(io, other.get(provider)).size == zip.size());
+    CHECK(test::run_until_idle(io, other.get(provider)).size == zip.size());
     CHECK(http.requests.size() == 3);
 
     // A group-writable file is never served.
     REQUIRE(::chmod((dir / provider.key).c_str(), 0460) == 0);
-    CHECK_FALSE(run(io, store.find(provider.key)));
+    CHECK_FALSE(test::run_until_idle(io, store.find(provider.key)));
     CHECK(store.stats().rejected == 1);
 }
 
@@ -257,5 +244,5 @@ TEST_CASE("shared store: a refused directory says why in stats and serves nothin
     CHECK_THAT(store.stats().store_problem,
                Catch::Contains("has mode 0777: it is writable by others") &&
                    Catch::Contains("archives are passed through uncached"));
-    CHECK_FALSE(run(io, store.find("providers/" + std::string(64, 'a'))));
+    CHECK_FALSE(test::run_until_idle(io, store.find("providers/" + std::string(64, 'a'))));
 }
