@@ -6,10 +6,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -65,6 +68,24 @@ Result lock_login_collection() {
                 "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
                 "org.freedesktop.Secret.Service.Lock",
                 "array:objpath:/org/freedesktop/secrets/collection/login"});
+}
+
+long long keyring_invalidations(const std::filesystem::path& socket) {
+    const Result r = run({bin("hostkeeper"), "--socket", socket.string(), "status", "--json"});
+    if (r.exit_code != 0) return -1;
+    return nlohmann::json::parse(r.out).at("credentials").value("invalidations", 0LL);
+}
+
+void await_invalidation(const std::filesystem::path& socket, long long before) {
+    (void)wait_until([&] { return keyring_invalidations(socket) > before; },
+                     std::chrono::seconds(5));
+}
+
+Result lock_login_collection_seen_by(const std::filesystem::path& socket) {
+    const long long before = keyring_invalidations(socket);
+    Result locked = lock_login_collection();
+    if (locked.exit_code == 0) await_invalidation(socket, before);
+    return locked;
 }
 
 bool unlock_login_collection() {

@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <filesystem>
 #include <string>
 
 #include "harness.hpp"
@@ -17,6 +18,18 @@ Result lock_login_collection();
 // Unlocks the login collection with its throw-away password through the
 // daemon's control socket, as PAM does at login (no prompt can be shown here).
 bool unlock_login_collection();
+
+// The keyring events hostkeeperd at `socket` has acted on (`status --json`:
+// credentials.invalidations).
+long long keyring_invalidations(const std::filesystem::path& socket);
+// Gives hostkeeperd at `socket` up to 5 s to act on a keyring event after
+// `before` (its credential cache follows the keyring's signals, which reach
+// it after the call that caused them returned). Never asserts: what a test
+// checks is the next answer, which must be right whether or not this waited.
+void await_invalidation(const std::filesystem::path& socket, long long before);
+// lock_login_collection(), then await_invalidation(): the lock as hostkeeperd
+// at `socket` has seen it.
+Result lock_login_collection_seen_by(const std::filesystem::path& socket);
 
 // secret-tool store/clear with hostkeeperd's schema (xdg:schema
 // io.hostkeeper.Credentials, attribute host), the secret on standard input.

@@ -108,7 +108,7 @@ TEST_CASE("git items in the Secret Service: store, get, list, erase; the Terrafo
     CHECK_THAT(listed.out, Catch::Contains("git credentials:\n  " + url + "  user alice@corp"));
 
     // A locked keyring: keyring_locked, never found:false.
-    REQUIRE(lock_login_collection().exit_code == 0);
+    REQUIRE(lock_login_collection_seen_by(world.socket()).exit_code == 0);
     got = world.ask(git_op("git_get", {{"host", host}, {"path", "grp/r.git"}}));
     CHECK(got.at("error").at("code") == "keyring_locked");
     REQUIRE(unlock_login_collection());

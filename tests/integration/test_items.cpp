@@ -70,7 +70,7 @@ TEST_CASE("list reads the keyring: labels, times and field names, locked items a
     CHECK(answer.dump().find("tok-list") == std::string::npos);
 
     // Locked: still listed (attributes are readable), no fields, no token.
-    REQUIRE(lock_login_collection().exit_code == 0);
+    REQUIRE(lock_login_collection_seen_by(world.socket()).exit_code == 0);
     answer = world.ask({{"op", "list"}});
     REQUIRE(answer.at("ok") == true);
     std::size_t locked = 0;
@@ -139,7 +139,7 @@ TEST_CASE("Docker credentials are items of their own kind in the Secret Service"
                       {"username", "carol"},
                       {"secret", "docker-pw-3"}})
                 .at("ok") == true);
-    REQUIRE(lock_login_collection().exit_code == 0);
+    REQUIRE(lock_login_collection_seen_by(world.socket()).exit_code == 0);
     got = world.ask({{"op", "docker_get"}, {"server", server}});
     CHECK(got.at("ok") == false);
     CHECK(got.at("error").at("code") == "keyring_locked");

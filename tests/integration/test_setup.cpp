@@ -367,7 +367,7 @@ TEST_CASE("setup --undo --restore-tokens with a locked keyring fails and changes
         0);
     u.write(file, kRestoreFile, 0644);
     const auto before = tree(u.root);
-    REQUIRE(lock_login_collection().exit_code == 0);
+    REQUIRE(lock_login_collection_seen_by(u.socket).exit_code == 0);
 
     const Result r = u.hostkeeper({"setup", "--undo", "--restore-tokens"});
     INFO(r.out << r.err);
