@@ -548,13 +548,13 @@ TEST_CASE("registry cache: a host's block follows its discovery document",
 
 namespace {
 
-// A tiny tmpfs on `dir`, filled to the last byte. Only in a private mount
+// A tiny tmpfs on `dir`, filled to the last byte but `room`. Only in a private mount
 // namespace (tests/CMakeLists.txt runs this group under unshare -m with
 // private propagation): the mount is gone with the namespace. Lazily
 // unmounted when done.
 class FullTmpfs {
   public:
-    explicit FullTmpfs(const fs::path& dir) : dir_(dir) {
+    explicit FullTmpfs(const fs::path& dir, std::uintmax_t room = 0) : dir_(dir) {
         fs::create_directories(dir_);
         if (::mount("tmpfs", dir_.c_str(), "tmpfs", 0, "size=64k,mode=0700") != 0)
             throw std::runtime_error("mount -t tmpfs on " + dir_.string() + ": " +
@@ -563,6 +563,8 @@ class FullTmpfs {
         const std::string block(4096, 'f');
         while (filler.write(block.data(), static_cast<std::streamsize>(block.size())))
             filler.flush();
+        filler.close();
+        if (room > 0) fs::resize_file(dir_ / "filler", fs::file_size(dir_ / "filler") - room);
     }
     FullTmpfs(const FullTmpfs&) = delete;
     FullTmpfs& operator=(const FullTmpfs&) = delete;
@@ -596,14 +598,20 @@ std::string location_of(const HttpAnswer& answer) {
 // A registry (modules) and a mirror (providers) whose archives the test
 // server holds; the cache directory ($XDG_CACHE_HOME) a full tmpfs.
 struct FullDiskWorld : CacheWorld {
-    const std::string zip = std::string("PK\x05\x06", 4) + std::string(18, '\0');
+    const std::string zip;
     const std::string module_bytes = "a module archive, as its registry serves it";
     const std::string provider = registry() + "/acme/thing/";
     const std::string zip_name = "terraform-provider-thing_1.1.0_linux_amd64.zip";
     const std::string module_path = "/files/hello-1.0.0.tar.gz";
     std::optional<FullTmpfs> full;
 
-    FullDiskWorld() {
+    // `package`: the provider package the mirror serves, in two parts (the
+    // first 8 KiB, then after a second the rest) when `room` is given: the
+    // free room left on the cache directory's tmpfs.
+    explicit FullDiskWorld(std::uintmax_t room = 0,
+                           std::string package_bytes = std::string("PK\x05\x06", 4) +
+                                                       std::string(18, '\0'))
+        : zip(std::move(package_bytes)) {
         hostkeeper::test::Response download;
         download.status = 204;
         download.header("X-Terraform-Get", url("registry", module_path));
@@ -620,8 +628,12 @@ struct FullDiskWorld : CacheWorld {
         hostkeeper::test::Response package;
         package.body = zip;
         package.header("Content-Type", "application/zip");
+        if (room > 0) {
+            package.pause_after = 8192;
+            package.pause_midway = std::chrono::seconds(1);
+        }
         server.route("mirror.localhost", "/providers/" + provider + zip_name, package);
-        full.emplace(xdg / "cache");
+        full.emplace(xdg / "cache", room);
         start_cache({registry()}, true,
                     "[registry]\nmirror_url = \"" + url("mirror", "/providers/") + "\"\n");
     }
@@ -685,6 +697,40 @@ TEST_CASE("registry cache: a full cache directory passes archives through to the
     INFO(archives.dump());
     CHECK(archives.at("count") == 0);
     CHECK(archives.at("failures") == 0);  // nothing failed upstream
+}
+
+TEST_CASE("registry cache: a disk that fills while an archive streams cuts that response short",
+          "[registry-cache-full-disk]") {
+    // 32 KiB free, a 160 KiB package: its first 8 KiB go out to the client,
+    // then writing the rest into the store fails.
+    std::string package = "PK";
+    while (package.size() < 160 * 1024) package += std::to_string(package.size() * 7919) + "\n";
+    FullDiskWorld w(32 * 1024, package);
+    const std::string path = w.provider_archive_path();
+    const HttpAnswer cut = w.get(path);
+    INFO(cut.head);
+    REQUIRE(cut.status == 200);
+    CHECK_THAT(cut.head, Catch::Contains("Content-Length: " + std::to_string(package.size())));
+    // Cut short: some bytes, never all of them, and those the package's own.
+    CHECK(cut.body.size() >= 8192);
+    CHECK(cut.body.size() < package.size());
+    CHECK(package.compare(0, cut.body.size(), cut.body) == 0);
+
+    // The store is full now: the next request is passed through, and
+    // nothing of the cut download was kept.
+    const HttpAnswer again = w.get(path);
+    CHECK(again.status == 302);
+    CHECK(location_of(again) == w.url("mirror", "/providers/" + w.provider + w.zip_name));
+    const Json archives = w.cache_status().at("archives");
+    INFO(archives.dump());
+    CHECK(archives.at("count") == 0);
+    CHECK_THAT(archives.at("store_problem").get<std::string>(),
+               Catch::Contains("the cache directory is full: "));
+    // No archive and no temp file: the tmpfs's filler and the store's lock only.
+    for (const auto& entry : fs::recursive_directory_iterator(w.xdg / "cache")) {
+        const std::string name = entry.path().filename().string();
+        if (entry.is_regular_file()) CHECK((name == "filler" || name == ".lock"));
+    }
 }
 
 TEST_CASE("registry cache: status and doctor say the cache directory is full",

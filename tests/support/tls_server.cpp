@@ -11,6 +11,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <cctype>
@@ -149,6 +150,26 @@ std::optional<Handler> TlsServer::find(const std::string& host, const std::strin
     return it->second;
 }
 
+// The head and the first answer.pause_after bytes of `out`'s body, a pause
+// of answer.pause_midway, then the rest; false when the connection is done.
+namespace {
+
+template <typename Stream, typename Pause>
+bool write_in_two_parts(Stream& stream, http::response<http::string_body>& out,
+                        const Response& answer, Pause pause) {
+    boost::system::error_code ec;
+    http::response_serializer<http::string_body> head(out);
+    http::write_header(stream, head, ec);
+    const std::string& body = out.body();
+    const std::size_t first = std::min(answer.pause_after, body.size());
+    if (!ec) asio::write(stream, asio::buffer(body.data(), first), ec);
+    if (ec || !pause(answer.pause_midway)) return false;
+    asio::write(stream, asio::buffer(body.data() + first, body.size() - first), ec);
+    return !ec;
+}
+
+}  // namespace
+
 void TlsServer::serve(int fd, std::size_t id) {
     boost::system::error_code ec;
     tcp::socket socket(impl_->io);
@@ -228,8 +249,15 @@ void TlsServer::serve(int fd, std::size_t id) {
                     break;
             }
             if (!keep_alive) out.keep_alive(false);
-            http::write(stream, out, ec);
-            if (ec) return;
+            if (answer.pause_midway.count() > 0 &&
+                answer.framing == Response::Framing::content_length) {
+                if (!write_in_two_parts(stream, out, answer,
+                                        [this](auto duration) { return pause(duration); }))
+                    return;
+            } else {
+                http::write(stream, out, ec);
+                if (ec) return;
+            }
             if (!keep_alive) {
                 // close_notify, then until the client hangs up (or stop).
                 stream.shutdown(ec);

@@ -54,6 +54,11 @@ struct Response {
     Framing framing = Framing::content_length;
     std::chrono::milliseconds delay{0};  // wait this long before answering
     bool hang = false;                   // never answer (until the server stops)
+    // With Content-Length framing: the head and the body's first
+    // `pause_after` bytes, then this long a pause, then the rest (a
+    // download that arrives in two parts).
+    std::chrono::milliseconds pause_midway{0};
+    std::size_t pause_after = 0;
 
     Response& header(std::string name, std::string value) {
         headers.emplace_back(std::move(name), std::move(value));
