@@ -6,7 +6,7 @@
 namespace hostkeeper::proto {
 namespace {
 
-constexpr std::array<std::pair<ErrorCode, std::string_view>, 20> kNames{{
+constexpr std::array<std::pair<ErrorCode, std::string_view>, 21> kNames{{
     {ErrorCode::bad_request, "bad_request"},
     {ErrorCode::bad_host, "bad_host"},
     {ErrorCode::too_large, "too_large"},
@@ -25,6 +25,7 @@ constexpr std::array<std::pair<ErrorCode, std::string_view>, 20> kNames{{
     {ErrorCode::busy, "busy"},
     {ErrorCode::forbidden, "forbidden"},
     {ErrorCode::config_error, "config_error"},
+    {ErrorCode::token_command_failed, "token_command_failed"},
     {ErrorCode::internal, "internal"},
 }};
 

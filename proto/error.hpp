@@ -23,13 +23,15 @@ enum class ErrorCode {
     discovery_failed,       // a host's discovery document could not be fetched or used
     registry_failed,        // a registry or mirror document could not be fetched or used
     not_found,  // the registry or mirror has no such module, provider, version or package (404)
-    unsupported_service,  // the host does not offer the service (modules.v1, providers.v1) the
-                          // request needs
-    verification_failed,  // a downloaded package does not match the hashes its publisher gave
-    busy,                 // the daemon is at its connection limit
-    forbidden,            // the peer is not the daemon's own user
-    config_error,         // the daemon cannot run with its configuration file or options
-    internal,             // a bug: the message says what happened
+    unsupported_service,   // the host does not offer the service (modules.v1, providers.v1) the
+                           // request needs
+    verification_failed,   // a downloaded package does not match the hashes its publisher gave
+    busy,                  // the daemon is at its connection limit
+    forbidden,             // the peer is not the daemon's own user
+    config_error,          // the daemon cannot run with its configuration file or options
+    token_command_failed,  // a host's token_command failed, printed no usable token, or is
+                           // refused (config.toml writable by another user)
+    internal,              // a bug: the message says what happened
 };
 
 std::string_view to_string(ErrorCode code) noexcept;

@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "daemon/app/file_trust.hpp"
 #include "daemon/app/settings.hpp"
 #include "daemon/registry/mirror.hpp"
 #include "proto/error.hpp"
@@ -100,16 +101,20 @@ class TomlReader {
 
     // [hosts."NAME"]: "services", forced discovery answers, as Terraform's
     // `host "NAME" { services = {...} }` blocks; "git_username", the
-    // username git is answered with the host's Terraform token.
+    // username git is answered with the host's Terraform token;
+    // "token_command" with "token_ttl" and "token_command_timeout", a
+    // command that prints the host's token.
     void host_tables(std::map<std::string, proto::Json>& services,
-                     std::map<std::string, std::string>& git_usernames) const {
+                     std::map<std::string, std::string>& git_usernames,
+                     credentials::TokenCommandOptions& commands) const {
         const auto* hosts_node = root_.get("hosts");
         if (hosts_node == nullptr) return;
         const auto* hosts = hosts_node->as_table();
         if (hosts == nullptr)
             throw ConfigError(at(*hosts_node) + ": \"hosts\" must be a table of hosts");
         for (const auto& [name, node] : *hosts) {
-            const std::string where_host = at(node) + ": hosts.\"" + std::string(name.str()) + "\"";
+            const std::string label = "hosts.\"" + std::string(name.str()) + "\"";
+            const std::string where_host = at(node) + ": " + label;
             std::string host;
             try {
                 host = proto::normalize_hostname(name.str());
@@ -119,7 +124,7 @@ class TomlReader {
             const auto* table = node.as_table();
             if (table == nullptr) throw ConfigError(where_host + " must be a table");
             for (const auto& [key, value] : *table) {
-                if (key.str() != "services" && key.str() != "git_username") {
+                if (host_keys().count(std::string(key.str())) == 0) {
                     throw ConfigError(at(value) + ": unknown key \"hosts." +
                                       std::string(name.str()) + "." + std::string(key.str()) +
                                       "\"");
@@ -127,9 +132,12 @@ class TomlReader {
             }
             if (const auto* username = table->get("git_username"))
                 git_usernames[host] = git_username(*username, where_host);
+            if (auto command = token_command(*table, label)) commands.hosts[host] = *command;
             if (table->get("services") == nullptr) {
-                if (table->get("git_username") != nullptr) continue;
-                throw ConfigError(where_host + " needs a \"services\" table or a git_username");
+                if (table->get("git_username") != nullptr || table->get("token_command") != nullptr)
+                    continue;
+                throw ConfigError(where_host +
+                                  " needs a \"services\" table, a git_username or a token_command");
             }
             const auto* forced = table->get_as<toml::table>("services");
             if (forced == nullptr) throw ConfigError(where_host + ": \"services\" must be a table");
@@ -145,6 +153,65 @@ class TomlReader {
     }
 
   private:
+    static const std::set<std::string>& host_keys() {
+        static const std::set<std::string> keys{"services", "git_username", "token_command",
+                                                "token_ttl", "token_command_timeout"};
+        return keys;
+    }
+
+    // A host's token_command (an argv of strings, the first not empty) with
+    // its token_ttl and token_command_timeout (durations of 1s or more).
+    std::optional<credentials::TokenCommand> token_command(const toml::table& table,
+                                                           const std::string& label) const {
+        const auto* argv = table.get("token_command");
+        if (argv == nullptr) {
+            for (const char* key : {"token_ttl", "token_command_timeout"}) {
+                if (const auto* node = table.get(key))
+                    throw ConfigError(at(*node) + ": " + label + ": " + key +
+                                      " needs a token_command");
+            }
+            return std::nullopt;
+        }
+        const auto* array = argv->as_array();
+        const std::string bad = at(*argv) + ": " + label +
+                                ": token_command must be an array of strings, the program first "
+                                "(no shell), such as [\"aws\", \"codeartifact\", ...]";
+        if (array == nullptr || array->empty()) throw ConfigError(bad);
+        credentials::TokenCommand command;
+        for (const toml::node& element : *array) {
+            const auto* text = element.as_string();
+            if (text == nullptr || text->get().find('\0') != std::string::npos)
+                throw ConfigError(bad);
+            command.argv.push_back(text->get());
+        }
+        if (command.argv.front().empty()) throw ConfigError(bad);
+        host_duration(table, "token_ttl", label, command.ttl);
+        host_duration(table, "token_command_timeout", label, command.timeout);
+        return command;
+    }
+
+    // A duration in a host's table, of 1 second or more.
+    void host_duration(const toml::table& table, const char* key, const std::string& label,
+                       std::chrono::seconds& out) const {
+        const auto* node = table.get(key);
+        if (node == nullptr) return;
+        const std::string where = at(*node) + ": " + label + ": " + key;
+        if (const auto* seconds = node->as_integer()) {
+            if (seconds->get() < 1 || seconds->get() > kMaxDurationSeconds)
+                throw ConfigError(where + " must be from 1 second to " + kMaxDurationText);
+            out = std::chrono::seconds(seconds->get());
+        } else if (const auto* text = node->as_string()) {
+            try {
+                out = parse_duration(text->get());
+            } catch (const ConfigError& e) {
+                throw ConfigError(where + ": " + e.what());
+            }
+            if (out.count() < 1) throw ConfigError(where + " must be 1 second or more");
+        } else {
+            throw ConfigError(where + " must be a duration: seconds, or a string such as \"10m\"");
+        }
+    }
+
     // A host's git_username: a string git can send (proto/git_credential.hpp), not empty.
     std::string git_username(const toml::node& node, const std::string& where_host) const {
         const auto* text = node.as_string();
@@ -323,7 +390,7 @@ void apply_toml(Config& config, const std::string& text, const std::string& orig
                    },
                    setting.field);
     }
-    r.host_tables(config.discovery.forced, config.git_usernames);
+    r.host_tables(config.discovery.forced, config.git_usernames, config.token_commands);
 }
 
 namespace {
@@ -405,6 +472,11 @@ void apply_file_and_options(Config& config, const CommandLineValues& given) {
     if (given.config_file || fs::exists(file, ec)) {
         config.config_file = file;
         apply_toml(config, read_file(file), file.string());
+        if (!config.token_commands.hosts.empty()) {
+            config.token_commands.refused = writable_by_others(file);
+            if (!config.token_commands.refused.empty())
+                config.warnings.push_back(config.token_commands.refused);
+        }
     }
     apply_options(config, given.values);  // options win over the file
     for (const Setting& s : settings()) {

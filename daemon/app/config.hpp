@@ -16,6 +16,7 @@
 #include "daemon/archives/archive_options.hpp"
 #include "daemon/backends/backend_options.hpp"
 #include "daemon/credentials/credential_cache_options.hpp"
+#include "daemon/credentials/token_command_options.hpp"
 #include "daemon/discovery/discovery_options.hpp"
 #include "daemon/http/http_options.hpp"
 #include "daemon/registry/registry_options.hpp"
@@ -45,6 +46,9 @@ struct Config {
     // [hosts."HOST"] git_username: the username git is answered with the
     // host's Terraform token (else "oauth2"), by normalized host.
     std::map<std::string, std::string> git_usernames;
+    // [hosts."HOST"] token_command, token_ttl, token_command_timeout; and
+    // why no command is run when config.toml may be written by another user.
+    credentials::TokenCommandOptions token_commands;
 
     // Command line only.
     bool on_demand = false;     // started by the helper: idle timeout applies, log to the journal

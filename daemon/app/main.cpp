@@ -18,6 +18,7 @@
 #include "daemon/app/process.hpp"
 #include "daemon/archives/archive_store.hpp"
 #include "daemon/backends/chosen_keyring.hpp"
+#include "daemon/credentials/command_tokens.hpp"
 #include "daemon/credentials/credential_service.hpp"
 #include "daemon/credentials/keyring_items.hpp"
 #include "daemon/discovery/discovery_service.hpp"
@@ -94,19 +95,27 @@ backends::BackendOptions keyring_options(const Config& config) {
     return options;
 }
 
-// The keyring, on its own worker thread, and the credential cache in front of it.
+// The keyring, on its own worker thread, and the credential cache in front
+// of it; the token commands, on threads of their own (a slow command never
+// holds up the keyring).
 struct KeyringWing {
     KeyringWing(asio::io_context& io, const Config& config)
         : keyring(io.get_executor(), thread.get_executor(), keyring_options(config)),
-          credentials(io.get_executor(), thread.get_executor(), keyring, config.credentials) {
+          credentials(io.get_executor(), thread.get_executor(), keyring, config.credentials),
+          commands(io.get_executor(), command_threads.get_executor(), config.token_commands) {
         // Chooses the backend (keyring.backend) and watches it: the cache
         // follows the keyring, so a lock, an edit or a restart drops it.
         keyring.attach(credentials);
+        credentials.use_token_commands(commands);
+        if (!config.token_commands.refused.empty())
+            spdlog::error("token commands not run: {}", config.token_commands.refused);
     }
 
     asio::thread_pool thread{1};
+    asio::thread_pool command_threads{2};
     backends::ChosenKeyring keyring;
     credentials::CredentialService credentials;
+    credentials::CommandTokens commands;
 };
 
 registry::RegistryOptions registry_options(const Config& config,
@@ -171,6 +180,7 @@ struct Services {
         keyring.credentials.stop();
         keyring.keyring.detach();
         keyring.thread.join();
+        keyring.command_threads.join();  // a command running now ends by its timeout
     }
 
     KeyringWing keyring;

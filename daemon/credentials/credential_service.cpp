@@ -82,6 +82,10 @@ CredentialService::CredentialService(asio::any_io_executor io, asio::any_io_exec
       }) {}
 
 asio::awaitable<std::optional<Secret>> CredentialService::get(std::string host) {
+    if (commands_ != nullptr && commands_->has(host)) {
+        auto fetching = commands_->get(host);  // named first (async/toolchain.hpp)
+        co_return co_await std::move(fetching);
+    }
     if (Cached* cached = cache_.find(host, clock_())) {
         ++hits_;
         co_return clone(cached->credentials);
@@ -160,7 +164,7 @@ void CredentialService::remember(const std::string& host, std::optional<Secret> 
 
 std::size_t CredentialService::flush() {
     ++generation_;
-    return cache_.clear();
+    return cache_.clear() + (commands_ != nullptr ? commands_->flush() : 0);
 }
 
 std::size_t CredentialService::flush(const std::string& host) {
@@ -189,6 +193,7 @@ CredentialStats CredentialService::stats() const {
     s.keyring_watched = watched_;
     s.invalidations = invalidations_;
     s.rejected = rejected_;
+    if (commands_ != nullptr) s.commands = commands_->states();
     s.now = clock_();
     return s;
 }

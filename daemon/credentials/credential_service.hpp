@@ -22,6 +22,7 @@
 #include "daemon/async/purge_timer.hpp"
 #include "daemon/async/single_flight.hpp"
 #include "daemon/cache/ttl_cache.hpp"
+#include "daemon/credentials/command_tokens.hpp"
 #include "daemon/credentials/credential_cache_options.hpp"
 #include "daemon/credentials/keyring.hpp"
 #include "daemon/credentials/keyring_events.hpp"
@@ -46,8 +47,9 @@ struct CredentialStats {
     std::uint64_t evictions = 0;
     bool keyring_watched = true;      // false: keyring changes cannot be seen, so nothing is cached
     std::uint64_t invalidations = 0;  // caches dropped because the keyring changed
-    std::map<std::string, TokenRejection> rejected;  // host -> the last refusal of its token
-    std::chrono::steady_clock::time_point now;       // the service's clock when this was made
+    std::map<std::string, TokenRejection> rejected;     // host -> the last refusal of its token
+    std::map<std::string, CommandTokenState> commands;  // hosts with a token_command
+    std::chrono::steady_clock::time_point now;          // the service's clock when this was made
 };
 
 class CredentialService final : public KeyringEvents {
@@ -58,6 +60,10 @@ class CredentialService final : public KeyringEvents {
     CredentialService(boost::asio::any_io_executor io, boost::asio::any_io_executor worker,
                       Keyring& keyring, const CredentialCacheOptions& options,
                       Clock clock = std::chrono::steady_clock::now);
+
+    // Hosts with a token_command are answered by `commands` (its token, or
+    // its error) instead of the keyring, for every consumer of get().
+    void use_token_commands(CommandTokens& commands) { commands_ = &commands; }
 
     // The host's credentials object (compact JSON text), or nullopt.
     boost::asio::awaitable<std::optional<proto::Secret>> get(std::string host);
@@ -118,6 +124,7 @@ class CredentialService final : public KeyringEvents {
     std::uint64_t keyring_lookups_ = 0;
     std::map<std::string, TokenRejection> rejected_;
     async::PurgeTimer purge_timer_;
+    CommandTokens* commands_ = nullptr;
 };
 
 // A credentials object as found in the keyring, made into the compact JSON

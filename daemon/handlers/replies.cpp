@@ -53,6 +53,25 @@ Json daemon_object(const DaemonInfo& daemon, server::ServerState server) {
             {"session_bus", proto::session_bus_address()}};
 }
 
+// status's "commands": [{"host","runs","running","last_run_age_s","expires_in_s",
+// "last_error"}], the ages and times in whole seconds, absent when unknown.
+Json command_states(const std::map<std::string, credentials::CommandTokenState>& commands,
+                    std::chrono::steady_clock::time_point now) {
+    using std::chrono::duration_cast;
+    using std::chrono::seconds;
+    Json out = Json::array();
+    for (const auto& [host, state] : commands) {
+        Json entry = {{"host", host}, {"runs", state.runs}, {"running", state.running}};
+        if (state.last_run)
+            entry["last_run_age_s"] = duration_cast<seconds>(now - *state.last_run).count();
+        if (state.expires)
+            entry["expires_in_s"] = duration_cast<seconds>(*state.expires - now).count();
+        if (!state.last_error.empty()) entry["last_error"] = state.last_error;
+        out.push_back(std::move(entry));
+    }
+    return out;
+}
+
 }  // namespace
 
 Json rejections(const std::map<std::string, credentials::TokenRejection>& rejected,
@@ -233,7 +252,8 @@ std::string status(const DaemonInfo& daemon, server::ServerState server,
                                {"evictions", c.evictions},
                                {"keyring_watched", c.keyring_watched},
                                {"invalidations", c.invalidations},
-                               {"rejected", rejections(c.rejected, c.now)}};
+                               {"rejected", rejections(c.rejected, c.now)},
+                               {"commands", command_states(c.commands, c.now)}};
     response["discovery"] = {{"entries", d.entries},
                              {"positive", d.positive},
                              {"empty", d.empty},

@@ -41,6 +41,26 @@ void print_credentials(const Json& c) {
     }
 }
 
+// The hosts whose token comes from a command: its state, never its token.
+void print_commands(const Json& c) {
+    const auto commands = c.find("commands");
+    if (commands == c.end() || !commands->is_array()) return;
+    for (const Json& entry : *commands) {
+        if (!entry.is_object()) continue;
+        const std::string host = entry.value("host", "?");
+        std::string line =
+            "token command: " + host + ", " + std::to_string(entry.value("runs", 0LL)) + " runs";
+        if (entry.value("running", false)) line += ", running now";
+        if (entry.contains("expires_in_s")) {
+            const long long left = entry.value("expires_in_s", 0LL);
+            line += left > 0 ? ", token expires in " + client::duration_text(left)
+                             : std::string(", token expired");
+        }
+        if (entry.contains("last_error")) line += "; FAILED: " + entry.value("last_error", "");
+        std::printf("%s\n", line.c_str());
+    }
+}
+
 void print_keyring(const Json& response, const Json& c) {
     if (const auto keyring = response.find("keyring");
         keyring != response.end() && keyring->is_object()) {
@@ -115,6 +135,7 @@ int run_status(const client::ClientOptions& client, bool json) {
     const Json& c = response.at("credentials");
     print_daemon(d, daemon);
     print_credentials(c);
+    print_commands(c);
     print_keyring(response, c);
     print_registry(response);
     return client::kExitOk;

@@ -123,6 +123,7 @@ TEST_CASE("the example configuration parses and holds exactly the defaults",
     CHECK(config.http.ca_file.empty());
     CHECK(d.forced.empty());
     CHECK(config.git_usernames.empty());
+    CHECK(config.token_commands.hosts.empty());
 }
 
 TEST_CASE("the example configuration shows every key the daemon knows", "[packaging][config]") {
@@ -133,9 +134,12 @@ TEST_CASE("the example configuration shows every key the daemon knows", "[packag
     CHECK_FALSE(config.http.ca_file.empty());
     CHECK(config.discovery.forced.size() == 1);
     CHECK(config.git_usernames.size() == 1);
-    // A host's table holds services and git_username (TomlReader::host_tables).
+    CHECK(config.token_commands.hosts.size() == 1);
+    // A host's table holds services, git_username and a token command
+    // (TomlReader::host_tables).
     std::set<std::string> known = config_file_keys();
-    known.insert("hosts.\"NAME\".git_username");
+    for (const char* key : {"git_username", "token_command", "token_ttl", "token_command_timeout"})
+        known.insert(std::string("hosts.\"NAME\".") + key);
     CHECK(keys_in(all) == known);
 }
 

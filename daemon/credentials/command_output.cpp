@@ -1,0 +1,141 @@
+#include "daemon/credentials/command_output.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <string>
+
+#include "proto/json.hpp"
+
+namespace hostkeeper::daemon::credentials {
+namespace {
+
+using std::chrono::system_clock;
+
+// A command's JSON document nests one level; a little room for unknown fields.
+constexpr std::size_t kMaxOutputDepth = 8;
+// The longest expires_in taken: ten years, as the settings' durations.
+constexpr long long kMaxExpiresIn = 10LL * 365 * 86400;
+
+// Whether `token` can be sent as a bearer token: not empty, printable ASCII
+// without spaces.
+bool usable_token(std::string_view token) {
+    return !token.empty() &&
+           std::all_of(token.begin(), token.end(), [](char c) { return c > ' ' && c < 0x7f; });
+}
+
+// Reads `digits` decimal digits at text[at]; -1 when they are not all digits.
+int number_at(std::string_view text, std::size_t at, std::size_t digits) {
+    if (at + digits > text.size()) return -1;
+    int value = 0;
+    const char* first = text.data() + at;
+    const auto [end, ec] = std::from_chars(first, first + digits, value);
+    if (ec != std::errc() || end != first + digits ||
+        !std::isdigit(static_cast<unsigned char>(*first)))
+        return -1;
+    return value;
+}
+
+CommandOutput from_json(std::string_view text) {
+    proto::Json document;
+    try {
+        document = proto::parse_json(text, kMaxOutputDepth);
+    } catch (const proto::JsonError& e) {
+        throw CommandOutputError(std::string("printed JSON that cannot be read: ") + e.what());
+    }
+    const proto::ScrubGuard guard(document);
+    if (!document.is_object())
+        throw CommandOutputError("printed JSON that is not an object with a \"token\"");
+    const auto token = document.find("token");
+    if (token == document.end() || !token->is_string())
+        throw CommandOutputError("printed a JSON object without a string \"token\"");
+    if (!usable_token(token->get_ref<const std::string&>()))
+        throw CommandOutputError(
+            "printed a \"token\" that is empty or holds spaces or control characters");
+    CommandOutput output;
+    const auto at = document.find("expires_at");
+    const auto in = document.find("expires_in");
+    if (at != document.end() && in != document.end())
+        throw CommandOutputError("printed both \"expires_at\" and \"expires_in\": give one");
+    if (at != document.end()) {
+        if (!at->is_string() || !(output.expires_at = parse_rfc3339(at->get<std::string>())))
+            throw CommandOutputError(
+                "printed an \"expires_at\" that is not an RFC 3339 date-time such as "
+                "2026-11-28T10:00:00Z");
+    }
+    if (in != document.end()) {
+        if (!in->is_number_integer() || in->get<long long>() < 1 ||
+            in->get<long long>() > kMaxExpiresIn)
+            throw CommandOutputError(
+                "printed an \"expires_in\" that is not a whole number of seconds from 1 to "
+                "315360000");
+        output.expires_in = std::chrono::seconds(in->get<long long>());
+    }
+    output.token = proto::Secret(token->get_ref<const std::string&>());
+    return output;
+}
+
+CommandOutput from_line(std::string_view text) {
+    // Blank space around the line is not the token's.
+    text.remove_prefix(text.find_first_not_of(" \t\r\n"));
+    text.remove_suffix(text.size() - 1 - text.find_last_not_of(" \t\r\n"));
+    if (text.find('\n') != std::string_view::npos)
+        throw CommandOutputError(
+            "printed more than one line: print the token alone, or a JSON object");
+    if (!usable_token(text))
+        throw CommandOutputError(
+            "printed a line that is not a token (spaces or control characters)");
+    return CommandOutput{proto::Secret(text), std::nullopt, std::nullopt};
+}
+
+}  // namespace
+
+CommandOutput read_command_output(std::string_view text) {
+    if (text.size() > kMaxCommandOutput) throw CommandOutputError("printed more than 64 KiB");
+    const auto start = text.find_first_not_of(" \t\r\n");
+    if (start == std::string_view::npos) throw CommandOutputError("printed no token");
+    if (text[start] == '{' || text[start] == '[') return from_json(text);
+    return from_line(text);
+}
+
+std::optional<system_clock::time_point> parse_rfc3339(std::string_view text) {
+    // YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)
+    const int year = number_at(text, 0, 4);
+    const int month = number_at(text, 5, 2);
+    const int day = number_at(text, 8, 2);
+    const int hour = number_at(text, 11, 2);
+    const int minute = number_at(text, 14, 2);
+    const int second = number_at(text, 17, 2);
+    if (text.size() < 20 || year < 0 || month < 1 || month > 12 || day < 1 || day > 31 ||
+        hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 60 ||
+        text[4] != '-' || text[7] != '-' || (text[10] != 'T' && text[10] != 't') ||
+        text[13] != ':' || text[16] != ':')
+        return std::nullopt;
+    std::size_t at = 19;
+    if (text[at] == '.') {
+        const std::size_t digits = text.find_first_not_of("0123456789", at + 1);
+        if (digits == std::string_view::npos || digits == at + 1) return std::nullopt;
+        at = digits;  // fractions of a second are dropped: an expiry earlier, never later
+    }
+    int offset = 0;
+    const std::string_view zone = text.substr(at);
+    if (zone == "Z" || zone == "z") {
+        offset = 0;
+    } else if (zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && zone[3] == ':') {
+        const int hours = number_at(zone, 1, 2);
+        const int minutes = number_at(zone, 4, 2);
+        if (hours < 0 || hours > 23 || minutes < 0 || minutes > 59) return std::nullopt;
+        offset = (hours * 60 + minutes) * 60 * (zone[0] == '-' ? -1 : 1);
+    } else {
+        return std::nullopt;
+    }
+    const std::chrono::year_month_day date{std::chrono::year(year),
+                                           std::chrono::month(static_cast<unsigned>(month)),
+                                           std::chrono::day(static_cast<unsigned>(day))};
+    if (!date.ok()) return std::nullopt;
+    const auto midnight = std::chrono::sys_days(date);
+    return system_clock::time_point(midnight) + std::chrono::hours(hour) +
+           std::chrono::minutes(minute) + std::chrono::seconds(second - offset);
+}
+
+}  // namespace hostkeeper::daemon::credentials

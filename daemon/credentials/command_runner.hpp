@@ -1,0 +1,43 @@
+#pragma once
+// Running a token command: its argv (no shell) as the daemon's user, stdin
+// /dev/null, standard output captured up to kMaxCommandOutput, the first line
+// of standard error kept for the error message, in a process group of its
+// own that is killed when the time is up. Blocking: call it on a worker
+// thread. Under a systemd user manager the command runs in a transient unit
+// of its own (systemd-run --user), outside hostkeeperd.service's sandbox.
+// Nothing here logs what the command printed.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "daemon/credentials/token_command_options.hpp"
+#include "proto/secret.hpp"
+
+namespace hostkeeper::daemon::credentials {
+
+struct CommandRun {
+    std::string launch_error;  // not empty: the command could not be started
+    bool timed_out = false;
+    bool too_much_output = false;
+    int exit_code = -1;            // when it exited
+    int signal = 0;                // when a signal ended it
+    proto::Secret output;          // standard output
+    std::string first_error_line;  // standard error's first line, at most 512 bytes
+};
+
+// Blocking; never throws for what the command does.
+CommandRun run_token_command(const TokenCommand& command);
+
+// The argv that runs `command`: the command itself, or systemd-run's around
+// it when `through_user_manager`. `environment_names`: the variables the
+// transient unit takes from the daemon's environment (systemd-run -E NAME).
+std::vector<std::string> launch_argv(const TokenCommand& command, bool through_user_manager,
+                                     const std::vector<std::string>& environment_names);
+
+// Whether the daemon runs under a systemd user manager that can start a
+// transient unit: $INVOCATION_ID set, the manager's private socket there,
+// and systemd-run installed.
+bool user_manager_reachable();
+
+}  // namespace hostkeeper::daemon::credentials

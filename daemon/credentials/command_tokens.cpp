@@ -1,0 +1,184 @@
+#include "daemon/credentials/command_tokens.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <exception>
+
+#include "daemon/async/on_worker.hpp"
+#include "daemon/credentials/command_output.hpp"
+#include "proto/error.hpp"
+#include "proto/json.hpp"
+
+namespace hostkeeper::daemon::credentials {
+namespace asio = boost::asio;
+using proto::Error;
+using proto::ErrorCode;
+using proto::Secret;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+// The most a token is refreshed ahead of its expiry.
+constexpr std::chrono::minutes kMaxRefreshAhead{5};
+
+Secret clone(const Secret& secret) {
+    return secret.clone();
+}
+
+Secret credentials_object(const Secret& token) {
+    proto::Json object = {{"token", std::string(token.view())}};
+    const proto::ScrubGuard guard(object);
+    std::string text = object.dump();
+    return Secret::adopt(text);
+}
+
+std::string command_name(const TokenCommand& command) {
+    return command.argv.empty() ? std::string("token_command") : command.argv.front();
+}
+
+}  // namespace
+
+std::string command_failure(const std::string& host, const TokenCommand& command,
+                            const CommandRun& run) {
+    const std::string what = "token_command for " + host + " (" + command_name(command) + ")";
+    const std::string said =
+        run.first_error_line.empty() ? std::string() : ": " + run.first_error_line;
+    if (!run.launch_error.empty()) return what + ": " + run.launch_error;
+    if (run.timed_out)
+        return what + " did not finish within " + std::to_string(command.timeout.count()) +
+               "s (token_command_timeout)" + said;
+    if (run.too_much_output) return what + " printed more than 64 KiB";
+    if (run.signal != 0) return what + " was ended by signal " + std::to_string(run.signal) + said;
+    if (run.exit_code != 0)
+        return what + " failed (exit " + std::to_string(run.exit_code) + ")" + said;
+    return {};
+}
+
+CommandTokens::CommandTokens(asio::any_io_executor io, asio::any_io_executor worker,
+                             TokenCommandOptions options, Runner runner, Clock clock,
+                             WallClock wall_clock)
+    : io_(std::move(io)),
+      worker_(std::move(worker)),
+      options_(std::move(options)),
+      runner_(std::move(runner)),
+      clock_(std::move(clock)),
+      wall_clock_(std::move(wall_clock)),
+      flights_(io_) {}
+
+asio::awaitable<Secret> CommandTokens::get(std::string host) {
+    if (!options_.refused.empty())
+        throw Error(ErrorCode::token_command_failed,
+                    "token_command for " + host + " not run: " + options_.refused);
+    Entry& entry = entries_[host];
+    const steady::time_point now = clock_();
+    if (entry.credentials && entry.state.expires && now < *entry.state.expires) {
+        if (now >= entry.refresh_at && !entry.state.running) start_refresh(host, entry);
+        co_return entry.credentials->clone();
+    }
+    auto running = shared_run(host);  // named first (async/toolchain.hpp)
+    co_return co_await std::move(running);
+}
+
+asio::awaitable<Secret> CommandTokens::shared_run(const std::string& host) {
+    // Named first (async/toolchain.hpp).
+    auto work = [this, host] { return fetch(host); };
+    auto shared = flights_.run(host, std::move(work), clone);
+    co_return co_await std::move(shared);
+}
+
+void CommandTokens::start_refresh(const std::string& host, Entry& entry) {
+    entry.state.running = true;
+    asio::co_spawn(io_, refresh(host), [host](const std::exception_ptr& failure) {
+        if (failure) {
+            spdlog::warn(
+                "token_command for {} failed ahead of its token's expiry (see "
+                "hostkeeper status); the current token is served until it expires",
+                host);
+        }
+    });
+}
+
+asio::awaitable<void> CommandTokens::refresh(std::string host) {
+    auto running = shared_run(host);  // named first (async/toolchain.hpp)
+    (void)co_await std::move(running);
+}
+
+// One run of the host's command; its token kept, or its failure remembered.
+asio::awaitable<Secret> CommandTokens::fetch(std::string host) {
+    const TokenCommand& command = options_.hosts.at(host);
+    Entry& entry = entries_[host];
+    entry.state.running = true;
+    const steady::time_point started = clock_();
+    auto job = [runner = runner_, command] { return runner(command); };
+    CommandRun run = co_await async::on_worker(worker_, std::move(job));
+    entry.state.running = false;
+    ++entry.state.runs;
+    entry.state.last_run = clock_();
+    try {
+        keep(host, run, started);
+    } catch (const Error& e) {
+        entry.state.last_error = e.what();
+        // The current token, when still valid, is tried again from half its time left.
+        if (entry.state.expires)
+            entry.refresh_at = clock_() + (*entry.state.expires - clock_()) / 2;
+        spdlog::debug("token_command for {}: run {} failed", host, entry.state.runs);
+        throw;
+    }
+    spdlog::debug("token_command for {}: run {} gave a token", host, entry.state.runs);
+    co_return entry.credentials->clone();
+}
+
+void CommandTokens::keep(const std::string& host, CommandRun& run, steady::time_point started) {
+    const TokenCommand& command = options_.hosts.at(host);
+    if (std::string failure = command_failure(host, command, run); !failure.empty())
+        throw Error(ErrorCode::token_command_failed, failure);
+    CommandOutput output;
+    try {
+        output = read_command_output(run.output.view());
+    } catch (const CommandOutputError& e) {
+        throw Error(ErrorCode::token_command_failed,
+                    "token_command for " + host + " (" + command_name(command) + ") " + e.what());
+    }
+    const steady::time_point now = clock_();
+    steady::time_point expires = started + command.ttl;
+    if (output.expires_in) expires = started + *output.expires_in;
+    if (output.expires_at)
+        expires =
+            now + std::chrono::duration_cast<steady::duration>(*output.expires_at - wall_clock_());
+    if (expires <= now)
+        throw Error(ErrorCode::token_command_failed,
+                    "token_command for " + host + " (" + command_name(command) +
+                        ") printed a token that has already expired");
+    const steady::duration lifetime = expires - started;
+    const steady::duration ahead = std::min<steady::duration>(lifetime / 10, kMaxRefreshAhead);
+    Entry& entry = entries_[host];
+    entry.credentials = credentials_object(output.token);
+    entry.state.expires = expires;
+    entry.state.last_error.clear();
+    entry.refresh_at = expires - ahead;
+}
+
+std::size_t CommandTokens::flush() {
+    std::size_t flushed = 0;
+    for (auto& [host, entry] : entries_) {
+        if (entry.credentials) ++flushed;
+        entry.credentials.reset();
+        entry.state.expires.reset();
+    }
+    return flushed;
+}
+
+std::map<std::string, CommandTokenState> CommandTokens::states() const {
+    std::map<std::string, CommandTokenState> out;
+    for (const auto& [host, command] : options_.hosts) {
+        CommandTokenState state;
+        if (const auto it = entries_.find(host); it != entries_.end()) state = it->second.state;
+        if (!options_.refused.empty()) state.last_error = "not run: " + options_.refused;
+        out.emplace(host, std::move(state));
+    }
+    return out;
+}
+
+}  // namespace hostkeeper::daemon::credentials

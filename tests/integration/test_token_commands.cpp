@@ -1,0 +1,207 @@
+// Tokens from commands end to end: real shell scripts in the test's HOME as
+// token_command, the real daemon and helper. No expired token is served, 20
+// concurrent gets share one run per lifetime, the next token is fetched
+// ahead of the current one's expiry, and failures reach the helper's stderr.
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness.hpp"
+
+using namespace hostkeeper::it;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kHost = "tokens.example.com";
+
+double wall_seconds() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// A script of the test's own under $HOME, executable by the user only.
+fs::path script(const std::string& name, const std::string& body) {
+    const fs::path dir = fs::path(std::getenv("HOME")) / "token-commands";
+    fs::create_directories(dir);
+    const fs::path path = dir / name;
+    std::ofstream(path) << "#!/bin/sh\n" << body;
+    fs::permissions(path, fs::perms(0700));
+    return path;
+}
+
+// A daemon whose config.toml gives kHost `command`; `mode`: the file's.
+struct World {
+    explicit World(const fs::path& command, const std::string& extra = "",
+                   fs::perms mode = fs::perms(0600))
+        : socket(fresh_socket()), config(socket.parent_path() / "config.toml") {
+        std::ofstream(config) << "[hosts.\"" << kHost << "\"]\ntoken_command = [\""
+                              << command.string() << "\"]\n"
+                              << extra;
+        fs::permissions(config, mode);
+        daemon.emplace(socket, std::vector<std::string>{"--config", config.string()});
+    }
+    Result get() const { return helper(socket, {"get", kHost}); }
+    nlohmann::json command_state() const {
+        const Result r = run({bin("hostkeeper"), "--socket", socket.string(), "status", "--json"});
+        const auto status = nlohmann::json::parse(r.out);
+        for (const auto& entry : status["credentials"]["commands"])
+            if (entry["host"] == kHost) return entry;
+        return nullptr;
+    }
+
+    fs::path socket;
+    fs::path config;
+    std::optional<Daemon> daemon;
+};
+
+// The tokens the caching script issued: token -> when (wall clock seconds).
+std::map<std::string, double> issued(const fs::path& file) {
+    std::map<std::string, double> out;
+    std::istringstream lines(read_file(file));
+    std::string token;
+    double when = 0;
+    while (lines >> token >> when) out[token] = when;
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a token with a 3 s lifetime under 20 concurrent gets: never expired, one run per "
+    "lifetime, fetched ahead",
+    "[token-commands]") {
+    const fs::path state = fs::path(std::getenv("HOME")) / ".cache" / "hk-token-script";
+    fs::remove_all(state);
+    // Keeps its state under HOME, as the AWS CLI keeps its cache in ~/.aws.
+    const fs::path command = script("caching.sh", R"SH(dir="$HOME/.cache/hk-token-script"
+mkdir -p "$dir"
+n=$(( $(cat "$dir/runs" 2>/dev/null || echo 0) + 1 ))
+echo "$n" > "$dir/runs"
+echo "tok-$n $(date +%s.%N)" >> "$dir/issued"
+printf '{"token":"tok-%s","expires_in":3}\n' "$n"
+)SH");
+    const World world(command);
+    struct Served {
+        double started;
+        std::string token;
+    };
+    std::mutex mutex;
+    std::vector<Served> served;
+    int failures = 0;
+    const double begin = wall_seconds();
+    const auto runs = [&] { return issued(state / "issued").size(); };
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 20; ++i) {
+        threads.emplace_back([&] {
+            while (runs() < 4 && wall_seconds() - begin < 120) {
+                const double started = wall_seconds();
+                const Result r = world.get();
+                const std::lock_guard lock(mutex);
+                if (r.exit_code != 0) {
+                    ++failures;
+                    continue;
+                }
+                served.push_back({started, nlohmann::json::parse(r.out).value("token", "")});
+            }
+        });
+    }
+    for (std::thread& t : threads) t.join();
+    const double elapsed = wall_seconds() - begin;
+    const std::map<std::string, double> tokens = issued(state / "issued");
+    REQUIRE(tokens.size() >= 4);
+    CHECK(failures == 0);
+    // No get that began after a token's expiry (as the script counted it) got that token.
+    for (const Served& s : served) {
+        INFO(s.token << " asked at " << s.started);
+        REQUIRE(tokens.count(s.token) == 1);
+        CHECK(s.started < tokens.at(s.token) + 3.0);
+    }
+    // One run per lifetime, however many gets: at most one per 2.7 s (the
+    // refresh starts with a tenth of the lifetime left), and the first.
+    CHECK(static_cast<double>(tokens.size()) <= elapsed / 2.7 + 2);
+    CHECK(served.size() > 4 * tokens.size());
+    // Fetched ahead: some token was issued before the one it replaced expired.
+    bool ahead = false;
+    for (std::size_t n = 1; n < tokens.size(); ++n) {
+        const double previous = tokens.at("tok-" + std::to_string(n));
+        const double next = tokens.at("tok-" + std::to_string(n + 1));
+        ahead = ahead || next < previous + 3.0;
+    }
+    CHECK(ahead);
+    const auto state_json = world.command_state();
+    CHECK(state_json["runs"].get<int>() >= 4);
+    CHECK_FALSE(state_json.contains("last_error"));
+    CHECK(world.daemon->log().find("tok-") == std::string::npos);
+}
+
+TEST_CASE("a bare token: the helper, and hostkeeper token, get it", "[token-commands]") {
+    const World world(script("bare.sh", "echo tok-bare-123\n"), "token_ttl = \"1h\"\n");
+    const Result got = world.get();
+    REQUIRE(got.exit_code == 0);
+    CHECK(got.out == "{\"token\":\"tok-bare-123\"}\n");
+    const Result token =
+        run({bin("hostkeeper"), "--socket", world.socket.string(), "token", kHost, "--force"});
+    CHECK(token.exit_code == 0);
+    CHECK(token.out == "tok-bare-123\n");
+    const auto state = world.command_state();
+    CHECK(state["runs"] == 1);
+    CHECK(state["expires_in_s"].get<long long>() > 3500);
+}
+
+TEST_CASE("a failing command: the helper exits non-zero with its first line of stderr",
+          "[token-commands]") {
+    const World world(script("failing.sh",
+                             "echo 'The SSO session has expired: run aws sso "
+                             "login' >&2\necho more >&2\nexit 1\n"));
+    const Result got = world.get();
+    CHECK(got.exit_code == 1);
+    CHECK(got.out.empty());
+    CHECK_THAT(got.err, Catch::Contains("token_command for " + kHost) &&
+                            Catch::Contains("failed (exit 1): The SSO session has expired: run "
+                                            "aws sso login"));
+    CHECK_THAT(world.command_state()["last_error"].get<std::string>(),
+               Catch::Contains("The SSO session has expired"));
+}
+
+TEST_CASE("a command that hangs is stopped at token_command_timeout", "[token-commands]") {
+    const World world(script("hanging.sh", "echo started >&2\nsleep 600\n"),
+                      "token_command_timeout = 1\n");
+    const Result got = world.get();
+    CHECK(got.exit_code == 1);
+    CHECK_THAT(got.err,
+               Catch::Contains("did not finish within 1s (token_command_timeout): started"));
+    CHECK(helper(world.socket, {"get", "other.example.com"}).exit_code == 0);
+}
+
+TEST_CASE("a command that prints garbage is an error that does not quote it", "[token-commands]") {
+    const World world(script("garbage.sh", "printf '<html>secret page</html>\\nmore\\n'\n"));
+    const Result got = world.get();
+    CHECK(got.exit_code == 1);
+    CHECK_THAT(got.err, Catch::Contains("printed more than one line"));
+    CHECK(got.err.find("secret page") == std::string::npos);
+}
+
+TEST_CASE("a group-writable config.toml: commands refused with the reason", "[token-commands]") {
+    const fs::path ran = fs::path(std::getenv("HOME")) / "refused-ran";
+    fs::remove(ran);
+    const World world(script("refused.sh", "touch \"$HOME/refused-ran\"\necho tok\n"), "",
+                      fs::perms(0660));
+    const Result got = world.get();
+    CHECK(got.exit_code == 1);
+    CHECK_THAT(got.err, Catch::Contains("not run: " + world.config.string() +
+                                        " is group-writable (chmod g-w"));
+    CHECK_FALSE(fs::exists(ran));
+}
