@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <string>
 
+#include "daemon/credentials/token_expiry.hpp"
 #include "proto/json.hpp"
 
 namespace hostkeeper::daemon::credentials {
@@ -22,18 +22,6 @@ constexpr long long kMaxExpiresIn = 10LL * 365 * 86400;
 bool usable_token(std::string_view token) {
     return !token.empty() &&
            std::all_of(token.begin(), token.end(), [](char c) { return c > ' ' && c < 0x7f; });
-}
-
-// Reads `digits` decimal digits at text[at]; -1 when they are not all digits.
-int number_at(std::string_view text, std::size_t at, std::size_t digits) {
-    if (at + digits > text.size()) return -1;
-    int value = 0;
-    const char* first = text.data() + at;
-    const auto [end, ec] = std::from_chars(first, first + digits, value);
-    if (ec != std::errc() || end != first + digits ||
-        !std::isdigit(static_cast<unsigned char>(*first)))
-        return -1;
-    return value;
 }
 
 CommandOutput from_json(std::string_view text) {
@@ -96,46 +84,6 @@ CommandOutput read_command_output(std::string_view text) {
     if (start == std::string_view::npos) throw CommandOutputError("printed no token");
     if (text[start] == '{' || text[start] == '[') return from_json(text);
     return from_line(text);
-}
-
-std::optional<system_clock::time_point> parse_rfc3339(std::string_view text) {
-    // YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)
-    const int year = number_at(text, 0, 4);
-    const int month = number_at(text, 5, 2);
-    const int day = number_at(text, 8, 2);
-    const int hour = number_at(text, 11, 2);
-    const int minute = number_at(text, 14, 2);
-    const int second = number_at(text, 17, 2);
-    if (text.size() < 20 || year < 0 || month < 1 || month > 12 || day < 1 || day > 31 ||
-        hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 60 ||
-        text[4] != '-' || text[7] != '-' || (text[10] != 'T' && text[10] != 't') ||
-        text[13] != ':' || text[16] != ':')
-        return std::nullopt;
-    std::size_t at = 19;
-    if (text[at] == '.') {
-        const std::size_t digits = text.find_first_not_of("0123456789", at + 1);
-        if (digits == std::string_view::npos || digits == at + 1) return std::nullopt;
-        at = digits;  // fractions of a second are dropped: an expiry earlier, never later
-    }
-    int offset = 0;
-    const std::string_view zone = text.substr(at);
-    if (zone == "Z" || zone == "z") {
-        offset = 0;
-    } else if (zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && zone[3] == ':') {
-        const int hours = number_at(zone, 1, 2);
-        const int minutes = number_at(zone, 4, 2);
-        if (hours < 0 || hours > 23 || minutes < 0 || minutes > 59) return std::nullopt;
-        offset = (hours * 60 + minutes) * 60 * (zone[0] == '-' ? -1 : 1);
-    } else {
-        return std::nullopt;
-    }
-    const std::chrono::year_month_day date{std::chrono::year(year),
-                                           std::chrono::month(static_cast<unsigned>(month)),
-                                           std::chrono::day(static_cast<unsigned>(day))};
-    if (!date.ok()) return std::nullopt;
-    const auto midnight = std::chrono::sys_days(date);
-    return system_clock::time_point(midnight) + std::chrono::hours(hour) +
-           std::chrono::minutes(minute) + std::chrono::seconds(second - offset);
 }
 
 }  // namespace hostkeeper::daemon::credentials

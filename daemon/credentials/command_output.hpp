@@ -31,8 +31,4 @@ class CommandOutputError : public std::runtime_error {
 // Throws CommandOutputError; the message completes "the command ...".
 CommandOutput read_command_output(std::string_view text);
 
-// An RFC 3339 date-time ("2026-11-28T10:00:00Z", "...T10:00:00.5+01:00"),
-// or nullopt for anything else.
-std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text);
-
 }  // namespace hostkeeper::daemon::credentials

@@ -170,6 +170,14 @@ std::size_t CommandTokens::flush() {
     return flushed;
 }
 
+std::size_t CommandTokens::flush(const std::string& host) {
+    const auto it = entries_.find(host);
+    if (it == entries_.end() || !it->second.credentials) return 0;
+    it->second.credentials.reset();
+    it->second.state.expires.reset();
+    return 1;
+}
+
 std::map<std::string, CommandTokenState> CommandTokens::states() const {
     std::map<std::string, CommandTokenState> out;
     for (const auto& [host, command] : options_.hosts) {

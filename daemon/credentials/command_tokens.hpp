@@ -48,8 +48,9 @@ class CommandTokens {
     // The host's credentials object, {"token": "..."}. Throws proto::Error
     // token_command_failed: the command failed, or commands are refused.
     boost::asio::awaitable<proto::Secret> get(std::string host);
-    // Forgets every token: the next get runs the command.
+    // Forgets every token (or `host`'s): the next get runs the command.
     std::size_t flush();
+    std::size_t flush(const std::string& host);
     std::map<std::string, CommandTokenState> states() const;
 
   private:

@@ -6,6 +6,7 @@
 
 #include "daemon/async/on_worker.hpp"
 #include "daemon/credentials/terraform_items.hpp"
+#include "daemon/credentials/token_expiry.hpp"
 #include "proto/error.hpp"
 #include "proto/json.hpp"
 #include "proto/messages.hpp"
@@ -68,7 +69,7 @@ Secret credentials_from_keyring_text(const std::string& host, const Secret& text
 
 CredentialService::CredentialService(asio::any_io_executor io, asio::any_io_executor worker,
                                      Keyring& keyring, const CredentialCacheOptions& options,
-                                     Clock clock)
+                                     Clock clock, WallClock wall_clock)
     : io_(std::move(io)),
       worker_(std::move(worker)),
       keyring_(keyring),
@@ -76,6 +77,7 @@ CredentialService::CredentialService(asio::any_io_executor io, asio::any_io_exec
       clock_(std::move(clock)),
       cache_(options.max_entries),
       flights_(io_),
+      standing_(clock_, std::move(wall_clock)),
       purge_timer_(io_, clock_, [this] {
           cache_.purge(clock_());
           return cache_.next_expiry();
@@ -100,6 +102,17 @@ asio::awaitable<std::optional<Secret>> CredentialService::get(std::string host) 
     co_return co_await std::move(shared);
 }
 
+asio::awaitable<std::optional<Secret>> CredentialService::serve(std::string host,
+                                                                std::optional<Withheld>* why) {
+    auto reading = get(host);  // named first (async/toolchain.hpp)
+    std::optional<Secret> credentials = co_await std::move(reading);
+    if (!credentials) co_return credentials;
+    std::optional<Withheld> withheld = standing_.withheld(host);
+    if (!withheld) co_return credentials;
+    if (why != nullptr) *why = std::move(withheld);
+    co_return std::nullopt;
+}
+
 // One keyring lookup, cached unless a write happened meanwhile.
 asio::awaitable<std::optional<Secret>> CredentialService::load(std::string host) {
     const std::uint64_t generation = generation_;
@@ -111,12 +124,20 @@ asio::awaitable<std::optional<Secret>> CredentialService::load(std::string host)
         return credentials_from_keyring_text(host, *text);
     };
     std::optional<Secret> result = co_await async::on_worker(worker_, std::move(lookup));
-    if (generation == generation_) remember(host, clone(result));
+    const std::optional<WallTime> expires =
+        result ? expiry_of(*result, ErrorCode::keyring_error, "the keyring item for " + host)
+               : std::nullopt;
+    if (generation == generation_) {
+        standing_.read(host, expires);
+        remember(host, clone(result));
+    }
     co_return result;
 }
 
 asio::awaitable<void> CredentialService::store(std::string host, Secret credentials) {
-    rejected_.erase(host);
+    const std::optional<WallTime> expires =
+        expiry_of(credentials, ErrorCode::bad_request,
+                  "the credentials for " + host + "; nothing was stored");
     const std::uint64_t generation = generation_;
     auto write = [this, host, copy = credentials.clone()]() {
         TerraformItems(keyring_).store(host, copy);
@@ -124,6 +145,7 @@ asio::awaitable<void> CredentialService::store(std::string host, Secret credenti
     co_await async::on_worker(worker_, std::move(write));
     // A keyring event (a lock) or another write meanwhile: keep nothing; the
     // next get reads the keyring.
+    standing_.stored(host, expires);
     const bool undisturbed = generation == generation_;
     ++generation_;
     if (undisturbed) {
@@ -134,10 +156,10 @@ asio::awaitable<void> CredentialService::store(std::string host, Secret credenti
 }
 
 asio::awaitable<void> CredentialService::forget(std::string host) {
-    rejected_.erase(host);
     auto remove = [this, host]() { (void)TerraformItems(keyring_).remove(host); };
     const std::uint64_t generation = generation_;
     co_await async::on_worker(worker_, std::move(remove));
+    standing_.forgotten(host);
     const bool undisturbed = generation == generation_;
     ++generation_;
     if (undisturbed) {
@@ -169,15 +191,21 @@ std::size_t CredentialService::flush() {
 
 std::size_t CredentialService::flush(const std::string& host) {
     ++generation_;
-    return cache_.erase(host) ? 1 : 0;
+    const std::size_t commands = commands_ != nullptr ? commands_->flush(host) : 0;
+    return (cache_.erase(host) ? 1 : 0) + commands;
 }
 
 void CredentialService::token_rejected(const std::string& host, std::string url, long status) {
-    rejected_[host] = TokenRejection{std::move(url), status, clock_()};
+    // A command's token is not withheld: the next get runs the command for a new one.
+    if (commands_ != nullptr && commands_->has(host)) {
+        commands_->flush(host);
+        return;
+    }
+    standing_.rejected(host, std::move(url), status);
 }
 
 void CredentialService::token_accepted(const std::string& host) {
-    rejected_.erase(host);
+    standing_.accepted(host);
 }
 
 CredentialStats CredentialService::stats() const {
@@ -192,9 +220,11 @@ CredentialStats CredentialService::stats() const {
     s.evictions = cache_.evictions();
     s.keyring_watched = watched_;
     s.invalidations = invalidations_;
-    s.rejected = rejected_;
+    s.rejected = standing_.rejections();
+    s.expiries = standing_.expiries();
     if (commands_ != nullptr) s.commands = commands_->states();
     s.now = clock_();
+    s.wall_now = standing_.wall_now();
     return s;
 }
 

@@ -26,16 +26,10 @@
 #include "daemon/credentials/credential_cache_options.hpp"
 #include "daemon/credentials/keyring.hpp"
 #include "daemon/credentials/keyring_events.hpp"
+#include "daemon/credentials/token_standing.hpp"
 #include "proto/secret.hpp"
 
 namespace hostkeeper::daemon::credentials {
-
-// A server's 401 to a request the daemon sent with the host's stored token.
-struct TokenRejection {
-    std::string url;
-    long status = 401;
-    std::chrono::steady_clock::time_point when;
-};
 
 struct CredentialStats {
     std::size_t entries = 0;
@@ -48,25 +42,36 @@ struct CredentialStats {
     bool keyring_watched = true;      // false: keyring changes cannot be seen, so nothing is cached
     std::uint64_t invalidations = 0;  // caches dropped because the keyring changed
     std::map<std::string, TokenRejection> rejected;     // host -> the last refusal of its token
+    std::map<std::string, WallTime> expiries;           // host -> its token's expires_at, as read
     std::map<std::string, CommandTokenState> commands;  // hosts with a token_command
     std::chrono::steady_clock::time_point now;          // the service's clock when this was made
+    WallTime wall_now;                                  // and the wall clock's
 };
 
 class CredentialService final : public KeyringEvents {
   public:
     using Clock = std::function<std::chrono::steady_clock::time_point()>;
+    using WallClock = TokenStanding::WallClock;
 
     // `io`: the event loop's executor. `worker`: where keyring calls run.
+    // `wall_clock`: what stored expiries (expires_at) are compared with.
     CredentialService(boost::asio::any_io_executor io, boost::asio::any_io_executor worker,
                       Keyring& keyring, const CredentialCacheOptions& options,
-                      Clock clock = std::chrono::steady_clock::now);
+                      Clock clock = std::chrono::steady_clock::now,
+                      WallClock wall_clock = std::chrono::system_clock::now);
 
     // Hosts with a token_command are answered by `commands` (its token, or
     // its error) instead of the keyring, for every consumer of get().
     void use_token_commands(CommandTokens& commands) { commands_ = &commands; }
 
-    // The host's credentials object (compact JSON text), or nullopt.
+    // The host's credentials object (compact JSON text), or nullopt. Throws
+    // proto::Error keyring_error for an item whose expires_at is not RFC 3339.
     boost::asio::awaitable<std::optional<proto::Secret>> get(std::string host);
+    // What may be handed out: get()'s answer, unless the token is withheld
+    // (refused, expired): nullopt then, and `why` (if given) says so.
+    boost::asio::awaitable<std::optional<proto::Secret>> serve(std::string host,
+                                                               std::optional<Withheld>* why);
+    // Throws proto::Error bad_request for an expires_at that is not RFC 3339.
     boost::asio::awaitable<void> store(std::string host, proto::Secret credentials);
     boost::asio::awaitable<void> forget(std::string host);
 
@@ -75,9 +80,14 @@ class CredentialService final : public KeyringEvents {
 
     // A server refused the host's stored token (the daemon's own request):
     // remembered until the host's credentials are stored or forgotten, or
-    // token_accepted() (a `check` found it valid).
+    // token_accepted() (a `check` found it valid). A token_command's token is
+    // dropped instead: the next get runs the command.
     void token_rejected(const std::string& host, std::string url, long status);
     void token_accepted(const std::string& host);
+    // Why the host's token is not handed out (refused, expired), or nullopt.
+    std::optional<Withheld> withheld(const std::string& host) { return standing_.withheld(host); }
+    // The host's token's expires_at, as last read or stored.
+    std::optional<WallTime> expiry(const std::string& host) const { return standing_.expiry(host); }
     std::chrono::steady_clock::time_point now() const { return clock_(); }
     CredentialStats stats() const;
 
@@ -122,7 +132,7 @@ class CredentialService final : public KeyringEvents {
     std::uint64_t hits_ = 0;
     std::uint64_t misses_ = 0;
     std::uint64_t keyring_lookups_ = 0;
-    std::map<std::string, TokenRejection> rejected_;
+    TokenStanding standing_;
     async::PurgeTimer purge_timer_;
     CommandTokens* commands_ = nullptr;
 };

@@ -35,6 +35,7 @@ upstream::UpstreamRequest request_for(const std::string& host, std::string url,
     request.rules.timeout = timeout;
     request.json_media_type = false;  // judged here: TFE answers application/vnd.api+json
     request.explain_refusal = true;
+    request.send_refused = true;  // a check is how a refused token is found valid again
     return request;
 }
 
@@ -152,6 +153,14 @@ asio::awaitable<TokenCheck> check_token(upstream::Upstream& upstream,
             none.result = Result::no_credentials;
             co_return none;
         }
+    }
+    if (auto withheld = credentials.withheld(host);
+        withheld && withheld->reason == credentials::Withheld::Reason::expired) {
+        // Past its expires_at it is not sent, not even to ask.
+        TokenCheck expired;
+        expired.result = Result::rejected;
+        expired.message = std::move(withheld->message);
+        co_return expired;
     }
     upstream::UpstreamRequest discovery =
         request_for(host, discovery_url(host), timeout, kMaxDiscoveryDocument);

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "daemon/credentials/credential_service.hpp"
 #include "daemon/handlers/replies.hpp"
 #include "daemon/registry_cache/registry_cache.hpp"
 #include "proto/error.hpp"
@@ -18,9 +19,16 @@ asio::awaitable<server::Reply> CredentialRequests::handle(const Request& request
     switch (request.op) {
         case Op::get: {
             cache_.learn(host);
-            const std::optional<proto::Secret> credentials = co_await credentials_.get(host);
-            spdlog::debug("get {}: {}", host, credentials ? "found" : "none");
-            if (!credentials) co_return server::Reply{reply::not_found()};
+            std::optional<credentials::Withheld> withheld;
+            auto serving = credentials_.serve(host, &withheld);  // named first
+            const std::optional<proto::Secret> credentials = co_await std::move(serving);
+            spdlog::debug("get {}: {}", host,
+                          credentials ? "found"
+                          : withheld  ? credentials::to_string(withheld->reason)
+                                      : "none");
+            if (!credentials) {
+                co_return server::Reply{reply::not_found(withheld ? &*withheld : nullptr)};
+            }
             co_return server::Reply{reply::credentials(*credentials)};
         }
         case Op::store: {

@@ -138,13 +138,17 @@ asio::awaitable<server::Reply> ItemRequests::list() {
     std::vector<reply::ListedHost> hosts;
     bool locked = false;
     for (credentials::ItemInfo& item : items) {
-        reply::ListedHost listed{std::move(item), std::nullopt};
+        reply::ListedHost listed{std::move(item), std::nullopt, std::nullopt, std::nullopt};
         // After the first locked item the rest are reported locked unasked:
         // listing prompts at most once.
         if (!locked) {
             auto reading = fields_of(credentials_, listed.item.host);
             listed.fields = co_await std::move(reading);
             locked = !listed.fields;
+        }
+        if (listed.fields) {
+            listed.expires = credentials_.expiry(listed.item.host);
+            listed.withheld = credentials_.withheld(listed.item.host);
         }
         hosts.push_back(std::move(listed));
     }
@@ -213,7 +217,7 @@ asio::awaitable<server::Reply> ItemRequests::docker(const Request& request) {
 namespace hostkeeper::daemon::handlers {
 
 asio::awaitable<std::optional<proto::Secret>> ItemRequests::terraform_token(std::string host) {
-    auto reading = credentials_.get(std::move(host));  // named first
+    auto reading = credentials_.serve(std::move(host), nullptr);  // named first
     const std::optional<proto::Secret> stored = co_await std::move(reading);
     if (!stored) co_return std::nullopt;
     co_return credentials::token_of(*stored);

@@ -42,7 +42,7 @@ class ItemRequests {
     boost::asio::awaitable<server::Reply> git_store(const Request& request);
     boost::asio::awaitable<server::Reply> git_erase(const Request& request);
     // The host's Terraform token (its credentials' "token"), read as `get`
-    // reads it; nullopt when there is none.
+    // reads it; nullopt when there is none or it is withheld (refused, expired).
     boost::asio::awaitable<std::optional<proto::Secret>> terraform_token(std::string host);
 
     credentials::KeyringItems& items_;

@@ -5,6 +5,7 @@
 #include <array>
 #include <ctime>
 
+#include "daemon/credentials/token_expiry.hpp"
 #include "proto/framing.hpp"
 #include "proto/git_credential.hpp"
 #include "proto/messages.hpp"
@@ -82,7 +83,31 @@ Json rejections(const std::map<std::string, credentials::TokenRejection>& reject
             {{"host", host},
              {"url", r.url},
              {"status", r.status},
-             {"age_s", std::chrono::duration_cast<std::chrono::seconds>(now - r.when).count()}});
+             {"age_s", std::chrono::duration_cast<std::chrono::seconds>(now - r.when).count()},
+             {"at", credentials::rfc3339_text(r.at)},
+             {"withheld", true},
+             {"next_steps", {"terraform login " + host, "hostkeeper check " + host}}});
+    }
+    return out;
+}
+
+namespace {
+
+long long seconds_between(credentials::WallTime from, credentials::WallTime to) {
+    return std::chrono::duration_cast<std::chrono::seconds>(to - from).count();
+}
+
+}  // namespace
+
+Json expiries(const std::map<std::string, credentials::WallTime>& expiries,
+              credentials::WallTime now) {
+    Json out = Json::array();
+    for (const auto& [host, at] : expiries) {
+        out.push_back(
+            {{"host", host},
+             {"expires_at", credentials::rfc3339_text(at)},
+             {"expires_in_s", seconds_between(now, at)},
+             {"expiry_stage", credentials::to_string(credentials::expiry_stage(at, now))}});
     }
     return out;
 }
@@ -98,9 +123,13 @@ std::string hello() {
     return ok_payload(response);
 }
 
-std::string not_found() {
+std::string not_found(const credentials::Withheld* withheld) {
     Json response = proto::make_ok();
     response["found"] = false;
+    if (withheld != nullptr) {
+        response["withheld"] = {{"reason", credentials::to_string(withheld->reason)},
+                                {"message", withheld->message}};
+    }
     return ok_payload(response);
 }
 
@@ -142,6 +171,21 @@ std::string listed(std::string_view backend, const std::vector<ListedHost>& host
                        {"stored", wall_time(h.item.stored)},
                        {"fields", h.fields ? Json(*h.fields) : Json(nullptr)},
                        {"locked", !h.fields.has_value()}});
+        Json& entry = out.back();
+        entry["expires_at"] = nullptr;
+        entry["expires_in_s"] = nullptr;
+        entry["expiry_stage"] = nullptr;
+        if (h.expires) {
+            entry["expires_at"] = credentials::rfc3339_text(*h.expires);
+            entry["expires_in_s"] = seconds_between(stats.wall_now, *h.expires);
+            entry["expiry_stage"] =
+                credentials::to_string(credentials::expiry_stage(*h.expires, stats.wall_now));
+        }
+        entry["withheld"] = nullptr;
+        if (h.withheld) {
+            entry["withheld"] = {{"reason", credentials::to_string(h.withheld->reason)},
+                                 {"message", h.withheld->message}};
+        }
     }
     Json& servers = response["docker"] = Json::array();
     for (const credentials::DockerItemInfo& d : docker) {
@@ -253,6 +297,7 @@ std::string status(const DaemonInfo& daemon, server::ServerState server,
                                {"keyring_watched", c.keyring_watched},
                                {"invalidations", c.invalidations},
                                {"rejected", rejections(c.rejected, c.now)},
+                               {"expiries", expiries(c.expiries, c.wall_now)},
                                {"commands", command_states(c.commands, c.now)}};
     response["discovery"] = {{"entries", d.entries},
                              {"positive", d.positive},

@@ -35,7 +35,9 @@ namespace reply {
 // {"v":1,"ok":true}
 std::string ok();
 std::string hello();
-std::string not_found();                               // get: no credentials
+// get: no credentials; `withheld`: there are, but the token is not handed
+// out ("withheld":{"reason","message"}).
+std::string not_found(const credentials::Withheld* withheld = nullptr);
 std::string credentials(const proto::Secret& stored);  // get: the stored object, spliced in
 std::string flushed(std::size_t count);
 std::string stopping(long pid);
@@ -44,9 +46,13 @@ std::string status(const DaemonInfo& daemon, server::ServerState server,
                    const discovery::DiscoveryStats& discovery,
                    const registry::RegistryStats& registry, const proto::Json& registry_cache,
                    const backends::KeyringState& keyring);
-// status's and list's "rejected": [{"host","url","status","age_s"}].
+// status's and list's "rejected":
+// [{"host","url","status","age_s","at","withheld","next_steps"}].
 proto::Json rejections(const std::map<std::string, credentials::TokenRejection>& rejected,
                        std::chrono::steady_clock::time_point now);
+// status's "expiries": [{"host","expires_at","expires_in_s","expiry_stage"}].
+proto::Json expiries(const std::map<std::string, credentials::WallTime>& expiries,
+                     credentials::WallTime now);
 // status's "keyring" object.
 proto::Json keyring_object(const backends::KeyringState& keyring);
 // migrate: {"v":1,"ok":true,"from":..,"to":..,"migrated":[..],"failed":[..],"switched":..}
@@ -55,6 +61,8 @@ std::string migrated(const backends::MigrationResult& result);
 struct ListedHost {
     credentials::ItemInfo item;
     std::optional<std::vector<std::string>> fields;  // nullopt: locked
+    std::optional<credentials::WallTime> expires;    // its expires_at
+    std::optional<credentials::Withheld> withheld;   // why its token is not handed out
 };
 std::string listed(std::string_view backend, const std::vector<ListedHost>& hosts,
                    const std::vector<credentials::DockerItemInfo>& docker,

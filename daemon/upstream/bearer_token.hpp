@@ -17,9 +17,11 @@ namespace hostkeeper::daemon::upstream {
 
 // `host` is normalized; `purpose` ("discovery of app.terraform.io") is for the
 // log. When the keyring cannot say (locked, absent), the answer is nullopt and
-// `problem`, if given, receives why.
+// `problem`, if given, receives why. A withheld token (CredentialService::
+// withheld: refused, expired) is nullopt too, so the request goes without
+// it; with `send_refused`, a refused one is given all the same.
 boost::asio::awaitable<std::optional<proto::Secret>> bearer_token(
     credentials::CredentialService& credentials, std::string host, std::string purpose,
-    std::string* problem = nullptr);
+    std::string* problem = nullptr, bool send_refused = false);
 
 }  // namespace hostkeeper::daemon::upstream

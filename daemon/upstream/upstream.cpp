@@ -58,7 +58,7 @@ asio::awaitable<Verdict> Upstream::fetch(UpstreamRequest request) {
     std::optional<proto::Secret> token;
     if (!request.token_host.empty()) {
         token = co_await bearer_token(credentials_, request.token_host, request.purpose,
-                                      &keyring_problem);
+                                      &keyring_problem, request.send_refused);
     }
     http::FetchResult fetched = co_await http::fetch_following(http_, request.url, token,
                                                                request.token_origin, request.rules);

@@ -46,6 +46,9 @@ struct UpstreamRequest {
     bool json_media_type = true;   // the response must say application/json
     bool accept_204 = false;       // a 204 is an answer too (a module download)
     bool explain_refusal = false;  // a 401 or 403 says whether credentials were sent, and why not
+    // A token a server refused is sent all the same (`check`: is it valid
+    // again?); otherwise a withheld token (refused, expired) is not sent.
+    bool send_refused = false;
 };
 
 // How long an answer stays fresh: `ttl` unless the server says otherwise
@@ -85,7 +88,9 @@ class Upstream {
     // or 404 to it is a failure naming the keyring's problem: it says
     // nothing about the server, so it is neither cached as "there is none"
     // nor a refusal (the last good answer may stand in). A 401 to the
-    // stored token is remembered (CredentialService::token_rejected).
+    // stored token is remembered (CredentialService::token_rejected), and
+    // that token then goes with no request (send_refused aside): they go
+    // without one, as they do after its expires_at.
     boost::asio::awaitable<Verdict> fetch(UpstreamRequest request);
 
     // A fetch that failed before a request was sent (discovery, for a registry).

@@ -71,6 +71,10 @@ CheckLine check_line(const Json& answer) {
         return {Verdict::good,
                 who + ": accepted (" + http + "): the host has no tfe.v2 to say whose token it is"};
     }
+    if (result == "rejected" && http.empty()) {
+        // Not sent at all: past its stored expires_at (the message says so).
+        return {Verdict::rejected, who + ": rejected: " + answer.value("message", "expired")};
+    }
     if (result == "rejected") {
         return {Verdict::rejected, who + ": rejected (" + http +
                                        "): expired or revoked: run terraform login " +

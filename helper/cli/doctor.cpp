@@ -401,8 +401,21 @@ constexpr const char* kTlsFix =
     "set discovery.ca_file to it in ~/.config/hostkeeper/config.toml (hostkeeper.toml(5)), then "
     "'hostkeeper stop'";
 
+// A warning per stored expiry within 30 days (an expired one is the
+// check's failure).
+void warn_of_expiries(Report& report, const Json& listed) {
+    const auto entries = listed.find("hosts");
+    if (entries == listed.end() || !entries->is_array()) return;
+    for (const auto& entry : *entries) {
+        if (!entry.is_object() || entry.value("expiry_stage", "") == "expired") continue;
+        if (const std::string warning = expiry_warning(entry); !warning.empty())
+            report.warn(warning);
+    }
+}
+
 // One line per stored host: its token asked for at its own host (check),
-// then the hosts that refused the daemon's own requests with their token.
+// then the stored expiries near, then the hosts that refused the daemon's
+// own requests with their token.
 void check_stored_tokens(Report& report, const client::ClientOptions& client) {
     Json listed;
     try {
@@ -447,6 +460,7 @@ void check_stored_tokens(Report& report, const client::ClientOptions& client) {
                 break;
         }
     }
+    warn_of_expiries(report, listed);
     if (const auto rejected = listed.find("rejected");
         rejected != listed.end() && rejected->is_array()) {
         for (const auto& entry : *rejected) {
@@ -454,7 +468,9 @@ void check_stored_tokens(Report& report, const client::ClientOptions& client) {
             report.warn(
                 host_for_people(host) + " refused hostkeeperd's requests with its token (HTTP " +
                 std::to_string(entry.value("status", 0)) + " from " + entry.value("url", "?") +
-                ", " + client::duration_text(entry.value("age_s", 0LL)) + " ago)");
+                ", " + client::duration_text(entry.value("age_s", 0LL)) +
+                " ago): it is not handed out until a new token is stored (terraform login " +
+                proto::display_hostname(host) + ") or hostkeeper check finds it valid");
         }
     }
 }

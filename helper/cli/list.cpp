@@ -29,6 +29,8 @@ std::string host_line(const Json& entry, const std::string& backend) {
     line += "  backend " + backend;
     line += ", label \"" + text_of(entry, "label", "?") + "\"";
     line += ", stored " + text_of(entry, "stored", "(unknown)");
+    if (const std::string expires = text_of(entry, "expires_at", ""); !expires.empty())
+        line += ", expires " + expires;
     if (entry.value("locked", false)) {
         line += ", locked (fields unknown until it is unlocked)";
     } else {
@@ -120,6 +122,23 @@ void item_lines(std::vector<std::string>& lines, const Json& items, const char* 
     }
 }
 
+std::string expiry_warning(const Json& entry) {
+    const std::string stage = text_of(entry, "expiry_stage", "later");
+    if (stage == "later") return "";
+    const std::string host = text_of(entry, "host", "?");
+    const std::string at = text_of(entry, "expires_at", "?");
+    const std::string login = "terraform login " + proto::display_hostname(host);
+    if (stage == "expired") {
+        return "token expired: " + host_for_people(host) + " at " + at +
+               " (its expires_at): not handed out; run " + login;
+    }
+    long long left = 0;
+    if (const auto s = entry.find("expires_in_s"); s != entry.end() && s->is_number_integer())
+        left = s->get<long long>();
+    return "token expires soon: " + host_for_people(host) + " at " + at + " (in " +
+           client::duration_text(left) + "): run " + login + " before then";
+}
+
 std::vector<std::string> list_lines(const Json& document) {
     std::vector<std::string> lines;
     const std::string backend = text_of(document, "backend", "?");
@@ -133,6 +152,13 @@ std::vector<std::string> list_lines(const Json& document) {
         }
         for (const auto& shadow : array_of(entry, "shadowed_by"))
             lines.push_back(shadow_line(shadow));
+        if (const std::string warning = expiry_warning(entry); !warning.empty())
+            lines.push_back("  " + warning);
+        if (const auto withheld = entry.find("withheld");
+            withheld != entry.end() && withheld->is_object() &&
+            text_of(*withheld, "reason", "") == "refused") {
+            lines.push_back("  not handed out: " + text_of(*withheld, "message", "refused"));
+        }
     }
     item_lines(lines, array_of(document, "docker"), "Docker credentials:", "server");
     item_lines(lines, array_of(document, "git"), "git credentials:", "url");
@@ -145,7 +171,9 @@ std::vector<std::string> list_lines(const Json& document) {
                            text_of(entry, "url", "?");
         if (const auto age = entry.find("age_s"); age != entry.end() && age->is_number_integer())
             line += ", " + client::duration_text(age->get<long long>()) + " ago";
-        lines.push_back(line + "; run terraform login " + proto::display_hostname(host));
+        lines.push_back(line + ": not handed out; run terraform login " +
+                        proto::display_hostname(host) + ", or hostkeeper check " +
+                        proto::display_hostname(host) + " once it is valid again");
     }
     return lines;
 }

@@ -2,7 +2,8 @@
 // hostkeeper list [--json]: every host with stored credentials (the daemon's
 // `list`, read from the keyring): its Unicode and ASCII form, the backend,
 // the item's label, when it was stored, the names of its fields (never their
-// values), whether it is locked, the TF_TOKEN_* name `exec` gives it, and what
+// values), whether it is locked, its token's expiry and whether the token is
+// withheld (refused, expired), the TF_TOKEN_* name `exec` gives it, and what
 // shadows it for Terraform and OpenTofu (TF_TOKEN_* variables, credentials
 // blocks, credentials.tfrc.json); then the Docker credentials and the hosts
 // that recently refused their token.
@@ -30,6 +31,11 @@ std::string host_for_people(const std::string& host);
 // added, its docker and rejected entries, and "warnings" (files that could
 // not be read).
 proto::Json list_document(const proto::Json& answer);
+
+// The warning for a host's stored expiry (a list host entry or a status
+// "expiries" entry: "host", "expires_at", "expires_in_s", "expiry_stage"):
+// "" while it is more than 30 days off.
+std::string expiry_warning(const proto::Json& entry);
 
 // list_document for people, one line per host (and per shadow under it).
 std::vector<std::string> list_lines(const proto::Json& document);

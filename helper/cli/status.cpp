@@ -5,6 +5,7 @@
 
 #include "helper/cli/command.hpp"
 #include "helper/cli/keyring_cli.hpp"
+#include "helper/cli/list.hpp"
 #include "helper/cli/registry_cache_doctor.hpp"
 #include "helper/client/common_cli.hpp"
 #include "helper/client/exit_codes.hpp"
@@ -34,9 +35,20 @@ void print_credentials(const Json& c) {
         for (const Json& r : *rejected) {
             if (!r.is_object()) continue;
             const std::string host = r.value("host", "?");
-            std::printf("token refused: %s (HTTP %lld from %s, %s ago): run terraform login %s\n",
-                        host.c_str(), r.value("status", 0LL), r.value("url", "?").c_str(),
-                        client::duration_text(r.value("age_s", 0LL)).c_str(), host.c_str());
+            std::printf(
+                "token refused: %s (HTTP %lld from %s at %s, %s ago): not handed out until a new "
+                "one is stored; run terraform login %s, or hostkeeper check %s once it is valid "
+                "again\n",
+                host.c_str(), r.value("status", 0LL), r.value("url", "?").c_str(),
+                r.value("at", "?").c_str(), client::duration_text(r.value("age_s", 0LL)).c_str(),
+                host.c_str(), host.c_str());
+        }
+    }
+    if (const auto expiries = c.find("expiries"); expiries != c.end() && expiries->is_array()) {
+        for (const Json& e : *expiries) {
+            if (!e.is_object()) continue;
+            const std::string line = expiry_warning(e);
+            if (!line.empty()) std::printf("%s\n", line.c_str());
         }
     }
 }

@@ -72,7 +72,15 @@ std::vector<HostToken> collect_tokens(const client::ClientOptions& client,
             std::fprintf(stderr, "hostkeeper exec: %s; left out\n", why.c_str());
             continue;
         }
-        auto token = fetch_token(client, host);
+        std::optional<proto::Secret> token;
+        try {
+            token = fetch_token(client, host);
+        } catch (const Error& e) {
+            // Withheld (refused, expired): named, it is an error; else left out.
+            if (!all || e.code() != ErrorCode::not_found) throw;
+            std::fprintf(stderr, "hostkeeper exec: %s; left out\n", e.what());
+            continue;
+        }
         if (!token) {
             if (!all) {
                 throw Error(ErrorCode::not_found, "no credentials are stored for " +
@@ -130,6 +138,12 @@ std::optional<proto::Secret> fetch_token(const client::ClientOptions& client,
     request["host"] = host;
     Json answer = client::DaemonClient(client).call(request);
     const proto::ScrubGuard guard(answer);
+    if (const auto withheld = answer.find("withheld");
+        withheld != answer.end() && withheld->is_object()) {
+        throw Error(ErrorCode::not_found,
+                    "the token stored for " + host_for_people(host) +
+                        " is not handed out: " + withheld->value("message", "withheld"));
+    }
     if (!answer.value("found", false)) return std::nullopt;
     const auto credentials = answer.find("credentials");
     if (credentials == answer.end() || !credentials->is_object()) return std::nullopt;

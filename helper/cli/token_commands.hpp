@@ -48,8 +48,10 @@ CLI::App* add_exec_command(CLI::App& app, ExecOptions& options);
 CLI::App* add_token_command(CLI::App& app, TokenOptions& options);
 
 // A host's token from the daemon (`get`), or nullopt when nothing is stored.
-// The answer is scrubbed. Throws the daemon's errors (keyring_locked...), and
-// keyring_error when the stored credentials have no string "token".
+// The answer is scrubbed. Throws the daemon's errors (keyring_locked...),
+// keyring_error when the stored credentials have no string "token", and
+// not_found with the daemon's reason when the token is withheld (a host
+// refused it, or its expires_at has passed).
 std::optional<proto::Secret> fetch_token(const client::ClientOptions& client,
                                          const std::string& host);
 

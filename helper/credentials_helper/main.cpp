@@ -57,6 +57,13 @@ int run(const std::string& verb, const std::string& host,
         out += '\n';
         const proto::ScrubGuard out_guard(out);
         helper::client::write_all_output(STDOUT_FILENO, out);
+        // A withheld token (refused, expired) answers as none, so that
+        // `terraform login` works again; the terminal says why.
+        if (const auto withheld = response.find("withheld");
+            withheld != response.end() && withheld->is_object()) {
+            helper::client::tell_terminal(helper::client::terminal_notice_line(
+                host, withheld->value("message", "the stored token is withheld")));
+        }
     }
     return helper::client::kExitOk;
 }

@@ -14,7 +14,10 @@
 #      throw-away gpg key: terraform reports them "self-signed") and a module,
 #      every metadata request carrying the token;
 #   3. `terraform init` with a `cloud` block and with a `remote` backend on the
-#      same host succeeds (ping, entitlements, workspace), with the token.
+#      same host succeeds (ping, entitlements, workspace), with the token;
+#   4. a token the host refuses (`hostkeeper check` gets a 401) is no longer
+#      handed to terraform (the helper answers {}), and `terraform login`
+#      again, with no file edited, stores a new one that is served at once.
 # This is the baseline registry_cache.sh's scenarios rely on.
 #
 # Run it inside support/keyring-env.sh:
@@ -110,5 +113,21 @@ TF
         "init with a $kind block read the workspace with the token"
     pass "terraform init with a $kind block on $host succeeded"
 done
+
+# --- 4. a refused token, and terraform login again -------------------------------------
+printf '{"token":"hk-e2e-revoked"}' | "$helper" store "$host" || fail "cannot store the revoked token"
+rc=0
+"$bin/hostkeeper" check "$host" >"$root/check-revoked.out" 2>&1 || rc=$?
+[[ $rc == 7 ]] || { show "$root/check-revoked.out"; fail "check of a revoked token exited $rc, not 7"; }
+[[ $("$helper" get "$host") == "{}" ]] || fail "the helper still hands out the refused token"
+"$bin/hostkeeper" status >"$root/status-revoked.out" 2>&1
+grep -qF "token refused: $host" "$root/status-revoked.out" && grep -qF "hostkeeper check $host" "$root/status-revoked.out" ||
+    { show "$root/status-revoked.out"; fail "status does not say the token was refused and what to run"; }
+pass "a refused token is not handed to terraform; status says so and what to run"
+tf_login "$host"
+[[ $("$helper" get "$host") == "{\"token\":\"$TOKEN\"}" ]] || fail "the token of the second login is not served"
+"$bin/hostkeeper" status --json | python3 -c 'import json, sys; sys.exit(1 if json.load(sys.stdin)["credentials"]["rejected"] else 0)' ||
+    fail "the refusal outlived the new token"
+pass "terraform login after the refusal stored a new token, served at once (no file edited)"
 
 echo "PASS: terraform login, signed providers and the cloud/remote backends against the test registry"

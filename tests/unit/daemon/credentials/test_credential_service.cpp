@@ -20,8 +20,9 @@ namespace {
 
 struct Fixture {
     explicit Fixture(daemon::credentials::CredentialCacheOptions options = {})
-        : service(io.get_executor(), pool.get_executor(), keyring, options,
-                  [this] { return now; }) {}
+        : service(
+              io.get_executor(), pool.get_executor(), keyring, options, [this] { return now; },
+              [this] { return wall; }) {}
     ~Fixture() {
         service.stop();
         pool.join();
@@ -32,7 +33,7 @@ struct Fixture {
     T run(asio::awaitable<T> task) {
         std::optional<T> result;
         std::exception_ptr failure;
-        asio::co_spawn(io, std::move(task), [&](std::exception_ptr e, T value) {
+        asio::co_spawn(io, std::move(task), [&](const std::exception_ptr& e, T value) {
             failure = e;
             if (!e) result = std::move(value);
             io.stop();  // the purge timer would keep run() going
@@ -44,7 +45,7 @@ struct Fixture {
     }
     void run(asio::awaitable<void> task) {
         std::exception_ptr failure;
-        asio::co_spawn(io, std::move(task), [&](std::exception_ptr e) {
+        asio::co_spawn(io, std::move(task), [&](const std::exception_ptr& e) {
             failure = e;
             io.stop();
         });
@@ -59,6 +60,7 @@ struct Fixture {
     }
 
     steady::time_point now = steady::time_point{} + 1000h;
+    daemon::credentials::WallTime wall{std::chrono::sys_days{std::chrono::year{2026} / 11 / 1}};
     asio::io_context io;
     asio::thread_pool pool{1};
     test::MemoryKeyring keyring;
@@ -370,4 +372,55 @@ TEST_CASE("a keyring event during a store: the stored token is not kept in the c
     CHECK(f.service.stats().entries == 0);
     f.keyring.fail_with(proto::ErrorCode::keyring_locked);
     CHECK_THROWS_AS(f.get("h"), proto::Error);  // asks the keyring, serves nothing it kept
+}
+
+TEST_CASE("serve withholds a refused token until stored, and an expired one",
+          "[daemon][credentials]") {
+    Fixture f;
+    f.keyring.put("h", R"({"token":"t","expires_at":"2026-11-01T02:00:00Z"})");
+    std::optional<daemon::credentials::Withheld> why;
+    CHECK(f.run(f.service.serve("h", &why)).has_value());
+    CHECK(f.service.expiry("h").has_value());
+    f.service.token_rejected("h", "https://h/x", 401);
+    CHECK_FALSE(f.run(f.service.serve("h", &why)).has_value());
+    REQUIRE(why.has_value());
+    CHECK(why->reason == daemon::credentials::Withheld::Reason::refused);
+    CHECK(f.get("h").has_value());  // get still reads it (check sends it)
+
+    f.run(f.service.store("h", proto::Secret(R"({"token":"t2"})")));
+    why.reset();
+    CHECK(f.run(f.service.serve("h", &why)).has_value());
+    CHECK_FALSE(why.has_value());
+    CHECK_FALSE(f.service.expiry("h").has_value());
+
+    f.run(f.service.store(
+        "h", proto::Secret(R"({"token":"t3","expires_at":"2026-11-01T01:00:00+00:00"})")));
+    f.wall += 1h;
+    CHECK_FALSE(f.run(f.service.serve("h", &why)).has_value());
+    REQUIRE(why.has_value());
+    CHECK(why->reason == daemon::credentials::Withheld::Reason::expired);
+    const auto stats = f.service.stats();
+    REQUIRE(stats.expiries.count("h") == 1);
+    CHECK(stats.wall_now == f.wall);
+}
+
+TEST_CASE("an expires_at that is not RFC 3339: store refuses it, a keyring item fails to read",
+          "[daemon][credentials]") {
+    Fixture f;
+    try {
+        f.run(f.service.store("h", proto::Secret(R"({"token":"t","expires_at":"soon"})")));
+        FAIL("stored");
+    } catch (const proto::Error& e) {
+        CHECK(e.code() == proto::ErrorCode::bad_request);
+        CHECK_THAT(e.what(), Catch::Contains("nothing was stored"));
+    }
+    CHECK(f.keyring.stores == 0);
+    f.keyring.put("k", R"({"token":"t","expires_at":"soon"})");
+    try {
+        (void)f.get("k");
+        FAIL("served");
+    } catch (const proto::Error& e) {
+        CHECK(e.code() == proto::ErrorCode::keyring_error);
+        CHECK_THAT(e.what(), Catch::Contains("the keyring item for k"));
+    }
 }

@@ -106,7 +106,8 @@ TEST_CASE("list: one line per host, both forms, field names, locked, docker, git
           "https://gitlab.example.com/group/net.git\", stored 2026-11-22T08:00:00Z\n"
           "Refused their stored token recently:\n"
           "  tfe.example.com: HTTP 401 from https://tfe.example.com/api/v2/account/details, 2m0s "
-          "ago; run terraform login tfe.example.com\n");
+          "ago: not handed out; run terraform login tfe.example.com, or hostkeeper check "
+          "tfe.example.com once it is valid again\n");
     CHECK(c.err.empty());
 }
 
@@ -210,4 +211,31 @@ TEST_CASE("list: nothing stored, and an old daemon", "[cli][list]") {
         CHECK(c.status == client::kExitFailed);
         CHECK_THAT(c.err, Catch::Contains("unknown op"));
     }
+}
+
+TEST_CASE("list: a stored expiry is shown, and warned of within 30 days", "[helper][list]") {
+    CHECK(cli::expiry_warning(Json{{"host", "h.example"}, {"expiry_stage", "later"}}).empty());
+    CHECK(cli::expiry_warning(Json{{"host", "h.example"}}).empty());
+    const Json soon = {{"host", "h.example"},
+                       {"expires_at", "2026-12-01T00:00:00Z"},
+                       {"expires_in_s", 10 * 86400},
+                       {"expiry_stage", "within_30_days"}};
+    CHECK_THAT(cli::expiry_warning(soon),
+               Catch::StartsWith("token expires soon: h.example at 2026-12-01T00:00:00Z (in ") &&
+                   Catch::EndsWith("): run terraform login h.example before then"));
+    const Json past = {{"host", "h.example"},
+                       {"expires_at", "2020-01-01T00:00:00Z"},
+                       {"expires_in_s", -5},
+                       {"expiry_stage", "expired"}};
+    CHECK(cli::expiry_warning(past) ==
+          "token expired: h.example at 2020-01-01T00:00:00Z (its expires_at): not handed out; "
+          "run terraform login h.example");
+
+    Json document = {{"backend", "secret-service"}, {"hosts", Json::array({soon})}};
+    document["hosts"][0]["label"] = "l";
+    document["hosts"][0]["fields"] = Json::array({"expires_at", "token"});
+    const auto lines = cli::list_lines(document);
+    REQUIRE(lines.size() == 2);
+    CHECK_THAT(lines[0], Catch::Contains(", expires 2026-12-01T00:00:00Z"));
+    CHECK_THAT(lines[1], Catch::StartsWith("  token expires soon: h.example"));
 }

@@ -1,0 +1,74 @@
+#pragma once
+// Whether a host's stored token may be handed out: not after a server
+// refused it (HTTP 401 to a request the daemon sent with it) until new
+// credentials are stored, they are forgotten, or a `check` finds the token
+// valid again; and not after its "expires_at". Kept in memory only, never
+// the token. Also logs one line per host each time its token's expiry
+// comes within 30, 7 or 1 day, or passes.
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "daemon/credentials/keyring.hpp"
+#include "daemon/credentials/token_expiry.hpp"
+
+namespace hostkeeper::daemon::credentials {
+
+// A server's 401 to a request the daemon sent with the host's stored token.
+struct TokenRejection {
+    std::string url;
+    long status = 401;
+    std::chrono::steady_clock::time_point when;
+    WallTime at;  // the same moment on the wall clock, to show
+};
+
+// Why a host's stored token is not handed out.
+struct Withheld {
+    enum class Reason { refused, expired };
+    Reason reason = Reason::refused;
+    std::string message;  // for the user: what happened and what to run
+};
+std::string_view to_string(Withheld::Reason reason) noexcept;
+
+class TokenStanding {
+  public:
+    using Clock = std::function<std::chrono::steady_clock::time_point()>;
+    using WallClock = std::function<WallTime()>;
+
+    TokenStanding(Clock clock, WallClock wall_clock)
+        : clock_(std::move(clock)), wall_clock_(std::move(wall_clock)) {}
+
+    void rejected(const std::string& host, std::string url, long status);
+    void accepted(const std::string& host);
+    // New credentials for the host (their expiry, if any): a refusal is over.
+    void stored(const std::string& host, std::optional<WallTime> expires);
+    void forgotten(const std::string& host);
+    // The credentials as read from the keyring (their expiry, if any).
+    void read(const std::string& host, std::optional<WallTime> expires);
+
+    // Why the host's token is not to be handed out, or nullopt. An expiry
+    // comes first: a new token is needed then, whatever `check` says.
+    std::optional<Withheld> withheld(const std::string& host);
+
+    const std::map<std::string, TokenRejection>& rejections() const { return rejected_; }
+    std::map<std::string, WallTime> expiries() const;
+    std::optional<WallTime> expiry(const std::string& host) const;
+    WallTime wall_now() const { return wall_clock_(); }
+
+  private:
+    struct Known {
+        WallTime at;
+        ExpiryStage logged = ExpiryStage::later;  // the last stage a line was logged for
+    };
+    void log_stage(const std::string& host, Known& known, ExpiryStage stage);
+
+    Clock clock_;
+    WallClock wall_clock_;
+    std::map<std::string, TokenRejection> rejected_;
+    std::map<std::string, Known> expiries_;
+};
+
+}  // namespace hostkeeper::daemon::credentials

@@ -1,0 +1,137 @@
+// Which tokens are handed out (TokenStanding) with injected clocks: a
+// refusal until stored, forgotten or accepted; an expiry; and one log line
+// per threshold crossed per host.
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <sstream>
+
+#include "daemon/credentials/token_standing.hpp"
+
+using namespace hostkeeper::daemon::credentials;
+using namespace std::chrono_literals;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+// The default logger writes into `text` while this lives.
+class LogCapture {
+  public:
+    LogCapture()
+        : previous_(spdlog::default_logger()),
+          logger_(std::make_shared<spdlog::logger>(
+              "capture", std::make_shared<spdlog::sinks::ostream_sink_st>(text_))) {
+        logger_->set_pattern("%v");
+        spdlog::set_default_logger(logger_);
+    }
+    LogCapture(const LogCapture&) = delete;
+    LogCapture& operator=(const LogCapture&) = delete;
+    ~LogCapture() { spdlog::set_default_logger(previous_); }
+    std::string text() const { return text_.str(); }
+
+  private:
+    std::ostringstream text_;
+    std::shared_ptr<spdlog::logger> previous_;
+    std::shared_ptr<spdlog::logger> logger_;
+};
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+struct Clocks {
+    steady::time_point now = steady::time_point{} + 1000h;
+    WallTime wall = WallTime{std::chrono::sys_days{std::chrono::year{2026} / 11 / 1}};
+    TokenStanding standing{[this] { return now; }, [this] { return wall; }};
+};
+
+}  // namespace
+
+TEST_CASE("a refused token is withheld until stored, forgotten or accepted",
+          "[daemon][credentials]") {
+    Clocks c;
+    CHECK_FALSE(c.standing.withheld("h").has_value());
+    c.standing.rejected("h", "https://h/.well-known/terraform.json", 401);
+    auto why = c.standing.withheld("h");
+    REQUIRE(why.has_value());
+    CHECK(why->reason == Withheld::Reason::refused);
+    CHECK_THAT(why->message,
+               Catch::Contains("HTTP 401 from https://h/.well-known/terraform.json at "
+                               "2026-11-01T00:00:00Z") &&
+                   Catch::Contains("terraform login h") && Catch::Contains("hostkeeper check h"));
+    CHECK_FALSE(c.standing.withheld("other").has_value());
+    c.standing.read("h", std::nullopt);  // read again from the keyring: still refused
+    CHECK(c.standing.withheld("h").has_value());
+    c.standing.stored("h", std::nullopt);
+    CHECK_FALSE(c.standing.withheld("h").has_value());
+
+    c.standing.rejected("h", "u", 401);
+    c.standing.forgotten("h");
+    CHECK_FALSE(c.standing.withheld("h").has_value());
+    c.standing.rejected("h", "u", 401);
+    c.standing.accepted("h");
+    CHECK_FALSE(c.standing.withheld("h").has_value());
+    CHECK(c.standing.rejections().empty());
+}
+
+TEST_CASE("a token past its expires_at is withheld, whatever else is known",
+          "[daemon][credentials]") {
+    Clocks c;
+    const WallTime at = c.wall + 2h;
+    c.standing.stored("h", at);
+    CHECK_FALSE(c.standing.withheld("h").has_value());
+    CHECK(c.standing.expiry("h") == at);
+    c.wall = at;
+    auto why = c.standing.withheld("h");
+    REQUIRE(why.has_value());
+    CHECK(why->reason == Withheld::Reason::expired);
+    CHECK_THAT(why->message, Catch::Contains("expired at 2026-11-01T02:00:00Z"));
+    c.standing.accepted("h");  // a check cannot make it good again
+    CHECK(c.standing.withheld("h")->reason == Withheld::Reason::expired);
+    c.standing.stored("h", std::nullopt);
+    CHECK_FALSE(c.standing.withheld("h").has_value());
+    CHECK_FALSE(c.standing.expiry("h").has_value());
+}
+
+TEST_CASE("one log line per threshold crossed per host", "[daemon][credentials]") {
+    const LogCapture log;
+    Clocks c;
+    const WallTime at = c.wall + std::chrono::hours{24 * 40};
+    c.standing.read("a", at);
+    c.standing.read("b", at);
+    const auto ask = [&c] {
+        (void)c.standing.withheld("a");
+        (void)c.standing.withheld("b");
+    };
+    ask();
+    CHECK(log.text().empty());  // 40 days off
+    c.wall = at - std::chrono::hours{24 * 10};
+    ask();
+    ask();
+    CHECK(count_of(log.text(), "the stored token of a expires at") == 1);
+    CHECK(count_of(log.text(), "(in 10 days)") == 2);
+    c.wall = at - std::chrono::hours{24 * 5};
+    ask();
+    CHECK(count_of(log.text(), "(in 5 days)") == 2);
+    c.wall = at - 2h;
+    ask();
+    ask();
+    CHECK(count_of(log.text(), "(in under a day)") == 2);
+    c.wall = at;
+    ask();
+    ask();
+    CHECK(count_of(log.text(), "the stored token of a expired at") == 1);
+    CHECK(count_of(log.text(), "the stored token of b expired at") == 1);
+    // Read again unchanged: no line again; a new expiry starts over.
+    c.standing.read("a", at);
+    ask();
+    CHECK(count_of(log.text(), "the stored token of a expired at") == 1);
+    c.standing.read("a", c.wall + std::chrono::hours{24 * 3});
+    ask();
+    CHECK(count_of(log.text(), "(in 3 days)") == 1);
+}
