@@ -10,7 +10,7 @@
 namespace hostkeeper::proto {
 namespace {
 
-constexpr std::array<std::pair<Op, std::string_view>, 25> kOps{{
+constexpr std::array<std::pair<Op, std::string_view>, 26> kOps{{
     {Op::hello, "hello"},
     {Op::get, "get"},
     {Op::store, "store"},
@@ -29,6 +29,7 @@ constexpr std::array<std::pair<Op, std::string_view>, 25> kOps{{
     {Op::unlock, "unlock"},
     {Op::list, "list"},
     {Op::check, "check"},
+    {Op::rotate, "rotate"},
     {Op::docker_get, "docker_get"},
     {Op::docker_store, "docker_store"},
     {Op::docker_erase, "docker_erase"},

@@ -31,6 +31,7 @@ enum class Op {
     unlock,
     list,
     check,
+    rotate,
     docker_get,
     docker_store,
     docker_erase,

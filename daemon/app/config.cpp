@@ -69,24 +69,27 @@ class TomlReader {
     }
 
     void duration(const std::string& key, std::chrono::seconds& out) const {
-        if (const auto* node = find(key)) {
-            // Strict types: toml++'s value<T>() would turn true into 1.
-            if (const auto* seconds = node->as_integer()) {
-                if (seconds->get() < 0) throw ConfigError(where(key) + " must not be negative");
-                if (seconds->get() > kMaxDurationSeconds)
-                    throw ConfigError(where(key) + " must be at most " + kMaxDurationText);
-                out = std::chrono::seconds(seconds->get());
-            } else if (const auto* text = node->as_string()) {
-                try {
-                    out = parse_duration(text->get());
-                } catch (const ConfigError& e) {
-                    throw ConfigError(where(key) + ": " + e.what());
-                }
-            } else {
-                throw ConfigError(where(key) +
-                                  " must be a duration: seconds, or a string such as \"10m\"");
+        if (const auto* node = find(key)) out = duration_value(*node, where(key));
+    }
+
+    // `node` as a duration; `where_key` ("FILE:LINE: "KEY"") names it in errors.
+    static std::chrono::seconds duration_value(const toml::node& node,
+                                               const std::string& where_key) {
+        // Strict types: toml++'s value<T>() would turn true into 1.
+        if (const auto* seconds = node.as_integer()) {
+            if (seconds->get() < 0) throw ConfigError(where_key + " must not be negative");
+            if (seconds->get() > kMaxDurationSeconds)
+                throw ConfigError(where_key + " must be at most " + kMaxDurationText);
+            return std::chrono::seconds(seconds->get());
+        }
+        if (const auto* text = node.as_string()) {
+            try {
+                return parse_duration(text->get());
+            } catch (const ConfigError& e) {
+                throw ConfigError(where_key + ": " + e.what());
             }
         }
+        throw ConfigError(where_key + " must be a duration: seconds, or a string such as \"10m\"");
     }
 
     void count(const std::string& key, std::size_t& out) const {
@@ -103,10 +106,12 @@ class TomlReader {
     // `host "NAME" { services = {...} }` blocks; "git_username", the
     // username git is answered with the host's Terraform token;
     // "token_command" with "token_ttl" and "token_command_timeout", a
-    // command that prints the host's token.
-    void host_tables(std::map<std::string, proto::Json>& services,
+    // command that prints the host's token; "rotate" and "rotate_lifetime",
+    // the host's token rotation.
+    void host_tables(discovery::DiscoveryOptions& discovery,
                      std::map<std::string, std::string>& git_usernames,
                      credentials::TokenCommandOptions& commands) const {
+        std::map<std::string, proto::Json>& services = discovery.forced;
         const auto* hosts_node = root_.get("hosts");
         if (hosts_node == nullptr) return;
         const auto* hosts = hosts_node->as_table();
@@ -124,7 +129,7 @@ class TomlReader {
             const auto* table = node.as_table();
             if (table == nullptr) throw ConfigError(where_host + " must be a table");
             for (const auto& [key, value] : *table) {
-                if (host_keys().count(std::string(key.str())) == 0) {
+                if (!kHostKeys.contains(key.str())) {
                     throw ConfigError(at(value) + ": unknown key \"hosts." +
                                       std::string(name.str()) + "." + std::string(key.str()) +
                                       "\"");
@@ -133,11 +138,12 @@ class TomlReader {
             if (const auto* username = table->get("git_username"))
                 git_usernames[host] = git_username(*username, where_host);
             if (auto command = token_command(*table, label)) commands.hosts[host] = *command;
+            rotation(*table, host, discovery);
             if (table->get("services") == nullptr) {
-                if (table->get("git_username") != nullptr || table->get("token_command") != nullptr)
-                    continue;
+                if (!table->empty()) continue;
                 throw ConfigError(where_host +
-                                  " needs a \"services\" table, a git_username or a token_command");
+                                  " needs a \"services\" table, a git_username, a "
+                                  "token_command or rotate");
             }
             const auto* forced = table->get_as<toml::table>("services");
             if (forced == nullptr) throw ConfigError(where_host + ": \"services\" must be a table");
@@ -153,11 +159,9 @@ class TomlReader {
     }
 
   private:
-    static const std::set<std::string>& host_keys() {
-        static const std::set<std::string> keys{"services", "git_username", "token_command",
-                                                "token_ttl", "token_command_timeout"};
-        return keys;
-    }
+    static inline const std::set<std::string, std::less<>> kHostKeys{
+        "services", "git_username",    "token_command",        "token_ttl",
+        "rotate",   "rotate_lifetime", "token_command_timeout"};
 
     // A host's token_command (an argv of strings, the first not empty) with
     // its token_ttl and token_command_timeout (durations of 1s or more).
@@ -196,19 +200,25 @@ class TomlReader {
         const auto* node = table.get(key);
         if (node == nullptr) return;
         const std::string where = at(*node) + ": " + label + ": " + key;
-        if (const auto* seconds = node->as_integer()) {
-            if (seconds->get() < 1 || seconds->get() > kMaxDurationSeconds)
-                throw ConfigError(where + " must be from 1 second to " + kMaxDurationText);
-            out = std::chrono::seconds(seconds->get());
-        } else if (const auto* text = node->as_string()) {
-            try {
-                out = parse_duration(text->get());
-            } catch (const ConfigError& e) {
-                throw ConfigError(where + ": " + e.what());
-            }
-            if (out.count() < 1) throw ConfigError(where + " must be 1 second or more");
-        } else {
-            throw ConfigError(where + " must be a duration: seconds, or a string such as \"10m\"");
+        out = duration_value(*node, where);
+        if (out.count() < 1) throw ConfigError(where + " must be 1 second or more");
+    }
+
+    // A host's "rotate" (automatic rotation) and "rotate_lifetime".
+    void rotation(const toml::table& table, const std::string& host,
+                  discovery::DiscoveryOptions& discovery) const {
+        if (const auto* node = table.get("rotate")) {
+            const auto* on = node->as_boolean();
+            if (on == nullptr)
+                throw ConfigError(at(*node) + ": hosts rotate must be true or false");
+            if (on->get()) discovery.rotate.insert(host);
+        }
+        if (const auto* node = table.get("rotate_lifetime")) {
+            const std::chrono::seconds lifetime =
+                duration_value(*node, at(*node) + ": \"rotate_lifetime\"");
+            if (lifetime < std::chrono::minutes(1))
+                throw ConfigError(at(*node) + ": hosts rotate_lifetime must be at least 1m");
+            discovery.host_rotate_lifetime[host] = lifetime;
         }
     }
 
@@ -390,7 +400,7 @@ void apply_toml(Config& config, const std::string& text, const std::string& orig
                    },
                    setting.field);
     }
-    r.host_tables(config.discovery.forced, config.git_usernames, config.token_commands);
+    r.host_tables(config.discovery, config.git_usernames, config.token_commands);
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <map>
+#include <set>
 #include <string>
 
 #include "proto/messages.hpp"
@@ -24,6 +25,11 @@ struct DiscoveryOptions {
     std::size_t max_entries = 10'000;
     // Normalized host -> its services as configured (values not yet resolved).
     std::map<std::string, proto::Json> forced;
+    // [hosts."NAME"] rotate_lifetime: the lifetime of a token `rotate` creates.
+    std::chrono::seconds rotate_lifetime{std::chrono::hours(24 * 30)};
+    std::map<std::string, std::chrono::seconds> host_rotate_lifetime;
+    // [hosts."NAME"] rotate = true: rotated in the background before expiry.
+    std::set<std::string> rotate;
 };
 
 }  // namespace hostkeeper::daemon::discovery

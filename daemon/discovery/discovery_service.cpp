@@ -26,15 +26,27 @@ DiscoveryService::DiscoveryService(asio::any_io_executor io, http::HttpClient& h
                                    DiscoveryOptions options, Clock clock)
     : options_(std::move(options)),
       clock_(std::move(clock)),
-      cache_(std::move(io), clock_, upstream::answer_cache_options(options_), "discovery of"),
+      cache_(io, clock_, upstream::answer_cache_options(options_), "discovery of"),
       credentials_(credentials),
-      upstream_(http, credentials) {
+      http_(http),
+      upstream_(http, credentials),
+      auto_rotation_(
+          std::move(io), credentials, options_.rotate,
+          [this](const std::string& host) { return rotate_lifetime(host); },
+          [this](std::string host) { return rotate_token(std::move(host)); }) {
     // Forced services answer as a document served at https://NAME/ would.
     for (const auto& [host, services] : options_.forced) {
         const std::string url = discovery_url(host);
         forced_.emplace(
             host, std::make_shared<const DiscoveryDocument>(url, resolve_services(services, url)));
     }
+    auto_rotation_.start();
+}
+
+std::chrono::seconds DiscoveryService::rotate_lifetime(const std::string& host) const {
+    const auto lifetime = options_.host_rotate_lifetime.find(host);
+    return lifetime != options_.host_rotate_lifetime.end() ? lifetime->second
+                                                           : options_.rotate_lifetime;
 }
 
 asio::awaitable<DiscoveryAnswer> DiscoveryService::discover(std::string host, bool refresh_now) {
@@ -99,6 +111,52 @@ asio::awaitable<TokenCheck> DiscoveryService::check_token(std::string host) {
     co_return co_await std::move(checking);
 }
 
+namespace {
+
+// The tfe.v2 URL of a discovery answer, or a failure in `out`.
+std::string tfe_service(const std::string& host, const DiscoveryAnswer& answer,
+                        TokenRotation& out) {
+    const auto tfe = answer.services().services.find("tfe.v2");
+    if (tfe != answer.services().services.end() && tfe->is_string()) return tfe->get<std::string>();
+    out.failed = TokenRotation::Step::service;
+    out.url = answer.url();
+    out.message = host + " offers no tfe.v2 service (" + answer.url() +
+                  "): only HCP Terraform and Terraform Enterprise tokens can be rotated";
+    return {};
+}
+
+// The discovery of `host` for a rotation: its answer, or a failure in `out`.
+asio::awaitable<std::optional<DiscoveryAnswer>> discover_for_rotation(DiscoveryService& service,
+                                                                      std::string host,
+                                                                      TokenRotation& out) {
+    std::optional<DiscoveryAnswer> answer;
+    try {
+        auto discovering = service.discover(host, false);  // named first
+        answer = co_await std::move(discovering);
+    } catch (const DiscoveryError& e) {
+        out.failed = TokenRotation::Step::discovery;
+        out.message = e.what();
+    }
+    co_return answer;
+}
+
+}  // namespace
+
+asio::awaitable<TokenRotation> DiscoveryService::rotate_token(std::string host) {
+    TokenRotation out;
+    auto discovering = discover_for_rotation(*this, host, out);  // named first
+    const std::optional<DiscoveryAnswer> answer = co_await std::move(discovering);
+    if (!answer) co_return out;
+    std::string tfe = tfe_service(host, *answer, out);
+    if (tfe.empty()) co_return out;
+    RotationOptions options;
+    options.lifetime = rotate_lifetime(host);
+    options.timeout = options_.timeout;
+    auto rotating = discovery::rotate_token(http_, credentials_, std::move(host), std::move(tfe),
+                                            std::move(options));  // named first
+    co_return co_await std::move(rotating);
+}
+
 std::size_t DiscoveryService::flush() {
     return cache_.flush();
 }
@@ -115,6 +173,7 @@ DiscoveryStats DiscoveryService::stats() const {
 }
 
 void DiscoveryService::stop() {
+    auto_rotation_.stop();
     cache_.stop();
 }
 

@@ -16,9 +16,11 @@
 
 #include "daemon/cache/answer_cache.hpp"
 #include "daemon/credentials/credential_service.hpp"
+#include "daemon/discovery/auto_rotation.hpp"
 #include "daemon/discovery/discovery_document.hpp"
 #include "daemon/discovery/discovery_options.hpp"
 #include "daemon/discovery/token_check.hpp"
+#include "daemon/discovery/token_rotation.hpp"
 #include "daemon/http/http_client.hpp"
 #include "daemon/upstream/upstream.hpp"
 #include "proto/error.hpp"
@@ -64,6 +66,13 @@ class DiscoveryService {
     // (token_check.hpp). Throws proto::Error when the keyring cannot say.
     boost::asio::awaitable<TokenCheck> check_token(std::string host);
 
+    // Replaces the host's stored HCP Terraform / Terraform Enterprise user
+    // token with a new one (token_rotation.hpp), the host's tfe.v2 found
+    // by discover(). Throws proto::Error when the keyring cannot say. The
+    // hosts configured with `rotate = true` are rotated in the background
+    // (auto_rotation.hpp) until stop().
+    boost::asio::awaitable<TokenRotation> rotate_token(std::string host);
+
     std::size_t flush();
     std::size_t flush(const std::string& host);
     DiscoveryStats stats() const;
@@ -73,6 +82,7 @@ class DiscoveryService {
     using Cache = cache::AnswerCache<DiscoveryDocument>;
 
     boost::asio::awaitable<Cache::Fetched> fetch(std::string host);
+    std::chrono::seconds rotate_lifetime(const std::string& host) const;
     Cache::Fetched settle(upstream::Verdict verdict);
 
     DiscoveryOptions options_;
@@ -80,8 +90,10 @@ class DiscoveryService {
     std::map<std::string, std::shared_ptr<const DiscoveryDocument>> forced_;
     Cache cache_;
     credentials::CredentialService& credentials_;
+    http::HttpClient& http_;
     upstream::Upstream upstream_;
     std::uint64_t forced_hits_ = 0;
+    AutoRotation auto_rotation_;  // last: it calls rotate_token
 };
 
 }  // namespace hostkeeper::daemon::discovery

@@ -72,6 +72,7 @@ asio::awaitable<server::Reply> Dispatcher::route(const Request& request) {
             co_return co_await keyring_.handle(request);
         case Op::list:
         case Op::check:
+        case Op::rotate:
         case Op::docker_get:
         case Op::docker_store:
         case Op::docker_erase:

@@ -107,6 +107,10 @@ asio::awaitable<server::Reply> ItemRequests::handle(const Request& request) {
             auto checking = check(host_field(request.fields));
             co_return co_await std::move(checking);
         }
+        case Op::rotate: {
+            auto rotating = rotate(host_field(request.fields));  // named first
+            co_return co_await std::move(rotating);
+        }
         case Op::docker_get:
         case Op::docker_store:
         case Op::docker_erase:
@@ -165,6 +169,20 @@ asio::awaitable<server::Reply> ItemRequests::check(std::string host) {
     const discovery::TokenCheck result = co_await std::move(checking);
     spdlog::info("check {}: {}", host, discovery::to_string(result.result));
     co_return server::Reply{reply::checked(host, result)};
+}
+
+asio::awaitable<server::Reply> ItemRequests::rotate(std::string host) {
+    auto rotating = discovery_.rotate_token(host);  // named first
+    const discovery::TokenRotation result = co_await std::move(rotating);
+    if (result.rotated()) {
+        spdlog::info("rotate {}: new token {} until {}{}", host, result.token_id, result.expires_at,
+                     result.revoked.empty() ? "" : ", revoked " + result.revoked);
+        if (!result.warning.empty()) spdlog::warn("rotate {}: {}", host, result.warning);
+    } else {
+        spdlog::warn("rotate {}: {} failed: {}", host, discovery::to_string(result.failed),
+                     result.message);
+    }
+    co_return server::Reply{reply::rotated(host, result)};
 }
 
 asio::awaitable<server::Reply> ItemRequests::docker(const Request& request) {

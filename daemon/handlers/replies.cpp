@@ -219,6 +219,24 @@ std::string checked(const std::string& host, const discovery::TokenCheck& check)
     return ok_payload(response);
 }
 
+std::string rotated(const std::string& host, const discovery::TokenRotation& rotation) {
+    Json response = proto::make_ok();
+    response["host"] = host;
+    response["result"] = rotation.rotated() ? "rotated" : "failed";
+    if (rotation.rotated()) {
+        response["token_id"] = rotation.token_id;
+        response["expires_at"] = rotation.expires_at;
+        if (!rotation.revoked.empty()) response["revoked"] = rotation.revoked;
+        if (!rotation.warning.empty()) response["warning"] = rotation.warning;
+        return ok_payload(response);
+    }
+    response["step"] = std::string(discovery::to_string(rotation.failed));
+    if (!rotation.url.empty()) response["url"] = rotation.url;
+    if (rotation.status) response["status"] = *rotation.status;
+    response["message"] = rotation.message;
+    return ok_payload(response);
+}
+
 std::string docker_found(const credentials::DockerCredentials& found) {
     Json response = proto::make_ok();
     const proto::ScrubGuard guard(response);

@@ -70,6 +70,8 @@ std::string listed(std::string_view backend, const std::vector<ListedHost>& host
                    const credentials::CredentialStats& stats);
 // check: {"v":1,"ok":true,"host":..,"result":..,...}
 std::string checked(const std::string& host, const discovery::TokenCheck& check);
+// rotate: {"v":1,"ok":true,"host":..,"result":"rotated"|"failed",...}
+std::string rotated(const std::string& host, const discovery::TokenRotation& rotation);
 // docker_get: found, with the secret (the payload is scrubbed by the server).
 std::string docker_found(const credentials::DockerCredentials& found);
 std::string docker_erased(bool erased);

@@ -155,6 +155,29 @@ CurlHttpClient::~CurlHttpClient() {
     if (multi_ != nullptr) curl_multi_cleanup(multi_of(multi_));
 }
 
+namespace {
+
+// GET, or a POST of the request's body (copied: libcurl keeps its own), or a DELETE.
+void set_method(CURL* e, curl_slist*& headers, const HttpRequest& request) {
+    if (request.method == "POST") {
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+                         static_cast<curl_off_t>(request.body.size()));
+        curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, request.body.c_str());
+        const std::string type =
+            "Content-Type: " +
+            (request.media_type.empty() ? std::string("application/json") : request.media_type);
+        headers = curl_slist_append(headers, type.c_str());
+    } else if (request.method == "DELETE") {
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
+    } else if (request.method == "GET") {
+        curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    } else {
+        throw HttpError("unsupported HTTP method " + request.method);
+    }
+}
+
+}  // namespace
+
 asio::awaitable<HttpResponse> CurlHttpClient::fetch(HttpRequest request) {
     start();
     auto transfer = std::make_shared<Transfer>(io_);
@@ -170,11 +193,13 @@ asio::awaitable<HttpResponse> CurlHttpClient::fetch(HttpRequest request) {
         (::ftruncate(t.body_fd, 0) != 0 || ::lseek(t.body_fd, 0, SEEK_SET) != 0)) {
         throw HttpError(std::string("cannot empty the download file: ") + std::strerror(errno));
     }
-    t.headers =
-        curl_slist_append(nullptr, t.body_fd >= 0 ? "Accept: */*" : "Accept: application/json");
+    const std::string accept = !request.media_type.empty() ? request.media_type
+                               : t.body_fd >= 0            ? std::string("*/*")
+                                                           : std::string("application/json");
+    t.headers = curl_slist_append(nullptr, ("Accept: " + accept).c_str());
     CURL* e = t.easy;
     curl_easy_setopt(e, CURLOPT_URL, request.url.c_str());
-    curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    set_method(e, t.headers, request);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https,http");
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION,
                      0L);  // the caller follows, deciding where credentials go

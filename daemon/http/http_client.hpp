@@ -1,6 +1,7 @@
 #pragma once
-// One HTTP GET, no redirects followed: the interface discovery and the
-// registry clients talk to. The libcurl adapter implements it; unit
+// One HTTP request, no redirects followed: the interface discovery, the
+// registry clients and token rotation talk to (GET, or a POST or DELETE
+// with a JSON:API body). The libcurl adapter implements it; unit
 // tests put a scripted fake in its place.
 
 #include <boost/asio/awaitable.hpp>
@@ -28,6 +29,11 @@ using BodyObserver =
 
 struct HttpRequest {
     std::string url;
+    std::string method = "GET";  // "GET", "POST" or "DELETE"
+    std::string body;            // a POST's body, sent as `media_type`
+    // Content-Type of the body and the Accept header ("": application/json,
+    // or anything for a download).
+    std::string media_type;
     std::optional<proto::Secret>
         bearer_token;  // sent as "Authorization: Bearer ..." to this URL only
     std::chrono::milliseconds timeout{11000};  // the whole exchange

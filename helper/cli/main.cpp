@@ -21,8 +21,9 @@ constexpr const char* kFooter =
     "Exit codes: 0 ok, 1 the daemon, keyring, discovery or registry failed, 2 bad arguments, 3 "
     "the host "
     "lacks the service or the registry lacks the module, provider, version or package, or "
-    "no credentials are stored for the host, 4 no daemon, 5 timed out, 6 the daemon stayed "
-    "busy, 7 check: a host rejected its token; exec: COMMAND's own status, 126/127 when it "
+    "no credentials are stored for the host (rotate: or it offers no tfe.v2), 4 no daemon, 5 timed "
+    "out, 6 the daemon stayed "
+    "busy, 7 check, rotate: a host rejected its token; exec: COMMAND's own status, 126/127 when it "
     "cannot be run.";
 
 struct Added {

@@ -14,7 +14,8 @@ inline constexpr int kExitNoDaemon =
     4;  // no daemon answered and none could be started, or none that can run
 inline constexpr int kExitTimeout = 5;  // the call did not finish within --timeout
 inline constexpr int kExitBusy = 6;     // the daemon stayed at its connection limit until --timeout
-inline constexpr int kExitRejected = 7;  // hostkeeper check: a host refused its stored token
+inline constexpr int kExitRejected =
+    7;  // hostkeeper check, rotate: a host refused its stored token
 // hostkeeper exec: its own failures use the codes above; a COMMAND that
 // cannot be run is 127 (not found) or 126 (found, not executable), as env(1).
 inline constexpr int kExitCannotExecute = 126;

@@ -211,6 +211,8 @@ void TlsServer::serve(int fd, std::size_t id) {
             request.authorization = field(in, http::field::authorization);
             request.accept = field(in, http::field::accept);
             request.user_agent = field(in, http::field::user_agent);
+            request.content_type = field(in, http::field::content_type);
+            request.body = in.body();
             request.connection = connection;
             {
                 std::lock_guard lock(mutex_);

@@ -39,6 +39,8 @@ struct Request {
     std::optional<std::string> authorization;
     std::optional<std::string> accept;
     std::optional<std::string> user_agent;
+    std::optional<std::string> content_type;
+    std::string body;
     std::size_t connection = 0;  // which TLS connection it came on (1, 2, ...)
 };
 

@@ -122,6 +122,8 @@ TEST_CASE("the example configuration parses and holds exactly the defaults",
     CHECK(d.max_entries == defaults.discovery.max_entries);
     CHECK(config.http.ca_file.empty());
     CHECK(d.forced.empty());
+    CHECK(d.rotate.empty());
+    CHECK(d.host_rotate_lifetime.empty());
     CHECK(config.git_usernames.empty());
     CHECK(config.token_commands.hosts.empty());
 }
@@ -135,10 +137,12 @@ TEST_CASE("the example configuration shows every key the daemon knows", "[packag
     CHECK(config.discovery.forced.size() == 1);
     CHECK(config.git_usernames.size() == 1);
     CHECK(config.token_commands.hosts.size() == 1);
-    // A host's table holds services, git_username and a token command
-    // (TomlReader::host_tables).
+    CHECK(config.discovery.rotate.size() == 1);
+    // A host's table holds services, git_username, a token command and
+    // rotation (TomlReader::host_tables).
     std::set<std::string> known = config_file_keys();
-    for (const char* key : {"git_username", "token_command", "token_ttl", "token_command_timeout"})
+    for (const char* key : {"git_username", "token_command", "token_ttl", "token_command_timeout",
+                            "rotate", "rotate_lifetime"})
         known.insert(std::string("hosts.\"NAME\".") + key);
     CHECK(keys_in(all) == known);
 }

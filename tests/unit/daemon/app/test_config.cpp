@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "daemon/app/config.hpp"
@@ -243,6 +244,27 @@ TEST_CASE("git_username per host: alone or beside services, normalized host, che
     CHECK(parsed.config->git_usernames ==
           std::map<std::string, std::string>{{"gitlab.example", "deploy"}});
     CHECK(parsed.config->discovery.forced.empty());
+}
+
+TEST_CASE("rotate and rotate_lifetime per host: alone or beside others, checked",
+          "[daemon][config]") {
+    const ConfigFile file(
+        "[hosts.\"App.Terraform.io\"]\nrotate = true\nrotate_lifetime = \"7d\"\n"
+        "[hosts.\"tfe.example\"]\nrotate_lifetime = 3600\ngit_username = \"u\"\n"
+        "[hosts.\"off.example\"]\nrotate = false\n");
+    const auto parsed = parse({"--config", file.path.string()});
+    const DiscoveryOptions& d = parsed.config->discovery;
+    CHECK(d.rotate == std::set<std::string>{"app.terraform.io"});
+    CHECK(d.host_rotate_lifetime ==
+          std::map<std::string, std::chrono::seconds>{{"app.terraform.io", std::chrono::hours(168)},
+                                                      {"tfe.example", std::chrono::hours(1)}});
+    CHECK(d.rotate_lifetime == std::chrono::hours(24 * 30));
+    CHECK_THAT(error_of("[hosts.\"a.example\"]\nrotate = \"yes\"\n"),
+               Catch::Contains("rotate must be true or false"));
+    CHECK_THAT(error_of("[hosts.\"a.example\"]\nrotate_lifetime = \"30s\"\n"),
+               Catch::Contains("at least 1m"));
+    CHECK_THAT(error_of("[hosts.\"a.example\"]\nrotate_lifetime = \"soon\"\n"),
+               Catch::Contains("rotate_lifetime") && Catch::Contains("not a duration"));
 }
 
 TEST_CASE("forced services nested deeper than JSON may be are a configuration error",

@@ -88,7 +88,7 @@ TEST_CASE("bad token_command settings are errors that say where and what", "[dae
     CHECK_THAT(error_of(kHost + "token_command = [\"a\"]\ntoken_ttl = \"10 minutes\"\n"),
                Catch::Contains("token_ttl: \"10 minutes\" is not a duration"));
     CHECK_THAT(error_of(kHost + "token_command = [\"a\"]\ntoken_ttl = 0\n"),
-               Catch::Contains("token_ttl must be from 1 second"));
+               Catch::Contains("token_ttl must be 1 second or more"));
     CHECK_THAT(error_of(kHost + "token_command = [\"a\"]\ntoken_command_timeout = \"0s\"\n"),
                Catch::Contains("token_command_timeout must be 1 second or more"));
     CHECK_THAT(error_of(kHost + "token_command = [\"a\"]\ntoken_command_timeout = true\n"),

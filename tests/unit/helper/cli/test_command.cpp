@@ -72,7 +72,7 @@ TEST_CASE("command table: every command once, in help order", "[cli][command]") 
     CHECK(names(table) == std::vector<std::string>{"status", "flush", "start", "stop", "discover",
                                                    "module", "provider", "setup", "import",
                                                    "doctor", "unlock", "migrate", "list", "check",
-                                                   "exec", "token"});
+                                                   "rotate", "exec", "token"});
 }
 
 TEST_CASE("command table: the bash completion lists exactly the table's commands",
