@@ -10,8 +10,6 @@
 namespace hostkeeper::daemon::credentials {
 namespace {
 
-using std::chrono::system_clock;
-
 // A command's JSON document nests one level; a little room for unknown fields.
 constexpr std::size_t kMaxOutputDepth = 8;
 // The longest expires_in taken: ten years, as the settings' durations.
