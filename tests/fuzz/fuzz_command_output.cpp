@@ -1,5 +1,5 @@
-// What a token command prints, as hostkeeperd reads it (read_command_output),
-// and RFC 3339 date-times (parse_rfc3339). An accepted output has a token
+// What a token command prints, as hostkeeperd reads it (read_command_output;
+// its expires_at is fuzz_token_expiry's reader). An accepted output has a token
 // that can be sent as a bearer token and at most one expiry; a refusal
 // never quotes the output.
 #include <algorithm>
@@ -12,7 +12,6 @@ using namespace hostkeeper;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text = fuzz::text_of(data, size);
-    (void)daemon::credentials::parse_rfc3339(text);
     try {
         const auto output = daemon::credentials::read_command_output(text);
         const std::string_view token = output.token.view();
