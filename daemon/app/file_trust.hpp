@@ -10,6 +10,9 @@ namespace hostkeeper::daemon::app {
 // "" when `file` is owned by the daemon's user and writable by no one else,
 // and every directory above it is owned by that user or root and writable
 // by no one else (or sticky, as /tmp); else why not, with what to run about it.
+// In a user namespace that does not map root (the packaged unit's
+// PrivateUsers=), root's directories above HOME show as the overflow uid,
+// which is accepted there.
 std::string writable_by_others(const std::filesystem::path& file);
 
 }  // namespace hostkeeper::daemon::app

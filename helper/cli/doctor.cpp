@@ -407,7 +407,10 @@ void warn_of_expiries(Report& report, const Json& listed) {
     const auto entries = listed.find("hosts");
     if (entries == listed.end() || !entries->is_array()) return;
     for (const auto& entry : *entries) {
-        if (!entry.is_object() || entry.value("expiry_stage", "") == "expired") continue;
+        if (!entry.is_object()) continue;
+        // Hosts without a stored expiry have "expiry_stage": null.
+        const auto stage = entry.find("expiry_stage");
+        if (stage != entry.end() && stage->is_string() && *stage == "expired") continue;
         if (const std::string warning = expiry_warning(entry); !warning.empty())
             report.warn(warning);
     }

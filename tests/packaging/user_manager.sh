@@ -98,6 +98,29 @@ new_pid=$(unit_show hostkeeperd.service MainPID)
 [[ $(helper get um.example.com) == "{\"token\":\"$token\"}" ]] || fail "get after restart failed"
 pass "restart (pid $pid -> $new_pid)"
 
+# Token commands run outside the unit's sandbox, in transient units of the
+# user manager: one writes under HOME (as the AWS CLI keeps its cache there),
+# one maps memory writable and executable (as a JIT runtime does); the unit
+# itself forbids both (ProtectHome=read-only, MemoryDenyWriteExecute=).
+cat >"$home/.config/hostkeeper/config.toml" <<'TOML'
+[hosts."cmd-home.example.com"]
+token_command = ["/bin/sh", "-c", "mkdir -p \"$HOME/.hk-token-cache\" && echo run >>\"$HOME/.hk-token-cache/runs\" && echo tok-home"]
+[hosts."cmd-wx.example.com"]
+token_command = ["/usr/bin/python3", "-c", "import mmap; mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC); print('tok-wx')"]
+TOML
+chown "$user:" "$home/.config/hostkeeper/config.toml"
+chmod 600 "$home/.config/hostkeeper/config.toml"
+as_user systemctl --user restart hostkeeperd.service
+got=$(helper get cmd-home.example.com 2>&1) || fail "get of a command's token that writes under HOME failed: $got"
+[[ $got == '{"token":"tok-home"}' ]] || fail "the command writing under HOME gave '$got'"
+[[ $(cat "$home/.hk-token-cache/runs") == run ]] || fail "the command did not write under HOME once"
+got=$(helper get cmd-wx.example.com 2>&1) || fail "get of a command's token that needs W+X memory failed: $got"
+[[ $got == '{"token":"tok-wx"}' ]] || fail "the command needing W+X memory gave '$got'"
+pass "token commands outside the sandbox: one wrote under HOME, one mapped W+X memory"
+rm -f "$home/.config/hostkeeper/config.toml"
+# The restarts so far count against the unit's start rate limit.
+as_user systemctl --user reset-failed hostkeeperd.service
+
 # Idle exit: with idle_timeout = 2s the socket-activated daemon exits by
 # itself (holding no tokens), the unit is inactive, not failed, and the next
 # get activates it again.
