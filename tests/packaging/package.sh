@@ -112,6 +112,7 @@ expected="./usr/bin/docker-credential-hostkeeper
 ./usr/share/doc/hostkeeper/docs/manual/removal.md
 ./usr/share/doc/hostkeeper/docs/manual/security.md
 ./usr/share/doc/hostkeeper/docs/manual/setup.md
+./usr/share/doc/hostkeeper/docs/manual/token-commands.md
 ./usr/share/doc/hostkeeper/docs/manual/troubleshooting.md
 ./usr/share/lintian/overrides/hostkeeper
 ./usr/share/man/man1/docker-credential-hostkeeper.1.gz
