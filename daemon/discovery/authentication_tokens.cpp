@@ -1,7 +1,5 @@
 #include "daemon/discovery/authentication_tokens.hpp"
 
-#include <array>
-#include <ctime>
 #include <exception>
 #include <stdexcept>
 
@@ -120,7 +118,7 @@ proto::Secret rotated_credentials(const proto::Secret& old, const CreatedToken& 
     const proto::ScrubGuard guard(object);
     if (!object.is_object()) object = proto::Json::object();
     object["token"] = std::string(created.token.view());
-    object["expires_at"] = expires_at;
+    object[credentials::kExpiresAt] = expires_at;
     object["token_id"] = created.id;
     std::string text = object.dump();
     return proto::Secret::adopt(text);
@@ -128,17 +126,11 @@ proto::Secret rotated_credentials(const proto::Secret& old, const CreatedToken& 
 
 std::optional<std::chrono::system_clock::time_point> stored_expiry(
     const proto::Secret& credentials) {
-    std::string text;
     try {
-        proto::Json object = proto::parse_json(credentials.view());
-        const proto::ScrubGuard guard(object);
-        const std::string* found = string_at(object, "expires_at");
-        if (found == nullptr) return std::nullopt;
-        text = *found;
-    } catch (const std::exception&) {
-        return std::nullopt;
+        return credentials::expiry_of(credentials, proto::ErrorCode::keyring_error, "");
+    } catch (const proto::Error&) {
+        return std::nullopt;  // not a time
     }
-    return credentials::parse_rfc3339(text);
 }
 
 }  // namespace hostkeeper::daemon::discovery

@@ -2,9 +2,6 @@
 
 #include <unistd.h>
 
-#include <array>
-#include <ctime>
-
 #include "daemon/credentials/token_expiry.hpp"
 #include "proto/framing.hpp"
 #include "proto/git_credential.hpp"
@@ -148,12 +145,7 @@ namespace {
 
 Json wall_time(const std::optional<credentials::WallTime>& when) {
     if (!when) return nullptr;
-    const std::time_t t = std::chrono::system_clock::to_time_t(*when);
-    std::tm utc{};
-    ::gmtime_r(&t, &utc);
-    std::array<char, 32> text{};
-    const std::size_t n = std::strftime(text.data(), text.size(), "%Y-%m-%dT%H:%M:%SZ", &utc);
-    return std::string(text.data(), n);
+    return credentials::rfc3339_text(*when);
 }
 
 }  // namespace
