@@ -11,6 +11,7 @@
 //   DELETE /api/v2/authentication-tokens/ID               destroy: 204
 // Knobs make it fail on purpose: creating answers `create_status`, and
 // tokens it created may be refused (`refuse_created`).
+#include <algorithm>
 #include <atomic>
 #include <ctime>
 #include <map>
@@ -50,6 +51,9 @@ class FakeTfe {
     }
 
     std::atomic<unsigned> create_status{201};
+    // When above 0, a created token lives at most this many seconds, whatever
+    // expired-at asked for (a server whose policy caps token lifetimes).
+    std::atomic<int> max_lifetime_s{0};
     std::atomic<bool> refuse_created{false};
 
     Token token(const std::string& id) const {
@@ -78,8 +82,8 @@ class FakeTfe {
               {{{"status", std::to_string(status)}, {"title", "error"}, {"detail", detail}}}}},
             status);
     }
-    static std::string now_utc() {
-        const std::time_t t = std::time(nullptr);
+    static std::string now_utc(std::time_t later = 0) {
+        const std::time_t t = std::time(nullptr) + later;
         std::tm utc{};
         ::gmtime_r(&t, &utc);
         char text[32];
@@ -138,9 +142,11 @@ class FakeTfe {
         if (!body.is_object() ||
             body.value("/data/type"_json_pointer, "") != "authentication-tokens")
             return error(422, "data.type must be authentication-tokens");
-        const std::string expires = body.value("/data/attributes/expired-at"_json_pointer, "");
+        std::string expires = body.value("/data/attributes/expired-at"_json_pointer, "");
         if (expires.size() != 20 || expires <= now_utc())
             return error(422, "expired-at must be a time in the future");
+        if (const int cap = max_lifetime_s.load(); cap > 0)
+            expires = std::min(expires, now_utc(cap));
         const std::string id = "at-new" + std::to_string(++made_);
         Token t{id,      "tfe-secret-" + id + "-" + std::to_string(world_.server.port()),
                 expires, body.value("/data/attributes/description"_json_pointer, ""),

@@ -163,7 +163,9 @@ TEST_CASE("rotate = true rotates in the background before the token expires", "[
     const std::string first = "tfe-first-" + std::to_string(world.server.port());
     FakeTfe tfe(world, "auth", {{"at-first", first}});
     const std::string host = world.host("auth");
-    // A minute's lifetime: rotated when 6 s are left.
+    // A minute's lifetime: rotated when 6 s are left. The server grants
+    // 9 s at most, so the second rotation comes 3 s after the first.
+    tfe.max_lifetime_s = 9;
     world.start({}, "[hosts.\"" + host + "\"]\nrotate = true\nrotate_lifetime = \"1m\"\n");
 
     // The expiry of a token from terraform login is unknown: replaced at once.
