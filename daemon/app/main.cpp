@@ -180,7 +180,8 @@ struct Services {
         keyring.credentials.stop();
         keyring.keyring.detach();
         keyring.thread.join();
-        keyring.command_threads.join();  // a command running now ends by its timeout
+        keyring.commands.stop();  // a command still running is ended, not waited for
+        keyring.command_threads.join();
     }
 
     KeyringWing keyring;
@@ -219,6 +220,8 @@ server::StopHooks stop_hooks(asio::io_context& io, asio::signal_set& signals, Se
                                  // that their clients get an answer instead of waiting out the
                                  // shutdown timeout.
                                  services.http.stop();
+                                 // So do gets waiting on a token command: it is ended.
+                                 services.keyring.commands.stop();
                              },
                              end_event_loop(io, signals)};
 }

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <set>
 #include <system_error>
+#include <thread>
 
 #include "daemon/credentials/command_output.hpp"
 #include "proto/program_search.hpp"
@@ -195,6 +196,43 @@ bool reap(pid_t pid, steady::time_point deadline, CommandRun& run) {
 
 }  // namespace
 
+bool RunningCommands::add(pid_t group) {
+    const std::lock_guard lock(mutex_);
+    if (stopped_) return false;
+    groups_.insert(group);
+    return true;
+}
+
+void RunningCommands::remove(pid_t group) {
+    const std::lock_guard lock(mutex_);
+    groups_.erase(group);
+}
+
+bool RunningCommands::stopped() const {
+    const std::lock_guard lock(mutex_);
+    return stopped_;
+}
+
+void RunningCommands::stop() {
+    {
+        const std::lock_guard lock(mutex_);
+        stopped_ = true;
+        for (const pid_t group : groups_) ::kill(-group, SIGTERM);
+    }
+    const steady::time_point deadline = steady::now() + kStopGrace;
+    for (;;) {
+        {
+            const std::lock_guard lock(mutex_);
+            if (groups_.empty()) return;
+            if (steady::now() >= deadline) {
+                for (const pid_t group : groups_) ::kill(-group, SIGKILL);
+                return;
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+}
+
 bool user_manager_reachable() {
     const char* runtime = std::getenv("XDG_RUNTIME_DIR");
     if (std::getenv("INVOCATION_ID") == nullptr || runtime == nullptr) return false;
@@ -220,8 +258,12 @@ std::vector<std::string> launch_argv(const TokenCommand& command, bool through_u
     return argv;
 }
 
-CommandRun run_token_command(const TokenCommand& command) {
+CommandRun run_token_command(const TokenCommand& command, RunningCommands* running) {
     CommandRun run;
+    if (running != nullptr && running->stopped()) {
+        run.launch_error = "not run: hostkeeperd is stopping";
+        return run;
+    }
     std::vector<std::string> env = command_environment();
     const bool via_manager = user_manager_reachable();
     std::vector<std::string> argv = launch_argv(
@@ -242,12 +284,16 @@ CommandRun run_token_command(const TokenCommand& command) {
     const steady::time_point deadline = steady::now() + command.timeout;
     const pid_t pid = start(argv, env, out_write.get(), err_write.get(), run);
     if (pid < 0) return run;
+    if (running != nullptr && !running->add(pid)) ::kill(-pid, SIGTERM);
     // Our copies of the write ends close before reading, so the output ends
     // when the command's own copies do.
     out_write = proto::UniqueFd(-1);
     err_write = proto::UniqueFd(-1);
     Capture capture(std::move(out_read), std::move(err_read), run);
     const bool read_all = capture.read_until(deadline);
+    // Its output has ended (or is no longer read): the group is not signalled
+    // after this, so never after the command is reaped and its pid reused.
+    if (running != nullptr) running->remove(pid);
     if (!read_all || !reap(pid, deadline, run)) {
         run.timed_out = !run.too_much_output;
         ::kill(-pid, SIGKILL);

@@ -7,7 +7,11 @@
 // of its own (systemd-run --user), outside hostkeeperd.service's sandbox.
 // Nothing here logs what the command printed.
 
+#include <sys/types.h>
+
 #include <chrono>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,8 +30,30 @@ struct CommandRun {
     std::string first_error_line;  // standard error's first line, at most 512 bytes
 };
 
-// Blocking; never throws for what the command does.
-CommandRun run_token_command(const TokenCommand& command);
+// The process groups of the commands running now, so that a stopping daemon
+// leaves none behind. Thread-safe.
+class RunningCommands {
+  public:
+    // How long stop() waits for the groups to end after SIGTERM before SIGKILL.
+    static constexpr std::chrono::seconds kStopGrace{2};
+
+    // False once stop() has been called: the caller ends `group` itself.
+    bool add(pid_t group);
+    void remove(pid_t group);
+    // SIGTERM to every running command's group, SIGKILL to those still
+    // running kStopGrace later; no command starts after it.
+    void stop();
+    bool stopped() const;
+
+  private:
+    mutable std::mutex mutex_;
+    std::set<pid_t> groups_;
+    bool stopped_ = false;
+};
+
+// Blocking; never throws for what the command does. `running`, when given,
+// holds the command's process group while it runs.
+CommandRun run_token_command(const TokenCommand& command, RunningCommands* running = nullptr);
 
 // The argv that runs `command`: the command itself, or systemd-run's around
 // it when `through_user_manager`. `environment_names`: the variables the

@@ -65,7 +65,12 @@ CommandTokens::CommandTokens(asio::any_io_executor io, asio::any_io_executor wor
       runner_(std::move(runner)),
       clock_(std::move(clock)),
       wall_clock_(std::move(wall_clock)),
-      flights_(io_) {}
+      flights_(io_) {
+    if (!runner_)
+        runner_ = [this](const TokenCommand& command) {
+            return run_token_command(command, &running_);
+        };
+}
 
 asio::awaitable<Secret> CommandTokens::get(std::string host) {
     if (!options_.refused.empty())
@@ -77,6 +82,8 @@ asio::awaitable<Secret> CommandTokens::get(std::string host) {
         if (now >= entry.refresh_at && !entry.state.running) start_refresh(host, entry);
         co_return entry.credentials->clone();
     }
+    if (entry.failed_until && now < *entry.failed_until && !entry.state.running)
+        throw Error(ErrorCode::token_command_failed, entry.state.last_error);
     auto running = shared_run(host);  // named first (async/toolchain.hpp)
     co_return co_await std::move(running);
 }
@@ -120,9 +127,12 @@ asio::awaitable<Secret> CommandTokens::fetch(std::string host) {
         keep(host, run, started);
     } catch (const Error& e) {
         entry.state.last_error = e.what();
-        // The current token, when still valid, is tried again from half its time left.
-        if (entry.state.expires)
+        // The current token, when still valid, is tried again from half its time left;
+        // without one, the failure answers the gets of the next kFailureBackoff.
+        if (entry.state.expires && clock_() < *entry.state.expires)
             entry.refresh_at = clock_() + (*entry.state.expires - clock_()) / 2;
+        else
+            entry.failed_until = clock_() + kFailureBackoff;
         spdlog::debug("token_command for {}: run {} failed", host, entry.state.runs);
         throw;
     }
@@ -157,24 +167,27 @@ void CommandTokens::keep(const std::string& host, CommandRun& run, steady::time_
     entry.credentials = credentials_object(output.token);
     entry.state.expires = expires;
     entry.state.last_error.clear();
+    entry.failed_until.reset();
     entry.refresh_at = expires - ahead;
 }
 
 std::size_t CommandTokens::flush() {
     std::size_t flushed = 0;
     for (auto& [host, entry] : entries_) {
-        if (entry.credentials) ++flushed;
+        if (entry.credentials || entry.failed_until) ++flushed;
         entry.credentials.reset();
         entry.state.expires.reset();
+        entry.failed_until.reset();
     }
     return flushed;
 }
 
 std::size_t CommandTokens::flush(const std::string& host) {
     const auto it = entries_.find(host);
-    if (it == entries_.end() || !it->second.credentials) return 0;
+    if (it == entries_.end() || (!it->second.credentials && !it->second.failed_until)) return 0;
     it->second.credentials.reset();
     it->second.state.expires.reset();
+    it->second.failed_until.reset();
     return 1;
 }
 

@@ -4,8 +4,10 @@
 // once; when a tenth of the token's lifetime is left (at most 5 minutes
 // before its expiry) the next get starts the next run in the background and
 // is answered with the current token; a token is never served at or after
-// its expiry (a get then waits for the command). The command runs on a
-// worker thread (command_runner), never on the event loop.
+// its expiry (a get then waits for the command). A run that fails with no
+// token to serve is remembered for kFailureBackoff: gets in that time answer
+// its error without running the command again (flush forgets it). The
+// command runs on a worker thread (command_runner), never on the event loop.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -23,6 +25,9 @@
 
 namespace hostkeeper::daemon::credentials {
 
+// How long a failed run, with no token to serve, answers the gets that follow.
+inline constexpr std::chrono::seconds kFailureBackoff{5};
+
 // What `status` says of a host's command (never its token).
 struct CommandTokenState {
     std::uint64_t runs = 0;
@@ -39,8 +44,9 @@ class CommandTokens {
     using WallClock = std::function<std::chrono::system_clock::time_point()>;
 
     // `io`: the event loop's executor. `worker`: where the commands run.
+    // `runner`: run_token_command, with stop() ending its commands, when empty.
     CommandTokens(boost::asio::any_io_executor io, boost::asio::any_io_executor worker,
-                  TokenCommandOptions options, Runner runner = run_token_command,
+                  TokenCommandOptions options, Runner runner = {},
                   Clock clock = std::chrono::steady_clock::now,
                   WallClock wall_clock = std::chrono::system_clock::now);
 
@@ -52,12 +58,18 @@ class CommandTokens {
     std::size_t flush();
     std::size_t flush(const std::string& host);
     std::map<std::string, CommandTokenState> states() const;
+    // The daemon stops: the commands running now are ended (their process
+    // groups: SIGTERM, then SIGKILL), and none starts after. Blocks at most
+    // RunningCommands::kStopGrace; call it before joining the worker.
+    void stop() { running_.stop(); }
 
   private:
     struct Entry {
         CommandTokenState state;
         std::optional<proto::Secret> credentials;
         std::chrono::steady_clock::time_point refresh_at;  // from here, a get starts a run
+        // Until then, a get with no token to serve answers state.last_error.
+        std::optional<std::chrono::steady_clock::time_point> failed_until;
     };
 
     boost::asio::awaitable<proto::Secret> fetch(std::string host);
@@ -75,6 +87,7 @@ class CommandTokens {
     Clock clock_;
     WallClock wall_clock_;
     std::map<std::string, Entry> entries_;
+    RunningCommands running_;
     async::SingleFlight<proto::Secret> flights_;
 };
 

@@ -197,6 +197,7 @@ std::string listed(std::string_view backend, const std::vector<ListedHost>& host
                         {"stored", wall_time(g.stored)}});
     }
     response["rejected"] = rejections(stats.rejected, stats.now);
+    response["commands"] = command_states(stats.commands, stats.now);
     return ok_payload(response);
 }
 

@@ -64,6 +64,7 @@ struct ListedHost {
     std::optional<credentials::WallTime> expires;    // its expires_at
     std::optional<credentials::Withheld> withheld;   // why its token is not handed out
 };
+// list: {"hosts","docker","git","rejected","commands"} (commands as status's).
 std::string listed(std::string_view backend, const std::vector<ListedHost>& hosts,
                    const std::vector<credentials::DockerItemInfo>& docker,
                    const std::vector<credentials::GitItemInfo>& git,

@@ -105,6 +105,7 @@ Json list_document(const Json& answer) {
     document["docker"] = array_of(answer, "docker");
     document["git"] = array_of(answer, "git");
     document["rejected"] = array_of(answer, "rejected");
+    document["commands"] = array_of(answer, "commands");
     document["warnings"] = errors;
     return document;
 }
@@ -139,6 +140,26 @@ std::string expiry_warning(const Json& entry) {
            client::duration_text(left) + "): run " + login + " before then";
 }
 
+// A host whose token comes from its token_command: its state, never the token.
+std::string command_line(const Json& entry, const Json& hosts) {
+    const std::string host = text_of(entry, "host", "?");
+    std::string line =
+        "  " + host_for_people(host) + "  runs " + std::to_string(entry.value("runs", 0));
+    if (entry.value("running", false)) line += ", running now";
+    if (const auto left = entry.find("expires_in_s");
+        left != entry.end() && left->is_number_integer() && left->get<long long>() > 0) {
+        line += ", token expires in " + client::duration_text(left->get<long long>());
+    } else {
+        line += ", no token held (the next get runs the command)";
+    }
+    if (const std::string error = text_of(entry, "last_error", ""); !error.empty())
+        line += ", last error: " + error;
+    for (const auto& listed : hosts) {
+        if (text_of(listed, "host", "") == host) line += "; its keyring item is not used";
+    }
+    return line;
+}
+
 std::vector<std::string> list_lines(const Json& document) {
     std::vector<std::string> lines;
     const std::string backend = text_of(document, "backend", "?");
@@ -162,6 +183,9 @@ std::vector<std::string> list_lines(const Json& document) {
     }
     item_lines(lines, array_of(document, "docker"), "Docker credentials:", "server");
     item_lines(lines, array_of(document, "git"), "git credentials:", "url");
+    const Json& commands = array_of(document, "commands");
+    if (!commands.empty()) lines.emplace_back("Tokens from a command (token_command):");
+    for (const auto& entry : commands) lines.push_back(command_line(entry, hosts));
     const Json& rejected = array_of(document, "rejected");
     if (!rejected.empty()) lines.push_back("Refused their stored token recently:");
     for (const auto& entry : rejected) {
@@ -199,9 +223,9 @@ class ListCommand final : public Command {
             "list",
             "every host with stored credentials (read from the keyring): Unicode and ASCII form, "
             "backend, label, when stored, field names (never values), locked, and what shadows "
-            "it");
+            "it; and every host whose token comes from a token_command, with its state");
         cmd->add_flag("--json", json_,
-                      "print a JSON document (hosts, docker, git, rejected, warnings)");
+                      "print a JSON document (hosts, docker, git, rejected, commands, warnings)");
         return cmd;
     }
     int run(const client::ClientOptions& client) override { return run_list(client, json_); }

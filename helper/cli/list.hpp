@@ -28,8 +28,8 @@ std::string host_for_people(const std::string& host);
 
 // The document `list --json` prints: the answer's hosts with "display",
 // "token_variable" (null when the host cannot be encoded) and "shadowed_by"
-// added, its docker and rejected entries, and "warnings" (files that could
-// not be read).
+// added, its docker, git, rejected and commands (token_command hosts)
+// entries, and "warnings" (files that could not be read).
 proto::Json list_document(const proto::Json& answer);
 
 // The warning for a host's stored expiry (a list host entry or a status

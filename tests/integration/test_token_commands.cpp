@@ -205,3 +205,43 @@ TEST_CASE("a group-writable config.toml: commands refused with the reason", "[to
                                         " is group-writable (chmod g-w"));
     CHECK_FALSE(fs::exists(ran));
 }
+
+TEST_CASE("hostkeeper list shows a host that only has a token_command, with its state",
+          "[token-commands]") {
+    const World world(script("listed.sh", "echo tok-listed\n"), "token_ttl = \"1h\"\n");
+    const std::string socket = world.socket.string();
+    const Result before = run({bin("hostkeeper"), "--socket", socket, "list"});
+    CHECK(before.exit_code == 0);
+    CHECK_THAT(before.out, Catch::Contains("Tokens from a command (token_command):\n  " + kHost +
+                                           "  runs 0, no token held"));
+    REQUIRE(world.get().exit_code == 0);
+    const Result text = run({bin("hostkeeper"), "--socket", socket, "list"});
+    CHECK_THAT(text.out, Catch::Contains("  " + kHost + "  runs 1, token expires in "));
+    const Result json = run({bin("hostkeeper"), "--socket", socket, "list", "--json"});
+    REQUIRE(json.exit_code == 0);
+    const auto document = nlohmann::json::parse(json.out);
+    REQUIRE(document["commands"].size() == 1);
+    CHECK(document["commands"][0]["host"] == kHost);
+    CHECK(document["commands"][0]["runs"] == 1);
+    CHECK(document["commands"][0]["expires_in_s"].get<long long>() > 3500);
+    CHECK(json.out.find("tok-listed") == std::string::npos);
+}
+
+TEST_CASE("stopping the daemon ends a command that is running", "[token-commands]") {
+    const fs::path pid_file = fs::path(std::getenv("HOME")) / "running-command.pid";
+    fs::remove(pid_file);
+    World world(script("slow.sh",
+                       "echo $$ > \"$HOME/running-command.pid.new\"\n"
+                       "mv \"$HOME/running-command.pid.new\" \"$HOME/running-command.pid\"\n"
+                       "exec sleep 600\n"),
+                "token_command_timeout = \"10m\"\n");
+    Result got;
+    std::thread asking([&] { got = world.get(); });
+    REQUIRE(wait_until([&] { return fs::exists(pid_file); }, 30s));
+    const pid_t command = std::stoi(read_file(pid_file));
+    CHECK(process_alive(command));
+    CHECK(world.daemon->stop() == 0);
+    asking.join();
+    CHECK_FALSE(process_alive(command));  // ended by the daemon, not left to its timeout
+    CHECK(got.exit_code != 0);
+}

@@ -1,15 +1,19 @@
 // Tokens from commands: kept until they expire, refreshed ahead, one run for
 // concurrent gets, failures answered as errors; with a stand-in runner and
 // clocks, and the real runner on real programs.
+#include <unistd.h>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "daemon/credentials/command_tokens.hpp"
@@ -161,12 +165,14 @@ TEST_CASE("a failing command is an error carrying its first line of stderr",
           "(ExpiredToken)");
     f.script.exit_code = 0;
     f.script.output = "two\nlines\n";
+    f.now += kFailureBackoff;  // each failure is remembered that long
     CHECK(f.get() ==
           "error: token_command for h.example (/bin/tok) printed more than one line: "
           "print the token alone, or a JSON object");
     f.script.output = R"({"token":"a","expires_at":"2000-01-01T00:00:00Z"})";
     f.wall = system_clock::time_point(
         std::chrono::sys_days(std::chrono::year(2026) / std::chrono::January / 1));
+    f.now += kFailureBackoff;
     CHECK(f.get() ==
           "error: token_command for h.example (/bin/tok) printed a token that has already expired");
 }
@@ -184,6 +190,32 @@ TEST_CASE("a failed refresh: the current token until its expiry, then the error"
     CHECK(f.script.runs == 2);
     f.now += 5s;
     CHECK_THAT(f.get(), Catch::Contains("failed (exit 1): down"));
+}
+
+TEST_CASE("a failed run with no token answers the gets of the next 5 s without running again",
+          "[daemon][credentials]") {
+    Fixture f;
+    f.script.exit_code = 2;
+    f.script.error_line = "no profile";
+    const std::string failure =
+        "error: token_command for h.example (/bin/tok) failed (exit 2): no profile";
+    CHECK(f.get() == failure);
+    f.now += 4s;
+    CHECK(f.gets(3) == std::vector<std::string>(3, failure));
+    CHECK(f.script.runs == 1);
+    f.script.exit_code = 0;
+    f.now += 1s;  // the back-off is over
+    CHECK(f.get() == R"({"token":"tok-1"})");
+    CHECK(f.script.runs == 2);
+    f.script.exit_code = 2;
+    f.now += 100s;  // expired: the run fails, and is remembered again
+    CHECK(f.get() == failure);
+    CHECK(f.get() == failure);
+    CHECK(f.script.runs == 3);
+    CHECK(f.tokens.flush("h.example") == 1);  // flush forgets the failure
+    f.script.exit_code = 0;
+    CHECK(f.get() == R"({"token":"tok-1"})");
+    CHECK(f.script.runs == 4);
 }
 
 TEST_CASE("commands refused: every get says why, nothing runs", "[daemon][credentials]") {
@@ -217,6 +249,41 @@ TEST_CASE("the runner: output, stderr's first line, exit codes, limits", "[daemo
                Catch::Contains("cannot run /nonexistent/hk-command: No such file"));
     CHECK_THAT(command_failure("h", TokenCommand{{"x"}, 1s, 1s}, hung),
                Catch::Contains("did not finish within 1s (token_command_timeout)"));
+}
+
+TEST_CASE("stopping ends the running commands' process groups, and none starts after",
+          "[daemon][credentials]") {
+    ::unsetenv("INVOCATION_ID");
+    const std::string dir = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp");
+    const std::string polite = dir + "/hk-stop-polite-" + std::to_string(::getpid());
+    const std::string stubborn = dir + "/hk-stop-stubborn-" + std::to_string(::getpid());
+    ::unlink(polite.c_str());
+    ::unlink(stubborn.c_str());
+    RunningCommands running;
+    CommandRun first;
+    CommandRun second;
+    std::thread a([&] {
+        first = run_token_command(
+            TokenCommand{{"/bin/sh", "-c", "touch " + polite + "; sleep 300"}, 600s, 300s},
+            &running);
+    });
+    std::thread b([&] {
+        second = run_token_command(
+            TokenCommand{
+                {"/bin/sh", "-c", "trap '' TERM; touch " + stubborn + "; sleep 300"}, 600s, 300s},
+            &running);
+    });
+    const auto started = [](const std::string& path) { return ::access(path.c_str(), F_OK) == 0; };
+    while (!started(polite) || !started(stubborn)) std::this_thread::sleep_for(10ms);
+    running.stop();
+    a.join();
+    b.join();
+    CHECK(first.signal == SIGTERM);
+    CHECK(second.signal == SIGKILL);  // SIGTERM ignored: killed after the grace
+    const CommandRun late = run_token_command(TokenCommand{{"/bin/true"}, 600s, 5s}, &running);
+    CHECK(late.launch_error == "not run: hostkeeperd is stopping");
+    ::unlink(polite.c_str());
+    ::unlink(stubborn.c_str());
 }
 
 TEST_CASE("through the user manager: systemd-run around the argv", "[daemon][credentials]") {

@@ -239,3 +239,38 @@ TEST_CASE("list: a stored expiry is shown, and warned of within 30 days", "[help
     CHECK_THAT(lines[0], Catch::Contains(", expires 2026-12-01T00:00:00Z"));
     CHECK_THAT(lines[1], Catch::StartsWith("  token expires soon: h.example"));
 }
+
+TEST_CASE("list: hosts with a token_command, with their state, in text and JSON",
+          "[helper][list]") {
+    const ThrowAwayHome home;
+    const Json held = {{"host", "cmd.example"},
+                       {"runs", 2},
+                       {"running", false},
+                       {"last_run_age_s", 30},
+                       {"expires_in_s", 3000}};
+    const Json failing = {{"host", "both.example"},
+                          {"runs", 1},
+                          {"running", true},
+                          {"last_error", "token_command for both.example (aws) failed (exit 255)"}};
+    Json document = {
+        {"backend", "secret-service"},
+        {"hosts",
+         Json::array(
+             {{{"host", "both.example"}, {"label", "l"}, {"fields", Json::array({"token"})}}})},
+        {"commands", Json::array({held, failing})}};
+    const auto lines = cli::list_lines(document);
+    REQUIRE(lines.size() == 4);
+    CHECK(lines[1] == "Tokens from a command (token_command):");
+    CHECK(lines[2] == "  cmd.example  runs 2, token expires in 50m0s");
+    CHECK(lines[3] ==
+          "  both.example  runs 1, running now, no token held (the next get runs the command), "
+          "last error: token_command for both.example (aws) failed (exit 255); its keyring item "
+          "is not used");
+
+    Json answer = document;
+    answer["v"] = 1;
+    answer["ok"] = true;
+    CHECK(cli::list_document(answer)["commands"] == Json::array({held, failing}));
+    answer.erase("commands");  // an older daemon
+    CHECK(cli::list_document(answer)["commands"] == Json::array());
+}
