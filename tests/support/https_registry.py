@@ -89,7 +89,9 @@ Transfer-Encoding: chunked (one chunk per piece) instead of Content-Length.
 --tfe makes it TFE-like as well: discovery is open (no token needed) and adds tfe.v2, tfe.v2.1, tfe.v2.2,
 state.v2, motd.v1 and login.v1, and it answers the API paths listed in Tfe's
 docstring (ping, account details, organizations, workspaces, the OAuth
-authorization-code flow with PKCE that `terraform login` uses).
+authorization-code flow with PKCE that `terraform login` uses, and the
+authentication-token API that `hostkeeper rotate` uses: a token it creates
+is accepted wherever --token is, until it is destroyed).
 
 tests/e2e/lib.sh passes a scenario's ${registry_args[@]} on to these options.
 
@@ -222,6 +224,7 @@ class Registry(http.server.BaseHTTPRequestHandler):
     # other modules served, the provider registry's documents and files,
     # the per-request delay and the TFE-like API (see main()).
     token = None
+    live_tokens = set()      # --token, and the tokens Tfe created and has not destroyed
     log_file = None
     log_lock = threading.Lock()
     module_versions = ["1.0.0"]
@@ -305,6 +308,13 @@ class Registry(http.server.BaseHTTPRequestHandler):
         if self.tfe is None or not self.tfe.post(self, path, body):
             self.reply_json(404, {"errors": ["not found"]})
 
+    def do_DELETE(self):
+        if self.delay:
+            time.sleep(self.delay)
+        path = urllib.parse.urlsplit(self.path).path
+        if self.tfe is None or not self.tfe.delete(self, path):
+            self.reply_json(404, {"errors": ["not found"]})
+
     def module_request(self, path):
         """("NS/NAME/SYSTEM", the rest of path) for a served module's path, else (None, None)."""
         if not path.startswith(MODULES):
@@ -345,7 +355,7 @@ class Registry(http.server.BaseHTTPRequestHandler):
 
     def download(self, data, content_type):
         """A download: open, or with --protect-downloads wanting the token as authorized() does."""
-        if self.protect_downloads and self.headers.get("Authorization") != "Bearer " + self.token:
+        if self.protect_downloads and not self.bearer_ok():
             self.reply_json(401, {"errors": ["unauthorized"]}, {"WWW-Authenticate": "Bearer"})
         else:
             self.send_download(data, content_type)
@@ -385,9 +395,14 @@ class Registry(http.server.BaseHTTPRequestHandler):
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
 
+    def bearer_ok(self):
+        """Whether the request carries a live token (--token or one Tfe created)."""
+        header = self.headers.get("Authorization") or ""
+        return header.startswith("Bearer ") and header[len("Bearer "):] in self.live_tokens
+
     def authorized(self, status, body, headers=None):
         """Answers with body (JSON) if the request has our bearer token, else 401."""
-        if not self.public and self.headers.get("Authorization") != "Bearer " + self.token:
+        if not self.public and not self.bearer_ok():
             self.reply_json(401, {"errors": ["unauthorized"]}, {"WWW-Authenticate": "Bearer"})
         else:
             self.reply_json(status, body, headers)
@@ -513,12 +528,19 @@ class Tfe:
       GET  /api/v2/workspaces/ws-NAME[/current-state-version]  (token; no state: 404)
       GET  /app/oauth/authorize?...                     302 to redirect_uri?code=..&state=.. (open)
       POST /oauth/token                                 the --token, for a code and its PKCE verifier
+      POST /api/v2/users/user-e2e/authentication-tokens a new token, live at once, with the
+                                                        requested expired-at (token)
+      DELETE /api/v2/authentication-tokens/ID           destroys one it created: 204 (token)
     """
+
+    TOKENS = "/api/v2/users/user-e2e/authentication-tokens"
 
     def __init__(self, base_url, user):
         self.base_url = base_url
         self.user = user
         self.codes = {}  # {code: (code_challenge, redirect_uri)}
+        self.created = {}  # {token id: token}, the authentication tokens not destroyed
+        self.last_id = 0
         self.lock = threading.Lock()
 
     def services(self):
@@ -575,6 +597,8 @@ class Tfe:
 
     def post(self, handler, path, body):
         """Answers a POST for one of our paths (True), or leaves it (False)."""
+        if path == self.TOKENS:
+            return self.create_token(handler, body)
         if path != "/oauth/token":
             return False
         form = urllib.parse.parse_qs(body.decode("ascii", "replace"))
@@ -587,6 +611,46 @@ class Tfe:
             handler.reply_json(400, {"error": "invalid_grant"})
         else:
             handler.reply_json(200, {"access_token": handler.token, "token_type": "bearer"})
+        return True
+
+    def create_token(self, handler, body):
+        """POST authentication-tokens: a JSON:API document of type authentication-tokens."""
+        if not handler.bearer_ok():
+            handler.authorized(401, None)
+            return True
+        try:
+            attributes = json.loads(body)["data"]["attributes"]
+            expired_at = attributes.get("expired-at")
+        except (ValueError, KeyError, TypeError):
+            handler.reply_json(422, {"errors": [{"status": "422", "title": "invalid document"}]})
+            return True
+        token = "hk-e2e-rotated-" + os.urandom(16).hex()
+        with self.lock:
+            self.last_id += 1
+            token_id = "at-%d" % self.last_id
+            self.created[token_id] = token
+            handler.live_tokens.add(token)
+        handler.reply_json(201, {"data": {"id": token_id, "type": "authentication-tokens", "attributes": {
+            "token": token, "description": attributes.get("description"), "expired-at": expired_at,
+            "created-at": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())}}}, self.api_headers())
+        return True
+
+    def delete(self, handler, path):
+        """DELETE authentication-tokens/ID: the token is refused from then on."""
+        prefix = "/api/v2/authentication-tokens/"
+        if not path.startswith(prefix):
+            return False
+        if not handler.bearer_ok():
+            handler.authorized(401, None)
+            return True
+        with self.lock:
+            token = self.created.pop(path[len(prefix):], None)
+            if token is not None:
+                handler.live_tokens.discard(token)
+        if token is None:
+            handler.reply_json(404, {"errors": [{"status": "404", "title": "not found"}]})
+        else:
+            handler.reply(204, b"", "application/json", self.api_headers())
         return True
 
     def workspace(self, org, name):
@@ -670,6 +734,7 @@ def main():
     signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)
 
     Registry.token = args.token
+    Registry.live_tokens = {args.token}
     Registry.module_versions = module_versions
     Registry.modules = modules
     for module in modules:
