@@ -56,6 +56,12 @@
 #        against docker-credential-secretservice and docker-credential-pass,
 #        and `git credential-hostkeeper get` against `git credential-cache
 #        get` and git's one-shot libsecret helper;
+#      - tokens from a command (tests/bench/token_commands.sh, in a keyring
+#        world of its own, skipped without terraform): a warm `get` of a
+#        token_command host against a keyring host and `secret-tool lookup`,
+#        a `get` while the host's refresh runs, and 10 concurrent
+#        `terraform init` while the token refreshes (every init succeeds,
+#        one command run);
 #   4. prints a markdown table and writes it to BUILD_DIR/bench-results.md
 #      (raw hyperfine and load-generator JSON in BUILD_DIR/bench-raw/).
 #
@@ -253,6 +259,22 @@ store_tokens() {
     done
     now=$(date +%s.%N)
     echo "$done_ $(awk -v t0="$t0" -v t="$now" 'BEGIN { printf "%.1f", t - t0 }')"
+}
+
+# optional_bench SCRIPT NAME WHAT SKIPPED: tests/bench/SCRIPT BIN RAW, in a
+# world of its own; it writes RAW/NAME-rows.md and RAW/NAME-notes.md. Exit
+# status 77: skipped (SKIPPED says why), its rows and notes removed.
+optional_bench() {
+    local script=$1 name=$2 what=$3 skipped=$4 rc=0
+    log "$what: tests/bench/$script"
+    env -u HK_TEST_ROOT "$HK_BENCH_REPO/tests/bench/$script" "$BIN" "$RAW" >&2 || rc=$?
+    if [[ $rc == 77 ]]; then
+        log "  skipped ($script: $skipped)"
+        rm -f "$RAW/$name-rows.md" "$RAW/$name-notes.md"
+        return 0
+    fi
+    [[ $rc == 0 ]] || die "the $what benchmarks failed"
+    [[ -s "$RAW/$name-rows.md" && -s "$RAW/$name-notes.md" ]] || die "$script wrote no results"
 }
 
 inner() {
@@ -456,51 +478,19 @@ inner() {
     "$repo/tests/bench/startup.sh" "$BIN" "$RAW" >&2 || die "the start-up benchmark failed"
     [[ -s "$RAW/startup-rows.md" && -s "$RAW/startup-notes.md" ]] || die "startup.sh wrote no results"
 
-    # -- h. registry cache ----------------------------------------------------
-    # terraform init through hostkeeper setup --registry-cache, against plain
-    # terraform and plugin_cache_dir: see registry_cache.sh. In a keyring world
-    # of its own (it runs setup and stops its daemons; without HK_TEST_ROOT it
-    # makes one). Exit status 77: skipped (no terraform).
-    log "registry cache: tests/bench/registry_cache.sh"
-    local cache_rc=0
-    env -u HK_TEST_ROOT "$repo/tests/bench/registry_cache.sh" "$BIN" "$RAW" >&2 || cache_rc=$?
-    if [[ $cache_rc == 77 ]]; then
-        log "  skipped (registry_cache.sh: no terraform, or not root for its registry port)"
-        rm -f "$RAW/registry-cache-rows.md" "$RAW/registry-cache-notes.md"
-    else
-        [[ $cache_rc == 0 ]] || die "the registry cache benchmark failed"
-        [[ -s "$RAW/registry-cache-rows.md" && -s "$RAW/registry-cache-notes.md" ]] ||
-            die "registry_cache.sh wrote no results"
-    fi
-
-    # -- h2. keyring backends ----------------------------------------------
-    # pass and the Secret Service with 10,000 items, in worlds of its own:
-    # see pass.sh. Exit status 77: skipped (no pass or gpg).
-    log "keyring backends: tests/bench/pass.sh"
-    local pass_rc=0
-    env -u HK_TEST_ROOT "$repo/tests/bench/pass.sh" "$BIN" "$RAW" >&2 || pass_rc=$?
-    if [[ $pass_rc == 77 ]]; then
-        log "  skipped (pass.sh: no pass or gpg)"
-        rm -f "$RAW/pass-rows.md" "$RAW/pass-notes.md"
-    else
-        [[ $pass_rc == 0 ]] || die "the keyring backend benchmarks failed"
-        [[ -s "$RAW/pass-rows.md" && -s "$RAW/pass-notes.md" ]] || die "pass.sh wrote no results"
-    fi
-
-    # -- h3. other consumers -------------------------------------------------
-    # token, exec and the Docker credential helper against secret-tool and
-    # Debian's docker-credential helpers: see consumers.sh. Exit status 77:
-    # skipped (no golang-docker-credential-helpers).
-    log "other consumers: tests/bench/consumers.sh"
-    local consumers_rc=0
-    env -u HK_TEST_ROOT "$repo/tests/bench/consumers.sh" "$BIN" "$RAW" >&2 || consumers_rc=$?
-    if [[ $consumers_rc == 77 ]]; then
-        log "  skipped (consumers.sh: no Debian docker-credential helpers)"
-        rm -f "$RAW/consumers-rows.md" "$RAW/consumers-notes.md"
-    else
-        [[ $consumers_rc == 0 ]] || die "the consumers benchmarks failed"
-        [[ -s "$RAW/consumers-rows.md" && -s "$RAW/consumers-notes.md" ]] || die "consumers.sh wrote no results"
-    fi
+    # -- h. benchmarks in worlds of their own --------------------------------
+    # Each script makes its own keyring world (without HK_TEST_ROOT it makes
+    # one); exit status 77: skipped. terraform init through hostkeeper setup
+    # --registry-cache against plain terraform and plugin_cache_dir
+    # (registry_cache.sh; it runs setup and stops its daemons); pass and the
+    # Secret Service with 10,000 items (pass.sh); token, exec and the Docker
+    # and git helpers against secret-tool and the alternatives (consumers.sh);
+    # tokens from a command: warm gets, a get during a refresh, concurrent
+    # terraform init while the token refreshes (token_commands.sh).
+    optional_bench registry_cache.sh registry-cache "registry cache" "no terraform, or not root for its registry port"
+    optional_bench pass.sh pass "keyring backends" "no pass or gpg"
+    optional_bench consumers.sh consumers "other consumers" "no Debian docker-credential helpers"
+    optional_bench token_commands.sh token-commands "token commands" "no terraform"
 
     # -- i. report ----------------------------------------------------------
     local cpu version gk commit date_ elapsed
@@ -554,6 +544,7 @@ inner() {
         [[ ! -s "$RAW/registry-cache-rows.md" ]] || cat "$RAW/registry-cache-rows.md"
         [[ ! -s "$RAW/pass-rows.md" ]] || cat "$RAW/pass-rows.md"
         [[ ! -s "$RAW/consumers-rows.md" ]] || cat "$RAW/consumers-rows.md"
+        [[ ! -s "$RAW/token-commands-rows.md" ]] || cat "$RAW/token-commands-rows.md"
         echo
         echo "Notes:"
         echo "- Latency: hyperfine -N (no shell), $warmup warm-up runs; the helper is run as Terraform runs it (no" \
@@ -580,6 +571,7 @@ inner() {
         [[ ! -s "$RAW/registry-cache-notes.md" ]] || cat "$RAW/registry-cache-notes.md"
         [[ ! -s "$RAW/pass-notes.md" ]] || cat "$RAW/pass-notes.md"
         [[ ! -s "$RAW/consumers-notes.md" ]] || cat "$RAW/consumers-notes.md"
+        [[ ! -s "$RAW/token-commands-notes.md" ]] || cat "$RAW/token-commands-notes.md"
         echo "- Raw data: $RAW/ (discovery: $RAW/discovery/, registries: $RAW/registry/). Run time: $elapsed s (build not included)."
     } >"$report"
     echo
