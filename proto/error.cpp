@@ -6,7 +6,7 @@
 namespace hostkeeper::proto {
 namespace {
 
-constexpr std::array<std::pair<ErrorCode, std::string_view>, 21> kNames{{
+constexpr std::array<std::pair<ErrorCode, std::string_view>, 22> kNames{{
     {ErrorCode::bad_request, "bad_request"},
     {ErrorCode::bad_host, "bad_host"},
     {ErrorCode::too_large, "too_large"},
@@ -26,6 +26,7 @@ constexpr std::array<std::pair<ErrorCode, std::string_view>, 21> kNames{{
     {ErrorCode::forbidden, "forbidden"},
     {ErrorCode::config_error, "config_error"},
     {ErrorCode::token_command_failed, "token_command_failed"},
+    {ErrorCode::login_failed, "login_failed"},
     {ErrorCode::internal, "internal"},
 }};
 

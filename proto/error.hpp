@@ -31,6 +31,8 @@ enum class ErrorCode {
     config_error,          // the daemon cannot run with its configuration file or options
     token_command_failed,  // a host's token_command failed, printed no usable token, or is
                            // refused (config.toml writable by another user)
+    login_failed,          // a login.v1 login or refresh failed: the message says what the
+                           // authorization server said, and to run hostkeeper login HOST
     internal,              // a bug: the message says what happened
 };
 

@@ -10,7 +10,7 @@
 namespace hostkeeper::proto {
 namespace {
 
-constexpr std::array<std::pair<Op, std::string_view>, 26> kOps{{
+constexpr std::array<std::pair<Op, std::string_view>, 29> kOps{{
     {Op::hello, "hello"},
     {Op::get, "get"},
     {Op::store, "store"},
@@ -30,6 +30,9 @@ constexpr std::array<std::pair<Op, std::string_view>, 26> kOps{{
     {Op::list, "list"},
     {Op::check, "check"},
     {Op::rotate, "rotate"},
+    {Op::login_start, "login_start"},
+    {Op::login_exchange, "login_exchange"},
+    {Op::login_refresh, "login_refresh"},
     {Op::docker_get, "docker_get"},
     {Op::docker_store, "docker_store"},
     {Op::docker_erase, "docker_erase"},

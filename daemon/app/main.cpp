@@ -168,7 +168,9 @@ struct Services {
           cache_setting(load_cache_setting()),
           registry_cache(io.get_executor(), std::move(cache_setting.config),
                          proto::registry_cache_state_path(), proto::documents_dir(),
-                         keyring.credentials, discovery, registry, archive_store) {}
+                         keyring.credentials, discovery, registry, archive_store) {
+        keyring.credentials.use_token_refresher(discovery.login());
+    }
 
     // Once the event loop is done: every service stops, the keyring's watch
     // ends and its thread is joined.

@@ -1,5 +1,8 @@
 #include "daemon/credentials/credential_service.hpp"
 
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <exception>
@@ -23,6 +26,27 @@ namespace {
 std::optional<Secret> clone(const std::optional<Secret>& secret) {
     if (!secret) return std::nullopt;
     return secret->clone();
+}
+
+// After a failed refresh, none is tried for this long.
+constexpr std::chrono::minutes kRefreshRetry{1};
+
+// A refresher's answer, or why there is none.
+struct Asked {
+    std::optional<Secret> credentials;
+    std::string failure;
+};
+
+// Its own coroutine: an await after a try block trips GCC bug 109224 (async/toolchain.hpp).
+asio::awaitable<Asked> ask(TokenRefresher& refresher, std::string host, LoginRecord record) {
+    Asked out;
+    try {
+        auto asking = refresher.refresh(std::move(host), std::move(record));  // named first
+        out.credentials = co_await std::move(asking);
+    } catch (const std::exception& e) {
+        out.failure = e.what();
+    }
+    co_return out;
 }
 
 }  // namespace
@@ -78,12 +102,94 @@ CredentialService::CredentialService(asio::any_io_executor io, asio::any_io_exec
       cache_(options.max_entries),
       flights_(io_),
       standing_(clock_, std::move(wall_clock)),
-      purge_timer_(io_, clock_, [this] {
-          cache_.purge(clock_());
-          return cache_.next_expiry();
-      }) {}
+      purge_timer_(io_, clock_,
+                   [this] {
+                       cache_.purge(clock_());
+                       return cache_.next_expiry();
+                   }),
+      refreshes_(io_) {}
 
 asio::awaitable<std::optional<Secret>> CredentialService::get(std::string host) {
+    auto reading = stored(host);  // named first (async/toolchain.hpp)
+    std::optional<Secret> credentials = co_await std::move(reading);
+    if (!credentials || refresher_ == nullptr) co_return credentials;
+    auto refreshing = kept_fresh(host, std::move(*credentials));  // named first
+    co_return co_await std::move(refreshing);
+}
+
+asio::awaitable<std::optional<Secret>> CredentialService::kept_fresh(std::string host,
+                                                                     Secret credentials) {
+    std::optional<LoginRecord> record = login_of(credentials);
+    if (!record) co_return credentials;
+    const std::optional<WallTime> expires =
+        expiry_of(credentials, ErrorCode::keyring_error, "the keyring item for " + host);
+    const WallTime now = standing_.wall_now();
+    if (!expires || now < refresh_due(*expires, record->issued_at) || refresh_held_back(host))
+        co_return credentials;
+    if (now < *expires) {
+        if (refreshing_hosts_.insert(host).second) {
+            asio::co_spawn(io_, shared_refresh(host, std::move(*record)),
+                           [this, host](const std::exception_ptr&, std::optional<Secret>) {
+                               refreshing_hosts_.erase(host);
+                           });
+        }
+        co_return credentials;
+    }
+    auto waiting = shared_refresh(host, std::move(*record));  // named first
+    std::optional<Secret> fresh = co_await std::move(waiting);
+    // Still nullopt: the expired token goes back, and serve() withholds it.
+    if (fresh) co_return fresh;
+    co_return credentials;
+}
+
+asio::awaitable<std::optional<Secret>> CredentialService::shared_refresh(std::string host,
+                                                                         LoginRecord record) {
+    auto login = std::make_shared<LoginRecord>(std::move(record));
+    auto work = [this, host, login] { return refresh_once(host, std::move(*login)); };
+    auto shared = refreshes_.run(host, std::move(work), clone);  // named first
+    co_return co_await std::move(shared);
+}
+
+asio::awaitable<std::optional<Secret>> CredentialService::refresh_once(std::string host,
+                                                                       LoginRecord record) {
+    auto asking = ask(*refresher_, host, std::move(record));  // named first
+    Asked asked = co_await std::move(asking);
+    if (!asked.credentials) {
+        spdlog::warn("{}; run hostkeeper login {}", asked.failure, host);
+        refresh_failures_[host] = {std::move(asked.failure), clock_()};
+        co_return std::nullopt;
+    }
+    auto storing = store(host, asked.credentials->clone());  // named first
+    co_await std::move(storing);
+    spdlog::info("refreshed the token of {}", host);
+    co_return std::move(asked.credentials);
+}
+
+bool CredentialService::refresh_held_back(const std::string& host) const {
+    const auto failed = refresh_failures_.find(host);
+    return failed != refresh_failures_.end() && clock_() - failed->second.when < kRefreshRetry;
+}
+
+asio::awaitable<void> CredentialService::refresh(std::string host) {
+    auto reading = stored(host);  // named first (async/toolchain.hpp)
+    const std::optional<Secret> credentials = co_await std::move(reading);
+    std::optional<LoginRecord> record = credentials ? login_of(*credentials) : std::nullopt;
+    if (!record || refresher_ == nullptr)
+        throw Error(ErrorCode::not_found, "no login with a refresh token is stored for " + host +
+                                              ": run hostkeeper login " + host);
+    auto waiting = shared_refresh(host, std::move(*record));  // named first
+    const std::optional<Secret> fresh = co_await std::move(waiting);
+    if (!fresh) {
+        const auto failed = refresh_failures_.find(host);
+        throw Error(ErrorCode::login_failed, (failed != refresh_failures_.end()
+                                                  ? failed->second.message
+                                                  : "refreshing the token of " + host + " failed") +
+                                                 "; run hostkeeper login " + host);
+    }
+}
+
+// The stored credentials: a token_command's, or the cache's, or the keyring's.
+asio::awaitable<std::optional<Secret>> CredentialService::stored(std::string host) {
     if (commands_ != nullptr && commands_->has(host)) {
         auto fetching = commands_->get(host);  // named first (async/toolchain.hpp)
         co_return co_await std::move(fetching);
@@ -108,7 +214,11 @@ asio::awaitable<std::optional<Secret>> CredentialService::serve(std::string host
     std::optional<Secret> credentials = co_await std::move(reading);
     if (!credentials) co_return credentials;
     std::optional<Withheld> withheld = standing_.withheld(host);
-    if (!withheld) co_return credentials;
+    if (!withheld) co_return served(std::move(*credentials));
+    if (const auto failed = refresh_failures_.find(host);
+        failed != refresh_failures_.end() && withheld->reason == Withheld::Reason::expired)
+        withheld->message = "the stored token expired, and " + failed->second.message +
+                            "; run hostkeeper login " + host;
     if (why != nullptr) *why = std::move(withheld);
     co_return std::nullopt;
 }
@@ -146,6 +256,7 @@ asio::awaitable<void> CredentialService::store(std::string host, Secret credenti
     // A keyring event (a lock) or another write meanwhile: keep nothing; the
     // next get reads the keyring.
     standing_.stored(host, expires);
+    refresh_failures_.erase(host);
     const bool undisturbed = generation == generation_;
     ++generation_;
     if (undisturbed) {
@@ -160,6 +271,7 @@ asio::awaitable<void> CredentialService::forget(std::string host) {
     const std::uint64_t generation = generation_;
     co_await async::on_worker(worker_, std::move(remove));
     standing_.forgotten(host);
+    refresh_failures_.erase(host);
     const bool undisturbed = generation == generation_;
     ++generation_;
     if (undisturbed) {
@@ -223,6 +335,8 @@ CredentialStats CredentialService::stats() const {
     s.rejected = standing_.rejections();
     s.expiries = standing_.expiries();
     if (commands_ != nullptr) s.commands = commands_->states();
+    for (const auto& [host, failed] : refresh_failures_)
+        s.refresh_failures.emplace(host, failed.message);
     s.now = clock_();
     s.wall_now = standing_.wall_now();
     return s;

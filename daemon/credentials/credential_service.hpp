@@ -5,6 +5,11 @@
 // forget write through to the keyring first and only then touch the cache.
 // The cache follows the keyring: a keyring event (lock, edit, restart) drops
 // it at once, and while the keyring is not watched nothing is cached.
+// Credentials from `hostkeeper login` with a refresh token are refreshed
+// ahead of their expiry (login_credentials.hpp): a get in the last tenth of
+// the lifetime starts a refresh in the background and is answered with the
+// current token; a get at or after the expiry waits for the refresh. One
+// refresh per host at a time; after a failure none is tried for a minute.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -15,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -26,6 +32,7 @@
 #include "daemon/credentials/credential_cache_options.hpp"
 #include "daemon/credentials/keyring.hpp"
 #include "daemon/credentials/keyring_events.hpp"
+#include "daemon/credentials/login_credentials.hpp"
 #include "daemon/credentials/token_standing.hpp"
 #include "proto/secret.hpp"
 
@@ -41,11 +48,12 @@ struct CredentialStats {
     std::uint64_t evictions = 0;
     bool keyring_watched = true;      // false: keyring changes cannot be seen, so nothing is cached
     std::uint64_t invalidations = 0;  // caches dropped because the keyring changed
-    std::map<std::string, TokenRejection> rejected;     // host -> the last refusal of its token
-    std::map<std::string, WallTime> expiries;           // host -> its token's expires_at, as read
-    std::map<std::string, CommandTokenState> commands;  // hosts with a token_command
-    std::chrono::steady_clock::time_point now;          // the service's clock when this was made
-    WallTime wall_now;                                  // and the wall clock's
+    std::map<std::string, TokenRejection> rejected;       // host -> the last refusal of its token
+    std::map<std::string, WallTime> expiries;             // host -> its token's expires_at, as read
+    std::map<std::string, CommandTokenState> commands;    // hosts with a token_command
+    std::map<std::string, std::string> refresh_failures;  // host -> why its last refresh failed
+    std::chrono::steady_clock::time_point now;            // the service's clock when this was made
+    WallTime wall_now;                                    // and the wall clock's
 };
 
 class CredentialService final : public KeyringEvents {
@@ -63,6 +71,13 @@ class CredentialService final : public KeyringEvents {
     // Hosts with a token_command are answered by `commands` (its token, or
     // its error) instead of the keyring, for every consumer of get().
     void use_token_commands(CommandTokens& commands) { commands_ = &commands; }
+    // Stored logins with a refresh token are refreshed through `refresher`.
+    void use_token_refresher(TokenRefresher& refresher) { refresher_ = &refresher; }
+
+    // Refreshes the host's stored login now. Throws proto::Error not_found
+    // when it has none with a refresh token, login_failed when the
+    // refresh failed (the message says why and what to run).
+    boost::asio::awaitable<void> refresh(std::string host);
 
     // The host's credentials object (compact JSON text), or nullopt. Throws
     // proto::Error keyring_error for an item whose expires_at is not RFC 3339.
@@ -115,7 +130,23 @@ class CredentialService final : public KeyringEvents {
     };
     using Cache = cache::TtlCache<Cached>;
 
+    struct RefreshFailure {
+        std::string message;
+        std::chrono::steady_clock::time_point when;
+    };
+
+    boost::asio::awaitable<std::optional<proto::Secret>> stored(std::string host);
     boost::asio::awaitable<std::optional<proto::Secret>> load(std::string host);
+    // `credentials`, or the refreshed ones when they are due (see above).
+    boost::asio::awaitable<std::optional<proto::Secret>> kept_fresh(std::string host,
+                                                                    proto::Secret credentials);
+    // One refresh of the host's login shared by its callers: the new
+    // credentials stored, or nullopt and the failure remembered.
+    boost::asio::awaitable<std::optional<proto::Secret>> shared_refresh(std::string host,
+                                                                        LoginRecord record);
+    boost::asio::awaitable<std::optional<proto::Secret>> refresh_once(std::string host,
+                                                                      LoginRecord record);
+    bool refresh_held_back(const std::string& host) const;
     void remember(const std::string& host, std::optional<proto::Secret> credentials);
 
     boost::asio::any_io_executor io_;
@@ -135,6 +166,10 @@ class CredentialService final : public KeyringEvents {
     TokenStanding standing_;
     async::PurgeTimer purge_timer_;
     CommandTokens* commands_ = nullptr;
+    TokenRefresher* refresher_ = nullptr;
+    async::SingleFlight<std::optional<proto::Secret>> refreshes_;
+    std::map<std::string, RefreshFailure> refresh_failures_;
+    std::set<std::string> refreshing_hosts_;  // a background refresh runs
 };
 
 // A credentials object as found in the keyring, made into the compact JSON

@@ -30,6 +30,7 @@ DiscoveryService::DiscoveryService(asio::any_io_executor io, http::HttpClient& h
       credentials_(credentials),
       http_(http),
       upstream_(http, credentials),
+      login_(http, credentials, *this, options_.timeout),
       auto_rotation_(
           std::move(io), credentials, options_.rotate,
           [this](const std::string& host) { return rotate_lifetime(host); },

@@ -19,6 +19,7 @@
 #include "daemon/discovery/auto_rotation.hpp"
 #include "daemon/discovery/discovery_document.hpp"
 #include "daemon/discovery/discovery_options.hpp"
+#include "daemon/discovery/login_service.hpp"
 #include "daemon/discovery/token_check.hpp"
 #include "daemon/discovery/token_rotation.hpp"
 #include "daemon/http/http_client.hpp"
@@ -73,6 +74,10 @@ class DiscoveryService {
     // (auto_rotation.hpp) until stop().
     boost::asio::awaitable<TokenRotation> rotate_token(std::string host);
 
+    // `hostkeeper login`'s login.v1 client (login_service.hpp); also what
+    // refreshes stored logins (CredentialService::use_token_refresher).
+    LoginService& login() { return login_; }
+
     std::size_t flush();
     std::size_t flush(const std::string& host);
     DiscoveryStats stats() const;
@@ -93,6 +98,7 @@ class DiscoveryService {
     http::HttpClient& http_;
     upstream::Upstream upstream_;
     std::uint64_t forced_hits_ = 0;
+    LoginService login_;
     AutoRotation auto_rotation_;  // last: it calls rotate_token
 };
 

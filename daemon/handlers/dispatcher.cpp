@@ -73,6 +73,9 @@ asio::awaitable<server::Reply> Dispatcher::route(const Request& request) {
         case Op::list:
         case Op::check:
         case Op::rotate:
+        case Op::login_start:
+        case Op::login_exchange:
+        case Op::login_refresh:
         case Op::docker_get:
         case Op::docker_store:
         case Op::docker_erase:

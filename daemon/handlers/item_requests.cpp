@@ -6,6 +6,7 @@
 #include "daemon/credentials/credential_service.hpp"
 #include "daemon/credentials/keyring_items.hpp"
 #include "daemon/credentials/terraform_items.hpp"
+#include "daemon/credentials/token_expiry.hpp"
 #include "daemon/discovery/discovery_service.hpp"
 #include "daemon/handlers/replies.hpp"
 #include "proto/error.hpp"
@@ -111,6 +112,12 @@ asio::awaitable<server::Reply> ItemRequests::handle(const Request& request) {
             auto rotating = rotate(host_field(request.fields));  // named first
             co_return co_await std::move(rotating);
         }
+        case Op::login_start:
+        case Op::login_exchange:
+        case Op::login_refresh: {
+            auto answering = login(request);  // named first
+            co_return co_await std::move(answering);
+        }
         case Op::docker_get:
         case Op::docker_store:
         case Op::docker_erase:
@@ -183,6 +190,31 @@ asio::awaitable<server::Reply> ItemRequests::rotate(std::string host) {
                      result.message);
     }
     co_return server::Reply{reply::rotated(host, result)};
+}
+
+asio::awaitable<server::Reply> ItemRequests::login(const Request& request) {
+    std::string host = host_field(request.fields);
+    if (request.op == Op::login_start) {
+        const auto port = request.fields.find("port");
+        if (port == request.fields.end() || !port->is_number_integer())
+            throw Error(ErrorCode::bad_request, "login_start needs an integer \"port\"");
+        auto starting = discovery_.login().start(host, port->get<int>());  // named first
+        const discovery::LoginStart started = co_await std::move(starting);
+        co_return server::Reply{reply::login_started(host, started)};
+    }
+    if (request.op == Op::login_exchange) {
+        std::string state = *text_field(request.fields, "state", true);
+        proto::Secret code(*text_field(request.fields, "code", true));
+        auto exchanging = discovery_.login().exchange(host, std::move(state), std::move(code));
+        const discovery::LoginDone done = co_await std::move(exchanging);
+        co_return server::Reply{reply::logged_in(host, done.expires_at, done.refreshable)};
+    }
+    auto refreshing = credentials_.refresh(host);  // named first
+    co_await std::move(refreshing);
+    const std::optional<credentials::WallTime> expires = credentials_.expiry(host);
+    std::optional<std::string> expires_at;
+    if (expires) expires_at = credentials::rfc3339_text(*expires);
+    co_return server::Reply{reply::logged_in(host, expires_at, true)};
 }
 
 asio::awaitable<server::Reply> ItemRequests::docker(const Request& request) {

@@ -2,7 +2,8 @@
 // The requests about what the keyring holds, read from the keyring itself:
 // `list` (every host's item, its field names, never a value), `check` (is
 // a host's token still good, asked of the host), `rotate` (a new user token
-// for an HCP Terraform or Terraform Enterprise host), the Docker credential
+// for an HCP Terraform or Terraform Enterprise host), `login_start`,
+// `login_exchange` and `login_refresh` (hostkeeper login), the Docker credential
 // helper's docker_get, docker_store, docker_erase and docker_list, and the
 // git credential helper's git_get, git_store and git_erase (PROTOCOL.md).
 
@@ -39,6 +40,7 @@ class ItemRequests {
     boost::asio::awaitable<server::Reply> list();
     boost::asio::awaitable<server::Reply> check(std::string host);
     boost::asio::awaitable<server::Reply> rotate(std::string host);
+    boost::asio::awaitable<server::Reply> login(const Request& request);
     boost::asio::awaitable<server::Reply> docker(const Request& request);
     boost::asio::awaitable<server::Reply> git_get(const Request& request);
     boost::asio::awaitable<server::Reply> git_store(const Request& request);

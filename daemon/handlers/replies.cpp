@@ -198,6 +198,7 @@ std::string listed(std::string_view backend, const std::vector<ListedHost>& host
     }
     response["rejected"] = rejections(stats.rejected, stats.now);
     response["commands"] = command_states(stats.commands, stats.now);
+    response["refresh_failures"] = stats.refresh_failures;
     return ok_payload(response);
 }
 
@@ -227,6 +228,23 @@ std::string rotated(const std::string& host, const discovery::TokenRotation& rot
     if (!rotation.url.empty()) response["url"] = rotation.url;
     if (rotation.status) response["status"] = *rotation.status;
     response["message"] = rotation.message;
+    return ok_payload(response);
+}
+
+std::string login_started(const std::string& host, const discovery::LoginStart& start) {
+    Json response = proto::make_ok();
+    response["host"] = host;
+    response["url"] = start.url;
+    response["state"] = start.state;
+    return ok_payload(response);
+}
+
+std::string logged_in(const std::string& host, const std::optional<std::string>& expires_at,
+                      bool refreshable) {
+    Json response = proto::make_ok();
+    response["host"] = host;
+    response["expires_at"] = expires_at ? Json(*expires_at) : Json(nullptr);
+    response["refreshable"] = refreshable;
     return ok_payload(response);
 }
 
@@ -309,7 +327,8 @@ std::string status(const DaemonInfo& daemon, server::ServerState server,
                                {"invalidations", c.invalidations},
                                {"rejected", rejections(c.rejected, c.now)},
                                {"expiries", expiries(c.expiries, c.wall_now)},
-                               {"commands", command_states(c.commands, c.now)}};
+                               {"commands", command_states(c.commands, c.now)},
+                               {"refresh_failures", c.refresh_failures}};
     response["discovery"] = {{"entries", d.entries},
                              {"positive", d.positive},
                              {"empty", d.empty},

@@ -73,6 +73,11 @@ std::string listed(std::string_view backend, const std::vector<ListedHost>& host
 std::string checked(const std::string& host, const discovery::TokenCheck& check);
 // rotate: {"v":1,"ok":true,"host":..,"result":"rotated"|"failed",...}
 std::string rotated(const std::string& host, const discovery::TokenRotation& rotation);
+// login_start: {"v":1,"ok":true,"host":..,"url":..,"state":..}
+std::string login_started(const std::string& host, const discovery::LoginStart& start);
+// login_exchange, login_refresh: {"v":1,"ok":true,"host":..,"expires_at":..|null,"refreshable":..}
+std::string logged_in(const std::string& host, const std::optional<std::string>& expires_at,
+                      bool refreshable);
 // docker_get: found, with the secret (the payload is scrubbed by the server).
 std::string docker_found(const credentials::DockerCredentials& found);
 std::string docker_erased(bool erased);

@@ -164,8 +164,9 @@ void set_method(CURL* e, curl_slist*& headers, const HttpRequest& request) {
                          static_cast<curl_off_t>(request.body.size()));
         curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, request.body.c_str());
         const std::string type =
-            "Content-Type: " +
-            (request.media_type.empty() ? std::string("application/json") : request.media_type);
+            "Content-Type: " + (!request.content_type.empty() ? request.content_type
+                                : request.media_type.empty()  ? std::string("application/json")
+                                                              : request.media_type);
         headers = curl_slist_append(headers, type.c_str());
     } else if (request.method == "DELETE") {
         curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");

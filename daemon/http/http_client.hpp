@@ -1,7 +1,7 @@
 #pragma once
 // One HTTP request, no redirects followed: the interface discovery, the
-// registry clients and token rotation talk to (GET, or a POST or DELETE
-// with a JSON:API body). The libcurl adapter implements it; unit
+// registry clients, token rotation and login talk to (GET, or a POST or
+// DELETE with a JSON:API or form body). The libcurl adapter implements it; unit
 // tests put a scripted fake in its place.
 
 #include <boost/asio/awaitable.hpp>
@@ -34,6 +34,9 @@ struct HttpRequest {
     // Content-Type of the body and the Accept header ("": application/json,
     // or anything for a download).
     std::string media_type;
+    // A POST body's Content-Type when it is not `media_type` (a form body
+    // answered with JSON); "": `media_type`'s.
+    std::string content_type;
     std::optional<proto::Secret>
         bearer_token;  // sent as "Authorization: Bearer ..." to this URL only
     std::chrono::milliseconds timeout{11000};  // the whole exchange

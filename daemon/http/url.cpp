@@ -2,7 +2,10 @@
 
 #include <curl/curl.h>
 
+#include <cstring>
 #include <memory>
+
+#include "proto/secret.hpp"
 
 namespace hostkeeper::daemon::http {
 namespace {
@@ -46,6 +49,10 @@ Url parsed(const std::string& text) {
     return url;
 }
 
+[[noreturn]] void throw_cannot_add(const std::string& url, const std::string& name, CURLUcode rc) {
+    throw UrlError("\"" + url + "\": cannot add \"" + name + "\": " + describe(rc));
+}
+
 }  // namespace
 
 std::string resolve_url(const std::string& base, const std::string& reference) {
@@ -80,6 +87,37 @@ bool same_origin(const std::string& a, const std::string& b) {
     const UrlParts x = parse_url(a);
     const UrlParts y = parse_url(b);
     return x.scheme == y.scheme && x.host == y.host && x.port == y.port;
+}
+
+std::string with_query(const std::string& url, const FormFields& fields) {
+    Url parts = parsed(url);
+    for (const auto& [name, value] : fields) {
+        std::string pair = name;
+        pair.append("=").append(value);
+        if (const CURLUcode rc = curl_url_set(parts.get(), CURLUPART_QUERY, pair.c_str(),
+                                              CURLU_APPENDQUERY | CURLU_URLENCODE);
+            rc != CURLUE_OK) {
+            throw_cannot_add(url, name, rc);
+        }
+    }
+    std::string result = part(parts.get(), CURLUPART_URL);
+    if (result.empty()) throw UrlError("\"" + url + "\" is not a valid URL");
+    return result;
+}
+
+std::string form_body(const FormFields& fields) {
+    std::string body;
+    for (const auto& [name, value] : fields) {
+        for (const std::string* text : {&name, &value}) {
+            char* raw = curl_easy_escape(nullptr, text->data(), static_cast<int>(text->size()));
+            if (raw == nullptr) throw UrlError("out of memory");
+            body += text == &name ? (body.empty() ? "" : "&") : "=";
+            body += raw;
+            proto::scrub(raw, std::strlen(raw));
+            curl_free(raw);
+        }
+    }
+    return body;
 }
 
 }  // namespace hostkeeper::daemon::http

@@ -59,6 +59,7 @@ std::unique_ptr<Command> migrate_command();   // keyring_cli.hpp
 std::unique_ptr<Command> list_command();      // list.hpp
 std::unique_ptr<Command> check_command();     // check.hpp
 std::unique_ptr<Command> rotate_command();    // rotate.hpp
+std::unique_ptr<Command> login_command();     // login.hpp
 std::unique_ptr<Command> exec_command();      // token_commands.hpp
 std::unique_ptr<Command> token_command();     // token_commands.hpp
 

@@ -44,6 +44,13 @@ void print_credentials(const Json& c) {
                 host.c_str(), host.c_str());
         }
     }
+    if (const auto failures = c.find("refresh_failures");
+        failures != c.end() && failures->is_object()) {
+        for (const auto& [host, why] : failures->items()) {
+            std::printf("token refresh failed: %s: %s; run hostkeeper login %s\n", host.c_str(),
+                        why.is_string() ? why.get<std::string>().c_str() : "?", host.c_str());
+        }
+    }
     if (const auto expiries = c.find("expiries"); expiries != c.end() && expiries->is_array()) {
         for (const Json& e : *expiries) {
             if (!e.is_object()) continue;

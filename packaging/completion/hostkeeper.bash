@@ -4,7 +4,7 @@ _hostkeeper() {
     local cur prev words cword
     _init_completion || return
 
-    local commands="status flush start stop setup import doctor unlock migrate discover module provider list check rotate exec token"
+    local commands="status flush start stop setup import doctor unlock migrate discover module provider list check rotate login exec token"
     local global="--socket --timeout --help --version"
     case $prev in
         --socket)
@@ -79,6 +79,7 @@ _hostkeeper() {
         list) options="--json --help" ;;
         check) options="--json --help" ;;
         rotate) options="--json --help" ;;
+        login) options="--no-browser --wait --refresh --help" ;;
         exec) options="--host --tfe -- --help" ;;
         token) options="--force --help" ;;
         flush | start | stop | doctor | unlock) options="--help" ;;

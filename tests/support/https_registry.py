@@ -401,8 +401,14 @@ class Registry(http.server.BaseHTTPRequestHandler):
         return header.startswith("Bearer ") and header[len("Bearer "):] in self.live_tokens
 
     def authorized(self, status, body, headers=None):
-        """Answers with body (JSON) if the request has our bearer token, else 401."""
-        if not self.public and not self.bearer_ok():
+        """Answers with body (JSON) if the request has our bearer token, else 401.
+        With --login-lifetime, the token is one /oauth/token issued and not yet expired."""
+        if self.tfe is not None and self.tfe.lifetime:
+            given = self.headers.get("Authorization", "")
+            good = given.startswith("Bearer ") and self.tfe.unexpired(given[len("Bearer "):])
+        else:
+            good = self.bearer_ok()
+        if not self.public and not good:
             self.reply_json(401, {"errors": ["unauthorized"]}, {"WWW-Authenticate": "Bearer"})
         else:
             self.reply_json(status, body, headers)
@@ -531,17 +537,39 @@ class Tfe:
       POST /api/v2/users/user-e2e/authentication-tokens a new token, live at once, with the
                                                         requested expired-at (token)
       DELETE /api/v2/authentication-tokens/ID           destroys one it created: 204 (token)
+
+    With --login-lifetime SECONDS, /oauth/token issues a new access token
+    living that long with a refresh token instead, takes the refresh_token
+    grant (each refresh token once: a new one comes with each answer), and
+    only an unexpired issued token is accepted where the token is wanted.
     """
 
     TOKENS = "/api/v2/users/user-e2e/authentication-tokens"
 
-    def __init__(self, base_url, user):
+    def __init__(self, base_url, user, lifetime=0):
         self.base_url = base_url
         self.user = user
+        self.lifetime = lifetime
         self.codes = {}  # {code: (code_challenge, redirect_uri)}
         self.created = {}  # {token id: token}, the authentication tokens not destroyed
         self.last_id = 0
+        self.issued = {}  # {access token: monotonic expiry}
+        self.refresh_tokens = set()
         self.lock = threading.Lock()
+
+    def unexpired(self, token):
+        with self.lock:
+            return time.monotonic() < self.issued.get(token, 0)
+
+    def issue(self):
+        """A new access token and refresh token (--login-lifetime), as the token endpoint answers them."""
+        access = "login-at-" + base64.urlsafe_b64encode(os.urandom(12)).decode()
+        refresh = "login-rt-" + base64.urlsafe_b64encode(os.urandom(12)).decode()
+        with self.lock:
+            self.issued[access] = time.monotonic() + self.lifetime
+            self.refresh_tokens.add(refresh)
+        return {"access_token": access, "token_type": "bearer", "expires_in": self.lifetime,
+                "refresh_token": refresh}
 
     def services(self):
         """Discovery entries: relative API URLs (as TFE gives), absolute login URLs."""
@@ -602,6 +630,15 @@ class Tfe:
         if path != "/oauth/token":
             return False
         form = urllib.parse.parse_qs(body.decode("ascii", "replace"))
+        if self.lifetime and form.get("grant_type", [""])[0] == "refresh_token":
+            with self.lock:
+                known = form.get("refresh_token", [""])[0] in self.refresh_tokens
+                self.refresh_tokens.discard(form.get("refresh_token", [""])[0])
+            if known and form.get("client_id", [""])[0] == "terraform-cli":
+                handler.reply_json(200, self.issue())
+            else:
+                handler.reply_json(400, {"error": "invalid_grant", "error_description": "unknown refresh token"})
+            return True
         code, verifier = form.get("code", [""])[0], form.get("code_verifier", [""])[0]
         with self.lock:
             challenge, redirect = self.codes.pop(code, (None, None))
@@ -609,6 +646,8 @@ class Tfe:
         if challenge is None or challenge != expected or form.get("redirect_uri", [""])[0] != redirect \
                 or form.get("grant_type", [""])[0] != "authorization_code":
             handler.reply_json(400, {"error": "invalid_grant"})
+        elif self.lifetime:
+            handler.reply_json(200, self.issue())
         else:
             handler.reply_json(200, {"access_token": handler.token, "token_type": "bearer"})
         return True
@@ -715,6 +754,9 @@ def main():
     parser.add_argument("--tfe", action="store_true",
                         help="be TFE-like too: tfe.v2*, login.v1 and enough of /api/v2/ (see Tfe)")
     parser.add_argument("--tfe-user", default="hk-e2e-user", help="the user name account/details gives")
+    parser.add_argument("--login-lifetime", type=int, default=0,
+                        help="with --tfe: /oauth/token issues tokens living this many seconds, with "
+                             "refresh tokens, and only those are accepted (see Tfe)")
     args = parser.parse_args()
     module_versions = version_list(args.versions)
     modules = version_list(args.modules)
@@ -783,7 +825,7 @@ def main():
         finally:
             stop_agent()
     if args.tfe:
-        Registry.tfe = Tfe(base_url, args.tfe_user)
+        Registry.tfe = Tfe(base_url, args.tfe_user, args.login_lifetime)
         discovery.update(Registry.tfe.services())
     Registry.discovery = discovery
 

@@ -424,3 +424,89 @@ TEST_CASE("an expires_at that is not RFC 3339: store refuses it, a keyring item 
         CHECK_THAT(e.what(), Catch::Contains("the keyring item for k"));
     }
 }
+
+namespace {
+
+// Refreshes a login to "new-token" (expiring in 10 minutes), or fails with `failure`.
+struct FakeRefresher final : daemon::credentials::TokenRefresher {
+    explicit FakeRefresher(Fixture& f) : fixture(f) {}
+    asio::awaitable<proto::Secret> refresh(std::string host,
+                                           daemon::credentials::LoginRecord record) override {
+        ++calls;
+        used = std::string(record.refresh_token.view()) + "@" + host;
+        if (!failure.empty()) throw proto::Error(proto::ErrorCode::login_failed, failure);
+        const daemon::credentials::LoginRecord next{proto::Secret("rt-2"), record.token_url,
+                                                    record.client_id, fixture.wall};
+        co_return daemon::credentials::login_credentials(proto::Secret("new-token"),
+                                                         fixture.wall + 10min, &next);
+    }
+    Fixture& fixture;
+    int calls = 0;
+    std::string used;
+    std::string failure;
+};
+
+// A login stored at f.wall: "old-token" for 10 minutes, refresh token rt-1.
+void store_login(Fixture& f) {
+    const daemon::credentials::LoginRecord record{proto::Secret("rt-1"),
+                                                  "https://h.example/oauth/token", "cli", f.wall};
+    const proto::Secret stored =
+        daemon::credentials::login_credentials(proto::Secret("old-token"), f.wall + 10min, &record);
+    f.keyring.put("h.example", std::string(stored.view()));
+}
+
+}  // namespace
+
+TEST_CASE("an expired login is refreshed before it is served, without its refresh token",
+          "[daemon][credentials][login]") {
+    Fixture f;
+    FakeRefresher refresher(f);
+    f.service.use_token_refresher(refresher);
+    store_login(f);
+    CHECK_THAT(*f.get("h.example"), Catch::Contains("old-token"));
+    CHECK(refresher.calls == 0);
+
+    f.wall += 11min;
+    std::optional<daemon::credentials::Withheld> why;
+    const auto served = f.run(f.service.serve("h.example", &why));
+    REQUIRE(served);
+    CHECK_FALSE(why);
+    CHECK(refresher.calls == 1);
+    CHECK(refresher.used == "rt-1@h.example");
+    CHECK_THAT(std::string(served->view()), Catch::Contains("new-token"));
+    CHECK(std::string(served->view()).find("rt-2") == std::string::npos);
+    CHECK_THAT(f.keyring.text("h.example"), Catch::Contains("rt-2"));
+}
+
+TEST_CASE("a login due for a refresh is served while the refresh runs in the background",
+          "[daemon][credentials][login]") {
+    Fixture f;
+    FakeRefresher refresher(f);
+    f.service.use_token_refresher(refresher);
+    store_login(f);
+    f.wall += 9min + 30s;  // within the last tenth of its 10 minutes
+    CHECK_THAT(*f.get("h.example"), Catch::Contains("old-token"));
+    (void)f.get("h.example");
+    CHECK(refresher.calls == 1);
+}
+
+TEST_CASE("a failed refresh withholds the expired token and says to log in again",
+          "[daemon][credentials][login]") {
+    Fixture f;
+    FakeRefresher refresher(f);
+    refresher.failure = "refreshing the token of h.example failed: invalid_grant: revoked";
+    f.service.use_token_refresher(refresher);
+    store_login(f);
+    f.wall += 11min;
+    std::optional<daemon::credentials::Withheld> why;
+    CHECK_FALSE(f.run(f.service.serve("h.example", &why)));
+    REQUIRE(why);
+    CHECK_THAT(why->message, Catch::Contains("invalid_grant: revoked") &&
+                                 Catch::Contains("run hostkeeper login h.example"));
+    CHECK(f.service.stats().refresh_failures.count("h.example") == 1);
+    // Not tried again at once; a forced refresh is, and says why it failed.
+    (void)f.run(f.service.serve("h.example", nullptr));
+    CHECK(refresher.calls == 1);
+    CHECK_THROWS_WITH(f.run(f.service.refresh("h.example")), Catch::Contains("invalid_grant"));
+    CHECK(refresher.calls == 2);
+}

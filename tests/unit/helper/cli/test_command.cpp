@@ -72,7 +72,7 @@ TEST_CASE("command table: every command once, in help order", "[cli][command]") 
     CHECK(names(table) == std::vector<std::string>{"status", "flush", "start", "stop", "discover",
                                                    "module", "provider", "setup", "import",
                                                    "doctor", "unlock", "migrate", "list", "check",
-                                                   "rotate", "exec", "token"});
+                                                   "rotate", "login", "exec", "token"});
 }
 
 TEST_CASE("command table: the bash completion lists exactly the table's commands",
@@ -106,6 +106,7 @@ TEST_CASE("command table: who starts the daemon, and the deadlines without --tim
         {"start"},
         {"stop"},
         {"discover", "app.terraform.io"},
+        {"login", "app.example.com"},
         {"module", "versions", "hashicorp/consul/aws"},
         {"provider", "versions", "hashicorp/random"},
         {"provider", "package", "hashicorp/random", "3.6.0"},

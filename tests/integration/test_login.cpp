@@ -1,0 +1,182 @@
+// `hostkeeper login` through the real daemon and the real gnome-keyring,
+// against a login.v1 authorization server (fake_login.hpp) issuing access
+// tokens that live 3 seconds with refresh tokens: the test plays the
+// browser (curl follows the printed URL). The token is stored and valid,
+// the refresh token never reaches the helper's `get`, a get after the
+// lifetime gets a refreshed token (never an expired one), a revoked
+// refresh token gives a clear error, and a wrong state is refused.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "fake_login.hpp"
+#include "https_world.hpp"
+
+using namespace hostkeeper::it;
+
+namespace {
+
+constexpr int kLifetime = 3;
+const char* const kCurl = "/usr/bin/curl";  // the browser (packaging/deps.sh test)
+
+// The first line `hostkeeper login` prints on its standard output (the URL).
+std::string printed_url(const Spawned& login) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < deadline) {
+        char buffer[4096] = {};
+        const ssize_t n = ::pread(login.out_fd, buffer, sizeof buffer - 1, 0);
+        const std::string text(buffer, n > 0 ? static_cast<std::size_t>(n) : 0);
+        if (const std::size_t end = text.find('\n'); end != std::string::npos)
+            return text.substr(0, end);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return {};
+}
+
+Spawned start_login(const World& world, const std::string& host) {
+    return spawn({bin("hostkeeper"), "--socket", world.socket().string(), "login", host,
+                  "--no-browser", "--wait", "30"});
+}
+
+// The browser: follows the authorization URL to the loopback redirect.
+Result browse(const std::string& url) {
+    return run({kCurl, "-sS", "-L", "--max-time", "20", "--cacert", test_ca().ca().string(), url});
+}
+
+// The stored credentials as the Terraform helper's `get` prints them.
+Json helper_get(const World& world, const std::string& host) {
+    const Result got = helper(world.socket(), {"get", host});
+    INFO(got.err);
+    REQUIRE(got.exit_code == 0);
+    return Json::parse(got.out);
+}
+
+bool api_accepts(const World& world, const std::string& host, const std::string& token) {
+    const Result r = run({kCurl, "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--cacert",
+                          test_ca().ca().string(), "-H", "Authorization: Bearer " + token,
+                          world.url("auth", "/api/whoami")});
+    (void)host;
+    return r.out == "200";
+}
+
+// Logs in to `host` end to end; the stored access token.
+std::string log_in(const World& world, const std::string& host) {
+    Spawned login = start_login(world, host);
+    const std::string url = printed_url(login);
+    REQUIRE_THAT(url, Catch::StartsWith(world.url("auth", "/oauth/authorize?")));
+    const Result browser = browse(url);
+    INFO(browser.out << browser.err);
+    CHECK(browser.exit_code == 0);
+    CHECK_THAT(browser.out, Catch::Contains("authorization received"));
+    const Result done = login.wait();
+    INFO(done.out << done.err << world.daemon_log());
+    REQUIRE(done.exit_code == 0);
+    CHECK_THAT(done.out, Catch::Contains("logged in") && Catch::Contains("refreshes it"));
+    return helper_get(world, host).at("token").get<std::string>();
+}
+
+void wait_past(std::chrono::steady_clock::time_point since) {
+    std::this_thread::sleep_until(since + std::chrono::seconds(kLifetime) +
+                                  std::chrono::milliseconds(300));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "login stores a token that is refreshed before it expires, never handing out the "
+    "refresh token",
+    "[login]") {
+    World world;
+    FakeLogin server(world, "auth", kLifetime);
+    world.start();
+    const std::string host = world.host("auth");
+
+    const auto issued = std::chrono::steady_clock::now();
+    const std::string first = log_in(world, host);
+    CHECK(api_accepts(world, host, first));
+    const Result raw = helper(world.socket(), {"get", host});
+    CHECK(raw.out.find("ref-tok-") == std::string::npos);
+    CHECK(raw.out.find("login") == std::string::npos);
+    CHECK(Json::parse(raw.out).contains("expires_at"));
+    const Json listed = world.ask({{"op", "list"}});
+    CHECK(listed.dump().find("ref-tok-") == std::string::npos);
+
+    // Past the first token's lifetime: the get waits for the refresh and
+    // gets a new token the server accepts; the expired one is never served.
+    wait_past(issued);
+    CHECK_FALSE(server.valid(first));
+    const std::string second = helper_get(world, host).at("token").get<std::string>();
+    CHECK(second != first);
+    CHECK(server.valid(second));
+    CHECK(server.refreshes() == 1);
+
+    // `hostkeeper login --refresh` forces one, with the rotated refresh token.
+    const Result forced = world.cli({"login", "--refresh", host});
+    INFO(forced.out << forced.err);
+    CHECK(forced.exit_code == 0);
+    CHECK(server.refreshes() == 2);
+    const std::string third = helper_get(world, host).at("token").get<std::string>();
+    CHECK(third != second);
+    CHECK(server.valid(third));
+
+    // No token, access or refresh, in the daemon's log.
+    const std::string log = world.daemon_log();
+    CHECK(log.find("acc-tok-") == std::string::npos);
+    CHECK(log.find("ref-tok-") == std::string::npos);
+}
+
+TEST_CASE("a refused refresh withholds the expired token and says to log in again", "[login]") {
+    World world;
+    FakeLogin server(world, "auth", kLifetime);
+    world.start();
+    const std::string host = world.host("auth");
+    const auto issued = std::chrono::steady_clock::now();
+    (void)log_in(world, host);
+
+    server.revoke_refresh_tokens();
+    wait_past(issued);
+    const Json answer = world.ask({{"op", "get"}, {"host", host}});
+    INFO(answer.dump() << world.daemon_log());
+    CHECK(answer.value("found", true) == false);
+    CHECK_THAT(answer.dump(),
+               Catch::Contains("invalid_grant") && Catch::Contains("run hostkeeper login " + host));
+    const Json status = world.ask({{"op", "status"}});
+    CHECK(status.at("credentials").at("refresh_failures").contains(host));
+    CHECK_THAT(world.cli({"status"}).out, Catch::Contains("token refresh failed: " + host));
+
+    const Result forced = world.cli({"login", "--refresh", host});
+    CHECK(forced.exit_code == 1);
+    CHECK_THAT(forced.err, Catch::Contains("the refresh token is not valid"));
+
+    // Logging in again mends it.
+    const std::string fresh = log_in(world, host);
+    CHECK(server.valid(fresh));
+}
+
+TEST_CASE("login refuses a redirect with another state, and a host without login.v1", "[login]") {
+    World world;
+    FakeLogin server(world, "auth", kLifetime);
+    world.serve("registry", hostkeeper::test::json_response(R"({"modules.v1":"/m/"})"));
+    world.start();
+    const std::string host = world.host("auth");
+
+    Spawned login = start_login(world, host);
+    const std::string url = printed_url(login);
+    REQUIRE_FALSE(url.empty());
+    const auto query = FakeLogin::form(url.substr(url.find('?') + 1));
+    const Result forged = run({kCurl, "-sS", "--max-time", "20",
+                               query.at("redirect_uri") + "?code=code-forged&state=not-the-state"});
+    CHECK_THAT(forged.out, Catch::Contains("login failed"));
+    const Result done = login.wait();
+    CHECK(done.exit_code == 1);
+    CHECK_THAT(done.err, Catch::Contains("state"));
+    CHECK(server.issued() == 0);
+    CHECK(world.ask({{"op", "get"}, {"host", host}}).value("found", true) == false);
+
+    const Result plain = world.cli({"login", world.host("registry"), "--no-browser"});
+    CHECK(plain.exit_code == 3);
+    CHECK_THAT(plain.err, Catch::Contains("offers no login.v1"));
+}
