@@ -92,6 +92,14 @@ class TomlReader {
         throw ConfigError(where_key + " must be a duration: seconds, or a string such as \"10m\"");
     }
 
+    void boolean(const std::string& key, bool& out) const {
+        if (const auto* node = find(key)) {
+            const auto* value = node->as_boolean();
+            if (value == nullptr) throw ConfigError(where(key) + " must be true or false");
+            out = value->get();
+        }
+    }
+
     void count(const std::string& key, std::size_t& out) const {
         if (const auto* node = find(key)) {
             const auto* value = node->as_integer();
@@ -397,6 +405,7 @@ void apply_toml(Config& config, const std::string& text, const std::string& orig
                        },
                        [&](const DurationField& f) { r.duration(key, f.get(config)); },
                        [&](const CountField& f) { r.count(key, f.get(config)); },
+                       [&](const BoolField& f) { r.boolean(key, f.get(config)); },
                    },
                    setting.field);
     }
@@ -469,6 +478,11 @@ void apply_options(Config& config, const std::vector<OptionValue>& values) {
                            }
                        },
                        [&](const CountField& f) { f.get(config) = *value.count; },
+                       [&](const BoolField& f) {
+                           if (*value.text != "true" && *value.text != "false")
+                               throw ConfigError(option + " must be true or false");
+                           f.get(config) = *value.text == "true";
+                       },
                    },
                    s.field);
     }

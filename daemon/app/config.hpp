@@ -33,6 +33,7 @@ struct Config {
     std::chrono::seconds shutdown_timeout{
         5};                                   // in-flight requests may take this long after SIGTERM
     std::chrono::seconds unlock_timeout{20};  // keyring unlock prompts
+    bool notify = true;                       // desktop notifications of expiring tokens
     // keyring.backend and keyring.password_store_dir; main sets its unlock_timeout.
     backends::BackendOptions keyring;
     credentials::CredentialCacheOptions credentials;

@@ -20,12 +20,15 @@
 #include "daemon/backends/chosen_keyring.hpp"
 #include "daemon/credentials/command_tokens.hpp"
 #include "daemon/credentials/credential_service.hpp"
+#include "daemon/credentials/expiry_notice.hpp"
+#include "daemon/credentials/expiry_watch.hpp"
 #include "daemon/credentials/keyring_items.hpp"
 #include "daemon/discovery/discovery_service.hpp"
 #include "daemon/handlers/config_error_handler.hpp"
 #include "daemon/handlers/dispatcher.hpp"
 #include "daemon/handlers/registry_port_requests.hpp"
 #include "daemon/http/curl_http_client.hpp"
+#include "daemon/notify/desktop_notifications.hpp"
 #include "daemon/registry/registry_service.hpp"
 #include "daemon/registry_cache/cache_config.hpp"
 #include "daemon/registry_cache/config_error_answer.hpp"
@@ -256,11 +259,24 @@ void open_registry_port(asio::io_context& io, Services& services, server::Server
     port.link->start();
 }
 
+// A desktop notification for each warning of a stored token's expiry,
+// unless `notify = false`.
+void notify_expiries(credentials::CredentialService& credentials,
+                     notify::DesktopNotifications& notifications, bool on) {
+    if (!on) return;
+    credentials.on_expiry_alert([&notifications](const credentials::ExpiryAlert& alert) {
+        credentials::ExpiryNotice notice = credentials::expiry_notice(alert);
+        notifications.send(std::move(notice.summary), std::move(notice.body));
+    });
+}
+
 int serve(const Config& config, StartupReport& report) {
     std::optional<server::SocketOwner> owner;
     const Listening listening = listen_for_clients(config, owner);
     asio::io_context io(1);
+    notify::DesktopNotifications notifications;  // outlives the services that use it
     Services services(io, config, listening.location);
+    notify_expiries(services.keyring.credentials, notifications, config.notify);
     handlers::RegistryPortRequests port_requests(services.registry_cache.gate());
     RegistryPort registry_port;
     // Started on demand or by socket activation, it exits when idle: the next
@@ -271,6 +287,11 @@ int serve(const Config& config, StartupReport& report) {
     credentials::KeyringItems keyring_items(services.keyring.thread.get_executor(),
                                             services.keyring.keyring, services.keyring.credentials,
                                             config.git_usernames);
+    // Every stored host's expiry, looked at soon after start and then hourly.
+    credentials::ExpiryWatch expiry_watch(io.get_executor(), keyring_items,
+                                          services.keyring.credentials);
+    expiry_watch.learn_with(
+        [&services](std::string host) { return services.discovery.learn_expiry(std::move(host)); });
     handlers::Dispatcher dispatcher(
         services.keyring.credentials, keyring_items, services.discovery, services.registry,
         services.registry_cache, services.keyring.keyring,
@@ -303,7 +324,9 @@ int serve(const Config& config, StartupReport& report) {
     spdlog::info("hostkeeperd {} (protocol {}) serving {} as uid {}, pid {}",
                  proto::product_version(), proto::kProtocolVersion, listening.socket_path,
                  ::geteuid(), ::getpid());
+    expiry_watch.start();
     io.run();
+    expiry_watch.stop();
     services.stop();
     spdlog::info("stopped");
     return 0;

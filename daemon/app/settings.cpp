@@ -34,6 +34,10 @@ constexpr std::array kSettings{
             .zero_error = "read_timeout must be at least 1 second"},
     Setting{"shutdown_timeout", "--shutdown-timeout", DurationField{HK_AT(shutdown_timeout)},
             "on SIGTERM, wait this long for requests in flight"},
+    Setting{"notify", "--notify", BoolField{HK_AT(notify)},
+            "show a desktop notification (org.freedesktop.Notifications) when a stored token "
+            "comes within 30, 7 or 1 day of its expiry, and when it expires; false: the "
+            "journal only"},
 
     Setting{"credentials.ttl", "--credentials-ttl", DurationField{HK_AT(credentials.ttl)},
             "keep credentials cached this long after last use; 0 disables caching"},
@@ -143,16 +147,18 @@ std::string duration_text(std::chrono::seconds d) {
 
 // The value as written without TOML's quotes.
 std::string plain_value(const SettingField& field, Config& config) {
-    return std::visit(Overloaded{
-                          [&](const PathField& f) {
-                              return f.get(config) ? f.get(config)->string() : std::string();
-                          },
-                          [&](const TextField& f) { return f.get(config); },
-                          [&](const LogLevelField& f) { return f.get(config); },
-                          [&](const DurationField& f) { return duration_text(f.get(config)); },
-                          [&](const CountField& f) { return std::to_string(f.get(config)); },
-                      },
-                      field);
+    return std::visit(
+        Overloaded{
+            [&](const PathField& f) {
+                return f.get(config) ? f.get(config)->string() : std::string();
+            },
+            [&](const TextField& f) { return f.get(config); },
+            [&](const LogLevelField& f) { return f.get(config); },
+            [&](const DurationField& f) { return duration_text(f.get(config)); },
+            [&](const CountField& f) { return std::to_string(f.get(config)); },
+            [&](const BoolField& f) { return std::string(f.get(config) ? "true" : "false"); },
+        },
+        field);
 }
 
 }  // namespace
@@ -176,7 +182,9 @@ std::string default_text(const Setting& setting) {
 
 std::string toml_value(const Setting& setting, Config& config) {
     std::string value = plain_value(setting.field, config);
-    if (value.empty() || std::holds_alternative<CountField>(setting.field)) return value;
+    if (value.empty() || std::holds_alternative<CountField>(setting.field) ||
+        std::holds_alternative<BoolField>(setting.field))
+        return value;
     return "\"" + value + "\"";
 }
 

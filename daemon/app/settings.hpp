@@ -35,6 +35,9 @@ struct DurationField {  // seconds, or "90s", "10m", "2h", "1d"; at most ten yea
 struct CountField {  // a whole number of 0 or more
     std::size_t& (*get)(Config&);
 };
+struct BoolField {  // true or false
+    bool& (*get)(Config&);
+};
 template <class... F>
 struct Overloaded : F... {  // std::visit(Overloaded{[](const PathField&) {...}, ...}, field)
     using F::operator()...;
@@ -42,7 +45,8 @@ struct Overloaded : F... {  // std::visit(Overloaded{[](const PathField&) {...},
 template <class... F>
 Overloaded(F...) -> Overloaded<F...>;
 
-using SettingField = std::variant<PathField, TextField, LogLevelField, DurationField, CountField>;
+using SettingField =
+    std::variant<PathField, TextField, LogLevelField, DurationField, CountField, BoolField>;
 
 struct Setting {
     std::string_view key;     // in config.toml, dotted: "discovery.ttl"
@@ -67,7 +71,7 @@ bool is_zero(const Setting& setting, Config& config);
 std::string default_text(const Setting& setting);
 
 // The setting's value in `config` as config.toml writes it ("\"10m\"", "128",
-// "\"info\""); "" for an unset path or empty text.
+// "true", "\"info\""); "" for an unset path or empty text.
 std::string toml_value(const Setting& setting, Config& config);
 
 }  // namespace hostkeeper::daemon::app

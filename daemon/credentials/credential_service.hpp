@@ -78,6 +78,12 @@ class CredentialService final : public KeyringEvents {
     // when it has none with a refresh token, login_failed when the
     // refresh failed (the message says why and what to run).
     boost::asio::awaitable<void> refresh(std::string host);
+    bool has_token_command(const std::string& host) const {
+        return commands_ != nullptr && commands_->has(host);
+    }
+    // Told of each warning stage a host's stored expiry enters, once per
+    // host and stage (token_standing.hpp), on the event loop.
+    void on_expiry_alert(TokenStanding::Alert alert) { standing_.on_alert(std::move(alert)); }
 
     // The host's credentials object (compact JSON text), or nullopt. Throws
     // proto::Error keyring_error for an item whose expires_at is not RFC 3339.
@@ -101,7 +107,12 @@ class CredentialService final : public KeyringEvents {
     void token_accepted(const std::string& host);
     // Why the host's token is not handed out (refused, expired), or nullopt.
     std::optional<Withheld> withheld(const std::string& host) { return standing_.withheld(host); }
-    // The host's token's expires_at, as last read or stored.
+    // The host's stored token's expiry as its API says it (the stored object
+    // has no expires_at): remembered in memory (TokenStanding::learned).
+    void expiry_learned(const std::string& host, WallTime expires) {
+        standing_.learned(host, expires);
+    }
+    // The host's token's expires_at, as last read or stored (or learned).
     std::optional<WallTime> expiry(const std::string& host) const { return standing_.expiry(host); }
     std::chrono::steady_clock::time_point now() const { return clock_(); }
     CredentialStats stats() const;

@@ -126,4 +126,12 @@ std::string_view to_string(ExpiryStage stage) noexcept {
     return "later";
 }
 
+std::string time_left(WallTime expires, WallTime now) {
+    const long long days =
+        std::chrono::duration_cast<std::chrono::hours>(expires - now).count() / 24;
+    return days <= 0   ? std::string("under a day")
+           : days == 1 ? std::string("1 day")
+                       : std::to_string(days) + " days";
+}
+
 }  // namespace hostkeeper::daemon::credentials

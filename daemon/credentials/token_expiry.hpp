@@ -46,4 +46,8 @@ ExpiryStage expiry_stage(WallTime expires, WallTime now);
 // "later", "within_30_days", "within_7_days", "within_1_day", "expired".
 std::string_view to_string(ExpiryStage stage) noexcept;
 
+// How long until `expires` at `now`, in whole days: "12 days", "1 day",
+// "under a day" (also when it is past).
+std::string time_left(WallTime expires, WallTime now);
+
 }  // namespace hostkeeper::daemon::credentials

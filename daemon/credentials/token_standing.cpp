@@ -27,18 +27,30 @@ void TokenStanding::accepted(const std::string& host) {
 void TokenStanding::stored(const std::string& host, std::optional<WallTime> expires) {
     rejected_.erase(host);
     expiries_.erase(host);
+    learned_.erase(host);
     read(host, expires);
 }
 
 void TokenStanding::forgotten(const std::string& host) {
     rejected_.erase(host);
     expiries_.erase(host);
+    learned_.erase(host);
+}
+
+void TokenStanding::learned(const std::string& host, WallTime expires) {
+    learned_[host] = expires;
+    read(host, expires);
+    log_stage(host, expiries_.at(host), expiry_stage(expires, wall_clock_()));
 }
 
 void TokenStanding::read(const std::string& host, std::optional<WallTime> expires) {
     if (!expires) {
-        expiries_.erase(host);
-        return;
+        if (const auto learned = learned_.find(host); learned != learned_.end()) {
+            expires = learned->second;
+        } else {
+            expiries_.erase(host);
+            return;
+        }
     }
     const auto known = expiries_.find(host);
     if (known == expiries_.end() || known->second.at != *expires) expiries_[host] = Known{*expires};
@@ -66,20 +78,18 @@ std::optional<Withheld> TokenStanding::withheld(const std::string& host) {
 void TokenStanding::log_stage(const std::string& host, Known& known, ExpiryStage stage) {
     if (stage <= known.logged) return;
     known.logged = stage;
+    const WallTime now = wall_clock_();
     if (stage == ExpiryStage::expired) {
         spdlog::warn(
             "the stored token of {} expired at {}: it is not handed out; run terraform "
             "login {}",
             host, rfc3339_text(known.at), host);
-        return;
+    } else {
+        spdlog::warn(
+            "the stored token of {} expires at {} (in {}): run terraform login {} before then",
+            host, rfc3339_text(known.at), time_left(known.at, now), host);
     }
-    const long long days =
-        std::chrono::duration_cast<std::chrono::hours>(known.at - wall_clock_()).count() / 24;
-    const std::string left = days == 0   ? std::string("under a day")
-                             : days == 1 ? std::string("1 day")
-                                         : std::to_string(days) + " days";
-    spdlog::warn("the stored token of {} expires at {} (in {}): run terraform login {} before then",
-                 host, rfc3339_text(known.at), left, host);
+    if (alert_) alert_(ExpiryAlert{host, stage, known.at, now});
 }
 
 std::map<std::string, WallTime> TokenStanding::expiries() const {

@@ -4,7 +4,9 @@
 // credentials are stored, they are forgotten, or a `check` finds the token
 // valid again; and not after its "expires_at". Kept in memory only, never
 // the token. Also logs one line per host each time its token's expiry
-// comes within 30, 7 or 1 day, or passes.
+// comes within 30, 7 or 1 day, or passes, and tells the alert callback
+// (desktop notifications), once per host and stage whoever looks first:
+// a read, a request, or the daemon's expiry watch.
 
 #include <chrono>
 #include <functional>
@@ -33,10 +35,19 @@ struct Withheld {
 };
 std::string_view to_string(Withheld::Reason reason) noexcept;
 
+// A host's token crossed a warning stage (within 30, 7, 1 day; expired).
+struct ExpiryAlert {
+    std::string host;
+    ExpiryStage stage = ExpiryStage::later;
+    WallTime at;   // its expiry
+    WallTime now;  // when the stage was seen
+};
+
 class TokenStanding {
   public:
     using Clock = std::function<std::chrono::steady_clock::time_point()>;
     using WallClock = std::function<WallTime()>;
+    using Alert = std::function<void(const ExpiryAlert&)>;
 
     TokenStanding(Clock clock, WallClock wall_clock)
         : clock_(std::move(clock)), wall_clock_(std::move(wall_clock)) {}
@@ -46,12 +57,21 @@ class TokenStanding {
     // New credentials for the host (their expiry, if any): a refusal is over.
     void stored(const std::string& host, std::optional<WallTime> expires);
     void forgotten(const std::string& host);
-    // The credentials as read from the keyring (their expiry, if any).
+    // The credentials as read from the keyring (their expiry, if any; else
+    // one learned from the host).
     void read(const std::string& host, std::optional<WallTime> expires);
+    // The expiry of the host's stored token as the host's API says it (the
+    // stored object has none): kept in memory until new credentials are
+    // stored or they are forgotten, and warned of as a stored one (at once,
+    // when it is within a warning stage).
+    void learned(const std::string& host, WallTime expires);
 
     // Why the host's token is not to be handed out, or nullopt. An expiry
     // comes first: a new token is needed then, whatever `check` says.
     std::optional<Withheld> withheld(const std::string& host);
+
+    // Called on each stage logged (after the log line); none by default.
+    void on_alert(Alert alert) { alert_ = std::move(alert); }
 
     const std::map<std::string, TokenRejection>& rejections() const { return rejected_; }
     std::map<std::string, WallTime> expiries() const;
@@ -67,8 +87,10 @@ class TokenStanding {
 
     Clock clock_;
     WallClock wall_clock_;
+    Alert alert_;
     std::map<std::string, TokenRejection> rejected_;
     std::map<std::string, Known> expiries_;
+    std::map<std::string, WallTime> learned_;
 };
 
 }  // namespace hostkeeper::daemon::credentials

@@ -1,5 +1,6 @@
 #include "daemon/discovery/authentication_tokens.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <stdexcept>
 
@@ -45,7 +46,67 @@ CreatedToken read_token_document(const proto::Json& document) {
     return out;
 }
 
+// One data[] entry of a token list.
+ListedToken listed_token(const proto::Json& entry) {
+    const std::string* id = string_at(entry, "id");
+    if (id == nullptr || id->empty())
+        throw std::runtime_error("a listed token has no id (data[].id)");
+    ListedToken out{*id, std::nullopt};
+    const proto::Json* attributes = object_at(entry, "attributes");
+    if (attributes == nullptr) return out;
+    const auto expired = attributes->find("expired-at");
+    if (expired == attributes->end() || expired->is_null()) return out;
+    if (expired->is_string()) out.expires = credentials::parse_rfc3339(expired->get<std::string>());
+    if (!out.expires)
+        throw std::runtime_error("token " + *id +
+                                 " has an expired-at that is neither null nor RFC 3339");
+    return out;
+}
+
 }  // namespace
+
+TokenList read_token_list(std::string_view body) {
+    proto::Json document;
+    try {
+        document = proto::parse_json(body);
+    } catch (const std::exception&) {
+        throw std::runtime_error("the token list is not JSON");
+    }
+    const auto data = document.is_object() ? document.find("data") : document.end();
+    if (!document.is_object() || data == document.end() || !data->is_array())
+        throw std::runtime_error("the token list has no \"data\" array");
+    TokenList out;
+    for (const proto::Json& entry : *data) out.tokens.push_back(listed_token(entry));
+    out.total = out.tokens.size();
+    const proto::Json* meta = object_at(document, "meta");
+    const proto::Json* pages = meta != nullptr ? object_at(*meta, "pagination") : nullptr;
+    if (pages != nullptr) {
+        const auto total = pages->find("total-count");
+        if (total != pages->end() && total->is_number_unsigned())
+            out.total = std::max<std::size_t>(out.total, total->get<std::size_t>());
+    }
+    return out;
+}
+
+ListedExpiry expiry_in_list(const TokenList& list, const std::string& known_id) {
+    ListedExpiry out;
+    if (!known_id.empty()) {
+        for (const ListedToken& token : list.tokens) {
+            if (token.id != known_id) continue;
+            out.found = true;
+            out.expires = token.expires;
+            return out;
+        }
+    }
+    if (list.total == 1 && list.tokens.size() == 1) {
+        out.found = true;
+        out.expires = list.tokens.front().expires;
+        return out;
+    }
+    out.why = std::to_string(list.total) + (list.total == 1 ? " token" : " tokens") +
+              " for this user" + (known_id.empty() ? std::string() : ", none of them " + known_id);
+    return out;
+}
 
 std::string token_request_body(const std::string& description,
                                std::chrono::system_clock::time_point expires) {

@@ -1,7 +1,11 @@
 #include "daemon/discovery/discovery_service.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <exception>
 #include <variant>
+
+#include "daemon/credentials/token_expiry.hpp"
 
 namespace hostkeeper::daemon::discovery {
 namespace asio = boost::asio;
@@ -110,6 +114,25 @@ asio::awaitable<TokenCheck> DiscoveryService::check_token(std::string host) {
     auto checking =
         discovery::check_token(upstream_, credentials_, std::move(host), options_.timeout);
     co_return co_await std::move(checking);
+}
+
+namespace {
+
+void log_learned(const std::string& host, const TokenCheck& check) {
+    if (check.learned_expiry) {
+        spdlog::info("the token of {} expires at {}, as its token list says", host,
+                     credentials::rfc3339_text(*check.learned_expiry));
+    } else if (!check.expiry_note.empty()) {
+        spdlog::debug("the expiry of {}'s token: {}", host, check.expiry_note);
+    }
+}
+
+}  // namespace
+
+asio::awaitable<void> DiscoveryService::learn_expiry(std::string host) {
+    auto checking = check_token(host);  // named first (async/toolchain.hpp)
+    const TokenCheck check = co_await std::move(checking);
+    log_learned(host, check);
 }
 
 namespace {

@@ -66,6 +66,9 @@ class DiscoveryService {
     // Asks the host whether its stored token is still good, past the cache
     // (token_check.hpp). Throws proto::Error when the keyring cannot say.
     boost::asio::awaitable<TokenCheck> check_token(std::string host);
+    // check_token() for the expiry it learns (the daemon's expiry watch):
+    // the outcome is logged. Throws as check_token().
+    boost::asio::awaitable<void> learn_expiry(std::string host);
 
     // Replaces the host's stored HCP Terraform / Terraform Enterprise user
     // token with a new one (token_rotation.hpp), the host's tfe.v2 found

@@ -4,6 +4,7 @@
 
 #include "daemon/credentials/terraform_items.hpp"
 #include "daemon/discovery/account_details.hpp"
+#include "daemon/discovery/authentication_tokens.hpp"
 #include "daemon/discovery/discovery_document.hpp"
 #include "daemon/http/url.hpp"
 #include "daemon/upstream/bearer_token.hpp"
@@ -100,6 +101,7 @@ namespace {
 // function: its try blocks must not sit in the coroutine (async/toolchain.hpp, rule 3).
 struct NextStep {
     std::string details_url;
+    std::string tfe_url;
     TokenCheck answer;
 };
 
@@ -135,7 +137,62 @@ NextStep after_discovery(const std::string& host, const http::HttpResponse& resp
         return next;
     }
     next.details_url = std::move(details);
+    next.tfe_url = tfe->get<std::string>();
     return next;
+}
+
+// The user's token list's URL (tfe.v2 + users/ID/authentication-tokens), or
+// "" with why not in `note`.
+std::string token_list_url(const std::string& tfe, const std::string& user, std::string& note) {
+    const bool plain = !user.empty() && user.size() <= 128 &&
+                       user.find_first_not_of(
+                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                           "0123456789-_") == std::string::npos;
+    if (!plain) {
+        note = "expiry unknown: account/details names no user id (data.id)";
+        return {};
+    }
+    try {
+        return http::resolve_url(tfe, "users/" + user + "/authentication-tokens");
+    } catch (const std::exception& e) {
+        note = std::string("expiry unknown: ") + e.what();
+        return {};
+    }
+}
+
+// What the token list says of the stored token's expiry, into `out`.
+void read_listed_expiry(std::string_view body, const std::string& token_id, TokenCheck& out) {
+    ListedExpiry found;
+    try {
+        found = expiry_in_list(read_token_list(body), token_id);
+    } catch (const std::exception& e) {
+        out.expiry_note = std::string("expiry unknown: ") + e.what();
+        return;
+    }
+    if (!found.found) {
+        out.expiry_note = "expiry unknown: " + found.why;
+    } else if (!found.expires) {
+        out.expiry_note = "the token never expires";
+    } else {
+        out.learned_expiry = found.expires;
+    }
+}
+
+// The stored token's expiry from the host's token list, remembered when found.
+asio::awaitable<void> learn_expiry(upstream::Upstream& upstream,
+                                   credentials::CredentialService& credentials, std::string host,
+                                   std::string url, std::string token_id,
+                                   std::chrono::milliseconds timeout, TokenCheck& out) {
+    upstream::UpstreamRequest request =
+        request_for(host, std::move(url), timeout, kMaxAccountDocument);
+    auto asking = upstream.fetch(std::move(request));  // named first (async/toolchain.hpp)
+    const upstream::Verdict listed = co_await std::move(asking);
+    if (auto early = refusal_or_failure(host, listed)) {
+        out.expiry_note = "expiry unknown: " + early->message;
+        co_return;
+    }
+    read_listed_expiry(listed.response->body, token_id, out);
+    if (out.learned_expiry) credentials.expiry_learned(host, *out.learned_expiry);
 }
 
 }  // namespace
@@ -144,6 +201,8 @@ asio::awaitable<TokenCheck> check_token(upstream::Upstream& upstream,
                                         credentials::CredentialService& credentials,
                                         std::string host, std::chrono::milliseconds timeout) {
     // Each awaited call is named first (async/toolchain.hpp).
+    std::string token_id;  // as stored, when hostkeeper created the token
+    bool dated = false;    // the stored object has an expires_at
     {
         // Throws when the keyring cannot say: nothing is sent then.
         auto reading = credentials.get(host);
@@ -153,6 +212,8 @@ asio::awaitable<TokenCheck> check_token(upstream::Upstream& upstream,
             none.result = Result::no_credentials;
             co_return none;
         }
+        token_id = stored_token_id(*stored);
+        dated = stored_expiry(*stored).has_value();
     }
     if (auto withheld = credentials.withheld(host);
         withheld && withheld->reason == credentials::Withheld::Reason::expired) {
@@ -185,6 +246,13 @@ asio::awaitable<TokenCheck> check_token(upstream::Upstream& upstream,
     }
     out.result = Result::valid;
     credentials.token_accepted(host);
+    if (dated) co_return out;
+    std::string list_url =
+        token_list_url(next.tfe_url, account_user_id(account.response->body), out.expiry_note);
+    if (list_url.empty()) co_return out;
+    auto learning = learn_expiry(upstream, credentials, host, std::move(list_url),
+                                 std::move(token_id), timeout, out);
+    co_await std::move(learning);
     co_return out;
 }
 

@@ -3,6 +3,10 @@
 // cache: its discovery document with the token, then, where it offers
 // tfe.v2, HCP Terraform's and Terraform Enterprise's "who am I"
 // (tfe.v2 + account/details). The token only ever goes to its own host.
+// For a valid token whose stored object has no expires_at, the user's token
+// list (tfe.v2 + users/:id/authentication-tokens) says its expiry when the
+// token can be told apart: its stored "token_id", or the user's only token;
+// that expiry is then remembered (CredentialService::expiry_learned).
 // PROTOCOL.md, `check`.
 
 #include <boost/asio/awaitable.hpp>
@@ -22,6 +26,11 @@ struct TokenCheck {
     std::optional<long> status;  // its HTTP status, where there was one
     std::string user;            // valid: account/details' data.attributes.username
     std::string message;         // rejected, failed: for the user
+    // valid, with no stored expires_at: the expiry the host's token list
+    // gives (nullopt: none learned), or why none ("expiry unknown: 3 tokens
+    // for this user", "the token never expires").
+    std::optional<std::chrono::system_clock::time_point> learned_expiry;
+    std::string expiry_note;
 };
 
 std::string_view to_string(TokenCheck::Result result) noexcept;

@@ -210,6 +210,9 @@ std::string checked(const std::string& host, const discovery::TokenCheck& check)
     if (check.status) response["status"] = *check.status;
     if (!check.user.empty()) response["user"] = check.user;
     if (!check.message.empty()) response["message"] = check.message;
+    if (check.learned_expiry)
+        response["learned_expires_at"] = credentials::rfc3339_text(*check.learned_expiry);
+    if (!check.expiry_note.empty()) response["expiry_note"] = check.expiry_note;
     return ok_payload(response);
 }
 

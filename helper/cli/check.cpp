@@ -65,7 +65,12 @@ CheckLine check_line(const Json& answer) {
     const std::string result = answer.value("result", "");
     const std::string http = http_from(answer);
     if (result == "valid") {
-        return {Verdict::good, who + ": valid (user " + answer.value("user", "?") + ")"};
+        std::string text = who + ": valid (user " + answer.value("user", "?") + ")";
+        if (answer.contains("learned_expires_at"))
+            text +=
+                "; expires " + answer.value("learned_expires_at", "?") + " (from the host's API)";
+        if (answer.contains("expiry_note")) text += "; " + answer.value("expiry_note", "");
+        return {Verdict::good, text};
     }
     if (result == "accepted") {
         return {Verdict::good,

@@ -5,7 +5,7 @@
 // one does: an unknown, revoked or expired token gets 401; creating a token
 // needs a valid one; destroying one revokes it.
 //   GET    /api/v2/account/details                        the user of the token
-//   GET    /api/v2/users/user-1/authentication-tokens     list
+//   GET    /api/v2/users/user-1/authentication-tokens     list (metadata: expired-at, ...)
 //   POST   /api/v2/users/user-1/authentication-tokens     create (expired-at kept)
 //   GET    /api/v2/authentication-tokens/ID               show
 //   DELETE /api/v2/authentication-tokens/ID               destroy: 204
@@ -56,6 +56,12 @@ class FakeTfe {
     std::atomic<int> max_lifetime_s{0};
     std::atomic<bool> refuse_created{false};
 
+    // Gives a token an expiry (RFC 3339), as the list shows it.
+    void set_expiry(const std::string& id, const std::string& expired_at) {
+        const std::lock_guard lock(mutex_);
+        tokens_.at(id).expired_at = expired_at;
+    }
+
     Token token(const std::string& id) const {
         const std::lock_guard lock(mutex_);
         return tokens_.at(id);
@@ -92,10 +98,12 @@ class FakeTfe {
     }
     static nlohmann::json document(const Token& t, bool with_secret) {
         nlohmann::json attributes{
+            {"created-at", "2026-01-01T00:00:00.000Z"},
+            {"last-used-at", nullptr},
             {"description", t.description},
+            {"token", with_secret ? nlohmann::json(t.secret) : nlohmann::json(nullptr)},
             {"expired-at",
              t.expired_at.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.expired_at)}};
-        if (with_secret) attributes["token"] = t.secret;
         return {{"id", t.id}, {"type", "authentication-tokens"}, {"attributes", attributes}};
     }
 
@@ -131,7 +139,9 @@ class FakeTfe {
             nlohmann::json list = nlohmann::json::array();
             for (const auto& [id, t] : tokens_)
                 if (!t.revoked) list.push_back(document(t, false));
-            return api({{"data", list}});
+            const std::size_t total = list.size();
+            return api({{"data", list},
+                        {"meta", {{"pagination", {{"current-page", 1}, {"total-count", total}}}}}});
         }
         if (r.method != "POST") return error(405, "method not allowed");
         if (create_status.load() != 201)

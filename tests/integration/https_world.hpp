@@ -142,6 +142,9 @@ class World {
         return server.count(name + ".localhost", kDoc);
     }
 
+    // Top-level settings of config.toml ("notify = false\n"), before its tables.
+    std::string top_level;
+
     // Starts the daemon. `settings` override the [discovery] defaults of these
     // tests (timeout 5 s, ca_file the test CA); a value of "" removes the
     // setting. `extra` is appended to config.toml.
@@ -157,7 +160,7 @@ class World {
                 discovery[key] = value;
             }
         }
-        std::string toml = "[discovery]\n";
+        std::string toml = top_level + "[discovery]\n";
         for (const auto& [key, value] : discovery) toml += key + " = " + value + "\n";
         toml += extra;
         const fs::path config = socket_.parent_path() / "config.toml";

@@ -529,6 +529,7 @@ class Tfe:
 
       GET  /api/v2/ping                                 (open; TFP-API-Version header)
       GET  /api/v2/account/details                      the user --tfe-user (token)
+      GET  /api/v2/users/user-e2e/authentication-tokens  the user's one token, expiring in 2099 (token)
       GET  /api/v2/organizations/ORG[/entitlement-set]  any ORG (token)
       GET  /api/v2/organizations/ORG/workspaces/NAME    a local-execution workspace (token)
       GET  /api/v2/workspaces/ws-NAME[/current-state-version]  (token; no state: 404)
@@ -591,6 +592,11 @@ class Tfe:
             handler.authorized(200, {"data": {"id": "user-e2e", "type": "users", "attributes": {
                 "username": self.user, "email": self.user + "@example.invalid", "is-service-account": False,
                 "two-factor": {"enabled": False, "verified": False}}}}, self.api_headers())
+        elif path == "/api/v2/users/user-e2e/authentication-tokens":
+            handler.authorized(200, {"data": [{"id": "at-e2e", "type": "authentication-tokens", "attributes": {
+                "created-at": "2026-01-01T00:00:00.000Z", "last-used-at": None, "description": "e2e",
+                "token": None, "expired-at": "2099-01-01T00:00:00.000Z"}}],
+                "meta": {"pagination": {"current-page": 1, "total-count": 1}}}, self.api_headers())
         elif path.startswith("/api/v2/organizations/"):
             parts = path[len("/api/v2/organizations/"):].split("/")
             if len(parts) == 1:

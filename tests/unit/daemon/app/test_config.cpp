@@ -349,3 +349,16 @@ TEST_CASE("ca_file is checked where the daemon will read it", "[daemon][config]"
         ::unsetenv("INVOCATION_ID");
     }
 }
+
+TEST_CASE("notify: desktop notifications on unless false", "[daemon][config]") {
+    const ConfigFile none("");
+    CHECK(parse({"--config", none.path.string()}).config->notify);
+    const ConfigFile off("notify = false\n");
+    CHECK_FALSE(parse({"--config", off.path.string()}).config->notify);
+    CHECK(parse({"--config", off.path.string(), "--notify", "true"}).config->notify);
+    CHECK_THAT(error_of("notify = \"no\""),
+               Catch::Contains("notify") && Catch::Contains("must be true or false"));
+    CHECK_THAT(error_of("notify = 0"), Catch::Contains("must be true or false"));
+    CHECK_THROWS_WITH(parse({"--config", none.path.string(), "--notify", "off"}),
+                      Catch::Contains("--notify must be true or false"));
+}

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <memory>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "daemon/credentials/token_standing.hpp"
 
@@ -134,4 +136,34 @@ TEST_CASE("one log line per threshold crossed per host", "[daemon][credentials]"
     c.standing.read("a", c.wall + std::chrono::hours{24 * 3});
     ask();
     CHECK(count_of(log.text(), "(in 3 days)") == 1);
+}
+
+TEST_CASE("one alert per stage crossed per host, after its log line", "[daemon][credentials]") {
+    const LogCapture log;
+    Clocks c;
+    std::vector<ExpiryAlert> alerts;
+    c.standing.on_alert([&alerts, &log](const ExpiryAlert& alert) {
+        CHECK_THAT(log.text(), Catch::Contains("the stored token of " + alert.host));
+        alerts.push_back(alert);
+    });
+    const WallTime at = c.wall + std::chrono::hours{24 * 40};
+    c.standing.read("a", at);
+    (void)c.standing.withheld("a");
+    CHECK(alerts.empty());  // 40 days off
+    c.wall = at - std::chrono::hours{24 * 20};
+    (void)c.standing.withheld("a");
+    (void)c.standing.withheld("a");
+    c.standing.read("a", at);  // read again unchanged: not alerted again
+    (void)c.standing.withheld("a");
+    REQUIRE(alerts.size() == 1);
+    CHECK(alerts[0].host == "a");
+    CHECK(alerts[0].stage == ExpiryStage::within_30_days);
+    CHECK(alerts[0].at == at);
+    CHECK(alerts[0].now == c.wall);
+    // Straight from 20 days to expired: one alert, of the stage reached.
+    c.wall = at + 1h;
+    (void)c.standing.withheld("a");
+    (void)c.standing.withheld("a");
+    REQUIRE(alerts.size() == 2);
+    CHECK(alerts[1].stage == ExpiryStage::expired);
 }

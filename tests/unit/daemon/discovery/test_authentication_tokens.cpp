@@ -100,3 +100,68 @@ TEST_CASE("automatic rotation is due a tenth of the lifetime before expiry, 3 da
     CHECK_FALSE(rotation_due(now + hours(73), hours(24 * 365), now));
     CHECK(rotation_due(now + hours(71), hours(24 * 365), now));
 }
+
+TEST_CASE("a token list: each token's id and expiry, and how many there are",
+          "[daemon][discovery]") {
+    const TokenList list = read_token_list(
+        R"({"data":[{"id":"at-1","type":"authentication-tokens","attributes":{)"
+        R"("created-at":"2026-01-01T00:00:00.000Z","last-used-at":null,"description":"ci",)"
+        R"("token":null,"expired-at":"2026-12-31T00:00:00.000Z"}},)"
+        R"({"id":"at-2","attributes":{"expired-at":null}},{"id":"at-3"}],)"
+        R"("meta":{"pagination":{"current-page":1,"total-count":3}}})");
+    REQUIRE(list.tokens.size() == 3);
+    CHECK(list.total == 3);
+    CHECK(list.tokens[0].id == "at-1");
+    REQUIRE(list.tokens[0].expires.has_value());
+    CHECK(*list.tokens[0].expires == std::chrono::system_clock::from_time_t(1798675200));
+    CHECK_FALSE(list.tokens[1].expires.has_value());  // null: never expires
+    CHECK_FALSE(list.tokens[2].expires.has_value());
+
+    CHECK(read_token_list(R"({"data":[]})").total == 0);  // no tokens: an empty document
+    CHECK(read_token_list(R"({"data":[{"id":"a"}],"meta":{"pagination":{"total-count":40}}})")
+              .total == 40);  // more on other pages
+}
+
+TEST_CASE("a bad token list is an error that says what, never quoting the body",
+          "[daemon][discovery]") {
+    CHECK_THROWS_WITH(read_token_list("secret-ish <html>"), "the token list is not JSON");
+    CHECK_THROWS_WITH(read_token_list(R"({"data":{"id":"at-1"}})"),
+                      Catch::Contains("no \"data\" array"));
+    CHECK_THROWS_WITH(read_token_list(R"([1])"), Catch::Contains("no \"data\" array"));
+    CHECK_THROWS_WITH(read_token_list(R"({"data":[{"type":"authentication-tokens"}]})"),
+                      Catch::Contains("has no id"));
+    CHECK_THROWS_WITH(
+        read_token_list(R"({"data":[{"id":"at-9","attributes":{"expired-at":"soon"}}]})"),
+        Catch::Contains("at-9") && Catch::Contains("neither null nor RFC 3339") &&
+            !Catch::Contains("soon"));
+    CHECK_THROWS_WITH(read_token_list(R"({"data":[{"id":"at-9","attributes":{"expired-at":7}}]})"),
+                      Catch::Contains("neither null nor RFC 3339"));
+}
+
+TEST_CASE("the stored token's expiry: by its known id, else the only token, else unknown",
+          "[daemon][discovery]") {
+    const auto at = [](std::time_t t) { return std::chrono::system_clock::from_time_t(t); };
+    TokenList one{{{"at-1", at(1798675200)}}, 1};
+    ListedExpiry found = expiry_in_list(one, "");
+    CHECK(found.found);
+    CHECK(found.expires == at(1798675200));
+
+    TokenList several{{{"at-1", at(1798675200)}, {"at-2", at(1800000000)}, {"at-3", std::nullopt}},
+                      3};
+    found = expiry_in_list(several, "at-2");
+    CHECK(found.found);
+    CHECK(found.expires == at(1800000000));
+    found = expiry_in_list(several, "at-3");
+    CHECK(found.found);
+    CHECK_FALSE(found.expires.has_value());  // never expires
+
+    ListedExpiry unknown = expiry_in_list(several, "");
+    CHECK_FALSE(unknown.found);
+    CHECK(unknown.why == "3 tokens for this user");
+    unknown = expiry_in_list(several, "at-gone");
+    CHECK_FALSE(unknown.found);
+    CHECK(unknown.why == "3 tokens for this user, none of them at-gone");
+    // One on this page of many: not the only one.
+    CHECK_FALSE(expiry_in_list(TokenList{{{"at-1", std::nullopt}}, 25}, "").found);
+    CHECK(expiry_in_list(TokenList{{}, 0}, "").why == "0 tokens for this user");
+}

@@ -162,8 +162,36 @@ TEST_CASE("check asks a TFE-like host who the token belongs to", "[daemon][items
     CHECK(answer.at("user") == "alice");
     CHECK(answer.at("url") == kAccount);
     CHECK(answer.at("status") == 200);
-    REQUIRE(f.http.requests.size() == 2);
+    // No stored expires_at: the user's token list is asked for it too.
+    REQUIRE(f.http.requests.size() == 3);
+    CHECK(f.http.requests[2].url ==
+          "https://tfe.example/api/v2/users/user-1/authentication-tokens");
     for (const auto& seen : f.http.requests) CHECK(seen.bearer == "good-token");
+    CHECK_THAT(answer.at("expiry_note").get<std::string>(), Catch::StartsWith("expiry unknown: "));
+    CHECK_FALSE(answer.contains("learned_expires_at"));
+}
+
+TEST_CASE("check learns the expiry of a user's only token from the token list",
+          "[daemon][items][check]") {
+    Fixture f;
+    f.keyring.put("tfe.example", R"({"token":"good-token"})");
+    f.keyring.put("dated.example", R"({"token":"t","expires_at":"2027-01-01T00:00:00Z"})");
+    tfe_routes(f.http, 200);
+    f.http.routes["https://tfe.example/api/v2/users/user-1/authentication-tokens"] = [] {
+        auto r = FakeHttpClient::json(
+            R"({"data":[{"id":"at-1","type":"authentication-tokens",)"
+            R"("attributes":{"token":null,"expired-at":"2027-03-01T12:00:00.000Z"}}]})");
+        r.content_type = "application/vnd.api+json";
+        return r;
+    };
+    const proto::Json answer = f.request(op(proto::Op::check, {{"host", "tfe.example"}}));
+    CHECK(answer.at("result") == "valid");
+    CHECK(answer.at("learned_expires_at") == "2027-03-01T12:00:00Z");
+    CHECK_FALSE(answer.contains("expiry_note"));
+    const proto::Json expiries = f.request(op(proto::Op::status)).at("credentials").at("expiries");
+    REQUIRE(expiries.size() == 1);
+    CHECK(expiries[0].at("host") == "tfe.example");
+    CHECK(expiries[0].at("expires_at") == "2027-03-01T12:00:00Z");
 }
 
 TEST_CASE("check reports a revoked token, and status remembers it until a new one is stored",
