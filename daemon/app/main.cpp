@@ -173,6 +173,7 @@ struct Services {
                          proto::registry_cache_state_path(), proto::documents_dir(),
                          keyring.credentials, discovery, registry, archive_store) {
         keyring.credentials.use_token_refresher(discovery.login());
+        keyring.credentials.rotated_hosts(config.discovery.rotate);
     }
 
     // Once the event loop is done: every service stops, the keyring's watch

@@ -238,10 +238,16 @@ asio::awaitable<std::optional<Secret>> CredentialService::load(std::string host)
         result ? expiry_of(*result, ErrorCode::keyring_error, "the keyring item for " + host)
                : std::nullopt;
     if (generation == generation_) {
-        standing_.read(host, expires);
+        standing_.read(host, expires, result ? renewal_of(host, *result) : Renewal::person);
         remember(host, clone(result));
     }
     co_return result;
+}
+
+Renewal CredentialService::renewal_of(const std::string& host, const Secret& credentials) const {
+    if (refresher_ != nullptr && login_of(credentials)) return Renewal::login;
+    if (rotated_.contains(host)) return Renewal::rotation;
+    return Renewal::person;
 }
 
 asio::awaitable<void> CredentialService::store(std::string host, Secret credentials) {
@@ -255,7 +261,7 @@ asio::awaitable<void> CredentialService::store(std::string host, Secret credenti
     co_await async::on_worker(worker_, std::move(write));
     // A keyring event (a lock) or another write meanwhile: keep nothing; the
     // next get reads the keyring.
-    standing_.stored(host, expires);
+    standing_.stored(host, expires, renewal_of(host, credentials));
     refresh_failures_.erase(host);
     const bool undisturbed = generation == generation_;
     ++generation_;

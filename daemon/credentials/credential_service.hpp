@@ -73,6 +73,9 @@ class CredentialService final : public KeyringEvents {
     void use_token_commands(CommandTokens& commands) { commands_ = &commands; }
     // Stored logins with a refresh token are refreshed through `refresher`.
     void use_token_refresher(TokenRefresher& refresher) { refresher_ = &refresher; }
+    // The hosts whose tokens the daemon rotates (rotate = true): their expiry
+    // is warned of only when the rotation is overdue (token_standing.hpp).
+    void rotated_hosts(std::set<std::string> hosts) { rotated_ = std::move(hosts); }
 
     // Refreshes the host's stored login now. Throws proto::Error not_found
     // when it has none with a refresh token, login_failed when the
@@ -148,6 +151,8 @@ class CredentialService final : public KeyringEvents {
 
     boost::asio::awaitable<std::optional<proto::Secret>> stored(std::string host);
     boost::asio::awaitable<std::optional<proto::Secret>> load(std::string host);
+    // Who renews the host's token, as `credentials` and the configuration say.
+    Renewal renewal_of(const std::string& host, const proto::Secret& credentials) const;
     // `credentials`, or the refreshed ones when they are due (see above).
     boost::asio::awaitable<std::optional<proto::Secret>> kept_fresh(std::string host,
                                                                     proto::Secret credentials);
@@ -178,6 +183,7 @@ class CredentialService final : public KeyringEvents {
     async::PurgeTimer purge_timer_;
     CommandTokens* commands_ = nullptr;
     TokenRefresher* refresher_ = nullptr;
+    std::set<std::string> rotated_;
     async::SingleFlight<std::optional<proto::Secret>> refreshes_;
     std::map<std::string, RefreshFailure> refresh_failures_;
     std::set<std::string> refreshing_hosts_;  // a background refresh runs

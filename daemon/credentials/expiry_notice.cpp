@@ -15,8 +15,12 @@ ExpiryNotice expiry_notice(const ExpiryAlert& alert) {
         out.summary = "The token of " + host + " expires in " + time_left(alert.at, alert.now);
         out.body = "It expires at " + when + ".";
     }
-    out.body += " For a new one run hostkeeper rotate " + host +
-                " (HCP Terraform, Terraform Enterprise) or terraform login " + host + ".";
+    if (alert.renewal == Renewal::login) {
+        out.body += " Refreshing it failed: run hostkeeper login " + host + ".";
+    } else {
+        out.body += " For a new one run hostkeeper rotate " + host +
+                    " (HCP Terraform, Terraform Enterprise) or terraform login " + host + ".";
+    }
     return out;
 }
 

@@ -24,11 +24,12 @@ void TokenStanding::accepted(const std::string& host) {
     rejected_.erase(host);
 }
 
-void TokenStanding::stored(const std::string& host, std::optional<WallTime> expires) {
+void TokenStanding::stored(const std::string& host, std::optional<WallTime> expires,
+                           Renewal renewal) {
     rejected_.erase(host);
     expiries_.erase(host);
     learned_.erase(host);
-    read(host, expires);
+    read(host, expires, renewal);
 }
 
 void TokenStanding::forgotten(const std::string& host) {
@@ -39,11 +40,13 @@ void TokenStanding::forgotten(const std::string& host) {
 
 void TokenStanding::learned(const std::string& host, WallTime expires) {
     learned_[host] = expires;
-    read(host, expires);
+    const auto known = expiries_.find(host);
+    read(host, expires, known != expiries_.end() ? known->second.renewal : Renewal::person);
     log_stage(host, expiries_.at(host), expiry_stage(expires, wall_clock_()));
 }
 
-void TokenStanding::read(const std::string& host, std::optional<WallTime> expires) {
+void TokenStanding::read(const std::string& host, std::optional<WallTime> expires,
+                         Renewal renewal) {
     if (!expires) {
         if (const auto learned = learned_.find(host); learned != learned_.end()) {
             expires = learned->second;
@@ -53,7 +56,11 @@ void TokenStanding::read(const std::string& host, std::optional<WallTime> expire
         }
     }
     const auto known = expiries_.find(host);
-    if (known == expiries_.end() || known->second.at != *expires) expiries_[host] = Known{*expires};
+    if (known == expiries_.end() || known->second.at != *expires) {
+        expiries_[host] = Known{*expires, ExpiryStage::later, renewal};
+    } else {
+        known->second.renewal = renewal;
+    }
 }
 
 std::optional<Withheld> TokenStanding::withheld(const std::string& host) {
@@ -75,21 +82,47 @@ std::optional<Withheld> TokenStanding::withheld(const std::string& host) {
                         ", or hostkeeper check " + host + " once it is valid again"};
 }
 
+namespace {
+
+// The first stage warned of for a token renewed by `renewal`: before it,
+// the renewal is not overdue.
+ExpiryStage first_warned(Renewal renewal) {
+    switch (renewal) {
+        case Renewal::rotation:
+            return ExpiryStage::within_1_day;
+        case Renewal::login:
+            return ExpiryStage::expired;
+        case Renewal::person:
+            break;
+    }
+    return ExpiryStage::within_30_days;
+}
+
+// What to run for a new token of `host`.
+std::string remedy(const std::string& host, Renewal renewal) {
+    if (renewal == Renewal::login) return "hostkeeper login " + host;
+    return "terraform login " + host;
+}
+
+}  // namespace
+
 void TokenStanding::log_stage(const std::string& host, Known& known, ExpiryStage stage) {
     if (stage <= known.logged) return;
     known.logged = stage;
     const WallTime now = wall_clock_();
-    if (stage == ExpiryStage::expired) {
-        spdlog::warn(
-            "the stored token of {} expired at {}: it is not handed out; run terraform "
-            "login {}",
-            host, rfc3339_text(known.at), host);
-    } else {
-        spdlog::warn(
-            "the stored token of {} expires at {} (in {}): run terraform login {} before then",
-            host, rfc3339_text(known.at), time_left(known.at, now), host);
+    if (stage < first_warned(known.renewal)) {
+        spdlog::debug("hostkeeper renews the token of {} before it expires at {}", host,
+                      rfc3339_text(known.at));
+        return;
     }
-    if (alert_) alert_(ExpiryAlert{host, stage, known.at, now});
+    if (stage == ExpiryStage::expired) {
+        spdlog::warn("the stored token of {} expired at {}: it is not handed out; run {}", host,
+                     rfc3339_text(known.at), remedy(host, known.renewal));
+    } else {
+        spdlog::warn("the stored token of {} expires at {} (in {}): run {} before then", host,
+                     rfc3339_text(known.at), time_left(known.at, now), remedy(host, known.renewal));
+    }
+    if (alert_) alert_(ExpiryAlert{host, stage, known.at, now, known.renewal});
 }
 
 std::map<std::string, WallTime> TokenStanding::expiries() const {

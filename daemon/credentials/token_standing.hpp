@@ -6,7 +6,10 @@
 // the token. Also logs one line per host each time its token's expiry
 // comes within 30, 7 or 1 day, or passes, and tells the alert callback
 // (desktop notifications), once per host and stage whoever looks first:
-// a read, a request, or the daemon's expiry watch.
+// a read, a request, or the daemon's expiry watch. A token hostkeeper
+// renews itself is warned of only when its renewal is overdue: a rotated
+// one (rotate = true) from a day before its expiry, one with a refresh
+// token (hostkeeper login) once it has expired.
 
 #include <chrono>
 #include <functional>
@@ -35,12 +38,20 @@ struct Withheld {
 };
 std::string_view to_string(Withheld::Reason reason) noexcept;
 
+// Who renews a host's token before it expires.
+enum class Renewal {
+    person,    // someone runs terraform login (or hostkeeper rotate)
+    rotation,  // the daemon rotates it (rotate = true)
+    login,     // the daemon refreshes it (a refresh token from hostkeeper login)
+};
+
 // A host's token crossed a warning stage (within 30, 7, 1 day; expired).
 struct ExpiryAlert {
     std::string host;
     ExpiryStage stage = ExpiryStage::later;
     WallTime at;   // its expiry
     WallTime now;  // when the stage was seen
+    Renewal renewal = Renewal::person;
 };
 
 class TokenStanding {
@@ -55,11 +66,13 @@ class TokenStanding {
     void rejected(const std::string& host, std::string url, long status);
     void accepted(const std::string& host);
     // New credentials for the host (their expiry, if any): a refusal is over.
-    void stored(const std::string& host, std::optional<WallTime> expires);
+    void stored(const std::string& host, std::optional<WallTime> expires,
+                Renewal renewal = Renewal::person);
     void forgotten(const std::string& host);
     // The credentials as read from the keyring (their expiry, if any; else
     // one learned from the host).
-    void read(const std::string& host, std::optional<WallTime> expires);
+    void read(const std::string& host, std::optional<WallTime> expires,
+              Renewal renewal = Renewal::person);
     // The expiry of the host's stored token as the host's API says it (the
     // stored object has none): kept in memory until new credentials are
     // stored or they are forgotten, and warned of as a stored one (at once,
@@ -82,6 +95,7 @@ class TokenStanding {
     struct Known {
         WallTime at;
         ExpiryStage logged = ExpiryStage::later;  // the last stage a line was logged for
+        Renewal renewal = Renewal::person;
     };
     void log_stage(const std::string& host, Known& known, ExpiryStage stage);
 

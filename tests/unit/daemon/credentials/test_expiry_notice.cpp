@@ -35,3 +35,12 @@ TEST_CASE("an expiry notice names the host, the stage and what to run", "[daemon
                                  Catch::Contains("no longer handed out") &&
                                  Catch::Contains("terraform login h"));
 }
+
+TEST_CASE("an expired login's notice says to log in with hostkeeper again",
+          "[daemon][credentials]") {
+    const ExpiryAlert gone{"h", ExpiryStage::expired, kNow - 1h, kNow, Renewal::login};
+    const ExpiryNotice notice = expiry_notice(gone);
+    CHECK(notice.summary == "The token of h has expired");
+    CHECK_THAT(notice.body, Catch::Contains("Refreshing it failed: run hostkeeper login h."));
+    CHECK_FALSE(Catch::contains(notice.body, "terraform login"));
+}

@@ -167,3 +167,47 @@ TEST_CASE("one alert per stage crossed per host, after its log line", "[daemon][
     REQUIRE(alerts.size() == 2);
     CHECK(alerts[1].stage == ExpiryStage::expired);
 }
+
+TEST_CASE("a token hostkeeper renews is warned of only when its renewal is overdue",
+          "[daemon][credentials]") {
+    const LogCapture log;
+    Clocks c;
+    std::vector<ExpiryAlert> alerts;
+    c.standing.on_alert([&alerts](const ExpiryAlert& alert) { alerts.push_back(alert); });
+    const auto stages_until_expiry = [&](const std::string& host) {
+        const WallTime at = *c.standing.expiry(host);
+        for (const auto left : {std::chrono::hours{24 * 20}, std::chrono::hours{24 * 5}, 12h}) {
+            c.wall = at - left;
+            (void)c.standing.withheld(host);
+        }
+        c.wall = at + 1min;
+        (void)c.standing.withheld(host);
+    };
+
+    // Rotated (rotate = true): from the last day on, with terraform login's remedy.
+    c.standing.stored("rotated", c.wall + std::chrono::hours{24 * 20}, Renewal::rotation);
+    stages_until_expiry("rotated");
+    REQUIRE(alerts.size() == 2);
+    CHECK(alerts[0].stage == ExpiryStage::within_1_day);
+    CHECK(alerts[0].renewal == Renewal::rotation);
+    CHECK(alerts[1].stage == ExpiryStage::expired);
+    // The day's line only: none at 20 or 5 days left.
+    CHECK(count_of(log.text(), "the stored token of rotated expires at") == 1);
+
+    // Refreshed (hostkeeper login): only once it has expired, naming hostkeeper login.
+    alerts.clear();
+    c.standing.read("login", c.wall + std::chrono::hours{24 * 20}, Renewal::login);
+    stages_until_expiry("login");
+    REQUIRE(alerts.size() == 1);
+    CHECK(alerts[0].stage == ExpiryStage::expired);
+    CHECK(alerts[0].renewal == Renewal::login);
+    CHECK(count_of(log.text(), "the stored token of login expired at") == 1);
+    CHECK_THAT(log.text(), Catch::Contains("run hostkeeper login login"));
+    CHECK_FALSE(Catch::contains(log.text(), "the stored token of login expires at"));
+
+    // Stored by a person: every stage.
+    alerts.clear();
+    c.standing.stored("person", c.wall + std::chrono::hours{24 * 20});
+    stages_until_expiry("person");
+    CHECK(alerts.size() == 4);
+}
