@@ -102,10 +102,12 @@ backends::BackendOptions keyring_options(const Config& config) {
 // of it; the token commands, on threads of their own (a slow command never
 // holds up the keyring).
 struct KeyringWing {
-    KeyringWing(asio::io_context& io, const Config& config)
-        : keyring(io.get_executor(), thread.get_executor(), keyring_options(config)),
+    KeyringWing(asio::io_context& io, const Config& config, const proto::SocketLocation& location)
+        : warned(location.directory / "expiry-warnings.json"),
+          keyring(io.get_executor(), thread.get_executor(), keyring_options(config)),
           credentials(io.get_executor(), thread.get_executor(), keyring, config.credentials),
           commands(io.get_executor(), command_threads.get_executor(), config.token_commands) {
+        credentials.remember_warnings(warned);
         // Chooses the backend (keyring.backend) and watches it: the cache
         // follows the keyring, so a lock, an edit or a restart drops it.
         keyring.attach(credentials);
@@ -116,6 +118,7 @@ struct KeyringWing {
 
     asio::thread_pool thread{1};
     asio::thread_pool command_threads{2};
+    credentials::WarnedStages warned;  // beside the socket: one warning per stage and session
     backends::ChosenKeyring keyring;
     credentials::CredentialService credentials;
     credentials::CommandTokens commands;
@@ -160,7 +163,7 @@ CacheSetting load_cache_setting() {
 // the registry cache.
 struct Services {
     Services(asio::io_context& io, const Config& config, const proto::SocketLocation& location)
-        : keyring(io, config),
+        : keyring(io, config, location),
           http(io.get_executor(),
                http::CurlHttpClient::from_environment(
                    std::string("hostkeeper/") + proto::product_version(), config.http.ca_file)),

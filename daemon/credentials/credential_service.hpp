@@ -76,6 +76,8 @@ class CredentialService final : public KeyringEvents {
     // The hosts whose tokens the daemon rotates (rotate = true): their expiry
     // is warned of only when the rotation is overdue (token_standing.hpp).
     void rotated_hosts(std::set<std::string> hosts) { rotated_ = std::move(hosts); }
+    // Stages of expiry warned of are kept in `warned` (warned_stages.hpp).
+    void remember_warnings(WarnedStages& warned) { standing_.remember_warnings(warned); }
 
     // Refreshes the host's stored login now. Throws proto::Error not_found
     // when it has none with a refresh token, login_failed when the

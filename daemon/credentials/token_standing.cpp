@@ -57,7 +57,9 @@ void TokenStanding::read(const std::string& host, std::optional<WallTime> expire
     }
     const auto known = expiries_.find(host);
     if (known == expiries_.end() || known->second.at != *expires) {
-        expiries_[host] = Known{*expires, ExpiryStage::later, renewal};
+        const ExpiryStage warned =
+            warned_ != nullptr ? warned_->warned(host, *expires) : ExpiryStage::later;
+        expiries_[host] = Known{*expires, warned, renewal};
     } else {
         known->second.renewal = renewal;
     }
@@ -122,6 +124,7 @@ void TokenStanding::log_stage(const std::string& host, Known& known, ExpiryStage
         spdlog::warn("the stored token of {} expires at {} (in {}): run {} before then", host,
                      rfc3339_text(known.at), time_left(known.at, now), remedy(host, known.renewal));
     }
+    if (warned_ != nullptr) warned_->record(host, known.at, stage);
     if (alert_) alert_(ExpiryAlert{host, stage, known.at, now, known.renewal});
 }
 

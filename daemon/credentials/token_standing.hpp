@@ -19,6 +19,7 @@
 
 #include "daemon/credentials/keyring.hpp"
 #include "daemon/credentials/token_expiry.hpp"
+#include "daemon/credentials/warned_stages.hpp"
 
 namespace hostkeeper::daemon::credentials {
 
@@ -85,6 +86,9 @@ class TokenStanding {
 
     // Called on each stage logged (after the log line); none by default.
     void on_alert(Alert alert) { alert_ = std::move(alert); }
+    // Stages warned of are recorded in `warned`, and a stage it holds is not
+    // warned of again (warned_stages.hpp); set before the first read.
+    void remember_warnings(WarnedStages& warned) { warned_ = &warned; }
 
     const std::map<std::string, TokenRejection>& rejections() const { return rejected_; }
     std::map<std::string, WallTime> expiries() const;
@@ -102,6 +106,7 @@ class TokenStanding {
     Clock clock_;
     WallClock wall_clock_;
     Alert alert_;
+    WarnedStages* warned_ = nullptr;
     std::map<std::string, TokenRejection> rejected_;
     std::map<std::string, Known> expiries_;
     std::map<std::string, WallTime> learned_;

@@ -174,6 +174,8 @@ class World {
                                            std::vector<std::string>{"--config", config.string()});
     }
 
+    // Stops the daemon (SIGTERM, waited for); start() starts the next.
+    void stop_daemon() { daemon_.reset(); }
     const fs::path& socket() const { return socket_; }
     const std::string& config() const { return config_text_; }
     // What the running daemon logged so far.

@@ -10,6 +10,8 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <ctime>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "fake_tfe.hpp"
@@ -89,6 +91,21 @@ TEST_CASE("the daemon warns of a stored expiry on its own, once, with a desktop 
     CHECK(expiries[0].at("expiry_stage") == "within_7_days");
     CHECK(helper(world.socket(), {"get", host}).exit_code == 0);
     CHECK_THAT(world.cli({"list"}).out, Catch::Contains("expires " + soon));
+    CHECK(count_of(world.daemon_log(), "the stored token of " + host) == 1);
+    CHECK(notifications.with_summary(host).size() == 1);
+
+    // A daemon started again (on demand, after an idle exit) reads the record
+    // beside the socket and does not warn of the same stage again.
+    const fs::path record = world.socket().parent_path() / "expiry-warnings.json";
+    REQUIRE(fs::exists(record));
+    std::ifstream in(record);
+    const std::string recorded{std::istreambuf_iterator<char>(in), {}};
+    CHECK_THAT(recorded, Catch::Contains(host) && Catch::Contains("within_7_days"));
+    CHECK(recorded.find("tok-watch-secret") == std::string::npos);
+    world.stop_daemon();
+    world.start();
+    REQUIRE(wait_until([&] { return !world.status("credentials").at("expiries").empty(); },
+                       std::chrono::seconds(10)));
     CHECK(count_of(world.daemon_log(), "the stored token of " + host) == 1);
     CHECK(notifications.with_summary(host).size() == 1);
     CHECK(secret_tool_clear(host).exit_code == 0);
