@@ -143,11 +143,21 @@ cat >"$HK_PASS_LIB" <<'LIB'
 # shellcheck shell=bash
 # hk_pass_make_key NAME [PASSPHRASE]: an ed25519 key with a cv25519
 # encryption subkey for "NAME <NAME@hostkeeper.test>"; prints its fingerprint.
+# On a loaded machine gpg may give up on its agent: one more try, then
+# gpg's own message.
 hk_pass_make_key() {
-    local name=$1 passphrase=${2:-}
-    gpg --batch --quiet --pinentry-mode loopback --passphrase "$passphrase" \
-        --quick-gen-key "$name <$name@hostkeeper.test>" future-default default never 2>/dev/null
-    gpg --batch --with-colons --list-secret-keys "$name@hostkeeper.test" | awk -F: '$1 == "fpr" { print $10; exit }'
+    local name=$1 passphrase=${2:-} try errors
+    for try in 1 2; do
+        if errors=$(gpg --batch --quiet --pinentry-mode loopback --passphrase "$passphrase" \
+            --quick-gen-key "$name <$name@hostkeeper.test>" future-default default never 2>&1); then
+            gpg --batch --with-colons --list-secret-keys "$name@hostkeeper.test" |
+                awk -F: '$1 == "fpr" { print $10; exit }'
+            return
+        fi
+        [[ $try == 2 ]] || { gpgconf --kill gpg-agent; gpgconf --launch gpg-agent; }
+    done
+    echo "pass-env: gpg --quick-gen-key $name failed: $errors" >&2
+    return 1
 }
 # hk_pass_subkey FPR: the key id of FPR's encryption subkey.
 hk_pass_subkey() {
@@ -171,6 +181,10 @@ hk_pass_forget_passphrases() {
 LIB
 # shellcheck source=/dev/null
 source "$HK_PASS_LIB"
+
+# The agent started now, waited for, rather than by the first gpg (which
+# gives up on it after a few seconds on a loaded machine).
+gpgconf --launch gpg-agent || { echo "pass-env: gpg-agent did not start" >&2; exit 2; }
 
 HK_PASS_KEY_PLAIN=$(hk_pass_make_key plain)
 HK_PASS_KEY_OTHER=$(hk_pass_make_key other)
