@@ -3,13 +3,13 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <exception>
 #include <utility>
 
 #include "daemon/credentials/token_expiry.hpp"
 #include "daemon/discovery/discovery_service.hpp"
 #include "daemon/discovery/login_pkce.hpp"
 #include "daemon/discovery/login_token.hpp"
+#include "daemon/http/http_fetch.hpp"
 #include "daemon/http/url.hpp"
 #include "proto/error.hpp"
 
@@ -53,23 +53,6 @@ LoginTokens tokens_of(const std::string& doing, const std::string& url,
     }
 }
 
-// One request's outcome: the response, or why there is none.
-struct Exchange {
-    std::optional<http::HttpResponse> response;
-    std::string error;
-};
-
-asio::awaitable<Exchange> send(http::HttpClient& http, http::HttpRequest request) {
-    Exchange out;
-    try {
-        auto sending = http.fetch(std::move(request));  // named first
-        out.response = co_await std::move(sending);
-    } catch (const std::exception& e) {
-        out.error = e.what();
-    }
-    co_return out;
-}
-
 // POSTs the form to the token endpoint. Throws proto::Error login_failed.
 asio::awaitable<LoginTokens> post_tokens(http::HttpClient& http, std::string url, std::string form,
                                          std::chrono::milliseconds timeout, std::string doing) {
@@ -81,8 +64,8 @@ asio::awaitable<LoginTokens> post_tokens(http::HttpClient& http, std::string url
     request.media_type = "application/json";
     request.timeout = timeout;
     request.max_body = kMaxTokenResponse;
-    auto sending = send(http, std::move(request));  // named first
-    Exchange exchange = co_await std::move(sending);
+    auto sending = http::fetch_once(http, std::move(request));  // named first
+    http::FetchResult exchange = co_await std::move(sending);
     co_return tokens_of(doing, url, exchange.response, exchange.error);
 }
 

@@ -66,15 +66,10 @@ http::HttpRequest api_request(std::string method, std::string url, const proto::
 
 // Sent as is: a redirect is not followed, so the token goes to this URL only.
 asio::awaitable<Exchange> send(http::HttpClient& http, http::HttpRequest request) {
-    Exchange out;
-    out.url = request.url;
-    try {
-        auto sending = http.fetch(std::move(request));  // named first
-        out.response = co_await std::move(sending);
-    } catch (const std::exception& e) {
-        out.error = e.what();
-    }
-    co_return out;
+    std::string url = request.url;
+    auto sending = http::fetch_once(http, std::move(request));  // named first
+    http::FetchResult got = co_await std::move(sending);
+    co_return Exchange{std::move(url), std::move(got.response), std::move(got.error)};
 }
 
 // Whether `exchange` failed (no response, or a status other than `expected`);

@@ -41,6 +41,19 @@ std::string refusal_reason(TokenUse use, const std::string& token_host,
     return "";
 }
 
+asio::awaitable<FetchResult> fetch_once(HttpClient& http, HttpRequest request) {
+    FetchResult out;
+    out.requests = 1;
+    try {
+        auto sending = http.fetch(std::move(request));  // named first (async/toolchain.hpp)
+        out.response = co_await std::move(sending);
+    } catch (const HttpError& e) {
+        out.error = e.what();
+        out.write_errno = e.write_errno();
+    }
+    co_return out;
+}
+
 asio::awaitable<FetchResult> fetch_following(HttpClient& http, std::string url,
                                              const std::optional<proto::Secret>& token,
                                              const std::string& token_origin,
@@ -66,16 +79,13 @@ asio::awaitable<FetchResult> fetch_following(HttpClient& http, std::string url,
         }
         if (token && same_origin(url, token_origin)) request.bearer_token = token->clone();
         ++out.requests;
-        std::string failure;
-        try {
-            out.response = co_await http.fetch(std::move(request));
-        } catch (const HttpError& e) {
-            failure = e.what();
-            out.write_errno = e.write_errno();
-        }
-        if (!failure.empty()) {
+        auto sending = fetch_once(http, std::move(request));  // named first (async/toolchain.hpp)
+        FetchResult once = co_await std::move(sending);
+        out.response = std::move(once.response);
+        out.write_errno = once.write_errno;
+        if (!once.error.empty()) {
             out.error = url;
-            out.error.append(": ").append(failure);
+            out.error.append(": ").append(once.error);
             co_return out;
         }
         const HttpResponse& response = *out.response;

@@ -25,7 +25,8 @@ struct FetchRules {
     BodyObserver on_body;                      // see HttpRequest::on_body
 };
 
-// The last response (never a redirect), or why there is none: "URL: why".
+// The last response (never a redirect), or why there is none:
+// fetch_following says "URL: why", fetch_once the client's message alone.
 struct FetchResult {
     std::optional<HttpResponse> response;
     std::string error;
@@ -56,6 +57,11 @@ TokenUse token_use(bool has_token, const std::string& keyring_problem, const std
 // " with the credentials stored for HOST", or "; " and why none were sent.
 std::string refusal_reason(TokenUse use, const std::string& token_host,
                            const std::string& token_origin, const std::string& keyring_problem);
+
+// `request` sent as it is (a redirect is answered, not followed): its
+// response, or why there is none. Never throws for what the server or the
+// network does.
+boost::asio::awaitable<FetchResult> fetch_once(HttpClient& http, HttpRequest request);
 
 // GET `url`. `token` is sent to URLs of `token_origin`'s origin (scheme,
 // host and port) and to no other.
