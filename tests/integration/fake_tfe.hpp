@@ -89,12 +89,7 @@ class FakeTfe {
             status);
     }
     static std::string now_utc(std::time_t later = 0) {
-        const std::time_t t = std::time(nullptr) + later;
-        std::tm utc{};
-        ::gmtime_r(&t, &utc);
-        char text[32];
-        std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-        return text;
+        return utc_in(std::chrono::seconds(later));
     }
     static nlohmann::json document(const Token& t, bool with_secret) {
         nlohmann::json attributes{

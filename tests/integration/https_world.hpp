@@ -8,6 +8,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -33,6 +34,27 @@ using hostkeeper::test::TlsServer;
 
 inline const std::string kDoc = "/.well-known/terraform.json";
 inline const auto kNoCase = Catch::CaseSensitive::No;
+
+// How many times `what` occurs in `text` (overlapping ones too).
+inline std::size_t count_of(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+// The UTC time `from_now` from now, as RFC 3339 to the second
+// ("2026-12-01T09:30:00Z"), as test servers and stored objects write it.
+// Throws std::runtime_error for a time that is not 20 characters so written.
+inline std::string utc_in(std::chrono::seconds from_now) {
+    const std::time_t t =
+        std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() + from_now);
+    std::tm utc{};
+    ::gmtime_r(&t, &utc);
+    char text[32];
+    if (std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc) != 20)
+        throw std::runtime_error("utc_in: not a 20-character UTC time");
+    return text;
+}
 
 struct Ca {
     fs::path dir;

@@ -23,22 +23,6 @@ using namespace hostkeeper::it;
 
 namespace {
 
-std::string utc_in(std::chrono::hours from_now) {
-    const std::time_t t =
-        std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() + from_now);
-    std::tm utc{};
-    ::gmtime_r(&t, &utc);
-    char text[32];
-    REQUIRE(std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc) == 20);
-    return text;
-}
-
-std::size_t count_of(const std::string& text, const std::string& what) {
-    std::size_t n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-}
-
 // Waits (up to 10 s) for the daemon's expiry warning of `host`.
 bool warned_of(const World& world, const std::string& host) {
     return wait_until(

@@ -35,12 +35,6 @@ std::time_t parse_utc(const std::string& text) {
     return ::timegm(&tm);
 }
 
-std::size_t count_of(const std::string& text, const std::string& what) {
-    std::size_t n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-}
-
 }  // namespace
 
 TEST_CASE("list reads the keyring: labels, times and field names, locked items as locked",

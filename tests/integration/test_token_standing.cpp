@@ -54,16 +54,6 @@ class TfeHost {
     std::set<std::string> tokens_;
 };
 
-std::string utc_in(std::chrono::hours from_now) {
-    const std::time_t t =
-        std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() + from_now);
-    std::tm utc{};
-    ::gmtime_r(&t, &utc);
-    char text[32];
-    REQUIRE(std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc) == 20);
-    return text;
-}
-
 // A discovery the daemon makes afresh (with the stored token, unless withheld).
 void discover_afresh(const World& world, const std::string& host) {
     (void)world.ask_discover(host, true);
