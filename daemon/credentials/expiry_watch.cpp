@@ -2,10 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <exception>
 #include <string>
 #include <utility>
@@ -17,37 +13,15 @@ namespace hostkeeper::daemon::credentials {
 namespace asio = boost::asio;
 
 void ExpiryWatch::start() {
-    if (timer_) return;
-    timer_ = std::make_shared<asio::steady_timer>(io_);
-    asio::co_spawn(io_, run(), [](const std::exception_ptr& failure) {
-        if (!failure) return;
-        try {
-            std::rethrow_exception(failure);
-        } catch (const std::exception& e) {
-            spdlog::error("the expiry watch stopped: {}", e.what());
-        }
-    });
+    // The first look learns nothing: a daemon started on demand sends no
+    // request to any host at start.
+    task_.start(
+        times_.first, times_.interval, [this](bool first) { return look(!first); },
+        "the expiry watch");
 }
 
 void ExpiryWatch::stop() {
-    *stopped_ = true;
-    if (timer_) timer_->cancel();
-}
-
-asio::awaitable<void> ExpiryWatch::run() {
-    // Held by the loop: stop() may come while a look is under way.
-    const std::shared_ptr<bool> stopped = stopped_;
-    const std::shared_ptr<asio::steady_timer> timer = timer_;
-    bool first = true;
-    while (!*stopped) {
-        timer->expires_after(first ? times_.first : times_.interval);
-        boost::system::error_code ec;
-        co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
-        if (*stopped) co_return;
-        auto looking = look(!first);  // named first (async/toolchain.hpp)
-        co_await std::move(looking);
-        first = false;
-    }
+    task_.stop();
 }
 
 asio::awaitable<void> ExpiryWatch::look(bool learning) {
@@ -60,7 +34,7 @@ asio::awaitable<void> ExpiryWatch::look(bool learning) {
         co_return;
     }
     for (const ItemInfo& item : items) {
-        if (*stopped_) co_return;
+        if (task_.stopped()) co_return;
         if (credentials_.has_token_command(item.host)) continue;
         bool locked = false;
         try {

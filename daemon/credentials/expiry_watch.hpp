@@ -14,13 +14,12 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <functional>
 #include <map>
-#include <memory>
 #include <string>
 
+#include "daemon/async/repeating_task.hpp"
 #include "daemon/credentials/credential_service.hpp"
 #include "daemon/credentials/keyring_items.hpp"
 
@@ -37,7 +36,7 @@ class ExpiryWatch {
 
     ExpiryWatch(boost::asio::any_io_executor io, KeyringItems& items,
                 CredentialService& credentials, ExpiryWatchTimes times = {})
-        : io_(std::move(io)), items_(items), credentials_(credentials), times_(times) {}
+        : task_(std::move(io)), items_(items), credentials_(credentials), times_(times) {}
 
     // Before start(): how a host's unknown expiry is learned (none: never).
     void learn_with(Learn learn) { learn_ = std::move(learn); }
@@ -49,17 +48,14 @@ class ExpiryWatch {
     boost::asio::awaitable<void> look(bool learning = false);
 
   private:
-    boost::asio::awaitable<void> run();
     boost::asio::awaitable<void> learn(std::string host);
 
-    boost::asio::any_io_executor io_;
+    async::RepeatingTask task_;
     KeyringItems& items_;
     CredentialService& credentials_;
     ExpiryWatchTimes times_;
     Learn learn_;
     std::map<std::string, std::chrono::steady_clock::time_point> asked_;  // host -> last learn
-    std::shared_ptr<boost::asio::steady_timer> timer_;
-    std::shared_ptr<bool> stopped_ = std::make_shared<bool>(false);
 };
 
 }  // namespace hostkeeper::daemon::credentials

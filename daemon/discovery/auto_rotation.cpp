@@ -3,10 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <exception>
 #include <utility>
 
@@ -35,7 +31,7 @@ bool rotation_due(const std::optional<WallClock::time_point>& expires, seconds l
 
 AutoRotation::AutoRotation(asio::any_io_executor io, credentials::CredentialService& credentials,
                            std::set<std::string> hosts, Lifetime lifetime, Rotate rotate)
-    : io_(std::move(io)),
+    : task_(std::move(io)),
       credentials_(credentials),
       hosts_(std::move(hosts)),
       lifetime_(std::move(lifetime)),
@@ -48,30 +44,20 @@ AutoRotation::AutoRotation(asio::any_io_executor io, credentials::CredentialServ
 }
 
 void AutoRotation::start() {
-    if (hosts_.empty() || timer_) return;
-    timer_ = std::make_shared<asio::steady_timer>(io_);
-    asio::co_spawn(io_, run(), asio::detached);
+    if (hosts_.empty()) return;
+    task_.start(
+        interval_, interval_, [this](bool) { return visit_all(); }, "automatic rotation");
 }
 
 void AutoRotation::stop() {
-    *stopped_ = true;
-    if (timer_) timer_->cancel();
+    task_.stop();
 }
 
-asio::awaitable<void> AutoRotation::run() {
-    // Held by the loop: stop() may come while a rotation is under way.
-    const std::shared_ptr<bool> stopped = stopped_;
-    const std::shared_ptr<asio::steady_timer> timer = timer_;
-    while (!*stopped) {
-        timer->expires_after(interval_);
-        boost::system::error_code ec;
-        co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
-        if (*stopped) co_return;
-        for (const std::string& host : hosts_) {
-            auto visiting = visit(host);  // named first (async/toolchain.hpp)
-            co_await std::move(visiting);
-            if (*stopped) co_return;
-        }
+asio::awaitable<void> AutoRotation::visit_all() {
+    for (const std::string& host : hosts_) {
+        auto visiting = visit(host);  // named first (async/toolchain.hpp)
+        co_await std::move(visiting);
+        if (task_.stopped()) co_return;
     }
 }
 

@@ -9,15 +9,14 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <functional>
 #include <map>
-#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 
+#include "daemon/async/repeating_task.hpp"
 #include "daemon/credentials/credential_service.hpp"
 #include "daemon/discovery/token_rotation.hpp"
 
@@ -46,19 +45,17 @@ class AutoRotation {
     void stop();
 
   private:
-    boost::asio::awaitable<void> run();
+    boost::asio::awaitable<void> visit_all();
     boost::asio::awaitable<void> visit(std::string host);
     boost::asio::awaitable<bool> due(std::string host);
 
-    boost::asio::any_io_executor io_;
+    async::RepeatingTask task_;
     credentials::CredentialService& credentials_;
     std::set<std::string> hosts_;
     Lifetime lifetime_;
     Rotate rotate_;
     std::chrono::seconds interval_{3600};
     std::map<std::string, std::chrono::steady_clock::time_point> failed_;  // host -> when
-    std::shared_ptr<boost::asio::steady_timer> timer_;
-    std::shared_ptr<bool> stopped_ = std::make_shared<bool>(false);
 };
 
 }  // namespace hostkeeper::daemon::discovery
