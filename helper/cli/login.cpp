@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 
 #include "helper/cli/command.hpp"
 #include "helper/cli/list.hpp"
@@ -47,27 +48,38 @@ bool has_display() {
     return false;
 }
 
-// The authorization code the browser's redirect brings. Throws
-// RedirectError, or proto::Error timeout when none came in time.
+// The authorization code the browser's redirect brings. Any other request
+// is answered (404 another path, 400 a request that is not this login's
+// redirect) and the wait goes on: another local user can reach the port, so
+// no number of them may end the login; `wait_seconds` bounds it. Throws
+// LoginRefused, or proto::Error timeout when no redirect came in time.
 proto::Secret await_code(LoopbackListener& listener, const std::string& state, int wait_seconds) {
     const steady::time_point deadline = steady::now() + std::chrono::seconds(wait_seconds);
+    bool told = false;
     while (const std::optional<std::string> head = listener.next_request(deadline)) {
-        RedirectRequest redirect;
         try {
-            redirect = read_redirect(*head, state);
-        } catch (const RedirectError&) {
+            RedirectRequest redirect = read_redirect(*head, state);
+            if (!redirect.is_login) {
+                listener.answer(404, "Not found", "hostkeeper waits for /login only.");
+                continue;
+            }
+            listener.answer(200, "hostkeeper: authorization received",
+                            "hostkeeper received the authorization. You can close this window "
+                            "and return to the terminal.");
+            return proto::Secret::adopt(redirect.code);
+        } catch (const LoginRefused&) {
             listener.answer(400, "hostkeeper: login failed",
                             "The login was not completed. See the terminal for why.");
             throw;
+        } catch (const RedirectError& e) {
+            listener.answer(400, "hostkeeper: not this login's redirect",
+                            std::string(e.what()) + "; hostkeeper ignored it.");
+            if (!std::exchange(told, true))
+                std::fprintf(stderr,
+                             "hostkeeper: ignored a request to port %d that is not this login's "
+                             "redirect (%s); still waiting (further ones are not reported)\n",
+                             listener.port(), e.what());
         }
-        if (!redirect.is_login) {
-            listener.answer(404, "Not found", "hostkeeper waits for /login only.");
-            continue;
-        }
-        listener.answer(200, "hostkeeper: authorization received",
-                        "hostkeeper received the authorization. You can close this window and "
-                        "return to the terminal.");
-        return proto::Secret::adopt(redirect.code);
     }
     throw proto::Error(proto::ErrorCode::timeout, "no redirect from the browser within " +
                                                       std::to_string(wait_seconds) +

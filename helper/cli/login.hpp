@@ -7,7 +7,9 @@
 // passes through this command. The URL is always printed (a headless
 // machine opens it elsewhere); a browser is started only with a display and
 // without --no-browser. --refresh refreshes a stored login now
-// (`login_refresh`). Exit 0 logged in; 3 HOST offers no login.v1 (or, with
+// (`login_refresh`). Any other request to the port (another path, another
+// state, no code, no HTTP) is answered and ignored until --wait runs out.
+// Exit 0 logged in; 3 HOST offers no login.v1 (or, with
 // --refresh, no login with a refresh token is stored); 5 no redirect came
 // within --wait; 1 the login failed (the server's error is shown).
 

@@ -85,17 +85,16 @@ RedirectRequest read_redirect(std::string_view head, std::string_view state) {
     if (target.substr(0, question) != "/login") return {};
     const auto fields = query_fields(
         question == std::string_view::npos ? std::string_view() : target.substr(question + 1));
+    const auto given = field(fields, "state");
+    if (!given || *given != state)
+        throw RedirectError(
+            "the redirect's state is not this login's (another login's, or a forged request)");
     if (const auto error = field(fields, "error")) {
         std::string message = "the authorization server refused the login: " + shown(*error);
         if (const auto detail = field(fields, "error_description"); detail && !detail->empty())
             message += ": " + shown(*detail);
-        throw RedirectError(message);
+        throw LoginRefused(message);
     }
-    const auto given = field(fields, "state");
-    if (!given || *given != state)
-        throw RedirectError(
-            "the redirect's state is not this login's: it was not answered (another login, or a "
-            "forged request)");
     auto code = field(fields, "code");
     if (!code || code->empty()) throw RedirectError("the redirect brings no authorization code");
     return {true, std::move(*code)};

@@ -14,7 +14,17 @@ namespace hostkeeper::helper::cli {
 // The most of a request head read.
 inline constexpr std::size_t kMaxRedirectHead = std::size_t{16} * 1024;
 
+// A request that is not this login's redirect (another state, no code, no
+// HTTP GET): answered 400 and ignored, the wait goes on. Its message quotes
+// nothing of the request, so it may be shown on the page answered.
 class RedirectError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+// The authorization server's error redirect with this login's state: the
+// server's answer, which ends the login.
+class LoginRefused : public std::runtime_error {
   public:
     using std::runtime_error::runtime_error;
 };
@@ -27,9 +37,10 @@ struct RedirectRequest {
 };
 
 // `head`: the request head (its first line is all that is read). Throws
-// RedirectError for a request that is no HTTP GET, a redirect carrying an
-// "error" (the message quotes the server's error and error_description,
-// made printable), a state other than `state`, or no code.
+// RedirectError for a request that is no HTTP GET, or a redirect with a
+// state other than `state` or without a code; LoginRefused for a redirect
+// with `state` carrying an "error" (the message quotes the server's error
+// and error_description, made printable).
 RedirectRequest read_redirect(std::string_view head, std::string_view state);
 
 // `text` with %XX and '+' decoded as an application/x-www-form-urlencoded

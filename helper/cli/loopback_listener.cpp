@@ -18,8 +18,12 @@ namespace {
 
 using steady = std::chrono::steady_clock;
 
-// A browser that connects and says nothing is given this long.
+// A connection that has not sent its request head is given this long.
 constexpr std::chrono::seconds kReadLimit{10};
+// Connections read at once; one more drops the longest waiting. A browser
+// sends its request as it connects, so only connections that hold back
+// their request are dropped.
+constexpr std::size_t kMaxPending = 16;
 // Ports tried at most, from the range's start.
 constexpr int kMaxTries = 200;
 
@@ -29,14 +33,14 @@ int ms_until(steady::time_point deadline) {
     return static_cast<int>(std::clamp<long long>(left, 0, 60'000));
 }
 
-bool readable(int fd, steady::time_point deadline) {
-    while (true) {
-        pollfd p{fd, POLLIN, 0};
-        const int ready = ::poll(&p, 1, ms_until(deadline));
-        if (ready > 0) return true;
-        if (ready == 0 && steady::now() >= deadline) return false;
-        if (ready < 0 && errno != EINTR) return false;
-    }
+// Reads what `fd` has (it is readable) onto `head`, up to kMaxRedirectHead;
+// true when the head is complete or no more will come.
+bool read_some(int fd, std::string& head) {
+    char buffer[4096];
+    const ssize_t n = ::read(fd, buffer, std::min(sizeof buffer, kMaxRedirectHead - head.size()));
+    if (n < 0) return errno != EINTR && errno != EAGAIN;
+    head.append(buffer, static_cast<std::size_t>(n));
+    return n == 0 || head.size() >= kMaxRedirectHead || head.find("\r\n\r\n") != std::string::npos;
 }
 
 }  // namespace
@@ -50,7 +54,7 @@ LoopbackListener::LoopbackListener(int first, int last) {
         address.sin_port = htons(static_cast<std::uint16_t>(port));
         address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0 &&
-            ::listen(fd.get(), 4) == 0) {
+            ::listen(fd.get(), static_cast<int>(kMaxPending)) == 0) {
             listener_ = std::move(fd);
             port_ = port;
             return;
@@ -61,22 +65,47 @@ LoopbackListener::LoopbackListener(int first, int last) {
 }
 
 std::optional<std::string> LoopbackListener::next_request(steady::time_point deadline) {
-    while (readable(listener_.get(), deadline)) {
-        connection_ = proto::UniqueFd(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
-        if (connection_.get() < 0) continue;
-        const steady::time_point until = std::min(deadline, steady::now() + kReadLimit);
-        std::string head;
-        char buffer[4096];
-        while (head.find("\r\n\r\n") == std::string::npos && head.size() < kMaxRedirectHead &&
-               readable(connection_.get(), until)) {
-            const ssize_t n = ::read(connection_.get(), buffer, sizeof buffer);
-            if (n <= 0) break;
-            head.append(buffer, static_cast<std::size_t>(n));
+    while (true) {
+        if (std::optional<std::string> head = take_finished()) return head;
+        if (steady::now() >= deadline) return std::nullopt;
+        std::vector<pollfd> polled{{listener_.get(), POLLIN, 0}};
+        steady::time_point wake = deadline;
+        for (const Pending& p : pending_) {
+            polled.push_back({p.fd.get(), POLLIN, 0});
+            wake = std::min(wake, p.until);
         }
-        if (head.find("\r\n") != std::string::npos) return head;
-        connection_ = proto::UniqueFd(-1);  // nothing usable: wait for the next
+        if (::poll(polled.data(), polled.size(), ms_until(wake)) < 0 && errno != EINTR)
+            throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+        for (std::size_t i = 0; i < pending_.size(); ++i)
+            if (polled[i + 1].revents != 0 && read_some(pending_[i].fd.get(), pending_[i].head))
+                pending_[i].ended = true;
+        if ((polled[0].revents & POLLIN) != 0) accept_one();
+    }
+}
+
+// The first connection whose head is read in full or whose time ran out,
+// made the one answer() answers; connections that sent nothing are closed.
+std::optional<std::string> LoopbackListener::take_finished() {
+    const steady::time_point now = steady::now();
+    for (auto it = pending_.begin(); it != pending_.end();) {
+        if (!it->ended && now < it->until) {
+            ++it;
+            continue;
+        }
+        Pending done = std::move(*it);
+        it = pending_.erase(it);
+        if (done.head.empty()) continue;
+        connection_ = std::move(done.fd);
+        return std::move(done.head);
     }
     return std::nullopt;
+}
+
+void LoopbackListener::accept_one() {
+    proto::UniqueFd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+    if (fd.get() < 0) return;
+    if (pending_.size() >= kMaxPending) pending_.erase(pending_.begin());
+    pending_.push_back({std::move(fd), steady::now() + kReadLimit, {}, false});
 }
 
 void LoopbackListener::answer(int status, const std::string& title, const std::string& text) {

@@ -4,7 +4,9 @@
 // browser (curl follows the printed URL). The token is stored and valid,
 // the refresh token never reaches the helper's `get`, a get after the
 // lifetime gets a refreshed token (never an expired one), a revoked
-// refresh token gives a clear error, and a wrong state is refused.
+// refresh token gives a clear error; stray requests to the loopback port
+// (another state, another path, no HTTP, another user) are answered and
+// ignored, and an error redirect with the login's state ends the login.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -45,6 +47,33 @@ Spawned start_login(const World& world, const std::string& host) {
 Result browse(const std::string& url) {
     return run({kCurl, "-sS", "-L", "--max-time", "20", "--cacert", test_ca().ca().string(), url});
 }
+
+// A plain GET of `url` (no redirect followed): its body, a newline, its status.
+Result fetch(const std::string& url) {
+    return run({kCurl, "-sS", "--max-time", "20", "-w", "\n%{http_code}", url});
+}
+
+// The state the authorization URL carries.
+std::string query_state(const std::string& url) {
+    return FakeLogin::form(url.substr(url.find('?') + 1)).at("state");
+}
+
+// python3 -c kRawClient PORT BYTES SECONDS: connects to 127.0.0.1:PORT,
+// sends BYTES (none when empty), and prints what comes back within SECONDS.
+const char* const kRawClient =
+    "import socket, sys\n"
+    "s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))\n"
+    "s.sendall(sys.argv[2].encode('latin-1'))\n"
+    "s.settimeout(float(sys.argv[3]))\n"
+    "data = b''\n"
+    "try:\n"
+    "    while True:\n"
+    "        chunk = s.recv(65536)\n"
+    "        if not chunk: break\n"
+    "        data += chunk\n"
+    "except OSError:\n"
+    "    pass\n"
+    "sys.stdout.write(repr(data))\n";
 
 // The stored credentials as the Terraform helper's `get` prints them.
 Json helper_get(const World& world, const std::string& host) {
@@ -156,7 +185,60 @@ TEST_CASE("a refused refresh withholds the expired token and says to log in agai
     CHECK(server.valid(fresh));
 }
 
-TEST_CASE("login refuses a redirect with another state, and a host without login.v1", "[login]") {
+TEST_CASE("login answers stray requests to its port and waits for its own redirect", "[login]") {
+    World world;
+    FakeLogin server(world, "auth", kLifetime);
+    world.start();
+    const std::string host = world.host("auth");
+
+    Spawned login = start_login(world, host);
+    const std::string url = printed_url(login);
+    REQUIRE_FALSE(url.empty());
+    const std::string redirect_uri =
+        FakeLogin::form(url.substr(url.find('?') + 1)).at("redirect_uri");
+    const std::string port = redirect_uri.substr(
+        redirect_uri.rfind(':') + 1, redirect_uri.rfind('/') - redirect_uri.rfind(':') - 1);
+    // A connection that sends nothing stays open through the rest of the login.
+    Spawned idle = spawn({"/usr/bin/python3", "-c", kRawClient, port, "", "30"});
+
+    const Result forged = fetch(redirect_uri + "?code=code-forged&state=not-the-state");
+    CHECK_THAT(forged.out,
+               Catch::EndsWith("\n400") && Catch::Contains("not this login's redirect"));
+    CHECK_THAT(fetch(redirect_uri + "?error=access_denied&state=not-the-state").out,
+               Catch::EndsWith("\n400") && Catch::Contains("state is not this login's"));
+    CHECK_THAT(fetch(redirect_uri + "?state=" + query_state(url)).out,
+               Catch::EndsWith("\n400") && Catch::Contains("no authorization code"));
+    CHECK_THAT(fetch("http://localhost:" + port + "/favicon.ico").out, Catch::EndsWith("\n404"));
+    const Result garbage =
+        run({"/usr/bin/python3", "-c", kRawClient, port, "\x16\x03\x01 not http\r\n\r\n", "10"});
+    CHECK_THAT(garbage.out, Catch::StartsWith("b'HTTP/1.1 400 ") && Catch::Contains("not HTTP"));
+    if (::geteuid() == 0) {
+        // Another user (nobody) can reach the port too, and is answered the same.
+        const Result stranger =
+            run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", kCurl,
+                 "-sS", "--max-time", "20", "-w", "%{http_code}\n", "-o", "/dev/null",
+                 redirect_uri + "?code=code-forged&state=not-the-state"});
+        INFO(stranger.err);
+        CHECK(stranger.out == "400\n");
+    } else {
+        WARN("not root: no request from another user");
+    }
+
+    // The real redirect still logs in; only its code was traded.
+    const Result browser = browse(url);
+    CHECK_THAT(browser.out, Catch::Contains("authorization received"));
+    const Result done = login.wait();
+    INFO(done.out << done.err << world.daemon_log());
+    CHECK(done.exit_code == 0);
+    CHECK_THAT(done.err, Catch::Contains("ignored a request to port " + port));
+    CHECK(server.issued() == 1);
+    CHECK(server.valid(helper_get(world, host).at("token").get<std::string>()));
+    (void)idle.wait();
+}
+
+TEST_CASE(
+    "an error redirect with this login's state ends it, and a host without login.v1 is refused",
+    "[login]") {
     World world;
     FakeLogin server(world, "auth", kLifetime);
     world.serve("registry", hostkeeper::test::json_response(R"({"modules.v1":"/m/"})"));
@@ -166,13 +248,14 @@ TEST_CASE("login refuses a redirect with another state, and a host without login
     Spawned login = start_login(world, host);
     const std::string url = printed_url(login);
     REQUIRE_FALSE(url.empty());
-    const auto query = FakeLogin::form(url.substr(url.find('?') + 1));
-    const Result forged = run({kCurl, "-sS", "--max-time", "20",
-                               query.at("redirect_uri") + "?code=code-forged&state=not-the-state"});
-    CHECK_THAT(forged.out, Catch::Contains("login failed"));
+    const std::string redirect_uri =
+        FakeLogin::form(url.substr(url.find('?') + 1)).at("redirect_uri");
+    const Result refused = fetch(
+        redirect_uri + "?error=access_denied&error_description=not+you&state=" + query_state(url));
+    CHECK_THAT(refused.out, Catch::EndsWith("\n400") && Catch::Contains("login failed"));
     const Result done = login.wait();
     CHECK(done.exit_code == 1);
-    CHECK_THAT(done.err, Catch::Contains("state"));
+    CHECK_THAT(done.err, Catch::Contains("refused the login: access_denied: not you"));
     CHECK(server.issued() == 0);
     CHECK(world.ask({{"op", "get"}, {"host", host}}).value("found", true) == false);
 

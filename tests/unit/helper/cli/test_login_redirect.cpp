@@ -1,5 +1,6 @@
 // The redirect `hostkeeper login` waits for (login_redirect.hpp): the code
-// taken, and every other request refused with a clear error.
+// taken, the server's error redirect with this login's state ending the
+// login, and every other request told apart with a clear error.
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -25,16 +26,13 @@ TEST_CASE("other paths are not the redirect", "[helper][login]") {
     CHECK_FALSE(read_redirect(get("/loginx?code=a&state=s"), "s").is_login);
 }
 
-TEST_CASE("a wrong or missing state, no code, error= and junk are refused", "[helper][login]") {
+TEST_CASE("a wrong or missing state, no code and junk are not this login's redirect",
+          "[helper][login]") {
     CHECK_THROWS_WITH(read_redirect(get("/login?code=a&state=other"), "s"), Contains("state"));
     CHECK_THROWS_WITH(read_redirect(get("/login?code=a"), "s"), Contains("state"));
     CHECK_THROWS_WITH(read_redirect(get("/login?state=s"), "s"), Contains("no authorization code"));
     CHECK_THROWS_WITH(read_redirect(get("/login?code=&state=s"), "s"),
                       Contains("no authorization code"));
-    CHECK_THROWS_WITH(
-        read_redirect(
-            get("/login?error=access_denied&error_description=the+user%0Asaid+no&state=s"), "s"),
-        Contains("refused the login: access_denied: the user said no"));
     CHECK_THROWS_WITH(read_redirect(get("/login?code=a&code=b&state=s"), "s"), Contains("twice"));
     CHECK_THROWS_WITH(read_redirect(get("/login?code=%zz&state=s"), "s"), Contains("%-escape"));
     CHECK_THROWS_WITH(read_redirect(get("/login?code=%4&state=s"), "s"), Contains("%-escape"));
@@ -42,4 +40,19 @@ TEST_CASE("a wrong or missing state, no code, error= and junk are refused", "[he
                       Contains("not a GET"));
     CHECK_THROWS_WITH(read_redirect("\x16\x03\x01 junk", "s"), Contains("not HTTP"));
     CHECK_THROWS_WITH(read_redirect("", "s"), Contains("not HTTP"));
+    // Each is a RedirectError (answered 400, the wait goes on), never LoginRefused.
+    CHECK_THROWS_AS(read_redirect(get("/login?code=a&state=other"), "s"), RedirectError);
+    CHECK_THROWS_AS(read_redirect("GET /login?state=s", "s"), RedirectError);
+}
+
+TEST_CASE("an error redirect ends the login only with this login's state", "[helper][login]") {
+    CHECK_THROWS_AS(read_redirect(get("/login?error=access_denied&state=s"), "s"), LoginRefused);
+    CHECK_THROWS_WITH(
+        read_redirect(
+            get("/login?error=access_denied&error_description=the+user%0Asaid+no&state=s"), "s"),
+        Contains("refused the login: access_denied: the user said no"));
+    // A forged one (another state, or none) is not the server's answer.
+    CHECK_THROWS_AS(read_redirect(get("/login?error=access_denied&state=other"), "s"),
+                    RedirectError);
+    CHECK_THROWS_AS(read_redirect(get("/login?error=access_denied"), "s"), RedirectError);
 }
