@@ -29,8 +29,9 @@ std::optional<registry::Mirror> mirror_of(const registry::RegistryService& regis
 // The versions answer, filtered by the request's constraint when it has one;
 // the whole list as a prepared reply (reply::registry_versions).
 server::Reply versions_reply(Json fields, const registry::RegistryAnswer& answer,
-                             const std::optional<proto::VersionConstraints>& constraint) {
-    if (!constraint) return reply::registry_versions(fields, answer);
+                             const std::optional<proto::VersionConstraints>& constraint,
+                             bool pass_file) {
+    if (!constraint) return reply::registry_versions(fields, answer, pass_file);
     fields["constraint"] = constraint->text();
     fields["total"] = answer.document->versions.size();
     Json body = answer.document->body;
@@ -70,6 +71,8 @@ asio::awaitable<server::Reply> RegistryRequests::handle(const Request& r) {
     registry::RegistryService& registry = registry_;
     Json head = Json::object();  // the request's own fields, as the reply repeats them
     const bool refresh = refresh_field(request);
+    // Module and provider version lists may go by reference (PROTOCOL.md, Passed documents).
+    const bool pass_file = flag_field(request, "document_fd");
     switch (op) {
         case Op::module_versions: {
             proto::ModuleAddress module =
@@ -78,7 +81,7 @@ asio::awaitable<server::Reply> RegistryRequests::handle(const Request& r) {
             head["module"] = module.to_string();
             const registry::RegistryAnswer answer =
                 co_await registry.module_versions(std::move(module), refresh);
-            co_return versions_reply(std::move(head), answer, constraint);
+            co_return versions_reply(std::move(head), answer, constraint, pass_file);
         }
         case Op::module_download: {
             proto::ModuleAddress module =
@@ -99,7 +102,7 @@ asio::awaitable<server::Reply> RegistryRequests::handle(const Request& r) {
             if (mirror) head["mirror"] = mirror->base;
             const registry::RegistryAnswer answer =
                 co_await registry.provider_versions(std::move(provider), mirror, refresh);
-            co_return versions_reply(std::move(head), answer, constraint);
+            co_return versions_reply(std::move(head), answer, constraint, pass_file);
         }
         case Op::provider_package:
         case Op::provider_fetch: {

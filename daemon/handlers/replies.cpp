@@ -497,9 +497,26 @@ std::string registry(const Json& fields, const registry::RegistryAnswer& answer,
     return payload;
 }
 
-server::Reply registry_versions(const Json& fields, const registry::RegistryAnswer& answer) {
+const std::shared_ptr<const proto::SealedFile>& file_of(
+    const registry::RegistryDocument& document) {
+    if (!document.reply_file)
+        document.reply_file = proto::SealedFile::make("{" + fields_of(document) + "}");
+    return document.reply_file;
+}
+
+server::Reply registry_versions(const Json& fields, const registry::RegistryAnswer& answer,
+                                bool pass_file) {
     server::Reply prepared;
     prepared.payload = registry_head(fields, answer);
+    if (pass_file && fields_of(*answer.document).size() + 2 >= kMinPassedBytes) {
+        if (const auto& file = file_of(*answer.document)) {
+            prepared.payload += R"("document_fd":{"bytes":)" + std::to_string(file->size()) + "}";
+            prepared.file = file;
+            prepared.tail = registry_tail(answer);
+            check_registry_size(file->size());
+            return prepared;
+        }
+    }
     // Shares the document's ownership: the part lives as long as the
     // document, or as long as a reply being written needs it.
     prepared.shared =

@@ -112,7 +112,17 @@ std::string registry(const proto::Json& fields, const registry::RegistryAnswer& 
 // request header, never into a document. (A download's or a package's
 // answer may hold a signed or credentialed URL: those replies are not
 // prepared.) Throws proto::Error{too_large}.
-server::Reply registry_versions(const proto::Json& fields, const registry::RegistryAnswer& answer);
+// With `pass_file` (the request's "document_fd"), a document of at least
+// kMinPassedBytes goes by reference instead: the fields as a JSON object in
+// a sealed file made once per document (file_of), named in the payload as
+// "document_fd":{"bytes":N} and passed with the frame (PROTOCOL.md, Passed
+// documents); inline when no file can be made.
+inline constexpr std::size_t kMinPassedBytes = std::size_t{16} * 1024;
+server::Reply registry_versions(const proto::Json& fields, const registry::RegistryAnswer& answer,
+                                bool pass_file = false);
+// The document's fields as a JSON object in a sealed file, made at the first
+// call; null when none could be made (proto::SealedFile::make).
+const std::shared_ptr<const proto::SealedFile>& file_of(const registry::RegistryDocument& document);
 
 // The refusal of a request for protocol `asked` (PROTOCOL.md, Versions).
 std::string unsupported_version(const proto::Json& asked);

@@ -29,11 +29,16 @@ const std::string* text_field(const Json& request, const char* name, bool requir
     return &it->get_ref<const std::string&>();
 }
 
-bool refresh_field(const Json& request) {
-    const auto it = request.find("refresh");
+bool flag_field(const Json& request, const char* name) {
+    const auto it = request.find(name);
     if (it == request.end()) return false;
-    if (!it->is_boolean()) throw Error(ErrorCode::bad_request, "\"refresh\" must be true or false");
+    if (!it->is_boolean())
+        throw Error(ErrorCode::bad_request, std::string("\"") + name + "\" must be true or false");
     return it->get<bool>();
+}
+
+bool refresh_field(const Json& request) {
+    return flag_field(request, "refresh");
 }
 
 std::optional<proto::VersionConstraints> constraint_field(const Json& request) {

@@ -30,6 +30,9 @@ std::string host_field(const proto::Json& request);
 // A string field; nullptr when an optional one is absent.
 const std::string* text_field(const proto::Json& request, const char* name, bool required);
 
+// A true-or-false field: false when absent. Throws proto::Error{bad_request}
+// when it is something else.
+bool flag_field(const proto::Json& request, const char* name);
 // "refresh": false when absent.
 bool refresh_field(const proto::Json& request);
 

@@ -6,11 +6,13 @@
 // returns the normalized answer object, or throws std::runtime_error naming
 // what is wrong with the document.
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "proto/messages.hpp"
+#include "proto/sealed_file.hpp"
 #include "proto/semver.hpp"
 
 namespace hostkeeper::daemon::registry {
@@ -25,6 +27,10 @@ struct RegistryDocument {
     std::vector<proto::SemVer> versions;  // a version list's versions, parallel to body["versions"]
     // Made by the reply module at the first reply, spliced into every later one (event loop only).
     mutable std::string reply_fields;
+    // The same fields as a JSON object in a sealed file, made by the reply
+    // module at the first reply that may pass it, and passed with every later
+    // one (event loop only); null until then, or when none could be made.
+    mutable std::shared_ptr<const proto::SealedFile> reply_file;
 };
 
 // A list of versions, newest first: `body` is {"versions":[{"version":..,...}],

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <utility>
 
+#include "proto/sealed_file.hpp"
+
 namespace hostkeeper::daemon::server {
 
 // What the server says about itself with each request.
@@ -28,11 +30,16 @@ struct ServerState {
 // write. `shared` is immutable and shared by every reply made from the same
 // cached document; it must hold no secret, for it is neither copied nor
 // scrubbed (`payload` and `tail` are, as every payload is).
+//
+// Or a cached document goes by reference: `file` is passed with the frame's
+// first byte (SCM_RIGHTS), and the payload names it (PROTOCOL.md, Passed
+// documents). It holds no secret either.
 struct Reply {
     std::string payload;
     bool stop = false;
     std::shared_ptr<const std::string> shared = nullptr;
     std::string tail{};
+    std::shared_ptr<const proto::SealedFile> file = nullptr;
 
     // The payload's size: the three parts together.
     std::size_t size() const {

@@ -14,6 +14,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include "daemon/server/passing_write.hpp"
 #include "proto/error.hpp"
 #include "proto/framing.hpp"
 #include "proto/messages.hpp"
@@ -233,8 +234,14 @@ asio::awaitable<bool> Server::exchange(Connection& connection) {
     // The reply must be taken within the same timeout as a request.
     connection.writing = true;
     arm_deadline(connection);
-    co_await asio::async_write(connection.socket, frame,
-                               asio::redirect_error(asio::use_awaitable, ec));
+    if (reply.file) {
+        // Named first (async/toolchain.hpp).
+        auto passing = write_passing(connection.socket, frame, reply.file->fd(), ec);
+        co_await std::move(passing);
+    } else {
+        co_await asio::async_write(connection.socket, frame,
+                                   asio::redirect_error(asio::use_awaitable, ec));
+    }
     connection.deadline.cancel();
     connection.busy = false;
     if (ec) co_return false;

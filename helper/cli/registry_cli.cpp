@@ -48,6 +48,10 @@ int print_json(const Json& response) {
 
 void add_common(Json& request, const RegistryQuery& query) {
     if (query.refresh) request["refresh"] = true;
+    // A long versions list may come by reference (PROTOCOL.md, Passed
+    // documents); the connection puts it in place.
+    if (request["op"] == "module_versions" || request["op"] == "provider_versions")
+        request["document_fd"] = true;
     if (!query.constraint.empty()) {
         proto::VersionConstraints::parse(
             query.constraint);  // a bad constraint is reported before any request

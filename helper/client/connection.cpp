@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -13,6 +15,7 @@
 
 #include "proto/error.hpp"
 #include "proto/framing.hpp"
+#include "proto/sealed_file.hpp"
 #include "proto/secret.hpp"
 #include "proto/socket_path.hpp"
 
@@ -103,10 +106,74 @@ void Connection::write_all(const std::string& bytes, const Deadline& deadline) {
     }
 }
 
-bool Connection::read_exact(char* data, std::size_t size, const Deadline& deadline) {
+namespace {
+
+// recv, keeping the first descriptor passed with the bytes in `passed` and
+// closing any other.
+ssize_t receive(int fd, char* data, std::size_t size, proto::UniqueFd& passed) {
+    iovec part{data, size};
+    alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * 4)> control{};
+    msghdr message{};
+    message.msg_iov = &part;
+    message.msg_iovlen = 1;
+    message.msg_control = control.data();
+    message.msg_controllen = control.size();
+    const ssize_t n = ::recvmsg(fd, &message, MSG_CMSG_CLOEXEC);
+    if (n < 0) return n;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (std::size_t i = 0; i < count; ++i) {
+            int received = -1;
+            std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof received);
+            proto::UniqueFd owned(received);
+            if (passed.get() < 0) passed = std::move(owned);
+        }
+    }
+    return n;
+}
+
+// The reply with its passed document's fields in place of "document_fd"
+// (PROTOCOL.md, Passed documents), as the daemon would have sent them inline.
+proto::Json with_passed_document(proto::Json reply, const proto::UniqueFd& passed) {
+    const auto named = reply.find("document_fd");
+    if (named == reply.end()) return reply;
+    const proto::Json* bytes = named->is_object() ? &(*named)["bytes"] : nullptr;
+    if (bytes == nullptr || !bytes->is_number_unsigned())
+        throw ConnectionLost("hostkeeperd sent a bad response: \"document_fd\" has no \"bytes\"");
+    if (passed.get() < 0)
+        throw ConnectionLost("hostkeeperd named a passed document but passed none");
+    proto::Json document;
+    try {
+        document = proto::parse_payload(proto::read_passed_file(
+            passed.get(), bytes->get<std::size_t>(), proto::kMaxResponseFrameSize));
+    } catch (const std::exception& e) {
+        throw ConnectionLost(std::string("hostkeeperd passed a bad document: ") + e.what());
+    }
+    // The document's members where "document_fd" stands, in their order.
+    proto::Json whole = proto::Json::object();
+    for (auto& [key, value] : reply.items()) {
+        if (key != "document_fd") {
+            whole[key] = std::move(value);
+            continue;
+        }
+        for (auto& [name, member] : document.items()) {
+            if (reply.contains(name))
+                throw ConnectionLost("hostkeeperd passed a document that repeats \"" + name + "\"");
+            whole[name] = std::move(member);
+        }
+    }
+    return whole;
+}
+
+}  // namespace
+
+bool Connection::read_exact(char* data, std::size_t size, const Deadline& deadline,
+                            proto::UniqueFd* passed) {
     std::size_t done = 0;
     while (done < size) {
-        const ssize_t n = ::recv(fd_, data + done, size - done, 0);
+        const ssize_t n = passed == nullptr ? ::recv(fd_, data + done, size - done, 0)
+                                            : receive(fd_, data + done, size - done, *passed);
         if (n > 0) {
             done += static_cast<std::size_t>(n);
         } else if (n == 0) {
@@ -138,7 +205,9 @@ proto::Json Connection::round_trip(const proto::Json& request, const Deadline& d
     }
 
     proto::FrameHeader header{};
-    if (!read_exact(reinterpret_cast<char*>(header.data()), header.size(), deadline)) {
+    // A document passed by reference comes with the frame's first byte.
+    proto::UniqueFd passed(-1);
+    if (!read_exact(reinterpret_cast<char*>(header.data()), header.size(), deadline, &passed)) {
         if (write_failed) throw ConnectionLost(*write_failed);
         throw ConnectionLost("hostkeeperd closed the connection without answering");
     }
@@ -151,11 +220,13 @@ proto::Json Connection::round_trip(const proto::Json& request, const Deadline& d
     std::string body(size, '\0');
     const proto::ScrubGuard body_guard(body);
     read_exact(body.data(), size, deadline);
+    proto::Json reply;
     try {
-        return proto::parse_payload(body);
+        reply = proto::parse_payload(body);
     } catch (const Error& e) {
         throw ConnectionLost(std::string("hostkeeperd sent a bad response: ") + e.what());
     }
+    return with_passed_document(std::move(reply), passed);
 }
 
 }  // namespace hostkeeper::helper::client

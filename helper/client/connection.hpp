@@ -9,6 +9,7 @@
 
 #include "helper/client/deadline.hpp"
 #include "proto/messages.hpp"
+#include "proto/unique_fd.hpp"
 
 namespace hostkeeper::helper::client {
 
@@ -44,8 +45,10 @@ class Connection {
   private:
     explicit Connection(int fd) : fd_(fd) {}
     void write_all(const std::string& bytes, const Deadline& deadline);
-    // false on a clean end of stream before the first byte.
-    bool read_exact(char* data, std::size_t size, const Deadline& deadline);
+    // false on a clean end of stream before the first byte. With `passed`,
+    // the first descriptor passed with the bytes goes there, others closed.
+    bool read_exact(char* data, std::size_t size, const Deadline& deadline,
+                    proto::UniqueFd* passed = nullptr);
     void wait_for(short events, const Deadline& deadline);
 
     int fd_ = -1;

@@ -290,13 +290,16 @@ burst() {
 # One repeat's cached module_versions and provider_versions runs against the
 # current daemon (throughput_run), each answer checked to come from the cache.
 # TAG ("" or "baseline ") prefixes the log and labels. Sets VERSIONS_MOD and
-# VERSIONS_PROV to the runs' JSON lines.
+# VERSIONS_PROV to the runs' JSON lines; without TAG, also VERSIONS_PASSED to
+# that of provider_versions asked with "document_fd" (the list passed by
+# reference, as `hostkeeper provider versions` asks for it).
 
-VERSIONS_MOD="" VERSIONS_PROV=""
+VERSIONS_MOD="" VERSIONS_PROV="" VERSIONS_PASSED=""
 versions_runs() {
     local tag=$1 r=$2 repeats=$3 seconds=$4 label=${1// /-}
     local mod_req="{\"op\":\"module_versions\",\"module\":\"$MOD\"}"
     local prov_req="{\"op\":\"provider_versions\",\"provider\":\"$PROV\"}"
+    local passed_req="{\"op\":\"provider_versions\",\"provider\":\"$PROV\",\"document_fd\":true}"
     log "${tag}module_versions throughput: 8 clients, ${seconds} s, run $r of $repeats"
     throughput_run "${label}module-throughput-8-$r" --clients 8 --seconds "$seconds" --request "$mod_req"
     [[ "$(jq -r '.sources.cache == .requests' <<<"$RUN_OUT")" == true ]] ||
@@ -307,6 +310,55 @@ versions_runs() {
     [[ "$(jq -r '.sources.cache == .requests' <<<"$RUN_OUT")" == true ]] ||
         die "${tag}not every provider_versions answer came from the cache: $(jq -c .sources <<<"$RUN_OUT")"
     VERSIONS_PROV=$RUN_OUT
+    [[ -z $tag ]] || return 0
+    log "provider_versions passed by reference throughput: 8 clients, ${seconds} s, run $r of $repeats"
+    throughput_run "passed-throughput-8-$r" --clients 8 --seconds "$seconds" --receive-fds --request "$passed_req"
+    [[ "$(jq -r '.sources.cache == .requests' <<<"$RUN_OUT")" == true ]] ||
+        die "not every passed provider_versions answer came from the cache: $(jq -c .sources <<<"$RUN_OUT")"
+    VERSIONS_PASSED=$RUN_OUT
+}
+
+# One repeat's runs against hk_bench_floor_server, which answers every
+# request with a fixed reply of the daemon's module_versions answer's size,
+# then of its provider_versions answer's, and does nothing else: the same load
+# generator and CPU accounting as for the daemon, so the floor under any
+# server that sends those replies through a Unix socket on this machine;
+# then the provider's passed by reference (a sealed memfd with each reply).
+# Sets FLOOR_MOD, FLOOR_PROV and FLOOR_PASSED to the runs' JSON lines.
+
+FLOOR_MOD="" FLOOR_PROV="" FLOOR_PASSED=""
+floor_runs() {
+    local r=$1 repeats=$2 seconds=$3 which bytes pid passing=()
+    local sock=$SOCK daemon=$DAEMON_PID
+    mkdir -p "$DIR/run-floor"
+    chmod 700 "$DIR/run-floor"
+    SOCK=$DIR/run-floor/socket
+    for which in module provider passed; do
+        bytes=$mod_answer_bytes
+        [[ $which == module ]] || bytes=$prov_answer_bytes
+        passing=()
+        [[ $which != passed ]] || passing=(--receive-fds)
+        rm -f "$SOCK"
+        "$BIN/hk_bench_floor_server" "$SOCK" "$bytes" ${passing:+memfd} &
+        pid=$!
+        for _ in $(seq 1 50); do
+            [[ -S "$SOCK" ]] && break
+            sleep 0.1
+        done
+        [[ -S "$SOCK" ]] || die "hk_bench_floor_server did not listen on $SOCK"
+        DAEMON_PID=$pid
+        log "floor ($bytes-byte replies${passing:+ passed by reference}) throughput: 8 clients, ${seconds} s, run $r of $repeats"
+        throughput_run "floor-$which-throughput-8-$r" --clients 8 --seconds "$seconds" "${passing[@]}" \
+            --request '{"op":"module_versions","module":"floor.localhost/acme/net/aws"}'
+        kill "$pid"
+        wait "$pid" || die "hk_bench_floor_server exited with status $?"
+        case $which in
+            module) FLOOR_MOD=$RUN_OUT ;;
+            provider) FLOOR_PROV=$RUN_OUT ;;
+            passed) FLOOR_PASSED=$RUN_OUT ;;
+        esac
+    done
+    SOCK=$sock DAEMON_PID=$daemon
 }
 
 # ---------------------------------------------------------------------------
@@ -324,7 +376,7 @@ inner() {
     for tool in curl hyperfine jq openssl python3; do
         command -v "$tool" >/dev/null || die "missing: $tool (./packaging/deps.sh bench)"
     done
-    for tool in hostkeeperd hostkeeper terraform-credentials-hostkeeper hk_bench_socket_load; do
+    for tool in hostkeeperd hostkeeper terraform-credentials-hostkeeper hk_bench_socket_load hk_bench_floor_server; do
         [[ -x "$BIN/$tool" ]] || die "$BIN/$tool was not built"
     done
     BASE_BIN=${HK_BENCH_BASELINE_BIN:-}
@@ -439,7 +491,7 @@ inner() {
     # provider_versions, on the same daemon (the machine may be busy, see the
     # CPU share of other processes); then, with a baseline, module_versions
     # and provider_versions on the baseline's daemon.
-    local r get_json="" mod_json="" prov_json="" base_mod_json="" base_prov_json=""
+    local r get_json="" mod_json="" prov_json="" base_mod_json="" base_prov_json="" floor_mod_json="" floor_prov_json="" floor_passed_json="" passed_json=""
     [[ -z "$BASE_BIN" ]] || baseline_start --discovery-ttl 2h --registry-versions-ttl 2h
     quiet_before throughput
     reg0=$(counter registry)
@@ -452,6 +504,11 @@ inner() {
         versions_runs "" "$r" "$repeats" "$seconds"
         mod_json+="$VERSIONS_MOD"$'\n'
         prov_json+="$VERSIONS_PROV"$'\n'
+        passed_json+="$VERSIONS_PASSED"$'\n'
+        floor_runs "$r" "$repeats" "$seconds"
+        floor_mod_json+="$FLOOR_MOD"$'\n'
+        floor_prov_json+="$FLOOR_PROV"$'\n'
+        floor_passed_json+="$FLOOR_PASSED"$'\n'
         [[ -n "$BASE_BIN" ]] || continue
         swap_daemon
         versions_runs "baseline " "$r" "$repeats" "$seconds"
@@ -468,6 +525,11 @@ inner() {
     get_tp=$(throughput_summary <<<"$get_json")
     mod_tp=$(throughput_summary <<<"$mod_json")
     prov_tp=$(throughput_summary <<<"$prov_json")
+    local floor_mod_tp floor_prov_tp floor_passed_tp passed_tp
+    floor_passed_tp=$(throughput_summary <<<"$floor_passed_json")
+    passed_tp=$(throughput_summary <<<"$passed_json")
+    floor_mod_tp=$(throughput_summary <<<"$floor_mod_json")
+    floor_prov_tp=$(throughput_summary <<<"$floor_prov_json")
     hkd_stop
     local base_mod_tp="" base_prov_tp=""
     if [[ -n "$BASE_BIN" ]]; then
@@ -513,8 +575,8 @@ inner() {
     row_baseline() {  # OP SUMMARY BASELINE_SUMMARY
         echo "| cached \`$1\`, 8 clients, this build vs the baseline ($BASE_BIN), runs interleaved, medians of $repeats | $(thousands "$(jq -r .rps <<<"$2")")/s, daemon CPU $(jq -r .cpu <<<"$2") µs per request (user $(jq -r .user <<<"$2") µs) | baseline $(thousands "$(jq -r .rps <<<"$3")")/s (range $(throughput_range "$3")/s), daemon CPU $(jq -r .cpu <<<"$3") µs per request (user $(jq -r .user <<<"$3") µs) | rate $(ratio "$(jq -r .rps <<<"$2")" "$(jq -r .rps <<<"$3")")×, CPU per request $(ratio "$(jq -r .cpu <<<"$2")" "$(jq -r .cpu <<<"$3")")× | — | — |"
     }
-    row_throughput() {  # OP SUMMARY
-        echo "| cached \`$1\` throughput, 8 clients | $(thousands "$(jq -r .rps <<<"$2")")/s (median of $repeats, range $(throughput_range "$2")/s; p50 $(jq -r .p50 <<<"$2") µs, p99 $(jq -r .p99 <<<"$2") µs; daemon CPU $(jq -r .cpu <<<"$2") µs per request) | cached \`get\` of the registry's host, same daemon, runs interleaved: $(thousands "$(jq -r .rps <<<"$get_tp")")/s (range $(throughput_range "$get_tp")/s; daemon CPU $(jq -r .cpu <<<"$get_tp") µs per request) | $(awk -v a="$(jq -r .rps <<<"$2")" -v b="$(jq -r .rps <<<"$get_tp")" 'BEGIN { printf "%.0f%% of get", 100 * a / b }') | — | — |"
+    row_throughput() {  # OP SUMMARY [NOTE]
+        echo "| cached \`$1\`${3:+ $3} throughput, 8 clients | $(thousands "$(jq -r .rps <<<"$2")")/s (median of $repeats, range $(throughput_range "$2")/s; p50 $(jq -r .p50 <<<"$2") µs, p99 $(jq -r .p99 <<<"$2") µs; daemon CPU $(jq -r .cpu <<<"$2") µs per request) | cached \`get\` of the registry's host, same daemon, runs interleaved: $(thousands "$(jq -r .rps <<<"$get_tp")")/s (range $(throughput_range "$get_tp")/s; daemon CPU $(jq -r .cpu <<<"$get_tp") µs per request) | $(awk -v a="$(jq -r .rps <<<"$2")" -v b="$(jq -r .rps <<<"$get_tp")" 'BEGIN { printf "%.0f%% of get", 100 * a / b }') | — | — |"
     }
     {
         row_latency "\`hostkeeper module versions HOST/acme/net/aws\` (100 versions)" "${med[hostkeeper-module]}" "${med[curl-module]}" \
@@ -524,9 +586,14 @@ inner() {
         row_latency "\`hostkeeper provider versions HOST/acme/big\` (300 versions × 10 platforms)" "${med[hostkeeper-provider]}" "${med[curl-provider]}" \
             "\`curl -s --cacert CA https://HOST/v1/providers/acme/big/versions\` (same nginx, $prov_kib KiB)"
         row_throughput module_versions "$mod_tp"
-        row_throughput provider_versions "$prov_tp"
-        echo "| cached \`provider_versions\` throughput, 8 clients, median of $repeats | $(thousands "$(jq -r .rps <<<"$prov_tp")")/s | — | — | ≥ 60,000/s | $(yesno ge "$(jq -r .rps <<<"$prov_tp")" 60000) |"
-        echo "| daemon CPU per cached \`provider_versions\` ($prov_answer_bytes bytes) over \`module_versions\`'s ($mod_answer_bytes bytes), same daemon, medians of $repeats | $(jq -r .cpu <<<"$prov_tp") µs (user $(jq -r .user <<<"$prov_tp") µs) | $(jq -r .cpu <<<"$mod_tp") µs (user $(jq -r .user <<<"$mod_tp") µs) | $(ratio "$(jq -r .cpu <<<"$prov_tp")" "$(jq -r .cpu <<<"$mod_tp")")× | ≤ 1.5× | $(yesno le "$(ratio "$(jq -r .cpu <<<"$prov_tp")" "$(jq -r .cpu <<<"$mod_tp")")" 1.5) |"
+        row_throughput provider_versions "$prov_tp" "inline (the list in the frame)"
+        row_throughput provider_versions "$passed_tp" "passed by reference (\`\"document_fd\":true\`: the list in a sealed memfd, read whole by the client with pread)"
+        echo "| cached \`provider_versions\` throughput, 8 clients, passed by reference as \`hostkeeper provider versions\` asks, median of $repeats | $(thousands "$(jq -r .rps <<<"$passed_tp")")/s | inline, same runs: $(thousands "$(jq -r .rps <<<"$prov_tp")")/s | — | ≥ 60,000/s | $(yesno ge "$(jq -r .rps <<<"$passed_tp")" 60000) |"
+        echo "| daemon CPU per cached \`provider_versions\` ($prov_answer_bytes bytes) passed by reference, over \`module_versions\`'s ($mod_answer_bytes bytes, inline), same daemon, medians of $repeats | $(jq -r .cpu <<<"$passed_tp") µs (user $(jq -r .user <<<"$passed_tp") µs) | $(jq -r .cpu <<<"$mod_tp") µs (user $(jq -r .user <<<"$mod_tp") µs) | $(ratio "$(jq -r .cpu <<<"$passed_tp")" "$(jq -r .cpu <<<"$mod_tp")")× | ≤ 1.5× | $(yesno le "$(ratio "$(jq -r .cpu <<<"$passed_tp")" "$(jq -r .cpu <<<"$mod_tp")")" 1.5) |"
+        echo "| same, inline | $(jq -r .cpu <<<"$prov_tp") µs (user $(jq -r .user <<<"$prov_tp") µs) | $(jq -r .cpu <<<"$mod_tp") µs | $(ratio "$(jq -r .cpu <<<"$prov_tp")" "$(jq -r .cpu <<<"$mod_tp")")× | — | — |"
+        echo "| the floor: hk_bench_floor_server (one thread, epoll, each request frame read whole and answered with one writev of a fixed reply, nothing parsed or looked up), same load generator, runs interleaved with the daemon's, medians of $repeats | replies of $prov_answer_bytes bytes: $(thousands "$(jq -r .rps <<<"$floor_prov_tp")")/s (range $(throughput_range "$floor_prov_tp")/s), server CPU $(jq -r .cpu <<<"$floor_prov_tp") µs per request | replies of $mod_answer_bytes bytes: $(thousands "$(jq -r .rps <<<"$floor_mod_tp")")/s (range $(throughput_range "$floor_mod_tp")/s), server CPU $(jq -r .cpu <<<"$floor_mod_tp") µs per request | CPU per request $(ratio "$(jq -r .cpu <<<"$floor_prov_tp")" "$(jq -r .cpu <<<"$floor_mod_tp")")× | — | — |"
+        echo "| the floor, the provider-size reply passed by reference (\`hk_bench_floor_server SOCKET BYTES memfd\`: a small frame with a sealed memfd; the client reads it whole with pread), medians of $repeats | $(thousands "$(jq -r .rps <<<"$floor_passed_tp")")/s (range $(throughput_range "$floor_passed_tp")/s), server CPU $(jq -r .cpu <<<"$floor_passed_tp") µs per request | by copy, above: $(thousands "$(jq -r .rps <<<"$floor_prov_tp")")/s, $(jq -r .cpu <<<"$floor_prov_tp") µs | rate $(ratio "$(jq -r .rps <<<"$floor_passed_tp")" "$(jq -r .rps <<<"$floor_prov_tp")")×, CPU per request $(ratio "$(jq -r .cpu <<<"$floor_passed_tp")" "$(jq -r .cpu <<<"$floor_prov_tp")")× | — | — |"
+        echo "| daemon CPU per cached request above the floor's for the same reply size, medians of $repeats | \`provider_versions\` $(awk -v a="$(jq -r .cpu <<<"$prov_tp")" -v b="$(jq -r .cpu <<<"$floor_prov_tp")" 'BEGIN { printf "%.1f", a - b }') µs | \`module_versions\` $(awk -v a="$(jq -r .cpu <<<"$mod_tp")" -v b="$(jq -r .cpu <<<"$floor_mod_tp")" 'BEGIN { printf "%.1f", a - b }') µs | — | — | — |"
         if [[ -n "$BASE_BIN" ]]; then
             row_baseline module_versions "$mod_tp" "$base_mod_tp"
             row_baseline provider_versions "$prov_tp" "$base_prov_tp"

@@ -35,12 +35,18 @@
 //
 //   hk_bench_socket_load --socket PATH --warm-hosts 10000 --prefix bench- [--store]
 //
+// With --receive-fds, each reply is read with recvmsg and a file descriptor
+// passed with it (SCM_RIGHTS) is read whole with pread and closed: the client of a server that
+// passes a prepared document by reference (hk_bench_floor_server SOCKET BYTES memfd).
+//
 // Exit status: 0 when every request got an ok response (and, in load mode,
 // every `get` found credentials, every `discover` answer listed services,
 // no --request answer was not_found, unless --allow-missing), 1 otherwise,
 // 2 usage.
 
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -69,7 +75,7 @@ using Clock = std::chrono::steady_clock;
 
 class Client {
   public:
-    explicit Client(const std::string& path) {
+    explicit Client(const std::string& path, bool receive_fds = false) : receive_fds_(receive_fds) {
         sockaddr_un address{};
         address.sun_family = AF_UNIX;
         if (path.size() >= sizeof address.sun_path)
@@ -98,10 +104,12 @@ class Client {
     const std::string& round_trip(const std::string& frame) {
         write_all(frame);
         proto::FrameHeader header{};
-        read_exact(reinterpret_cast<char*>(header.data()), header.size());
+        const int passed = receive_fds_ ? read_header_and_fd(header) : -1;
+        if (!receive_fds_) read_exact(reinterpret_cast<char*>(header.data()), header.size());
         const std::size_t size = proto::decode_header(header);
         response_.resize(size);
         read_exact(response_.data(), size);
+        if (passed >= 0) append_file(passed);
         return response_;
     }
 
@@ -126,8 +134,60 @@ class Client {
         }
     }
 
+    // The frame header with recvmsg, and the descriptor passed with its
+    // first byte, if any (-1).
+    int read_header_and_fd(proto::FrameHeader& header) {
+        int passed = -1;
+        std::size_t done = 0;
+        while (done < header.size()) {
+            iovec part{header.data() + done, header.size() - done};
+            alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+            msghdr message{};
+            message.msg_iov = &part;
+            message.msg_iovlen = 1;
+            message.msg_control = control;
+            message.msg_controllen = sizeof control;
+            const ssize_t n = ::recvmsg(fd_, &message, MSG_CMSG_CLOEXEC);
+            if (n < 0 && errno == EINTR) continue;
+            if (n == 0) throw std::runtime_error("hostkeeperd closed the connection");
+            if (n < 0) throw std::runtime_error(std::string("recvmsg: ") + std::strerror(errno));
+            for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+                int fd = -1;
+                std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+                if (passed >= 0) ::close(passed);
+                passed = fd;
+            }
+            done += static_cast<std::size_t>(n);
+        }
+        return passed;
+    }
+    // Reads the whole of a passed file (kept beside the reply, which names
+    // its size); closes it.
+    void append_file(int file) {
+        struct stat status {};
+        if (::fstat(file, &status) != 0 || status.st_size < 0) {
+            ::close(file);
+            throw std::runtime_error("fstat of a passed descriptor failed");
+        }
+        const auto length = static_cast<std::size_t>(status.st_size);
+        document_.resize(length);
+        std::size_t done = 0;
+        while (done < length) {
+            const ssize_t n =
+                ::pread(file, document_.data() + done, length - done, static_cast<off_t>(done));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            done += static_cast<std::size_t>(n);
+        }
+        ::close(file);
+        if (done != length) throw std::runtime_error("a passed descriptor was cut short");
+    }
+
+    bool receive_fds_ = false;
     int fd_ = -1;
     std::string response_;
+    std::string document_;  // --receive-fds: the last passed file's bytes
 };
 
 std::string get_frame(const std::string& host) {
@@ -289,7 +349,10 @@ int main(int argc, char** argv) {
     std::string label;
     std::string op = "get";
     std::vector<std::string> request_texts;
+    bool receive_fds = false;
     app.add_option("--socket", socket, "hostkeeperd's socket")->required();
+    app.add_flag("--receive-fds", receive_fds,
+                 "read each reply with recvmsg, and a descriptor passed with it whole");
     app.add_option("--clients", clients, "concurrent connections, one thread each")
         ->check(CLI::Range(1, 4096))
         ->capture_default_str();
@@ -374,7 +437,7 @@ int main(int argc, char** argv) {
         ThreadResult& r = results[id];
         bool counted = false;
         try {
-            Client client(socket);
+            Client client(socket, receive_fds);
             connected.fetch_add(1);
             counted = true;
             while (!go.load(std::memory_order_acquire)) std::this_thread::yield();

@@ -2,17 +2,28 @@
 // and hostkeeper against a local module registry, provider registry and
 // provider network mirror served over real HTTPS on loopback (support/
 // tls_server) with a throw-away CA. Assertions about credentials are made on
-// what the server received.
+// what the server received. Long versions lists passed by reference are
+// checked on the wire too.
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "https_world.hpp"
+#include "proto/framing.hpp"
+#include "tests/support/long_versions.hpp"
 
 using namespace hostkeeper::it;
 using Catch::Matchers::Contains;
@@ -832,4 +843,91 @@ TEST_CASE("provider fetch refuses a package that does not match, and leaves noth
 
     CHECK(files_in(out).empty());
     CHECK(files_in(world.socket().parent_path() / "downloads").empty());
+}
+
+namespace {
+
+// One request frame to `socket`, and the descriptors passed with the answer's
+// first byte (closed), as a client with no knowledge of passed documents
+// sees it: the frame's payload and how many descriptors came.
+std::pair<Json, int> raw_ask(const fs::path& socket, const Json& request) {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, socket.c_str(), sizeof address.sun_path - 1);
+    REQUIRE(::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+    const std::string frame = hostkeeper::proto::encode_frame(request.dump());
+    REQUIRE(::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL) ==
+            static_cast<ssize_t>(frame.size()));
+    std::array<unsigned char, 4> header{};
+    iovec part{header.data(), header.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)] = {};
+    msghdr message{};
+    message.msg_iov = &part;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = sizeof control;
+    REQUIRE(::recvmsg(fd, &message, MSG_CMSG_CLOEXEC | MSG_WAITALL) == 4);
+    int passed = 0;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
+        for (std::size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++i) {
+            int received = -1;
+            std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof received);
+            CHECK((::fcntl(received, F_GET_SEALS) & F_SEAL_WRITE) != 0);
+            ::close(received);
+            ++passed;
+        }
+    }
+    const std::size_t size = (std::size_t{header[0]} << 24) | (std::size_t{header[1]} << 16) |
+                             (std::size_t{header[2]} << 8) | header[3];
+    std::string body(size, '\0');
+    REQUIRE(::recv(fd, body.data(), size, MSG_WAITALL) == static_cast<ssize_t>(size));
+    ::close(fd);
+    return {Json::parse(body), passed};
+}
+
+}  // namespace
+
+TEST_CASE("a long versions list goes by reference when asked and reads the same", "[registry]") {
+    Registry world;
+    world.server.route("registry.localhost", "/v1/providers/acme/big/versions",
+                       json_response(hostkeeper::test::long_provider_versions_document()));
+    world.start();
+    const std::string big = world.host() + "/acme/big";
+
+    const Json first = world.hk_json({"provider", "versions", big});  // from the registry
+    CHECK(first.at("source") == "network");
+    const Json passed = world.hk_json({"provider", "versions", big});
+    CHECK(passed.at("source") == "cache");
+    CHECK_FALSE(passed.contains("document_fd"));
+    REQUIRE(passed.at("versions").size() == 300);
+    CHECK(passed.at("versions")[0].at("version") == "3.299.0");
+    CHECK(passed.at("warnings") == Json::array({"big"}));
+
+    // The same answer inline, member for member, in the same order.
+    const Json asked_inline = world.ask({{"op", "provider_versions"}, {"provider", big}});
+    Json asked_passed =
+        world.ask({{"op", "provider_versions"}, {"provider", big}, {"document_fd", true}});
+    CHECK(asked_passed.dump() == asked_inline.dump());
+
+    // On the wire: a small frame naming the document, and one sealed memfd.
+    const auto [frame, descriptors] =
+        raw_ask(world.socket(),
+                {{"v", 1}, {"op", "provider_versions"}, {"provider", big}, {"document_fd", true}});
+    CHECK(descriptors == 1);
+    CHECK(frame.at("document_fd").at("bytes").get<std::size_t>() > 16 * 1024);
+    CHECK_FALSE(frame.contains("versions"));
+    const auto [plain, none] =
+        raw_ask(world.socket(), {{"v", 1}, {"op", "provider_versions"}, {"provider", big}});
+    CHECK(none == 0);  // a client that does not ask gets the list in the frame
+    CHECK(plain.at("versions").size() == 300);
+    // A short list stays in the frame even when asked for by reference.
+    world.hk_json({"provider", "versions", world.provider()});
+    const auto [short_list, no_file] = raw_ask(world.socket(), {{"v", 1},
+                                                                {"op", "provider_versions"},
+                                                                {"provider", world.provider()},
+                                                                {"document_fd", true}});
+    CHECK(no_file == 0);
+    CHECK(short_list.at("versions").size() == 3);
 }

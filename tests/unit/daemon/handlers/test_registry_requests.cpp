@@ -2,7 +2,9 @@
 // prepared reply (its document's fields shared, not rebuilt) whose bytes are
 // those of the reply built the slow way; a refreshed list gets new fields;
 // constrained lists, packages, downloads and anything secret keep the
-// ordinary path. The socket's writing of a prepared reply is in test_server.
+// ordinary path; a long list asked with "document_fd" goes by reference, in
+// a sealed file that holds the same fields. The socket's writing of a
+// prepared reply is in test_server.
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_future.hpp>
 #include <catch2/catch.hpp>
@@ -13,7 +15,10 @@
 #include "daemon/handlers/replies.hpp"
 #include "daemon/registry/mirror.hpp"
 #include "dispatcher_fixture.hpp"
+#include "proto/framing.hpp"
 #include "proto/registry_address.hpp"
+#include "proto/sealed_file.hpp"
+#include "tests/support/long_versions.hpp"
 
 using namespace hostkeeper;
 namespace asio = boost::asio;
@@ -205,4 +210,92 @@ TEST_CASE("secrets, downloads and packages are never prepared replies",
     const Reply failed = f.ask(request(proto::Op::module_versions, "module", "r.example/a/b/c"));
     CHECK_FALSE(failed.shared);
     CHECK(Json::parse(failed.payload).at("ok") == false);
+}
+
+namespace {
+
+// The payload a reply passed by reference stands for: the frame with the
+// passed file's members in place of "document_fd", which ends the frame's
+// first part.
+std::string made_whole(const Reply& reply) {
+    REQUIRE(reply.file);
+    const std::string named =
+        R"("document_fd":{"bytes":)" + std::to_string(reply.file->size()) + "}";
+    REQUIRE(reply.payload.size() > named.size());
+    CHECK(reply.payload.substr(reply.payload.size() - named.size()) == named);
+    const std::string document =
+        proto::read_passed_file(reply.file->fd(), reply.file->size(), proto::kMaxResponseFrameSize);
+    REQUIRE(document.size() > 2);
+    CHECK(document.front() == '{');
+    CHECK(document.back() == '}');
+    return reply.payload.substr(0, reply.payload.size() - named.size()) +
+           document.substr(1, document.size() - 2) + reply.tail;
+}
+
+}  // namespace
+
+TEST_CASE("a long cached versions list asked with document_fd goes by reference, the same list",
+          "[daemon][handlers][registry]") {
+    Fixture f;
+    f.http.routes[kProviderVersions] = [] {
+        return FakeHttpClient::json(hostkeeper::test::long_provider_versions_document());
+    };
+    const Json inline_request = request(proto::Op::provider_versions, "provider", kProvider);
+    Json passed_request = inline_request;
+    passed_request["document_fd"] = true;
+    f.ask(inline_request);  // from the network
+    const Reply inline_reply = f.ask(inline_request);
+    const Reply passed = f.ask(passed_request);
+    REQUIRE(inline_reply.shared);
+    CHECK_FALSE(inline_reply.file);
+    REQUIRE(passed.file);
+    CHECK_FALSE(passed.shared);
+    CHECK(passed.size() < 200);  // the frame: the request's fields, the source, age, expiry
+    CHECK(made_whole(passed) == flat(inline_reply));   // byte for byte
+    CHECK(f.ask(passed_request).file == passed.file);  // one file per document
+
+    // A refreshed list is a new document with a new file; a reply still
+    // holding the old one reads it whole.
+    const std::string old_text = proto::read_passed_file(passed.file->fd(), passed.file->size(),
+                                                         proto::kMaxResponseFrameSize);
+    Json refresh = passed_request;
+    refresh["refresh"] = true;
+    const Reply refreshed = f.ask(refresh);
+    REQUIRE(refreshed.file);
+    CHECK(refreshed.file != passed.file);
+    CHECK(proto::read_passed_file(passed.file->fd(), passed.file->size(),
+                                  proto::kMaxResponseFrameSize) == old_text);
+}
+
+TEST_CASE("a short versions list, a constrained one or another answer is never passed",
+          "[daemon][handlers][registry]") {
+    Fixture f;
+    Json provider = request(proto::Op::provider_versions, "provider", kProvider);
+    provider["document_fd"] = true;
+    f.ask(provider);
+    const Reply short_list = f.ask(provider);  // a few hundred bytes: inline is cheaper
+    CHECK_FALSE(short_list.file);
+    CHECK(short_list.shared);
+    CHECK_FALSE(Json::parse(flat(short_list)).contains("document_fd"));
+
+    f.http.routes[kProviderVersions] = [] {
+        return FakeHttpClient::json(hostkeeper::test::long_provider_versions_document());
+    };
+    Json refresh = provider;
+    refresh["refresh"] = true;
+    refresh["constraint"] = ">= 3.0.0";
+    const Reply constrained = f.ask(refresh);
+    CHECK_FALSE(constrained.file);
+    CHECK(Json::parse(constrained.payload).at("versions").size() == 300);
+
+    Json download = request(proto::Op::module_download, "module", kModule);
+    download["version"] = "1.0.0";
+    download["document_fd"] = true;
+    CHECK_FALSE(f.ask(download).file);
+
+    Json bad = provider;
+    bad["document_fd"] = "yes";
+    const Json refused = Json::parse(f.ask(bad).payload);
+    CHECK(refused.at("error").at("code") == "bad_request");
+    CHECK(refused.at("error").at("message") == "\"document_fd\" must be true or false");
 }

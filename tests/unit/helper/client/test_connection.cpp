@@ -1,5 +1,8 @@
-// The client side of the wire protocol against misbehaving servers.
+// The client side of the wire protocol against misbehaving servers, and
+// documents passed by reference (PROTOCOL.md, Passed documents).
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -11,6 +14,8 @@
 
 #include "helper/client/connection.hpp"
 #include "proto/error.hpp"
+#include "proto/framing.hpp"
+#include "proto/sealed_file.hpp"
 #include "proto/socket_path.hpp"
 
 using namespace hostkeeper;
@@ -183,4 +188,103 @@ TEST_CASE("the client refuses a socket whose directory others can reach, before 
     CHECK(helper::client::Connection::open(dir / "socket", deadline, error).has_value());
     CHECK(listener.was_contacted());
     fs::remove_all(root);
+}
+
+namespace {
+
+// Sends `payload` as one frame with `fd` passed along with its first byte.
+void send_passing(int socket, const std::string& payload, int fd) {
+    const std::string frame = proto::encode_frame(payload, proto::kMaxResponseFrameSize);
+    iovec part{const_cast<char*>(frame.data()), frame.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr message{};
+    message.msg_iov = &part;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = sizeof control;
+    cmsghdr* header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(header), &fd, sizeof fd);
+    (void)::sendmsg(socket, &message, MSG_NOSIGNAL);
+}
+
+std::string naming(std::size_t bytes) {
+    return R"({"v":1,"ok":true,"provider":"r.example/acme/big","source":"cache",)"
+           R"("document_fd":{"bytes":)" +
+           std::to_string(bytes) + R"(},"age_s":3,"expires_in_s":297})";
+}
+
+std::size_t open_descriptors() {
+    return static_cast<std::size_t>(
+        std::distance(fs::directory_iterator("/proc/self/fd"), fs::directory_iterator{}));
+}
+
+// What the client makes of `payload` with `fd` passed; the error's text when
+// it refuses it.
+std::string outcome(const std::string& payload, int fd) {
+    const FakeDaemon daemon([&](int socket) { send_passing(socket, payload, fd); });
+    try {
+        return call(daemon.socket(), std::chrono::seconds(5)).dump();
+    } catch (const helper::client::ConnectionLost& e) {
+        return e.what();
+    }
+}
+
+}  // namespace
+
+TEST_CASE("a passed document's members take the place of document_fd", "[helper][connection]") {
+    const std::string document = R"({"url":"https://r.example/v1/providers/acme/big/versions",)"
+                                 R"("versions":[{"version":"1.0.0"}]})";
+    const auto file = proto::SealedFile::make(document);
+    REQUIRE(file);
+    const std::size_t before = open_descriptors();
+    const proto::Json reply = proto::Json::parse(outcome(naming(document.size()), file->fd()));
+    CHECK(reply ==
+          proto::Json::parse(R"({"v":1,"ok":true,"provider":"r.example/acme/big","source":"cache",)"
+                             R"("url":"https://r.example/v1/providers/acme/big/versions",)"
+                             R"("versions":[{"version":"1.0.0"}],"age_s":3,"expires_in_s":297})"));
+    CHECK(open_descriptors() == before);  // the passed descriptor was closed
+}
+
+TEST_CASE("a passed document that is missing, unsealed, of another size or repeats a member",
+          "[helper][connection]") {
+    const std::string document = R"({"versions":[]})";
+    const auto file = proto::SealedFile::make(document);
+    const auto repeating = proto::SealedFile::make(R"({"source":"network"})");
+    const auto not_json = proto::SealedFile::make("[1,2");
+    REQUIRE(file);
+    REQUIRE(repeating);
+    REQUIRE(not_json);
+    const proto::UniqueFd unsealed(::memfd_create("test", MFD_CLOEXEC));
+    REQUIRE(::write(unsealed.get(), document.data(), document.size()) ==
+            static_cast<ssize_t>(document.size()));
+    const std::size_t before = open_descriptors();
+
+    {  // Named, not passed: a descriptor-less frame.
+        const FakeDaemon bare(
+            [&](int socket) { send_all(socket, proto::encode_frame(naming(15))); });
+        CHECK_THROWS_WITH(call(bare.socket(), std::chrono::seconds(5)),
+                          "hostkeeperd named a passed document but passed none");
+    }
+
+    CHECK(outcome(naming(document.size() + 1), file->fd()) ==
+          "hostkeeperd passed a bad document: a passed document is not the size its reply "
+          "names (16 bytes)");
+    CHECK_THAT(outcome(R"({"v":1,"ok":true,"document_fd":{"bytes":"15"}})", file->fd()),
+               Catch::Contains("\"document_fd\" has no \"bytes\""));
+    CHECK(outcome(naming(repeating->size()), repeating->fd()) ==
+          "hostkeeperd passed a document that repeats \"source\"");
+    CHECK_THAT(
+        outcome(naming(not_json->size()), not_json->fd()),
+        Catch::Contains("hostkeeperd passed a bad document") && Catch::Contains("not valid JSON"));
+
+    CHECK(outcome(naming(document.size()), unsealed.get()) ==
+          "hostkeeperd passed a bad document: a passed document is not a sealed memfd");
+
+    // A descriptor with a reply that names none is closed and ignored.
+    CHECK(proto::Json::parse(outcome(R"({"v":1,"ok":true})", file->fd())) ==
+          proto::Json::parse(R"({"v":1,"ok":true})"));
+    CHECK(open_descriptors() == before);
 }
