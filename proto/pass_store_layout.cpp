@@ -13,7 +13,7 @@ namespace {
 
 constexpr std::string_view kBlanks = " \t\r\v\f";
 
-std::string_view trim(std::string_view text) {
+std::string_view trim_blanks(std::string_view text) {
     const auto first = text.find_first_not_of(kBlanks);
     if (first == std::string_view::npos) return {};
     const auto last = text.find_last_not_of(kBlanks);
@@ -62,7 +62,7 @@ std::vector<std::string> parse_gpg_ids(std::string_view text) {
         std::string_view line = text.substr(0, newline);
         text = newline == std::string_view::npos ? std::string_view{} : text.substr(newline + 1);
         line = line.substr(0, line.find('#'));
-        line = trim(line);
+        line = trim_blanks(line);
         if (!line.empty()) ids.emplace_back(line);
     }
     return ids;

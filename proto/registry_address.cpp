@@ -5,11 +5,11 @@
 
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
+#include "proto/text_rules.hpp"
 
 namespace hostkeeper::proto {
 namespace {
 
-constexpr auto npos = std::string_view::npos;
 constexpr std::size_t kMaxName = 64;
 constexpr std::string_view kModuleForm = "[HOSTNAME/]NAMESPACE/NAME/SYSTEM";
 constexpr std::string_view kProviderForm = "[HOSTNAME/]NAMESPACE/TYPE";
@@ -22,9 +22,6 @@ constexpr std::string_view kProviderNameRule =
     "may contain only letters, digits and \"-\", and must start and end with a letter or digit "
     "(at most 64 characters)";
 
-bool is_digit(char c) {
-    return c >= '0' && c <= '9';
-}
 bool is_lower(char c) {
     return c >= 'a' && c <= 'z';
 }
@@ -33,10 +30,6 @@ bool is_upper(char c) {
 }
 bool is_lower_or_digit(char c) {
     return is_lower(c) || is_digit(c);
-}
-
-std::string quoted(std::string_view s) {
-    return '"' + std::string(s) + '"';
 }
 
 // Terraform's name rule: 1 to 64 characters, a letter or digit at each end,

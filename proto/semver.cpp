@@ -6,16 +6,13 @@
 #include <utility>
 
 #include "proto/error.hpp"
+#include "proto/text_rules.hpp"
 
 namespace hostkeeper::proto {
 namespace {
 
-constexpr auto npos = std::string_view::npos;
 constexpr std::string_view kWhiteSpace = " \t\r\n";
 
-bool is_digit(char c) {
-    return c >= '0' && c <= '9';
-}
 bool is_letter(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
@@ -27,10 +24,6 @@ bool is_numeric(std::string_view s) {
 }
 bool is_space(char c) {
     return kWhiteSpace.find(c) != npos;
-}
-
-std::string quoted(std::string_view s) {
-    return '"' + std::string(s) + '"';
 }
 
 std::string_view trim(std::string_view s) {

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # tests/run.sh — installs what the tests need, then runs every check CI runs:
-#   1. suite: builds with warnings as errors and runs every test (unit,
-#      integration against a real gnome-keyring on a private D-Bus bus,
+#   1. suite: builds with warnings as errors, as a unity build
+#      (HOSTKEEPER_UNITY: each target's sources compiled a batch at a time,
+#      which parses the heavy headers once per batch), and runs every test
+#      (unit, integration against a real gnome-keyring on a private D-Bus bus,
 #      conformance, packaging, and end to end with terraform when it is
 #      installed), in build-tests;
-#   2. asan:  the same suite built with AddressSanitizer and
+#   2. asan:  the same suite (unity build too) built with AddressSanitizer and
 #      UndefinedBehaviorSanitizer (leaks included), in build-asan; a report
 #      from any process (daemons started on demand too) fails it;
 #   3. fuzz:  every libFuzzer target from its seed corpus, in build-fuzz
@@ -12,7 +14,9 @@
 #      HOSTKEEPER_FUZZ_BUDGET seconds (default 200) of wall time, or each for
 #      HOSTKEEPER_FUZZ_SECONDS when that is set;
 #   4. style: clang-format (check mode), the include rules and clang-tidy on
-#      the whole tree (tests/style.sh), with build-tests' compile commands;
+#      the whole tree (tests/style.sh), with the compile commands of
+#      build-style, a tree configured (never built) without unity, which
+#      has a command for each .cpp where build-tests has one for each batch;
 #      it runs in two halves, one beside the suite stage's tests and one
 #      beside the asan stage's, which leave the machine mostly idle, and its
 #      output is printed in its turn.
@@ -52,7 +56,7 @@ suite() {
     shift 2
     [[ ${1:-} == --beside ]] && { read -ra beside <<<"$2"; shift 2; }
     cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOSTKEEPER_WERROR=ON \
-        -DHOSTKEEPER_SANITIZE="$sanitize" >/dev/null || return
+        -DHOSTKEEPER_UNITY=ON -DHOSTKEEPER_SANITIZE="$sanitize" >/dev/null || return
     cmake --build "$build" -j"$(nproc)" || return
     if ((${#beside[@]})); then
         "${beside[@]}" &
@@ -65,12 +69,13 @@ suite() {
 
 # style_part K/2: half of the style stage, run beside a stage's tests, which
 # leave most of the machine idle (they wait on daemons, keyrings and
-# servers); clang-tidy's compile commands are the suite's tree's. Its output,
-# status and time go to files the style stage then reports.
+# servers); clang-tidy's compile commands are build-style's (tests/style.sh
+# configures it). Its output, status and time go to files the style stage
+# then reports.
 style_part() {
     local part=$1 started=$SECONDS rc=0
     mkdir -p build-tests
-    ./tests/style.sh build-tests "$part" >"build-tests/style-${part%/*}.log" 2>&1 || rc=$?
+    ./tests/style.sh build-style "$part" >"build-tests/style-${part%/*}.log" 2>&1 || rc=$?
     echo "$rc $((SECONDS - started))" >"build-tests/style-${part%/*}.status"
 }
 
@@ -117,7 +122,7 @@ case "${1:-all}" in
     suite) suite "${2:-build-tests}" OFF ;;
     asan) (asan "${2:-build-asan}") ;;
     fuzz) shift; fuzz "$@" ;;
-    style) ./tests/style.sh "${2:-build-tests}" ;;
+    style) ./tests/style.sh "${2:-build-style}" ;;
     all)
         declare -A result took
         for stage in suite asan fuzz style; do

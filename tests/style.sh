@@ -6,7 +6,10 @@
 #      (tests/layout/include_graph.py --check);
 #   3. clang-tidy (.clang-tidy) on every translation unit of proto/, daemon/
 #      and helper/, from BUILD_DIR's compile_commands.json (default
-#      build-tests, made by the suite stage; configured here when missing).
+#      build-style). BUILD_DIR is configured here, never built, and without
+#      unity (HOSTKEEPER_UNITY=OFF): a unity tree's commands compile the
+#      batches, not each .cpp. No header is generated, so configuring is
+#      all clang-tidy needs.
 # With PART/PARTS (for example 1/2), only that share of the work: checks 1 and
 # 2 in part 1, and clang-tidy on every PARTS-th unit from the PART-th, so that
 # the parts together are the whole (tests/run.sh runs them beside the tests of
@@ -18,7 +21,7 @@
 # Prints every finding; exits 1 when there is one.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-build=${1:-build-tests}
+build=${1:-build-style}
 part=${2:-1/1}
 [[ $part =~ ^([1-9][0-9]*)/([1-9][0-9]*)$ ]] && ((BASH_REMATCH[1] <= BASH_REMATCH[2])) ||
     { echo "style: PART/PARTS must be like 1/2, not '$part'" >&2; exit 2; }
@@ -40,9 +43,10 @@ if ((index == 1)); then
     python3 tests/layout/include_graph.py --check || rc=1
 fi
 
-if [[ ! -f $build/compile_commands.json ]]; then
-    cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOSTKEEPER_WERROR=ON >/dev/null || exit 1
-fi
+# Configured every time (a few seconds), so that its commands name every
+# .cpp of the checkout as it is.
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOSTKEEPER_WERROR=ON \
+    -DHOSTKEEPER_UNITY=OFF >/dev/null || exit 1
 mapfile -t units < <(git ls-files -- 'proto/*.cpp' 'daemon/*.cpp' 'helper/*.cpp' |
     awk -v index_="$index" -v parts="$parts" '(NR - index_) % parts == 0')
 echo "style: clang-tidy on ${#units[@]} translation units (part $part, analyzer $analyzer)"

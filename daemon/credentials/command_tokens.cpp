@@ -8,6 +8,7 @@
 
 #include "daemon/async/on_worker.hpp"
 #include "daemon/credentials/command_output.hpp"
+#include "daemon/credentials/token_expiry.hpp"
 #include "proto/error.hpp"
 #include "proto/json.hpp"
 
@@ -19,9 +20,6 @@ using proto::Secret;
 using steady = std::chrono::steady_clock;
 
 namespace {
-
-// The most a token is refreshed ahead of its expiry.
-constexpr std::chrono::minutes kMaxRefreshAhead{5};
 
 Secret clone(const Secret& secret) {
     return secret.clone();

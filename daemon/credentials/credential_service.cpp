@@ -23,7 +23,7 @@ using steady = std::chrono::steady_clock;
 
 namespace {
 
-std::optional<Secret> clone(const std::optional<Secret>& secret) {
+std::optional<Secret> clone_optional(const std::optional<Secret>& secret) {
     if (!secret) return std::nullopt;
     return secret->clone();
 }
@@ -146,7 +146,7 @@ asio::awaitable<std::optional<Secret>> CredentialService::shared_refresh(std::st
                                                                          LoginRecord record) {
     auto login = std::make_shared<LoginRecord>(std::move(record));
     auto work = [this, host, login] { return refresh_once(host, std::move(*login)); };
-    auto shared = refreshes_.run(host, std::move(work), clone);  // named first
+    auto shared = refreshes_.run(host, std::move(work), clone_optional);  // named first
     co_return co_await std::move(shared);
 }
 
@@ -196,7 +196,7 @@ asio::awaitable<std::optional<Secret>> CredentialService::stored(std::string hos
     }
     if (Cached* cached = cache_.find(host, clock_())) {
         ++hits_;
-        co_return clone(cached->credentials);
+        co_return clone_optional(cached->credentials);
     }
     ++misses_;
     // Named first (async/toolchain.hpp).
@@ -204,7 +204,7 @@ asio::awaitable<std::optional<Secret>> CredentialService::stored(std::string hos
     // A lookup started before a keyring event (a lock, an edit) is not shared
     // with a get that comes after it: that one asks the keyring itself.
     const std::string flight = host + '\0' + std::to_string(generation_);
-    auto shared = flights_.run(flight, std::move(work), clone);
+    auto shared = flights_.run(flight, std::move(work), clone_optional);
     co_return co_await std::move(shared);
 }
 
@@ -239,7 +239,7 @@ asio::awaitable<std::optional<Secret>> CredentialService::load(std::string host)
                : std::nullopt;
     if (generation == generation_) {
         standing_.read(host, expires, result ? renewal_of(host, *result) : Renewal::person);
-        remember(host, clone(result));
+        remember(host, clone_optional(result));
     }
     co_return result;
 }

@@ -57,11 +57,12 @@ asio::awaitable<void> ExpiryWatch::look(bool learning) {
 
 // Hands the host to `learn_`, at most once a day; a failure is logged.
 asio::awaitable<void> ExpiryWatch::learn(std::string host) {
-    using steady = std::chrono::steady_clock;
+    using std::chrono::steady_clock;
     if (!learn_) co_return;
     const auto asked = asked_.find(host);
-    if (asked != asked_.end() && steady::now() - asked->second < std::chrono::hours(24)) co_return;
-    asked_[host] = steady::now();
+    if (asked != asked_.end() && steady_clock::now() - asked->second < std::chrono::hours(24))
+        co_return;
+    asked_[host] = steady_clock::now();
     std::string failure;
     try {
         auto learning = learn_(host);  // named first

@@ -11,8 +11,6 @@ using proto::Secret;
 
 namespace {
 
-constexpr std::chrono::minutes kMaxRefreshAhead{5};
-
 const std::string* string_member(const Json& object, const char* name) {
     const auto found = object.find(name);
     if (found == object.end() || !found->is_string()) return nullptr;

@@ -19,6 +19,10 @@ namespace hostkeeper::daemon::credentials {
 // The credentials object's member that says when its token expires.
 inline constexpr const char* kExpiresAt = "expires_at";
 
+// The most a token is refreshed ahead of its expiry; a token that lives less
+// than ten times this is refreshed a tenth of its lifetime ahead.
+inline constexpr std::chrono::minutes kMaxRefreshAhead{5};
+
 // `text` as an RFC 3339 date-time with "Z" or a numeric offset
 // ("2026-12-01T09:30:00Z", "2026-12-01T10:30:00.5+01:00"); nullopt for
 // anything else (no offset, no seconds, a leap second, more than 9

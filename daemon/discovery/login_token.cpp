@@ -13,7 +13,7 @@ namespace {
 // A token response nests one level; anything deeper is refused unread.
 constexpr std::size_t kMaxTokenDepth = 4;
 constexpr long long kMaxExpiresIn = 10LL * 366 * 24 * 3600;
-constexpr std::size_t kMaxErrorText = 300;
+constexpr std::size_t kMaxOAuthErrorText = 300;
 
 Json token_object(std::string_view body) {
     if (body.size() > kMaxTokenResponse)
@@ -85,7 +85,7 @@ std::string token_error(std::string_view body) {
         text += ": ";
         proto::append_printable(text, detail->get_ref<const std::string&>());
     }
-    if (text.size() > kMaxErrorText) text.resize(kMaxErrorText);
+    if (text.size() > kMaxOAuthErrorText) text.resize(kMaxOAuthErrorText);
     return text;
 }
 

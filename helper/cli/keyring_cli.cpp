@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "helper/cli/answer_text.hpp"
 #include "helper/cli/command.hpp"
 #include "helper/cli/keyring_config.hpp"
 #include "helper/cli/pass_store.hpp"
@@ -21,11 +22,6 @@ namespace fs = std::filesystem;
 using proto::Json;
 
 namespace {
-
-std::string text_of(const Json& object, const char* key, const char* fallback = "") {
-    const auto it = object.find(key);
-    return it != object.end() && it->is_string() ? it->get<std::string>() : fallback;
-}
 
 // A migrate entry's name: its host, or "docker SERVER" for Docker credentials.
 std::string item_name(const Json& entry) {

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "helper/cli/answer_text.hpp"
 #include "helper/cli/command.hpp"
 #include "helper/client/common_cli.hpp"
 #include "helper/client/exit_codes.hpp"
@@ -12,11 +13,6 @@
 namespace hostkeeper::helper::cli {
 namespace {
 using proto::Json;
-
-std::string text_of(const Json& object, const char* key, const std::string& otherwise) {
-    const auto it = object.find(key);
-    return it != object.end() && it->is_string() ? it->get<std::string>() : otherwise;
-}
 
 const Json& array_of(const Json& object, const char* key) {
     static const Json empty = Json::array();

@@ -31,12 +31,12 @@ std::vector<std::string> homedir_args() {
     return {};
 }
 
-std::string first_line(std::string text) {
+std::string until_newline(std::string text) {
     if (const auto nl = text.find('\n'); nl != std::string::npos) text.erase(nl);
     return text;
 }
 
-std::string joined(std::initializer_list<std::string_view> parts) {
+std::string concatenated(std::initializer_list<std::string_view> parts) {
     std::string out;
     for (const auto part : parts) out += part;
     return out;
@@ -69,21 +69,22 @@ void check_recipients(const DoctorSink& report, const fs::path& store) {
                 report.fail("gpg cannot be run", "apt install gnupg");
                 return;
             }
-            const std::string key = joined({id, " (", file.string(), ")"});
+            const std::string key = concatenated({id, " (", file.string(), ")"});
             if (listed.status != 0) {
-                report.fail(joined({"gpg has no secret key for ", key,
-                                    ", so hostkeeperd cannot decrypt what is encrypted to it"}),
-                            "import it (gpg --import), or re-encrypt the store to a key you "
-                            "have: pass init KEYID");
+                report.fail(
+                    concatenated({"gpg has no secret key for ", key,
+                                  ", so hostkeeperd cannot decrypt what is encrypted to it"}),
+                    "import it (gpg --import), or re-encrypt the store to a key you "
+                    "have: pass init KEYID");
                 continue;
             }
             if (const auto problem = secret_key_problem(listed.out)) {
-                report.fail(joined({"the key ", key, " ", *problem}),
+                report.fail(concatenated({"the key ", key, " ", *problem}),
                             "renew it (gpg --quick-set-expire FINGERPRINT 1y) or re-encrypt the "
                             "store to another key: pass init KEYID");
                 continue;
             }
-            report.ok(joined({"gpg has a usable secret key for ", key}));
+            report.ok(concatenated({"gpg has a usable secret key for ", key}));
         }
     }
 }
@@ -99,7 +100,7 @@ void check_agent(const DoctorSink& report) {
     } else if (answer.status == 127) {
         report.fail("gpg-connect-agent cannot be run", "apt install gnupg");
     } else {
-        report.fail("gpg-agent does not answer: " + first_line(answer.out),
+        report.fail("gpg-agent does not answer: " + until_newline(answer.out),
                     "check GNUPGHOME and its permissions (700), then gpgconf --kill gpg-agent");
     }
 }

@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "helper/cli/answer_text.hpp"
 #include "helper/cli/registry_cache_setup.hpp"
 #include "helper/terraform_config/tool_locations.hpp"
 #include "proto/file_io.hpp"
@@ -21,11 +22,6 @@ using proto::tfrc_listener_ports;
 
 namespace {
 
-std::string text_of(const Json& object, const char* key, const std::string& fallback) {
-    const auto field = object.find(key);
-    return field != object.end() && field->is_string() ? field->get<std::string>() : fallback;
-}
-
 std::vector<std::string> strings_in(const Json& object, const char* key) {
     std::vector<std::string> values;
     const auto field = object.find(key);
@@ -33,12 +29,6 @@ std::vector<std::string> strings_in(const Json& object, const char* key) {
     for (const auto& item : *field)
         if (item.is_string()) values.push_back(item.get<std::string>());
     return values;
-}
-
-std::string joined(const std::vector<std::string>& list) {
-    std::string text;
-    for (const auto& item : list) text += (text.empty() ? "" : ", ") + item;
-    return text;
 }
 
 std::vector<terraform_config::ToolPaths> both_tools() {

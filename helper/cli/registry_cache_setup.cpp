@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "helper/cli/answer_text.hpp"
 #include "helper/cli/user_systemd.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "helper/client/launcher.hpp"
@@ -82,12 +83,6 @@ constexpr const char* kDropInRecord = "registry_cache_drop_in";
 template <typename T>
 bool contains(const std::vector<T>& list, const T& value) {
     return std::find(list.begin(), list.end(), value) != list.end();
-}
-
-std::string joined(const std::vector<std::string>& list) {
-    std::string text;
-    for (const auto& item : list) text += (text.empty() ? "" : ", ") + item;
-    return text;
 }
 
 std::vector<std::string> path_strings(const std::vector<fs::path>& paths) {

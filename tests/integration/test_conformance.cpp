@@ -11,6 +11,8 @@
 
 #include "harness.hpp"
 
+namespace test_conformance {
+
 using namespace hostkeeper::it;
 namespace fs = std::filesystem;
 
@@ -152,3 +154,5 @@ TEST_CASE("the helper loads libidn2 only for a hostname that needs IDNA", "[conf
     CHECK_THAT(libraries_loaded("app.terraform.io"), !Catch::Contains("libidn2"));
     CHECK_THAT(libraries_loaded("Bücher.example.com"), Catch::Contains("libidn2"));
 }
+
+}  // namespace test_conformance

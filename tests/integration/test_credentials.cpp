@@ -9,6 +9,8 @@
 
 #include "harness.hpp"
 
+namespace test_credentials {
+
 using namespace hostkeeper::it;
 namespace fs = std::filesystem;
 
@@ -233,3 +235,5 @@ TEST_CASE("hostkeeper status, flush and stop", "[credentials]") {
     CHECK(run({bin("hostkeeper"), "--socket", socket.string(), "stop"}).out ==
           "hostkeeperd is not running\n");
 }
+
+}  // namespace test_credentials

@@ -13,6 +13,8 @@
 
 #include "harness.hpp"
 
+namespace test_daemon_lifecycle {
+
 using namespace hostkeeper::it;
 namespace fs = std::filesystem;
 
@@ -363,3 +365,5 @@ TEST_CASE("a daemon that others started without the session bus is named as the 
                Catch::Contains("systemctl --user import-environment DBUS_SESSION_BUS_ADDRESS"));
     CHECK(got.out.empty());
 }
+
+}  // namespace test_daemon_lifecycle

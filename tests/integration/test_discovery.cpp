@@ -23,6 +23,8 @@
 #include "https_world.hpp"
 #include "tls_server.hpp"
 
+namespace test_discovery {
+
 using namespace hostkeeper::it;
 using hostkeeper::test::json_response;
 using hostkeeper::test::redirect;
@@ -755,3 +757,5 @@ TEST_CASE("a bad host name is refused", "[discovery]") {
     }
     CHECK(world.server.requests().empty());
 }
+
+}  // namespace test_discovery

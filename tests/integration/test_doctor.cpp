@@ -8,6 +8,8 @@
 #include "raw_client.hpp"
 #include "user_home.hpp"
 
+namespace test_doctor {
+
 using namespace hostkeeper::it;
 namespace fs = std::filesystem;
 
@@ -260,3 +262,5 @@ TEST_CASE("doctor: a ca_file the packaged unit could not see is named", "[doctor
                                 Catch::Contains("missing.pem: cannot be read (No such file"));
     u.hostkeeper({"stop"});
 }
+
+}  // namespace test_doctor

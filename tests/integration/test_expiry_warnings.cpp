@@ -19,6 +19,8 @@
 #include "keyring_control.hpp"
 #include "notification_server.hpp"
 
+namespace test_expiry_warnings {
+
 using namespace hostkeeper::it;
 
 namespace {
@@ -179,3 +181,5 @@ TEST_CASE("check learns a token's expiry from the host's token list when it can 
     CHECK(world.status("credentials").at("expiries").size() == 1);
     for (const std::string& host : {h_one, h_known, h_many}) forget_token(world, host);
 }
+
+}  // namespace test_expiry_warnings

@@ -6,6 +6,8 @@
 
 #include "user_home.hpp"
 
+namespace test_git_config {
+
 using namespace hostkeeper::it;
 namespace fs = std::filesystem;
 
@@ -162,3 +164,5 @@ TEST_CASE("doctor follows git's list: an empty credential.helper drops hostkeepe
     CHECK_THAT(reset.out, Catch::Contains("skip  git: does not ask hostkeeper"));
     CHECK_THAT(reset.out, !Catch::Contains("ok    git:"));
 }
+
+}  // namespace test_git_config

@@ -11,6 +11,8 @@
 #include "keyring_control.hpp"
 #include "pass_home.hpp"
 
+namespace test_git_items {
+
 using namespace hostkeeper::it;
 
 namespace {
@@ -204,3 +206,5 @@ TEST_CASE("migrate moves git items from the Secret Service to pass", "[pass-cli]
               .at("erased") == 1);
     REQUIRE(u.helper({"forget", "gitmig.example"}).exit_code == 0);
 }
+
+}  // namespace test_git_items

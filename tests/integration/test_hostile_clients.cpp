@@ -17,6 +17,8 @@
 #include "harness.hpp"
 #include "raw_client.hpp"
 
+namespace test_hostile_clients {
+
 using namespace hostkeeper::it;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -259,3 +261,5 @@ TEST_CASE("a fake daemon cannot crash the helper", "[hostile]") {
         }
     }
 }
+
+}  // namespace test_hostile_clients

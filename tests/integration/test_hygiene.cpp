@@ -6,6 +6,8 @@
 
 #include "harness.hpp"
 
+namespace test_hygiene {
+
 using namespace hostkeeper::it;
 namespace fs = std::filesystem;
 
@@ -100,3 +102,5 @@ TEST_CASE("storing many items does not make the daemon grow", "[hygiene]") {
     CHECK(after - before < 2048);
 #endif
 }
+
+}  // namespace test_hygiene

@@ -6,6 +6,8 @@
 
 #include "user_home.hpp"
 
+namespace test_import {
+
 using namespace hostkeeper::it;
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
@@ -244,3 +246,5 @@ TEST_CASE("import refuses two spellings of one host with different tokens, moves
     CHECK(u.helper({"get", "tfe.example.com"}).out == "{\"token\":\"tok-same\"}\n");
     CHECK_FALSE(fs::exists(file));
 }
+
+}  // namespace test_import

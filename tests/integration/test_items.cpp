@@ -9,6 +9,8 @@
 #include "https_world.hpp"
 #include "keyring_control.hpp"
 
+namespace test_items {
+
 using namespace hostkeeper::it;
 using hostkeeper::test::json_response;
 using hostkeeper::test::Request;
@@ -196,3 +198,5 @@ TEST_CASE("check asks a TFE-like host with the stored token, and only that host"
     forget_token(world, world.host("other"));
     CHECK(world.ask({{"op", "status"}}).at("credentials").at("rejected").empty());
 }
+
+}  // namespace test_items

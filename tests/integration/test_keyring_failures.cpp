@@ -4,6 +4,8 @@
 
 #include "harness.hpp"
 
+namespace test_keyring_failures {
+
 using namespace hostkeeper::it;
 namespace fs = std::filesystem;
 
@@ -77,3 +79,5 @@ TEST_CASE("no session bus at all is a clear error", "[no-secret-service]") {
     CHECK(got.out.empty());
     CHECK_THAT(got.err, Catch::Contains("D-Bus session bus"));
 }
+
+}  // namespace test_keyring_failures

@@ -14,6 +14,8 @@
 #include "https_world.hpp"
 #include "keyring_control.hpp"
 
+namespace test_keyring_lifecycle {
+
 using namespace hostkeeper::it;
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
@@ -352,3 +354,5 @@ TEST_CASE("a keyring loaded locked from disk is reported locked, never 'no crede
     CHECK(still.out == "not-hostkeepers");
     check_log_clean(daemon, {"tok-disk"});
 }
+
+}  // namespace test_keyring_lifecycle

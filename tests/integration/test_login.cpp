@@ -17,6 +17,8 @@
 #include "fake_login.hpp"
 #include "https_world.hpp"
 
+namespace test_login {
+
 using namespace hostkeeper::it;
 
 namespace {
@@ -263,3 +265,5 @@ TEST_CASE(
     CHECK(plain.exit_code == 3);
     CHECK_THAT(plain.err, Catch::Contains("offers no login.v1"));
 }
+
+}  // namespace test_login

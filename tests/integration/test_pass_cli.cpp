@@ -12,6 +12,8 @@
 #include "pass_home.hpp"
 #include "user_home.hpp"
 
+namespace test_pass_cli {
+
 using namespace hostkeeper::it;
 namespace fs = std::filesystem;
 
@@ -368,3 +370,5 @@ TEST_CASE("the headless recipe: pass init, hostkeeper unlock, then import works 
     CHECK(u.helper({"get", "recipe.example"}).out == "{\"token\":\"tok-recipe\"}\n");
     CHECK(u.pinentry_runs() == 1);  // nothing asked again
 }
+
+}  // namespace test_pass_cli

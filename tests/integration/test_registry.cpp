@@ -25,6 +25,8 @@
 #include "proto/framing.hpp"
 #include "tests/support/long_versions.hpp"
 
+namespace test_registry {
+
 using namespace hostkeeper::it;
 using Catch::Matchers::Contains;
 using hostkeeper::test::json_response;
@@ -931,3 +933,5 @@ TEST_CASE("a long versions list goes by reference when asked and reads the same"
     CHECK(no_file == 0);
     CHECK(short_list.at("versions").size() == 3);
 }
+
+}  // namespace test_registry

@@ -35,6 +35,8 @@
 #include "keyring_control.hpp"
 #include "raw_client.hpp"
 
+namespace test_registry_cache {
+
 using namespace hostkeeper::it;
 using hostkeeper::test::json_response;
 using hostkeeper::test::Request;
@@ -843,3 +845,5 @@ TEST_CASE("registry cache: a host under .invalid (doctor's probe item) is never 
     CHECK(learned);
     CHECK_THAT(w.cache_status().dump(), !Catch::Contains(probe));
 }
+
+}  // namespace test_registry_cache

@@ -15,6 +15,8 @@
 #include "cache_world.hpp"
 #include "https_world.hpp"
 
+namespace test_registry_cache_downloads {
+
 using namespace hostkeeper::it;
 using hostkeeper::test::json_response;
 using hostkeeper::test::Request;
@@ -249,3 +251,5 @@ TEST_CASE("registry cache: a network mirror's archive gets the mirror's token on
     CHECK(authorizations(w, "mirror.localhost", "/providers/" + provider + file) ==
           std::vector<std::string>{"Bearer " + kToken});
 }
+
+}  // namespace test_registry_cache_downloads

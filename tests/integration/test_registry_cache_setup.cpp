@@ -11,6 +11,8 @@
 #include "proto/json.hpp"
 #include "user_home.hpp"
 
+namespace test_registry_cache_setup {
+
 using namespace hostkeeper::it;
 using hostkeeper::proto::Json;
 namespace fs = std::filesystem;
@@ -394,3 +396,5 @@ TEST_CASE(
     CHECK_THAT(off.out, Catch::Contains("FAIL  registry cache: mode: off, no registry port can be "
                                         "trusted here: "));
 }
+
+}  // namespace test_registry_cache_setup

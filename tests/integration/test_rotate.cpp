@@ -11,6 +11,8 @@
 #include "fake_tfe.hpp"
 #include "https_world.hpp"
 
+namespace test_rotate {
+
 using namespace hostkeeper::it;
 
 namespace {
@@ -191,3 +193,5 @@ TEST_CASE("rotate = true rotates in the background before the token expires", "[
     CHECK(log.find(tfe.token("at-new2").secret) == std::string::npos);
     forget_token(world, host);
 }
+
+}  // namespace test_rotate

@@ -9,6 +9,8 @@
 #include "keyring_control.hpp"
 #include "user_home.hpp"
 
+namespace test_setup {
+
 using namespace hostkeeper::it;
 namespace fs = std::filesystem;
 
@@ -381,3 +383,5 @@ TEST_CASE("setup --undo --restore-tokens with a locked keyring fails and changes
     CHECK(tree(u.root) == before);
     REQUIRE(unlock_login_collection());
 }
+
+}  // namespace test_setup

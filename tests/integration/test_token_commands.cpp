@@ -19,6 +19,8 @@
 
 #include "harness.hpp"
 
+namespace test_token_commands {
+
 using namespace hostkeeper::it;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -245,3 +247,5 @@ TEST_CASE("stopping the daemon ends a command that is running", "[token-commands
     CHECK_FALSE(process_alive(command));  // ended by the daemon, not left to its timeout
     CHECK(got.exit_code != 0);
 }
+
+}  // namespace test_token_commands

@@ -13,6 +13,8 @@
 
 #include "https_world.hpp"
 
+namespace test_token_standing {
+
 using namespace hostkeeper::it;
 using hostkeeper::test::json_response;
 using hostkeeper::test::Request;
@@ -200,3 +202,5 @@ TEST_CASE("a stored expires_at: kept, not served once past, warned of 10 days ah
     CHECK(helper(world.socket(), {"get", tfe}).out == object + "\n");
     forget_token(world, tfe);
 }
+
+}  // namespace test_token_standing

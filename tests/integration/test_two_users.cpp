@@ -14,6 +14,8 @@
 
 #include "harness.hpp"
 
+namespace test_two_users {
+
 using namespace hostkeeper::it;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -193,3 +195,5 @@ TEST_CASE("a listener of another user in the victim's own private directory gets
         CHECK(line == "connection 0 bytes: ");
     CHECK(connections == 2);
 }
+
+}  // namespace test_two_users

@@ -11,10 +11,13 @@
 # a real store/get through the installed helper and the hostkeeperd it
 # starts, and the installed hostkeeperd with the shipped example configuration.
 #
-# The tree's compile flags are the suite's (tests/run.sh), so where the suite
-# compiles through ccache this build takes the suite's objects from the cache:
-# ccache's paths are relative, so TREE must be as deep below the sources as
-# the suite's tree (ctest passes a directory beside it).
+# The tree's compile flags and unity batches are the suite's (tests/run.sh;
+# without the tests, the other targets' batches hold the same files), so
+# where the suite compiles through ccache this build takes the suite's
+# objects from the cache (all but proto's batch with the generated
+# version.cpp, which the batch names by its path in TREE): ccache's paths are
+# relative, so TREE must be as deep below the sources as the suite's tree
+# (ctest passes a directory beside it).
 #
 # Run it inside tests/support/keyring-env.sh. Exit status: 0 pass, 1 fail, 2 set-up error.
 set -euo pipefail
@@ -31,7 +34,7 @@ need cmake cpack dpkg-deb dpkg-shlibdeps lintian file man gzip
 # --- Build ----------------------------------------------------------------------
 mkdir -p "$work"
 cmake -S "$src" -B "$tree" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOSTKEEPER_BUILD_TESTS=OFF \
-    -DCMAKE_INSTALL_PREFIX=/usr -DHOSTKEEPER_WERROR=ON >"$work/configure.log" 2>&1 ||
+    -DCMAKE_INSTALL_PREFIX=/usr -DHOSTKEEPER_WERROR=ON -DHOSTKEEPER_UNITY=ON >"$work/configure.log" 2>&1 ||
     { cat "$work/configure.log"; fail "cmake configure failed"; }
 cmake --build "$tree" -j"$(nproc)" >"$work/build.log" 2>&1 || { tail -50 "$work/build.log"; fail "build failed"; }
 rm -f "$tree"/hostkeeper_*.deb

@@ -15,6 +15,8 @@
 #include "daemon/app/settings.hpp"
 #include "packaging/source_file.hpp"
 
+namespace test_config_example {
+
 using namespace hostkeeper::daemon::app;
 using namespace hostkeeper::daemon::discovery;
 using namespace hostkeeper::daemon::registry;
@@ -179,3 +181,5 @@ TEST_CASE("the manual's configuration example parses", "[packaging][config]") {
                              "docs/manual/configuration.md"));
     CHECK(config.log_level == "debug");
 }
+
+}  // namespace test_config_example

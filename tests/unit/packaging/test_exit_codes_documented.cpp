@@ -14,6 +14,8 @@
 #include "packaging/source_file.hpp"
 #include "proto/error.hpp"
 
+namespace test_exit_codes_documented {
+
 using namespace hostkeeper;
 using namespace hostkeeper::helper::client;
 
@@ -112,3 +114,5 @@ TEST_CASE("the man pages name only the exit codes the programs have", "[packagin
         exit_status_section(source_file("packaging/man/docker-credential-hostkeeper.1")));
     CHECK(docker == std::set<int>{kExitOk, kExitFailed});
 }
+
+}  // namespace test_exit_codes_documented

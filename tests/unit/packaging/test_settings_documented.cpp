@@ -15,6 +15,8 @@
 #include "daemon/app/settings.hpp"
 #include "packaging/source_file.hpp"
 
+namespace test_settings_documented {
+
 using namespace hostkeeper::daemon::app;
 
 namespace {
@@ -182,3 +184,5 @@ TEST_CASE("the manual names only settings and options the daemon knows", "[packa
     }
     CHECK(named > 0);
 }
+
+}  // namespace test_settings_documented

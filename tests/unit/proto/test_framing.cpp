@@ -3,6 +3,8 @@
 #include "proto/error.hpp"
 #include "proto/framing.hpp"
 
+namespace test_framing {
+
 using namespace hostkeeper::proto;
 
 TEST_CASE("a frame is a big-endian length and the payload", "[proto][framing]") {
@@ -32,3 +34,5 @@ TEST_CASE("frame sizes are bounded: none empty, none over 64 KiB", "[proto][fram
         Catch::Predicate<Error>([](const Error& e) { return e.code() == ErrorCode::bad_request; }));
     CHECK_THROWS_AS(encode_frame(std::string(kMaxFrameSize + 1, 'x')), Error);
 }
+
+}  // namespace test_framing

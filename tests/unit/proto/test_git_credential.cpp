@@ -6,6 +6,8 @@
 #include "proto/error.hpp"
 #include "proto/git_credential.hpp"
 
+namespace test_git_credential {
+
 namespace proto = hostkeeper::proto;
 using proto::GitItemKey;
 
@@ -94,3 +96,5 @@ TEST_CASE("git item keys: only what git_item_key writes parses", "[proto][git]")
     // An item key may have no username (a request's pattern).
     CHECK(proto::parse_git_item_key("https://h.example/p") == GitItemKey{"h.example", "p", ""});
 }
+
+}  // namespace test_git_credential

@@ -5,6 +5,8 @@
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
 
+namespace test_hostname {
+
 using hostkeeper::proto::Error;
 using hostkeeper::proto::ErrorCode;
 using hostkeeper::proto::normalize_hostname;
@@ -93,3 +95,5 @@ TEST_CASE("hostnames display in their Unicode form", "[proto][hostname]") {
     CHECK(display_hostname("xn--.example") == "xn--.example");
     CHECK(display_hostname("") == "");
 }
+
+}  // namespace test_hostname

@@ -6,6 +6,8 @@
 #include "proto/messages.hpp"
 #include "proto/secret.hpp"
 
+namespace test_json {
+
 using namespace hostkeeper::proto;
 
 namespace {
@@ -99,3 +101,5 @@ TEST_CASE("a number out of a double's range is invalid JSON, not another kind of
         CHECK(e.code() == ErrorCode::bad_request);
     }
 }
+
+}  // namespace test_json

@@ -4,6 +4,8 @@
 #include "proto/messages.hpp"
 #include "proto/version.hpp"
 
+namespace test_messages {
+
 using namespace hostkeeper::proto;
 
 namespace {
@@ -85,3 +87,5 @@ TEST_CASE("serialize refuses a message larger than a frame", "[proto][messages]"
     message["credentials"] = {{"token", std::string(70 * 1024, 'x')}};
     CHECK(code_of([&] { serialize(message); }) == ErrorCode::too_large);
 }
+
+}  // namespace test_messages

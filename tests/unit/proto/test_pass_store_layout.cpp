@@ -12,6 +12,8 @@
 
 #include "proto/pass_store_layout.hpp"
 
+namespace test_pass_store_layout {
+
 namespace proto = hostkeeper::proto;
 namespace fs = std::filesystem;
 
@@ -113,3 +115,5 @@ TEST_CASE("pass store layout: the .gpg-id of a folder, up to the store's root",
     CHECK_FALSE(proto::gpg_id_file_for(store / "hostkeeper" / "docker", store / "elsewhere"));
     fs::remove_all(store);
 }
+
+}  // namespace test_pass_store_layout

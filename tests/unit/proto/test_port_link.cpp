@@ -11,6 +11,8 @@
 #include "proto/port_link.hpp"
 #include "proto/unique_fd.hpp"
 
+namespace test_port_link {
+
 using namespace hostkeeper::proto;
 
 TEST_CASE("port requests: the two verbs and nothing else", "[proto][port_link]") {
@@ -155,3 +157,5 @@ TEST_CASE("the port service's socket path and its checks", "[proto][port_link]")
           std::string::npos);
     CHECK(port_guarantee_problem(585).empty() == (unprivileged_port_start().value_or(1024) > 585));
 }
+
+}  // namespace test_port_link

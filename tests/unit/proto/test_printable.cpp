@@ -4,6 +4,8 @@
 
 #include "proto/printable.hpp"
 
+namespace test_printable {
+
 using hostkeeper::proto::append_printable;
 
 TEST_CASE("printable: control characters become spaces, other bytes stay", "[proto]") {
@@ -23,3 +25,5 @@ TEST_CASE("printable: control characters become spaces, other bytes stay", "[pro
     append_printable(out, std::string(1, '\0') + "x");
     CHECK(out == " x");
 }
+
+}  // namespace test_printable

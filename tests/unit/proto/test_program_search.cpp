@@ -7,6 +7,8 @@
 
 #include "proto/program_search.hpp"
 
+namespace test_program_search {
+
 namespace fs = std::filesystem;
 using hostkeeper::proto::find_program;
 
@@ -75,3 +77,5 @@ TEST_CASE("find_program with absolute_only skips relative entries and relative n
     CHECK_FALSE(skipped.has_value());
     CHECK_FALSE(relative_name.has_value());
 }
+
+}  // namespace test_program_search

@@ -5,6 +5,8 @@
 #include "proto/error.hpp"
 #include "proto/registry_address.hpp"
 
+namespace test_registry_address {
+
 using Catch::Matchers::Contains;
 using hostkeeper::proto::Error;
 using hostkeeper::proto::ErrorCode;
@@ -203,3 +205,5 @@ TEST_CASE("platforms are OS_ARCH", "[proto][registry_address]") {
     CHECK_FALSE(is_platform("linux-amd64"));
     CHECK_FALSE(is_platform("linux_amd 64"));
 }
+
+}  // namespace test_registry_address

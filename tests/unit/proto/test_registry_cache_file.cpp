@@ -7,6 +7,8 @@
 #include "proto/json.hpp"
 #include "proto/registry_cache_file.hpp"
 
+namespace test_registry_cache_file {
+
 namespace proto = hostkeeper::proto;
 using proto::Json;
 
@@ -70,3 +72,5 @@ TEST_CASE("listen addresses and the ports in a tfrc file", "[proto][registry_cac
     CHECK(proto::tfrc_listener_ports(tfrc) == std::vector<int>{4242, 5151});
     CHECK(proto::tfrc_listener_ports("host \"x\" { services = {} }").empty());
 }
+
+}  // namespace test_registry_cache_file

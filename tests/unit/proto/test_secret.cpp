@@ -3,6 +3,8 @@
 #include "proto/messages.hpp"
 #include "proto/secret.hpp"
 
+namespace test_secret {
+
 using namespace hostkeeper::proto;
 
 TEST_CASE("scrub zeroes a string's whole buffer", "[proto][secret]") {
@@ -36,3 +38,5 @@ TEST_CASE("a moved-from Secret keeps nothing", "[proto][secret]") {
     c = std::move(d);
     CHECK(c.view() == "adopted-token-value-long-enough-for-heap");
 }
+
+}  // namespace test_secret

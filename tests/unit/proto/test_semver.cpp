@@ -5,6 +5,8 @@
 #include "proto/error.hpp"
 #include "proto/semver.hpp"
 
+namespace test_semver {
+
 using Catch::Matchers::Contains;
 using hostkeeper::proto::Error;
 using hostkeeper::proto::ErrorCode;
@@ -273,3 +275,5 @@ TEST_CASE("build metadata in a constraint is tolerated and ignored", "[proto][se
     CHECK(allows("= 1.2.3+abc", "1.2.3+def"));
     CHECK(allows("< 1.2.3+abc", "1.2.2"));
 }
+
+}  // namespace test_semver

@@ -8,6 +8,8 @@
 
 #include "proto/socket_path.hpp"
 
+namespace test_socket_path {
+
 using namespace hostkeeper::proto;
 namespace fs = std::filesystem;
 
@@ -73,3 +75,5 @@ TEST_CASE("the socket directory is created 0700 and checked", "[proto][socket_pa
     CHECK_THROWS_AS(ensure_private_directory(tmp.path / "a" / "b", ::geteuid()),
                     fs::filesystem_error);
 }
+
+}  // namespace test_socket_path

@@ -8,6 +8,8 @@
 
 #include "daemon/app/config.hpp"
 
+namespace test_config {
+
 using namespace hostkeeper::daemon::app;
 using namespace hostkeeper::daemon::discovery;
 using namespace std::chrono_literals;
@@ -362,3 +364,5 @@ TEST_CASE("notify: desktop notifications on unless false", "[daemon][config]") {
     CHECK_THROWS_WITH(parse({"--config", none.path.string(), "--notify", "off"}),
                       Catch::Contains("--notify must be true or false"));
 }
+
+}  // namespace test_config

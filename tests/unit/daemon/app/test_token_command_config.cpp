@@ -12,6 +12,8 @@
 #include "daemon/app/config.hpp"
 #include "daemon/app/file_trust.hpp"
 
+namespace test_token_command_config {
+
 using namespace hostkeeper::daemon::app;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
@@ -147,3 +149,5 @@ TEST_CASE("a config.toml another user may write: commands refused, daemon config
                    Catch::Contains("cannot be checked"));
     }
 }
+
+}  // namespace test_token_command_config

@@ -29,6 +29,8 @@
 #include "proto/error.hpp"
 #include "run_until_idle.hpp"
 
+namespace test_archive_store {
+
 using namespace hostkeeper;
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
@@ -600,3 +602,5 @@ TEST_CASE("archives: a refusal on the registry's origin says whether its token w
     const std::string message = f.error_of(store.get(elsewhere)).what();
     CHECK_THAT(message, Catch::EndsWith("https://cdn.example/x.tar.gz: HTTP status 403"));
 }
+
+}  // namespace test_archive_store

@@ -24,6 +24,8 @@
 #include "fake_http_client.hpp"
 #include "run_until_idle.hpp"
 
+namespace test_hostile_store {
+
 using namespace hostkeeper;
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
@@ -310,3 +312,5 @@ TEST_CASE("hostile store: another member's package is served from our own copy",
     CHECK_FALSE(fs::exists(key_file));
     CHECK(fs::is_empty(w.own_tmp()));
 }
+
+}  // namespace test_hostile_store

@@ -22,6 +22,8 @@
 #include "fake_http_client.hpp"
 #include "run_until_idle.hpp"
 
+namespace test_shared_store {
+
 using namespace hostkeeper;
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
@@ -246,3 +248,5 @@ TEST_CASE("shared store: a refused directory says why in stats and serves nothin
                    Catch::Contains("archives are passed through uncached"));
     CHECK_FALSE(test::run_until_idle(io, store.find("providers/" + std::string(64, 'a'))));
 }
+
+}  // namespace test_shared_store

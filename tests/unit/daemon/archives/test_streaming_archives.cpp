@@ -23,6 +23,8 @@
 #include "daemon/archives/package_hash.hpp"
 #include "fake_http_client.hpp"
 
+namespace test_streaming_archives {
+
 using namespace hostkeeper;
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
@@ -226,3 +228,5 @@ TEST_CASE("streaming: a growing archive's extent, announced length and wake-ups"
     CHECK(whole_at_once.started());
     CHECK(whole_at_once.announced() == 7U);
 }
+
+}  // namespace test_streaming_archives

@@ -7,6 +7,8 @@
 #include "daemon/credentials/terraform_items.hpp"
 #include "memory_keyring.hpp"
 
+namespace test_migration {
+
 using namespace hostkeeper;
 using daemon::backends::migrate;
 
@@ -208,3 +210,5 @@ TEST_CASE("a git item the target cannot store: nothing moves, and the failure na
     CHECK(daemon::credentials::GitItems(to).items().empty());
     CHECK(daemon::credentials::GitItems(from).items().size() == 1);
 }
+
+}  // namespace test_migration

@@ -2,6 +2,8 @@
 
 #include "daemon/cache/ttl_cache.hpp"
 
+namespace test_ttl_cache {
+
 using hostkeeper::daemon::cache::TtlCache;
 using namespace std::chrono_literals;
 using Cache = TtlCache<int>;
@@ -69,3 +71,5 @@ TEST_CASE("the size cap evicts the least recently used entry", "[daemon][cache]"
     CHECK(cache.find("d", t0 + 3s) != nullptr);
     CHECK(cache.clear() == 3);
 }
+
+}  // namespace test_ttl_cache

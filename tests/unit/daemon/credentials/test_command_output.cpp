@@ -7,6 +7,8 @@
 
 #include "daemon/credentials/command_output.hpp"
 
+namespace test_command_output {
+
 using namespace hostkeeper::daemon::credentials;
 using namespace std::chrono_literals;
 using std::chrono::system_clock;
@@ -78,3 +80,5 @@ TEST_CASE("bad output: clear errors that never quote it", "[daemon][credentials]
          {error_of("secret with spaces\n"), error_of(R"({"token":"se cret"})")})
         CHECK(message.find("secret") == std::string::npos);
 }
+
+}  // namespace test_command_output

@@ -19,6 +19,8 @@
 #include "daemon/credentials/command_tokens.hpp"
 #include "proto/error.hpp"
 
+namespace test_command_tokens {
+
 using namespace hostkeeper;
 using namespace hostkeeper::daemon::credentials;
 using namespace std::chrono_literals;
@@ -294,3 +296,5 @@ TEST_CASE("through the user manager: systemd-run around the argv", "[daemon][cre
                                    "--quiet", "--same-dir", "-p", "RuntimeMaxSec=30", "-E", "HOME",
                                    "-E", "PATH", "--", "aws", "sts"});
 }
+
+}  // namespace test_command_tokens

@@ -11,6 +11,8 @@
 #include "memory_keyring.hpp"
 #include "proto/error.hpp"
 
+namespace test_credential_service {
+
 using namespace hostkeeper;
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
@@ -510,3 +512,5 @@ TEST_CASE("a failed refresh withholds the expired token and says to log in again
     CHECK_THROWS_WITH(f.run(f.service.refresh("h.example")), Catch::Contains("invalid_grant"));
     CHECK(refresher.calls == 2);
 }
+
+}  // namespace test_credential_service

@@ -5,6 +5,8 @@
 
 #include "daemon/credentials/expiry_notice.hpp"
 
+namespace test_expiry_notice {
+
 using namespace hostkeeper::daemon::credentials;
 using namespace std::chrono_literals;
 
@@ -44,3 +46,5 @@ TEST_CASE("an expired login's notice says to log in with hostkeeper again",
     CHECK_THAT(notice.body, Catch::Contains("Refreshing it failed: run hostkeeper login h."));
     CHECK_FALSE(Catch::contains(notice.body, "terraform login"));
 }
+
+}  // namespace test_expiry_notice

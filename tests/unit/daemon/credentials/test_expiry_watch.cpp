@@ -16,6 +16,8 @@
 #include "memory_keyring.hpp"
 #include "proto/error.hpp"
 
+namespace test_expiry_watch {
+
 using namespace hostkeeper;
 using namespace hostkeeper::daemon::credentials;
 using namespace std::chrono_literals;
@@ -126,3 +128,5 @@ TEST_CASE("the expiry watch asks to learn an unknown expiry on its hourly looks,
     CHECK(f.learned.size() == 2);
     CHECK(f.service.expiry("plain.example") == kNow + std::chrono::hours(24 * 3));
 }
+
+}  // namespace test_expiry_watch

@@ -5,6 +5,8 @@
 #include "daemon/credentials/stored_object.hpp"
 #include "proto/error.hpp"
 
+namespace test_stored_object {
+
 namespace credentials = hostkeeper::daemon::credentials;
 using hostkeeper::proto::Error;
 using hostkeeper::proto::ErrorCode;
@@ -27,3 +29,5 @@ TEST_CASE("a stored object is read, anything else named but never quoted", "[sto
     CHECK_THROWS_WITH(credentials::stored_string(object, "absent", "item X"),
                       "item X has no string \"absent\"");
 }
+
+}  // namespace test_stored_object

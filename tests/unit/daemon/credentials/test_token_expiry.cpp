@@ -6,6 +6,8 @@
 #include "daemon/credentials/token_expiry.hpp"
 #include "proto/error.hpp"
 
+namespace test_token_expiry {
+
 using namespace hostkeeper::daemon::credentials;
 using namespace std::chrono_literals;
 namespace proto = hostkeeper::proto;
@@ -96,3 +98,5 @@ TEST_CASE("expiry stages: 30, 7 and 1 day before, then expired", "[daemon][crede
     CHECK(expiry_stage(at, at) == ExpiryStage::expired);
     CHECK(to_string(ExpiryStage::within_7_days) == "within_7_days");
 }
+
+}  // namespace test_token_expiry

@@ -13,6 +13,8 @@
 
 #include "daemon/credentials/token_standing.hpp"
 
+namespace test_token_standing {
+
 using namespace hostkeeper::daemon::credentials;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
@@ -211,3 +213,5 @@ TEST_CASE("a token hostkeeper renews is warned of only when its renewal is overd
     stages_until_expiry("person");
     CHECK(alerts.size() == 4);
 }
+
+}  // namespace test_token_standing

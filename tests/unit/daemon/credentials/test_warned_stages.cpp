@@ -15,6 +15,8 @@
 #include "daemon/credentials/warned_stages.hpp"
 #include "proto/error.hpp"
 
+namespace test_warned_stages {
+
 using namespace hostkeeper::daemon::credentials;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
@@ -138,3 +140,5 @@ TEST_CASE("an unreadable warnings file is logged and starts empty", "[daemon][cr
     CHECK(WarnedStages(file).warned("h", kAt) == ExpiryStage::within_30_days);
     CHECK(WarnedStages(file).warned("h", kAt + 1s) == ExpiryStage::later);  // another expiry
 }
+
+}  // namespace test_warned_stages

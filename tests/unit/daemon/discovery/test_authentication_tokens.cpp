@@ -9,6 +9,8 @@
 #include "daemon/discovery/auto_rotation.hpp"
 #include "proto/json.hpp"
 
+namespace test_authentication_tokens {
+
 using namespace hostkeeper;
 using namespace daemon::discovery;
 using proto::Json;
@@ -165,3 +167,5 @@ TEST_CASE("the stored token's expiry: by its known id, else the only token, else
     CHECK_FALSE(expiry_in_list(TokenList{{{"at-1", std::nullopt}}, 25}, "").found);
     CHECK(expiry_in_list(TokenList{{}, 0}, "").why == "0 tokens for this user");
 }
+
+}  // namespace test_authentication_tokens

@@ -6,6 +6,8 @@
 #include "daemon/http/url.hpp"
 #include "proto/services.hpp"
 
+namespace test_discovery_document {
+
 using namespace hostkeeper;
 using namespace std::chrono_literals;
 using daemon::discovery::parse_discovery_document;
@@ -132,3 +134,5 @@ TEST_CASE("Cache-Control: max-age, no-store, no-cache", "[daemon][cache-control]
           86400s);
     CHECK(freshness(parse_cache_control({"no-cache"}), std::nullopt, 900s, 0s, 86400s) == 0s);
 }
+
+}  // namespace test_discovery_document

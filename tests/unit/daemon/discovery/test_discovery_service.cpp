@@ -12,6 +12,8 @@
 #include "fake_http_client.hpp"
 #include "memory_keyring.hpp"
 
+namespace test_discovery_service {
+
 using namespace hostkeeper;
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
@@ -347,3 +349,5 @@ TEST_CASE("flush drops discovery entries", "[daemon][discovery]") {
     CHECK(f.discovery.flush() == 1);
     CHECK(f.discovery.stats().entries == 0);
 }
+
+}  // namespace test_discovery_service

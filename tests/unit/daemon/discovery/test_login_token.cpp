@@ -12,6 +12,8 @@
 #include "proto/error.hpp"
 #include "proto/json.hpp"
 
+namespace test_login_token {
+
 using namespace hostkeeper;
 using namespace daemon::discovery;
 using proto::Json;
@@ -144,3 +146,5 @@ TEST_CASE("a login is refreshed a tenth of its lifetime ahead, at most 5 minutes
     CHECK(refresh_due(t0 + minutes(600), t0) == t0 + minutes(595));
     CHECK(refresh_due(t0 + minutes(600), std::nullopt) == t0 + minutes(595));
 }
+
+}  // namespace test_login_token

@@ -11,6 +11,8 @@
 #include "dispatcher_fixture.hpp"
 #include "socket_fixture.hpp"
 
+namespace test_dispatcher {
+
 using namespace hostkeeper;
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
@@ -163,3 +165,5 @@ TEST_CASE("status says which keyring backend is used and why; unlock asks it",
     CHECK(f.request(proto::make_request(proto::Op::unlock))["error"]["code"] == "keyring_locked");
     f.keyring.fail_with(std::nullopt);
 }
+
+}  // namespace test_dispatcher

@@ -10,6 +10,8 @@
 #include "proto/messages.hpp"
 #include "socket_fixture.hpp"
 
+namespace test_git_requests {
+
 using namespace hostkeeper;
 using daemon::credentials::ItemKind;
 using proto::Json;
@@ -331,3 +333,5 @@ TEST_CASE("git_erase with a password also removes the item without a path that g
               .at("erased") == 1);
     CHECK(f.keyring.count(ItemKind::git) == 0);
 }
+
+}  // namespace test_git_requests

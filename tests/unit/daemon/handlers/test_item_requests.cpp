@@ -8,6 +8,8 @@
 #include "proto/messages.hpp"
 #include "socket_fixture.hpp"
 
+namespace test_item_requests {
+
 using namespace hostkeeper;
 using test::FakeHttpClient;
 
@@ -262,3 +264,5 @@ TEST_CASE("check of a locked keyring is keyring_locked and sends nothing",
           "keyring_locked");
     CHECK(f.http.requests.empty());
 }
+
+}  // namespace test_item_requests

@@ -20,6 +20,8 @@
 #include "proto/sealed_file.hpp"
 #include "tests/support/long_versions.hpp"
 
+namespace test_registry_requests {
+
 using namespace hostkeeper;
 namespace asio = boost::asio;
 using daemon::registry::Mirror;
@@ -299,3 +301,5 @@ TEST_CASE("a short versions list, a constrained one or another answer is never p
     CHECK(refused.at("error").at("code") == "bad_request");
     CHECK(refused.at("error").at("message") == "\"document_fd\" must be true or false");
 }
+
+}  // namespace test_registry_requests

@@ -16,6 +16,8 @@
 #include "daemon/pass/store_layout.hpp"
 #include "proto/error.hpp"
 
+namespace test_store_layout {
+
 using namespace hostkeeper::daemon::pass;
 namespace fs = std::filesystem;
 
@@ -392,3 +394,5 @@ TEST_CASE("store folders: opened and made without links, entries written in plac
     CHECK_THAT(refusal([&] { (void)open_store_folder(w.store, "hostkeeper/docker", 0700); }).second,
                Catch::Contains((w.store / "hostkeeper" / "docker").string() + " is not a folder"));
 }
+
+}  // namespace test_store_layout

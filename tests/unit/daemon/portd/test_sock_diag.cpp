@@ -16,6 +16,8 @@
 #include "daemon/portd/socket_calls.hpp"
 #include "proto/unique_fd.hpp"
 
+namespace test_sock_diag {
+
 using namespace hostkeeper::daemon::portd;
 using hostkeeper::proto::UniqueFd;
 
@@ -354,3 +356,5 @@ TEST_CASE("the 503 answer names the reason", "[portd]") {
     CHECK(text.find("Content-Length: " + std::to_string(json.size()) + "\r\n") !=
           std::string::npos);
 }
+
+}  // namespace test_sock_diag

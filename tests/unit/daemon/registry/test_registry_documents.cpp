@@ -9,6 +9,8 @@
 #include "proto/error.hpp"
 #include "proto/semver.hpp"
 
+namespace test_registry_documents {
+
 using namespace hostkeeper;
 using daemon::registry::allowed_versions;
 using daemon::registry::make_mirror;
@@ -462,3 +464,5 @@ TEST_CASE("mirror URL: https only, no credentials, no query", "[daemon][registry
     CHECK(mirror_error("m.example/p/") == proto::ErrorCode::bad_request);
     CHECK(mirror_error("") == proto::ErrorCode::bad_request);
 }
+
+}  // namespace test_registry_documents

@@ -21,6 +21,8 @@
 #include "proto/registry_address.hpp"
 #include "proto/semver.hpp"
 
+namespace test_registry_service {
+
 using namespace hostkeeper;
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
@@ -915,3 +917,5 @@ TEST_CASE("a platform that is not OS_ARCH is a bad request, asked of no one",
     CHECK(e.code() == proto::ErrorCode::bad_request);
     CHECK(f.http.requests.empty());
 }
+
+}  // namespace test_registry_service

@@ -14,6 +14,8 @@
 #include "daemon/registry_cache/cache_config.hpp"
 #include "proto/json.hpp"
 
+namespace test_cache_config {
+
 using namespace hostkeeper::daemon::registry_cache;
 namespace fs = std::filesystem;
 
@@ -164,3 +166,5 @@ TEST_CASE("cache config: load refuses a file others may read; a missing file is 
     fs::create_symlink(file, link);
     CHECK_THROWS_WITH(load_cache_config(link), Catch::Contains("not a regular file"));
 }
+
+}  // namespace test_cache_config

@@ -11,6 +11,8 @@
 
 #include "daemon/registry_cache/document_snapshots.hpp"
 
+namespace test_document_snapshots {
+
 using hostkeeper::daemon::registry_cache::DocumentSnapshots;
 using hostkeeper::daemon::registry_cache::ListenerResponse;
 namespace fs = std::filesystem;
@@ -100,3 +102,5 @@ TEST_CASE("document snapshots: an answer the same as last time is not written ag
     CHECK(inode_of(file) == kept);
     fs::remove_all(dir);
 }
+
+}  // namespace test_document_snapshots

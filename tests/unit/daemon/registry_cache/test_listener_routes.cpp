@@ -11,6 +11,8 @@
 
 #include "daemon/registry_cache/listener_routes.hpp"
 
+namespace test_listener_routes {
+
 using namespace hostkeeper::daemon::registry_cache;
 
 namespace {
@@ -186,3 +188,5 @@ TEST_CASE("listener routes: an older setup's capability-prefixed URL is never a 
         }
     }
 }
+
+}  // namespace test_listener_routes

@@ -15,6 +15,8 @@
 #include "daemon/registry_cache/routed_hosts.hpp"
 #include "proto/json.hpp"
 
+namespace test_routed_hosts {
+
 using namespace hostkeeper::daemon::registry_cache;
 using hostkeeper::proto::Json;
 using hostkeeper::proto::parse_json;
@@ -192,3 +194,5 @@ TEST_CASE("routed hosts: write makes 0600 files; load keeps learned hosts, drops
     CHECK_FALSE(broken.load().empty());
     CHECK_FALSE(broken.routed("named.example.com"));
 }
+
+}  // namespace test_routed_hosts

@@ -11,6 +11,8 @@
 #include "daemon/registry_cache/wire_answers.hpp"
 #include "proto/json.hpp"
 
+namespace test_wire_answers {
+
 using namespace hostkeeper::daemon::registry_cache;
 using hostkeeper::daemon::registry::parse_mirror_index;
 using hostkeeper::daemon::registry::parse_module_versions;
@@ -152,3 +154,5 @@ TEST_CASE("wire answers: which module locations the cache fetches", "[registry_c
         CHECK_FALSE(cacheable_module_archive(passed).has_value());
     }
 }
+
+}  // namespace test_wire_answers

@@ -27,6 +27,8 @@
 #include "server_fixture.hpp"
 #include "socket_fixture.hpp"
 
+namespace test_server {
+
 using namespace hostkeeper;
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
@@ -270,3 +272,5 @@ TEST_CASE("stop lets a request in flight finish, then the server stops", "[daemo
     CHECK(response->at("op") == "get");
     CHECK(test::wait_for([&] { return stopped.load(); }));
 }
+
+}  // namespace test_server

@@ -4,6 +4,8 @@
 
 #include "helper/cli/answer_source.hpp"
 
+namespace test_answer_source {
+
 using hostkeeper::helper::cli::source_text;
 using hostkeeper::proto::Json;
 
@@ -21,3 +23,5 @@ TEST_CASE("where an answer came from, in words", "[cli][answer_source]") {
     CHECK(source_text(Json{{"source", "network"}, {"expires_in_s", 60}}) ==
           "fetched now, fresh for 1m0s");
 }
+
+}  // namespace test_answer_source

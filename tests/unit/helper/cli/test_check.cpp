@@ -9,6 +9,8 @@
 #include "list_replies.hpp"
 #include "proto/messages.hpp"
 
+namespace test_check {
+
 namespace cli = hostkeeper::helper::cli;
 namespace client = hostkeeper::helper::client;
 namespace proto = hostkeeper::proto;
@@ -138,3 +140,5 @@ TEST_CASE("check_line: each verdict", "[cli][check]") {
     CHECK(odd.verdict == cli::Verdict::failed);
     CHECK(odd.text == "a.example: failed: result surprise");
 }
+
+}  // namespace test_check

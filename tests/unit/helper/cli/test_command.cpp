@@ -13,6 +13,8 @@
 
 #include "helper/cli/command.hpp"
 
+namespace test_command {
+
 namespace cli = hostkeeper::helper::cli;
 using namespace std::chrono_literals;
 
@@ -126,3 +128,5 @@ TEST_CASE("command table: who starts the daemon, and the deadlines without --tim
         CHECK(command->starts_daemon() == (reporting.count(args.front()) == 0));
     }
 }
+
+}  // namespace test_command

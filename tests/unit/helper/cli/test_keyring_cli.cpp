@@ -10,6 +10,8 @@
 #include "proto/file_io.hpp"
 #include "proto/messages.hpp"
 
+namespace test_keyring_cli {
+
 namespace cli = hostkeeper::helper::cli;
 namespace proto = hostkeeper::proto;
 using hk_unit::capture;
@@ -241,3 +243,5 @@ TEST_CASE("unlock: no backend: the daemon's reason, exit 1", "[cli][keyring]") {
     CHECK_THAT(c.err, Catch::Contains("no keyring backend: no Secret Service, no store"));
     fs::remove_all(options.socket->parent_path());
 }
+
+}  // namespace test_keyring_cli

@@ -11,6 +11,8 @@
 #include "helper/cli/keyring_config.hpp"
 #include "proto/file_io.hpp"
 
+namespace test_keyring_config {
+
 namespace cli = hostkeeper::helper::cli;
 namespace fs = std::filesystem;
 
@@ -165,3 +167,5 @@ TEST_CASE("config.toml: the path is the daemon's, and the file is written with i
     CHECK((st.st_mode & 07777) == 0640);
     fs::remove_all(dir);
 }
+
+}  // namespace test_keyring_config

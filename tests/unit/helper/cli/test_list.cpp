@@ -16,6 +16,8 @@
 #include "list_replies.hpp"
 #include "proto/messages.hpp"
 
+namespace test_list {
+
 namespace cli = hostkeeper::helper::cli;
 namespace client = hostkeeper::helper::client;
 namespace proto = hostkeeper::proto;
@@ -274,3 +276,5 @@ TEST_CASE("list: hosts with a token_command, with their state, in text and JSON"
     answer.erase("commands");  // an older daemon
     CHECK(cli::list_document(answer)["commands"] == Json::array());
 }
+
+}  // namespace test_list

@@ -6,6 +6,8 @@
 
 #include "helper/cli/login_redirect.hpp"
 
+namespace test_login_redirect {
+
 using namespace hostkeeper::helper::cli;
 using Catch::Contains;
 
@@ -56,3 +58,5 @@ TEST_CASE("an error redirect ends the login only with this login's state", "[hel
                     RedirectError);
     CHECK_THROWS_AS(read_redirect(get("/login?error=access_denied"), "s"), RedirectError);
 }
+
+}  // namespace test_login_redirect

@@ -9,6 +9,8 @@
 #include "helper/cli/pass_doctor.hpp"
 #include "helper/cli/pass_store.hpp"
 
+namespace test_pass_store {
+
 namespace cli = hostkeeper::helper::cli;
 namespace fs = std::filesystem;
 
@@ -98,3 +100,5 @@ TEST_CASE("pass doctor: a secret key is usable when valid and able to encrypt",
           "has no usable encryption subkey");
     CHECK(cli::secret_key_problem("") == "has no secret key");
 }
+
+}  // namespace test_pass_store

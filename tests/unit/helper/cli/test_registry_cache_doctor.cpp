@@ -8,6 +8,8 @@
 #include "proto/json.hpp"
 #include "registry_cache_status.hpp"
 
+namespace test_registry_cache_doctor {
+
 namespace cli = hostkeeper::helper::cli;
 using hk_unit::contract_cache;
 using hostkeeper::proto::Json;
@@ -68,3 +70,5 @@ TEST_CASE("status: a store that takes archives adds nothing about passing throug
     CHECK_THAT(line, !Catch::Contains("passed through"));
     CHECK_THAT(line, Catch::Contains("1 archives"));
 }
+
+}  // namespace test_registry_cache_doctor

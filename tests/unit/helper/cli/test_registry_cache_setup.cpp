@@ -23,6 +23,8 @@
 #include "proto/registry_cache_file.hpp"
 #include "registry_cache_status.hpp"
 
+namespace test_registry_cache_setup {
+
 namespace cli = hostkeeper::helper::cli;
 namespace proto = hostkeeper::proto;
 using proto::Json;
@@ -169,3 +171,5 @@ TEST_CASE("setup says when hostkeeperd is not registered for the port, or does n
         fs::remove_all(options.socket->parent_path());
     }
 }
+
+}  // namespace test_registry_cache_setup

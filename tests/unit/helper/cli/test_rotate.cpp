@@ -5,6 +5,8 @@
 #include "helper/cli/rotate.hpp"
 #include "helper/client/exit_codes.hpp"
 
+namespace test_rotate {
+
 namespace cli = hostkeeper::helper::cli;
 namespace client = hostkeeper::helper::client;
 using Json = hostkeeper::proto::Json;
@@ -42,3 +44,5 @@ TEST_CASE("rotate: what is printed and the exit status of each answer", "[helper
     CHECK(failed("verify").exit_code == client::kExitFailed);
     CHECK(failed("create").text == "tfe.example: not rotated (create): why");
 }
+
+}  // namespace test_rotate

@@ -17,6 +17,8 @@
 #include "helper/client/run_reporting.hpp"
 #include "proto/messages.hpp"
 
+namespace test_token_commands {
+
 namespace cli = hostkeeper::helper::cli;
 namespace client = hostkeeper::helper::client;
 namespace proto = hostkeeper::proto;
@@ -427,3 +429,5 @@ TEST_CASE("exec warns about names dash drops only for a command dash runs", "[cl
     CHECK_FALSE(cli::runs_under_dash("hk-no-such-command-anywhere"));
     std::filesystem::remove_all(dir);
 }
+
+}  // namespace test_token_commands

@@ -18,6 +18,8 @@
 #include "proto/sealed_file.hpp"
 #include "proto/socket_path.hpp"
 
+namespace test_connection {
+
 using namespace hostkeeper;
 namespace fs = std::filesystem;
 
@@ -288,3 +290,5 @@ TEST_CASE("a passed document that is missing, unsealed, of another size or repea
           proto::Json::parse(R"({"v":1,"ok":true})"));
     CHECK(open_descriptors() == before);
 }
+
+}  // namespace test_connection

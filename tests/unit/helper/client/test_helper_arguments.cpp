@@ -12,6 +12,8 @@
 #include "helper/client/helper_arguments.hpp"
 #include "proto/version.hpp"
 
+namespace test_helper_arguments {
+
 using hostkeeper::helper::client::CommonOptions;
 using hostkeeper::helper::client::HelperArguments;
 using hostkeeper::helper::client::parse_helper_arguments;
@@ -194,3 +196,5 @@ TEST_CASE("a timeout that is not a number is refused, NaN included", "[helper][a
     CHECK(inf.action == Action::usage);
     CHECK(std::isfinite(parse_helper_arguments({"get", "h.example"}).timeout_seconds));
 }
+
+}  // namespace test_helper_arguments

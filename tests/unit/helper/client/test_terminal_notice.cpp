@@ -12,6 +12,8 @@
 
 #include "helper/client/terminal_notice.hpp"
 
+namespace test_terminal_notice {
+
 using namespace hostkeeper::helper::client;
 
 namespace {
@@ -114,3 +116,5 @@ TEST_CASE("under a pseudo-terminal the line reaches the terminal, unless HOSTKEE
     }
     ::close(master);
 }
+
+}  // namespace test_terminal_notice

@@ -4,6 +4,8 @@
 
 #include "helper/client/unit_state.hpp"
 
+namespace test_unit_state {
+
 using namespace hostkeeper::helper::client;
 
 namespace {
@@ -79,3 +81,5 @@ TEST_CASE("healthy, stopped after an idle exit, or not installed: no problem", "
     units.service = {"not-found", "failed", "failed", "exit-code", "", 1, 203};
     CHECK_FALSE(unit_problem(units));
 }
+
+}  // namespace test_unit_state

@@ -17,6 +17,8 @@
 #include "proto/messages.hpp"
 #include "proto/version.hpp"
 
+namespace test_docker_helper {
+
 namespace docker = hostkeeper::helper::docker_credential_helper;
 namespace proto = hostkeeper::proto;
 using hk_unit::FakeDaemon;
@@ -399,3 +401,5 @@ TEST_CASE("docker helper erase and list", "[docker-helper]") {
     CHECK(r.status == 1);
     CHECK(r.out.find("hostkeeperd is not running") != std::string::npos);
 }
+
+}  // namespace test_docker_helper

@@ -18,6 +18,8 @@
 #include "proto/messages.hpp"
 #include "proto/version.hpp"
 
+namespace test_git_helper {
+
 namespace git = hostkeeper::helper::git_credential_helper;
 namespace proto = hostkeeper::proto;
 using hk_unit::FakeDaemon;
@@ -413,3 +415,5 @@ TEST_CASE("git helper: bytes that are not UTF-8 are refused before the daemon is
                            c.then + "\n");
     }
 }
+
+}  // namespace test_git_helper

@@ -2,6 +2,8 @@
 
 #include "helper/terraform_config/cli_config.hpp"
 
+namespace test_cli_config {
+
 using namespace hostkeeper::helper::terraform_config;
 
 TEST_CASE("the scanner finds top-level credentials_helper and credentials blocks with their lines",
@@ -54,3 +56,5 @@ TEST_CASE("unbalanced text is an error that names the line", "[helper][cli_confi
     CHECK_THROWS_WITH(scan_cli_config("/* never closed\n"),
                       Catch::Contains("unterminated comment"));
 }
+
+}  // namespace test_cli_config

@@ -10,6 +10,8 @@
 #include "helper/terraform_config/plaintext_credentials.hpp"
 #include "proto/file_io.hpp"
 
+namespace test_plaintext_credentials {
+
 using namespace hostkeeper::proto;
 using namespace hostkeeper::helper::terraform_config;
 namespace fs = std::filesystem;
@@ -137,3 +139,5 @@ TEST_CASE("a credentials file with a number out of range is refused as not valid
         CHECK(slurp(path) == text);
     }
 }
+
+}  // namespace test_plaintext_credentials

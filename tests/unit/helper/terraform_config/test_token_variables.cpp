@@ -7,6 +7,8 @@
 #include "helper/terraform_config/shadowing.hpp"
 #include "helper/terraform_config/token_variables.hpp"
 
+namespace test_token_variables {
+
 using hostkeeper::helper::terraform_config::decode_token_variable;
 using hostkeeper::helper::terraform_config::encode_token_variable;
 using hostkeeper::helper::terraform_config::shell_portable;
@@ -102,3 +104,5 @@ TEST_CASE("shadowing decodes TF_TOKEN_* names with the same code",
     CHECK(idn);
     CHECK(ignored);
 }
+
+}  // namespace test_token_variables

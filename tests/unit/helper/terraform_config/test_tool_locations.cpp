@@ -7,6 +7,8 @@
 
 #include "helper/terraform_config/tool_locations.hpp"
 
+namespace test_tool_locations {
+
 using namespace hostkeeper::helper::terraform_config;
 namespace fs = std::filesystem;
 
@@ -94,3 +96,5 @@ TEST_CASE("a tool on PATH is present", "[helper][tool_locations]") {
 
 // credentials.tfrc.json (plaintext_credentials): tests live here because this
 // file already links the helper's file handling into the unit tests.
+
+}  // namespace test_tool_locations
