@@ -44,6 +44,8 @@
 // no --request answer was not_found, unless --allow-missing), 1 otherwise,
 // 2 usage.
 
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -83,16 +85,16 @@ class Client {
         std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
         fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd_ < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
-        // Never hang: the daemon answers cached requests in microseconds and
-        // keyring writes in well under this.
-        const timeval timeout{30, 0};
-        ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-        ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
         if (::connect(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
             const std::string reason = std::strerror(errno);
             ::close(fd_);
             throw std::runtime_error("connect " + path + ": " + reason);
         }
+        // As the product's clients wait (helper/client/connection): a
+        // non-blocking socket, and poll for the direction awaited. A reader
+        // asleep in poll(POLLIN) is not woken when the daemon takes its
+        // request and frees its send buffer; one asleep in recv is.
+        ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
     }
     Client(const Client&) = delete;
     Client& operator=(const Client&) = delete;
@@ -114,11 +116,25 @@ class Client {
     }
 
   private:
+    // Waits for `events` on the socket. Never hang: the daemon answers cached
+    // requests in microseconds and keyring writes in well under 30 s.
+    void wait_for(short events) const {
+        pollfd ready{fd_, events, 0};
+        int n = 0;
+        while ((n = ::poll(&ready, 1, 30'000)) < 0 && errno == EINTR) {
+        }
+        if (n == 0) throw std::runtime_error("hostkeeperd did not answer within 30 s");
+        if (n < 0) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+    }
     void write_all(const std::string& bytes) {
         std::size_t done = 0;
         while (done < bytes.size()) {
             const ssize_t n = ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
             if (n < 0 && errno == EINTR) continue;
+            if (n < 0 && errno == EAGAIN) {
+                wait_for(POLLOUT);
+                continue;
+            }
             if (n <= 0) throw std::runtime_error(std::string("send: ") + std::strerror(errno));
             done += static_cast<std::size_t>(n);
         }
@@ -128,6 +144,10 @@ class Client {
         while (done < size) {
             const ssize_t n = ::recv(fd_, data + done, size - done, 0);
             if (n < 0 && errno == EINTR) continue;
+            if (n < 0 && errno == EAGAIN) {
+                wait_for(POLLIN);
+                continue;
+            }
             if (n == 0) throw std::runtime_error("hostkeeperd closed the connection");
             if (n < 0) throw std::runtime_error(std::string("recv: ") + std::strerror(errno));
             done += static_cast<std::size_t>(n);
@@ -149,6 +169,10 @@ class Client {
             message.msg_controllen = sizeof control;
             const ssize_t n = ::recvmsg(fd_, &message, MSG_CMSG_CLOEXEC);
             if (n < 0 && errno == EINTR) continue;
+            if (n < 0 && errno == EAGAIN) {
+                wait_for(POLLIN);
+                continue;
+            }
             if (n == 0) throw std::runtime_error("hostkeeperd closed the connection");
             if (n < 0) throw std::runtime_error(std::string("recvmsg: ") + std::strerror(errno));
             for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
