@@ -12,6 +12,8 @@
 #include "proto/sealed_file.hpp"
 #include "proto/unique_fd.hpp"
 
+namespace test_sealed_file {
+
 using namespace hostkeeper;
 using proto::BadPassedFile;
 using proto::read_passed_file;
@@ -86,3 +88,5 @@ TEST_CASE("no more than kMaxLiveBytes in sealed files at once", "[proto][sealed_
     first.reset();
     CHECK(SealedFile::live_bytes() == before);
 }
+
+}  // namespace test_sealed_file
