@@ -38,20 +38,25 @@ bool wait_for(int fd, short events, std::chrono::milliseconds timeout) {
     }
 }
 
-// The uids root's files and sockets show as here: 0, and inside a user
-// namespace that does not map root (a user unit's PrivateUsers=), the
-// kernel's overflow uid, which every unmapped owner shows as.
-bool shows_as_root(uid_t uid) {
-    if (uid == 0) return true;
-    std::ifstream map("/proc/self/uid_map");
-    unsigned long inside = 0, outside = 0, count = 0;
-    while (map >> inside >> outside >> count) {
-        if (outside == 0 && count > 0) return false;  // root is mapped: it shows as itself
-    }
-    std::ifstream overflow("/proc/sys/kernel/overflowuid");
+// The overflow uid, which every owner the namespace does not map shows as.
+uid_t overflow_uid() {
     unsigned long nobody = 65534;
-    overflow >> nobody;
-    return uid == nobody;
+    std::ifstream("/proc/sys/kernel/overflowuid") >> nobody;
+    return static_cast<uid_t>(nobody);
+}
+
+// Whether `uid`, owning `path` (the socket, a directory above it, or the
+// listener on kPortSocket), is root. Where root is mapped only 0 is. Where
+// it is not (a user unit's PrivateUsers=), root and every other user alike
+// show as the overflow uid: it is taken for root only on the built-in path,
+// whose directories only root may make (/, /run, /run/hostkeeper), never
+// on a path another user could have made.
+bool shows_as_root(uid_t uid, const fs::path& path) {
+    if (uid == 0) return true;
+    if (!root_is_unmapped() || uid != overflow_uid()) return false;
+    const fs::path socket(kPortSocket);
+    return path == socket || path == socket.parent_path() ||
+           path == socket.parent_path().parent_path() || path == socket.root_path();
 }
 
 }  // namespace
@@ -98,9 +103,24 @@ PortReply parse_port_reply(std::string_view line) {
     return reply;
 }
 
-fs::path port_socket_path() {
+bool root_is_unmapped() {
+    std::ifstream map("/proc/self/uid_map");
+    unsigned long inside = 0, outside = 0, count = 0;
+    while (map >> inside >> outside >> count) {
+        if (outside == 0 && count > 0) return false;
+    }
+    return true;
+}
+
+std::string port_socket_override() {
     const char* env = std::getenv("HOSTKEEPER_PORT_SOCKET");
-    return env != nullptr && *env != '\0' ? fs::path(env) : fs::path(kPortSocket);
+    return env != nullptr ? std::string(env) : std::string();
+}
+
+fs::path port_socket_path() {
+    const std::string chosen = port_socket_override();
+    if (chosen.empty() || root_is_unmapped()) return kPortSocket;
+    return chosen;
 }
 
 std::optional<unsigned> unprivileged_port_start() {
@@ -133,13 +153,13 @@ std::string port_socket_problem(const fs::path& path) {
         return describe_errno(path.string(), errno);
     }
     if (!S_ISSOCK(st.st_mode)) return path.string() + " is not a socket";
-    if (!shows_as_root(st.st_uid)) return path.string() + " is not root's";
+    if (!shows_as_root(st.st_uid, path)) return path.string() + " is not root's";
     bool own_directory = true;
     for (fs::path dir = path.parent_path();; dir = dir.parent_path()) {
         struct stat d {};
         if (::lstat(dir.c_str(), &d) != 0) return describe_errno(dir.string(), errno);
         if (!S_ISDIR(d.st_mode)) return dir.string() + " is not a directory";
-        if (!shows_as_root(d.st_uid)) return dir.string() + " is not root's";
+        if (!shows_as_root(d.st_uid, dir)) return dir.string() + " is not root's";
         const bool others_write = (d.st_mode & (S_IWGRP | S_IWOTH)) != 0;
         if (others_write && (own_directory || (d.st_mode & S_ISVTX) == 0))
             return dir.string() + " may be written by others than root";
@@ -170,7 +190,7 @@ PortConnection connect_port_service(const fs::path& path, PortVerb verb,
             throw PortServiceError("connect " + text + ": no answer in time");
     }
     const std::optional<PeerCredentials> peer = peer_credentials(out.fd.get());
-    if (!peer || !shows_as_root(peer->uid)) {
+    if (!peer || !shows_as_root(peer->uid, path)) {
         throw PortServiceError(text + " is not served by root" +
                                (peer ? " (uid " + std::to_string(peer->uid) + ")" : ""s));
     }

@@ -61,7 +61,17 @@ struct PortReply {
 // A reply `line` (its newline removed).
 PortReply parse_port_reply(std::string_view line);
 
-// $HOSTKEEPER_PORT_SOCKET when set (a test world's service), else kPortSocket.
+// True inside a user namespace whose uid map leaves root out (a user unit's
+// PrivateUsers=): root's files, and every other user's, then show as the
+// overflow uid.
+bool root_is_unmapped();
+
+// $HOSTKEEPER_PORT_SOCKET ("" when unset): a test world's service.
+std::string port_socket_override();
+
+// $HOSTKEEPER_PORT_SOCKET when set (a test world's service), else kPortSocket;
+// always kPortSocket where root is unmapped, since no path outside it can be
+// told to be root's there.
 std::filesystem::path port_socket_path();
 
 // /proc/sys/net/ipv4/ip_unprivileged_port_start of this network namespace:
@@ -77,8 +87,9 @@ std::string port_guarantee_problem(std::uint16_t port);
 // by root, in directories owned by root that nobody else may write (sticky
 // ones such as /tmp excepted above the socket's own directory). Inside a user
 // namespace that does not map root (hostkeeperd.service's PrivateUsers=),
-// root shows as the overflow uid, which is then taken for root: the path
-// (/run is root's alone) is what such a daemon can check.
+// root and every other user show as the overflow uid, which is then taken for
+// root only for kPortSocket and the directories above it (/run/hostkeeper,
+// /run, /), and for the listener on kPortSocket: only root can make those.
 std::string port_socket_problem(const std::filesystem::path& path);
 
 // The service cannot be used; the message says why and what to do.

@@ -251,6 +251,12 @@ void close_passed_tcp_port(const server::SystemdListeners& passed) {
 void open_registry_port(asio::io_context& io, Services& services, server::Server& server,
                         handlers::RegistryPortRequests& requests, RegistryPort& port) {
     registry_cache::RegistryCache& registry_cache = services.registry_cache;
+    if (!proto::port_socket_override().empty() && proto::root_is_unmapped()) {
+        spdlog::warn(
+            "registry cache: HOSTKEEPER_PORT_SOCKET is ignored: this user namespace does not map "
+            "root, so only {} can be told to be root's",
+            proto::kPortSocket);
+    }
     port.listener.emplace(io, requests, server::ListenerOptions{},
                           [&server] { server.activity(); });
     registry_cache::PortEvents events{

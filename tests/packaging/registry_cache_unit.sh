@@ -36,6 +36,10 @@ for tool in curl python3 ss; do
 done
 # The home under /home, where ProtectHome=read-only makes it read-only for the service.
 user_world_home_parent=/home
+# The test world's registry port service (support/port-env.sh) at
+# /run/hostkeeper/port.sock in the user manager's mount namespace: inside the
+# unit, where root is unmapped, hostkeeperd takes no other path.
+user_world_port_socket=$HOSTKEEPER_PORT_SOCKET
 # shellcheck source=user_world.sh
 source "$(dirname "$0")/user_world.sh"
 
@@ -47,8 +51,10 @@ install_units "$src" "$bin"
 mkdir -p "$home/.config/systemd/user/hostkeeperd.service.d"
 printf '[Service]\nEnvironment=ASAN_OPTIONS=detect_leaks=0\n' \
     >"$home/.config/systemd/user/hostkeeperd.service.d/sanitizer.conf"
-# The test world's registry port service (support/port-env.sh), not /run/hostkeeper's.
-printf '[Service]\nEnvironment=HOSTKEEPER_PORT_SOCKET=%s\n' "$HOSTKEEPER_PORT_SOCKET" \
+# Where root is unmapped, a socket named by the environment is not taken: a
+# path another user could have made (its owner shows as the overflow uid, as
+# root's does) would let that user answer for the registry port.
+printf '[Service]\nEnvironment=HOSTKEEPER_PORT_SOCKET=/dev/shm/hk-not-this/port.sock\n' \
     >"$home/.config/systemd/user/hostkeeperd.service.d/port-socket.conf"
 chown -R "$user:" "$home/.config/systemd"
 

@@ -146,6 +146,17 @@ ln -s /dev/null "$home/.config/systemd/user/gnome-keyring-daemon.service"
 mkdir -p "$home/.config/hostkeeper"
 chown -R "$user:" "$home"
 
+# A test may set user_world_port_socket=SOCKET before sourcing (a test
+# world's hostkeeper-portd, support/port-env.sh): the user manager then sees
+# it at /run/hostkeeper/port.sock, the one path a daemon in a user namespace
+# that does not map root (the unit's PrivateUsers=) uses, on a tmpfs of the
+# manager's own mount namespace.
+port_mounts=:
+if [[ -n ${user_world_port_socket:-} ]]; then
+    [[ -d /run/hostkeeper ]] || { mkdir -m 755 /run/hostkeeper && created_dirs+=(/run/hostkeeper); }
+    port_mounts="mount -t tmpfs -o mode=0755,size=64k tmpfs /run/hostkeeper &&
+        touch /run/hostkeeper/port.sock && mount --bind '$user_world_port_socket' /run/hostkeeper/port.sock"
+fi
 (
     for cg in "${cgroups[@]}"; do echo "$BASHPID" >"$cg/cgroup.procs"; done
     cd /
@@ -153,7 +164,7 @@ chown -R "$user:" "$home"
     # (a tmpfs) wherever systemd is PID 1: the units' ProtectKernelTunables=
     # implies MountAPIVFS=, which puts an empty tmpfs on /run when /run is
     # not mounted yet, hiding $XDG_RUNTIME_DIR from hostkeeperd.
-    exec unshare --mount --propagation slave /bin/sh -c 'mount --bind /run /run && exec "$@"' sh \
+    exec unshare --mount --propagation slave /bin/sh -c "mount --bind /run /run && $port_mounts && exec \"\$@\"" sh \
         setpriv --reuid="$uid" --regid="$gid" --init-groups /usr/bin/env -i HOME="$home" USER="$user" \
         LOGNAME="$user" PATH=/usr/local/bin:/usr/bin:/bin XDG_RUNTIME_DIR="$runtime" "$manager_binary" --user
 ) </dev/null >"$world/manager.log" 2>&1 &
