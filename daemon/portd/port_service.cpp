@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "daemon/portd/port_state.hpp"
-#include "daemon/portd/sock_diag.hpp"
 #include "daemon/portd/socket_calls.hpp"
+#include "proto/sock_diag.hpp"
 
 namespace hostkeeper::daemon::portd {
 
@@ -82,7 +82,7 @@ PortService::PortService(asio::io_context& io, const std::vector<int>& tcp_liste
                                      "): the registry port is one port");
         impl_->port = port;
     }
-    impl_->netlink = UniqueFd(open_sock_diag());
+    impl_->netlink = UniqueFd(proto::open_sock_diag());
     if (impl_->netlink.get() < 0)
         throw std::runtime_error(std::string("NETLINK_SOCK_DIAG socket: ") + std::strerror(errno));
     // Accepting never waits: the listeners are non-blocking (the accepted

@@ -10,8 +10,8 @@
 #include <optional>
 
 #include "daemon/portd/port_state.hpp"
-#include "daemon/portd/sock_diag.hpp"
 #include "daemon/portd/socket_calls.hpp"
+#include "proto/sock_diag.hpp"
 
 namespace hostkeeper::daemon::portd {
 
@@ -67,7 +67,7 @@ void PortService::Impl::on_connection(UniqueFd fd) {
     sockaddr_storage peer{};
     std::optional<uid_t> uid;
     if (local_address(fd.get(), local) && peer_address(fd.get(), peer))
-        uid = peer_uid(netlink.get(), local, peer);
+        uid = proto::peer_uid(netlink.get(), local, peer);
     if (!uid) {
         ++counters.refused_unknown_owner;
         if (worth_logging(counters.refused_unknown_owner))

@@ -1,5 +1,5 @@
 // The kernel's sock_diag answers as hostkeeper-portd reads them
-// (daemon/portd/sock_diag.hpp): any bytes at all, unaligned, must be read
+// (proto/sock_diag.hpp): any bytes at all, unaligned, must be read
 // without a read outside them, and only an answer about the very socket
 // asked for, in a state with an owner, may name a uid.
 #include <linux/inet_diag.h>
@@ -10,12 +10,12 @@
 #include <cstring>
 #include <vector>
 
-#include "daemon/portd/sock_diag.hpp"
+#include "proto/sock_diag.hpp"
 #include "fuzz_support.hpp"
 
 using namespace hostkeeper;
-using daemon::portd::DiagQuery;
-using daemon::portd::PeerVerdict;
+using proto::DiagQuery;
+using proto::PeerVerdict;
 
 namespace {
 
@@ -51,16 +51,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // read past the end), read with a fixed query and with one from the input.
     const std::vector<std::uint8_t> bytes(data, data + size);
     const DiagQuery fixed = query_of(nullptr, 0);
-    const auto first = daemon::portd::parse_peer_reply(bytes.data(), bytes.size(), fixed);
-    const auto again = daemon::portd::parse_peer_reply(bytes.data(), bytes.size(), fixed);
+    const auto first = proto::parse_peer_reply(bytes.data(), bytes.size(), fixed);
+    const auto again = proto::parse_peer_reply(bytes.data(), bytes.size(), fixed);
     fuzz::require(first.verdict == again.verdict && first.uid == again.uid,
                   "parse_peer_reply is not a function of its input");
-    fuzz::require(!daemon::portd::describe(first.verdict).empty(), "a verdict without words");
+    fuzz::require(!proto::describe(first.verdict).empty(), "a verdict without words");
 
     const DiagQuery query = query_of(data, size);
     const std::size_t skip = size >= kQueryBytes ? kQueryBytes : 0;
     const std::vector<std::uint8_t> reply(data + skip, data + size);
-    const auto read = daemon::portd::parse_peer_reply(reply.data(), reply.size(), query);
+    const auto read = proto::parse_peer_reply(reply.data(), reply.size(), query);
     if (read.verdict == PeerVerdict::found) {
         fuzz::require(reply.size() >= sizeof(nlmsghdr) + sizeof(inet_diag_msg),
                       "an owner found in fewer bytes than one answer");
@@ -68,7 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
     // The request for the query is one well-formed netlink message, and the
     // kernel's answer built for it names its owner.
-    const std::vector<std::uint8_t> request = daemon::portd::diag_request(query);
+    const std::vector<std::uint8_t> request = proto::diag_request(query);
     nlmsghdr header{};
     std::memcpy(&header, request.data(), sizeof header);
     fuzz::require(header.nlmsg_len == request.size() && header.nlmsg_flags == NLM_F_REQUEST,
@@ -87,7 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::vector<std::uint8_t> answer(answer_header.nlmsg_len);
     std::memcpy(answer.data(), &answer_header, sizeof answer_header);
     std::memcpy(answer.data() + sizeof answer_header, &msg, sizeof msg);
-    const auto own = daemon::portd::parse_peer_reply(answer.data(), answer.size(), query);
+    const auto own = proto::parse_peer_reply(answer.data(), answer.size(), query);
     fuzz::require(own.verdict == PeerVerdict::found && own.uid == 4242,
                   "the answer to our own request is not read back");
     return 0;

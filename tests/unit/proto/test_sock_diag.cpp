@@ -9,16 +9,16 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <utility>
 #include <vector>
 
-#include "daemon/portd/port_service.hpp"
-#include "daemon/portd/sock_diag.hpp"
-#include "daemon/portd/socket_calls.hpp"
+#include "proto/sock_diag.hpp"
 #include "proto/unique_fd.hpp"
 
 namespace test_sock_diag {
 
-using namespace hostkeeper::daemon::portd;
+using namespace hostkeeper::proto;
 using hostkeeper::proto::UniqueFd;
 
 namespace {
@@ -79,7 +79,7 @@ PeerReply parse(const std::vector<std::uint8_t>& bytes, const DiagQuery& query) 
 
 }  // namespace
 
-TEST_CASE("the inet_diag request names the client's socket exactly", "[portd][sock_diag]") {
+TEST_CASE("the inet_diag request names the client's socket exactly", "[proto][sock_diag]") {
     const DiagQuery query = loopback_query();
     const std::vector<std::uint8_t> bytes = diag_request(query);
     REQUIRE(bytes.size() == sizeof(nlmsghdr) + sizeof(inet_diag_req_v2));
@@ -105,7 +105,7 @@ TEST_CASE("the inet_diag request names the client's socket exactly", "[portd][so
     CHECK(request.id.idiag_cookie[1] == INET_DIAG_NOCOOKIE);
 }
 
-TEST_CASE("an IPv4-mapped peer is looked up as IPv4; IPv6 as IPv6", "[portd][sock_diag]") {
+TEST_CASE("an IPv4-mapped peer is looked up as IPv4; IPv6 as IPv6", "[proto][sock_diag]") {
     const auto mapped = diag_query(v6("::ffff:127.0.0.1", 585), v6("::ffff:127.0.0.2", 41000), 1);
     REQUIRE(mapped);
     CHECK(mapped->family == AF_INET);
@@ -129,7 +129,7 @@ TEST_CASE("an IPv4-mapped peer is looked up as IPv4; IPv6 as IPv6", "[portd][soc
     CHECK_FALSE(diag_query(unix_address, v4("127.0.0.1", 1), 1));
 }
 
-TEST_CASE("a well-formed answer names the owner", "[portd][sock_diag]") {
+TEST_CASE("a well-formed answer names the owner", "[proto][sock_diag]") {
     const DiagQuery query = loopback_query();
     const PeerReply reply = parse(answer(query, 1000), query);
     CHECK(reply.verdict == PeerVerdict::found);
@@ -147,7 +147,7 @@ TEST_CASE("a well-formed answer names the owner", "[portd][sock_diag]") {
     CHECK(mapped.uid == 1001);
 }
 
-TEST_CASE("an answer about another socket is refused", "[portd][sock_diag]") {
+TEST_CASE("an answer about another socket is refused", "[proto][sock_diag]") {
     const DiagQuery query = loopback_query();
     DiagQuery other = query;
     other.client_port = 40001;
@@ -177,7 +177,7 @@ TEST_CASE("an answer about another socket is refused", "[portd][sock_diag]") {
     CHECK(parse(both, query).uid == 1000);
 }
 
-TEST_CASE("sockets without an owner are refused", "[portd][sock_diag]") {
+TEST_CASE("sockets without an owner are refused", "[proto][sock_diag]") {
     const DiagQuery query = loopback_query();
     CHECK(parse(answer(query, 0, 6 /* TIME_WAIT */), query).verdict == PeerVerdict::no_owner);
     CHECK(parse(answer(query, 0, 12 /* NEW_SYN_RECV */), query).verdict == PeerVerdict::no_owner);
@@ -185,7 +185,7 @@ TEST_CASE("sockets without an owner are refused", "[portd][sock_diag]") {
     CHECK(parse(answer(query, 1000, 7 /* CLOSE */), query).verdict == PeerVerdict::no_owner);
 }
 
-TEST_CASE("errors, truncation and garbage name nobody", "[portd][sock_diag]") {
+TEST_CASE("errors, truncation and garbage name nobody", "[proto][sock_diag]") {
     const DiagQuery query = loopback_query();
     // NLMSG_ERROR: the kernel knows no such socket.
     nlmsghdr header{};
@@ -250,6 +250,21 @@ struct Connected {
     UniqueFd server{-1};
 };
 
+std::uint16_t port_of(int listener) {
+    sockaddr_storage bound{};
+    socklen_t len = sizeof bound;
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
+    REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&bound), &len) == 0);
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
+    return ntohs(reinterpret_cast<const sockaddr_in*>(&bound)->sin_port);  // same offset in v6
+}
+
+// Closes `fd` with a reset: no socket is left, not even in TIME_WAIT.
+void reset(UniqueFd fd) {
+    const linger abort{1, 0};
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
+}
+
 // A listener on `address` (IPv6 when `family` is AF_INET6; dual-stack when
 // `v6only` is false), a client of `client_family` connected to `target`, and
 // the accepted end. Empty fds when the machine has no such address.
@@ -267,7 +282,7 @@ Connected connect_pair(int family, const char* listen_on, bool v6only, int clien
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
     if (::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), len) != 0) return out;
     REQUIRE(::listen(listener.get(), 4) == 0);
-    const std::uint16_t port = bound_port(listener.get());
+    const std::uint16_t port = port_of(listener.get());
     REQUIRE(port != 0);
 
     out.client = UniqueFd(::socket(client_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -307,7 +322,7 @@ std::optional<uid_t> lookup(int netlink, int accepted) {
 
 }  // namespace
 
-TEST_CASE("the kernel names the owner of a real loopback client", "[portd][sock_diag]") {
+TEST_CASE("the kernel names the owner of a real loopback client", "[proto][sock_diag]") {
     const UniqueFd netlink(open_sock_diag());
     REQUIRE(netlink.get() >= 0);
 
@@ -336,25 +351,9 @@ TEST_CASE("the kernel names the owner of a real loopback client", "[portd][sock_
         Connected c = connect_pair(AF_INET, "127.0.0.1", true, AF_INET, "127.0.0.1");
         REQUIRE(c.server.get() >= 0);
         const Ends ends = ends_of(c.server.get());
-        reset_and_close(c.client.release());  // no socket left, not even in TIME_WAIT
+        reset(std::move(c.client));
         CHECK_FALSE(peer_uid(netlink.get(), ends.local, ends.peer));
     }
-}
-
-TEST_CASE("the 503 answer names the reason", "[portd]") {
-    const std::string text = unregistered_response(1234, std::chrono::milliseconds(2000));
-    CHECK(text.rfind("HTTP/1.1 503 hostkeeperd is not running for this user (run: hostkeeper "
-                     "doctor)\r\n",
-                     0) == 0);
-    CHECK(text.find("Content-Type: application/json\r\n") != std::string::npos);
-    CHECK(text.find("Connection: close\r\n") != std::string::npos);
-    const std::size_t body = text.find("\r\n\r\n");
-    REQUIRE(body != std::string::npos);
-    const std::string json = text.substr(body + 4);
-    CHECK(json.rfind(R"({"errors":["hostkeeperd is not running for uid 1234: )", 0) == 0);
-    CHECK(json.find("run hostkeeper doctor") != std::string::npos);
-    CHECK(text.find("Content-Length: " + std::to_string(json.size()) + "\r\n") !=
-          std::string::npos);
 }
 
 }  // namespace test_sock_diag

@@ -1,4 +1,4 @@
-#include "daemon/portd/sock_diag.hpp"
+#include "proto/sock_diag.hpp"
 
 #include <arpa/inet.h>
 #include <linux/inet_diag.h>
@@ -14,7 +14,7 @@
 #include <chrono>
 #include <cstring>
 
-namespace hostkeeper::daemon::portd {
+namespace hostkeeper::proto {
 
 namespace {
 
@@ -307,4 +307,4 @@ std::optional<uid_t> peer_uid(int netlink_fd, const sockaddr_storage& local,
     return std::nullopt;
 }
 
-}  // namespace hostkeeper::daemon::portd
+}  // namespace hostkeeper::proto

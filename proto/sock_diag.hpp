@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-namespace hostkeeper::daemon::portd {
+namespace hostkeeper::proto {
 
 // One lookup: the client's socket, seen from the client (its own address is
 // the source, ours the destination). Addresses in network byte order, ports
@@ -79,4 +79,4 @@ int open_sock_diag(int timeout_ms = 100);
 std::optional<uid_t> peer_uid(int netlink_fd, const sockaddr_storage& local,
                               const sockaddr_storage& peer);
 
-}  // namespace hostkeeper::daemon::portd
+}  // namespace hostkeeper::proto
