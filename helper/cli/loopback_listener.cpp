@@ -8,10 +8,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "helper/cli/login_redirect.hpp"
+#include "proto/sock_diag.hpp"
 
 namespace hostkeeper::helper::cli {
 namespace {
@@ -45,7 +49,11 @@ bool read_some(int fd, std::string& head) {
 
 }  // namespace
 
-LoopbackListener::LoopbackListener(int first, int last) {
+LoopbackListener::LoopbackListener(int first, int last) : netlink_(proto::open_sock_diag()) {
+    if (netlink_.get() < 0)
+        throw std::runtime_error(std::string("cannot ask the kernel who connects to the login's "
+                                             "port (NETLINK_SOCK_DIAG): ") +
+                                 std::strerror(errno));
     for (int port = first; port <= last && port < first + kMaxTries; ++port) {
         proto::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
         if (fd.get() < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
@@ -104,8 +112,37 @@ std::optional<std::string> LoopbackListener::take_finished() {
 void LoopbackListener::accept_one() {
     proto::UniqueFd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
     if (fd.get() < 0) return;
+    if (!from_this_user(fd.get())) {
+        refuse_stranger(fd.get());
+        return;
+    }
     if (pending_.size() >= kMaxPending) pending_.erase(pending_.begin());
     pending_.push_back({std::move(fd), steady::now() + kReadLimit, {}, false});
+}
+
+bool LoopbackListener::from_this_user(int fd) {
+    sockaddr_storage local{};
+    sockaddr_storage peer{};
+    socklen_t local_len = sizeof local;
+    socklen_t peer_len = sizeof peer;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) != 0 ||
+        ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0)
+        return false;
+    const std::optional<uid_t> owner = proto::peer_uid(netlink_.get(), local, peer);
+    return owner && (*owner == ::geteuid() || *owner == 0);
+}
+
+void LoopbackListener::refuse_stranger(int fd) {
+    const std::string body = "This port is another user's hostkeeper login.\n";
+    const std::string refusal =
+        "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+    (void)::send(fd, refusal.data(), refusal.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (!std::exchange(told_stranger_, true))
+        std::fprintf(stderr,
+                     "hostkeeper: refused a connection to port %d from another user; still "
+                     "waiting (further ones are not reported)\n",
+                     port_);
 }
 
 void LoopbackListener::answer(int status, const std::string& title, const std::string& text) {
