@@ -126,8 +126,10 @@ TEST_CASE(
     world.start();
     const std::string host = world.host("auth");
 
-    const auto issued = std::chrono::steady_clock::now();
     const std::string first = log_in(world, host);
+    // Once log_in returns, the server and the daemon have both started the
+    // token's lifetime: past it from here, both count it expired.
+    const auto issued = std::chrono::steady_clock::now();
     CHECK(api_accepts(world, host, first));
     const Result raw = helper(world.socket(), {"get", host});
     CHECK(raw.out.find("ref-tok-") == std::string::npos);
@@ -165,8 +167,8 @@ TEST_CASE("a refused refresh withholds the expired token and says to log in agai
     FakeLogin server(world, "auth", kLifetime);
     world.start();
     const std::string host = world.host("auth");
-    const auto issued = std::chrono::steady_clock::now();
     (void)log_in(world, host);
+    const auto issued = std::chrono::steady_clock::now();
 
     server.revoke_refresh_tokens();
     wait_past(issued);
