@@ -26,12 +26,12 @@ void PortService::Impl::hand(Link& link, UniqueFd fd) {
             return;
         }
     }
-    if (link.queue.size() >= limits.queued_per_user || queued >= limits.queued_total) {
+    Budget::Slot slot = budgets.queued.take(link.holder);
+    if (!slot) {
         refuse_full(link.uid, std::move(fd), "its daemon takes no more connections");
         return;
     }
-    link.queue.push_back(std::move(fd));
-    ++queued;
+    link.queue.push_back(Queued{std::move(fd), std::move(slot)});
     wait_writable(link);
 }
 
@@ -54,9 +54,8 @@ void PortService::Impl::wait_writable(Link& link) {
 void PortService::Impl::flush_queue(Link& link) {
     while (!link.queue.empty()) {
         if (proto::send_handed_connection(link.descriptor.native_handle(),
-                                          link.queue.front().get())) {
+                                          link.queue.front().fd.get())) {
             link.queue.pop_front();
-            --queued;
             ++counters.handed;
             continue;
         }
@@ -80,10 +79,12 @@ void PortService::Impl::end_link(uid_t uid, const std::string& why) {
     std::unique_ptr<Link> link = std::move(found->second);
     links.erase(found);
     spdlog::info("registration of uid {} ended: {}", uid, why);
-    queued -= link->queue.size();
-    std::deque<UniqueFd> queue = std::move(link->queue);
+    std::deque<Queued> queue = std::move(link->queue);
     link.reset();  // closes the link; its waits complete as aborted and find nothing
-    for (UniqueFd& fd : queue) hold(uid, std::move(fd));
+    for (Queued& queued : queue) {
+        queued.slot = Budget::Slot();
+        hold(uid, std::move(queued.fd));
+    }
 }
 
 void PortService::Impl::watch(Link& link) {
@@ -119,13 +120,17 @@ std::string PortService::Impl::silence_broken(int fd) {
 
 void PortService::Impl::register_daemon(std::unique_ptr<Greeting> greeting) {
     const uid_t uid = greeting->uid;
+    const BudgetHolder holder = greeting->holder;
     if (links.count(uid) != 0) end_link(uid, "replaced by a newer registration");
-    if (links.size() >= limits.registrations) {
+    Budget::Slot slot = budgets.registrations.take(holder);
+    if (!slot) {
         ++counters.bad_links;
-        spdlog::warn("refused the registration of uid {}: {} daemons are registered", uid,
-                     links.size());
+        spdlog::warn(
+            "refused the registration of uid {}: {} daemons are registered, {} of them in the "
+            "budget of {}",
+            uid, links.size(), budgets.registrations.used_by(holder), holder.describe());
         send_now(greeting->descriptor.native_handle(),
-                 proto::port_reply_error("too many daemons are registered"));
+                 proto::port_reply_error("too many daemons of this user are registered"));
         return;
     }
     if (!send_now(greeting->descriptor.native_handle(), proto::port_reply_ok(port))) {
@@ -134,7 +139,7 @@ void PortService::Impl::register_daemon(std::unique_ptr<Greeting> greeting) {
     }
     const int fd = greeting->descriptor.release();
     greeting.reset();
-    auto link = std::make_unique<Link>(io, fd, uid, ++next_id);
+    auto link = std::make_unique<Link>(io, fd, uid, holder, ++next_id, std::move(slot));
     Link& registered = *link;
     links.emplace(uid, std::move(link));
     ++counters.registrations;

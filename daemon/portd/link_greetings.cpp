@@ -63,18 +63,24 @@ void PortService::Impl::accept_links() {
 void PortService::Impl::on_link_connection(UniqueFd fd) {
     const std::optional<proto::PeerCredentials> peer = proto::peer_credentials(fd.get());
     if (!peer) return;
-    std::size_t& mine = greetings_of[peer->uid];
-    if (mine >= limits.greetings_per_user || greetings.size() >= limits.greetings_total) {
-        if (mine == 0) greetings_of.erase(peer->uid);
-        ++counters.bad_links;
-        if (worth_logging(counters.bad_links))
-            spdlog::warn("closed a link connection of uid {}: too many are in flight", peer->uid);
+    const BudgetHolder holder = budgets.holder_of(peer->uid);
+    Budget::Slot slot = budgets.greetings.take(holder);
+    if (!slot) {
+        // Answered, not reset: a daemon that registers says why it could not.
+        ++counters.refused_greetings;
+        if (worth_logging(counters.refused_greetings))
+            spdlog::warn(
+                "refused a link connection of uid {} (budget of {}): too many are in flight ({} "
+                "such refusals so far)",
+                peer->uid, holder.describe(), counters.refused_greetings);
+        send_now(fd.get(), proto::port_reply_error(
+                               "too many link connections of this user are in flight; try again"));
         return;
     }
-    ++mine;
     const std::uint64_t id = ++next_id;
-    auto greeting = std::make_unique<Greeting>(io, fd.release(), peer->uid,
-                                               Clock::now() + limits.greeting_deadline);
+    auto greeting =
+        std::make_unique<Greeting>(io, fd.release(), peer->uid, holder,
+                                   Clock::now() + limits.greeting_deadline, std::move(slot));
     greetings.emplace(id, std::move(greeting));
     arm_sweep();
     read_greeting(id);  // the line usually came with the connection
@@ -85,7 +91,7 @@ std::unique_ptr<PortService::Impl::Greeting> PortService::Impl::take_greeting(st
     if (found == greetings.end()) return nullptr;
     std::unique_ptr<Greeting> greeting = std::move(found->second);
     greetings.erase(found);
-    if (--greetings_of[greeting->uid] == 0) greetings_of.erase(greeting->uid);
+    greeting->slot = Budget::Slot();  // no longer in flight
     return greeting;
 }
 

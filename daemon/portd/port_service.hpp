@@ -19,21 +19,31 @@
 
 namespace hostkeeper::daemon::portd {
 
-// The bounds that keep one user from holding the service for others.
+// The bounds that keep one user from holding the service for others. Each
+// table is counted per login user, not per uid: a user's subordinate uids
+// (/etc/subuid) count against their own budget, and the subordinate uids no
+// user owns share one (uid_owners.hpp). Its last `*_reserved` slots go only
+// to a user who holds none of it yet (budget.hpp).
 struct PortLimits {
     // Handed connections waiting for a registered daemon's link to drain.
     std::size_t queued_per_user = 64;
     std::size_t queued_total = 4096;
+    std::size_t queued_reserved = 1024;
     // Connections waiting for their user's daemon to register, and how long.
     std::size_t pending_per_user = 16;
     std::size_t pending_total = 512;
+    std::size_t pending_reserved = 128;
     std::chrono::milliseconds pending_wait{2000};
-    // Daemons registered at once.
+    // Daemons registered at once (one per uid: a user's own, and those of
+    // their containers' uids).
+    std::size_t registrations_per_user = 16;
     std::size_t registrations = 4096;
+    std::size_t registrations_reserved = 1024;
     // Link connections that have not sent their request line yet, and how
     // long they may take.
     std::size_t greetings_per_user = 8;
     std::size_t greetings_total = 256;
+    std::size_t greetings_reserved = 64;
     std::chrono::milliseconds greeting_deadline{5000};
     // Connections answered 503, read until their client closes: how many at
     // once, how much of each and for how long.
@@ -53,7 +63,8 @@ struct PortCounters {
     std::uint64_t unregistered = 0;           // answered 503
     std::uint64_t registrations = 0;
     std::uint64_t probes = 0;
-    std::uint64_t bad_links = 0;  // link connections refused or ended for what they sent
+    std::uint64_t bad_links = 0;          // link connections refused or ended for what they sent
+    std::uint64_t refused_greetings = 0;  // answered "error": their user has too many in flight
 };
 
 // The answer to a connection of `uid` whose daemon did not register in time.

@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "daemon/portd/port_budgets.hpp"
 #include "daemon/portd/port_service.hpp"
 #include "proto/unique_fd.hpp"
 
@@ -46,24 +47,44 @@ struct PortService::Impl {
         uid_t uid = 0;
         UniqueFd fd{-1};
         Clock::time_point deadline;
+        Budget::Slot slot;  // of budgets.waiting
+    };
+    // A handed connection the link could not take yet.
+    struct Queued {
+        UniqueFd fd{-1};
+        Budget::Slot slot;  // of budgets.queued
     };
     // A registered daemon: its link, and what could not be handed yet.
     struct Link {
-        Link(boost::asio::io_context& io, int fd, uid_t owner, std::uint64_t number)
-            : descriptor(io, fd), uid(owner), id(number) {}
+        Link(boost::asio::io_context& io, int fd, uid_t owner, BudgetHolder holder_of_owner,
+             std::uint64_t number, Budget::Slot registration)
+            : descriptor(io, fd),
+              uid(owner),
+              holder(holder_of_owner),
+              id(number),
+              slot(std::move(registration)) {}
         Descriptor descriptor;
         uid_t uid;
+        BudgetHolder holder;
         std::uint64_t id;
-        std::deque<UniqueFd> queue;
+        Budget::Slot slot;  // of budgets.registrations
+        std::deque<Queued> queue;
         bool writing = false;
     };
     // A link connection that has not sent its request line yet.
     struct Greeting {
-        Greeting(boost::asio::io_context& io, int fd, uid_t owner, Clock::time_point until)
-            : descriptor(io, fd), uid(owner), deadline(until) {}
+        Greeting(boost::asio::io_context& io, int fd, uid_t owner, BudgetHolder holder_of_owner,
+                 Clock::time_point until, Budget::Slot taken)
+            : descriptor(io, fd),
+              uid(owner),
+              holder(holder_of_owner),
+              deadline(until),
+              slot(std::move(taken)) {}
         Descriptor descriptor;
         uid_t uid;
+        BudgetHolder holder;
         Clock::time_point deadline;
+        Budget::Slot slot;  // of budgets.greetings
     };
     // A connection answered 503: read until its client closes, so that
     // closing it does not reset the answer away.
@@ -89,18 +110,17 @@ struct PortService::Impl {
     boost::asio::steady_timer sweep_timer;
     bool sweeping = false;
     PortCounters counters;
+    // Declared before the tables whose entries hold its slots.
+    PortBudgets budgets;
 
     std::deque<Pending> pending;  // in arrival order: deadlines ascend
-    std::unordered_map<uid_t, std::size_t> pending_of;
     std::unordered_map<uid_t, std::unique_ptr<Link>> links;
-    std::size_t queued = 0;
     std::unordered_map<std::uint64_t, std::unique_ptr<Greeting>> greetings;
-    std::unordered_map<uid_t, std::size_t> greetings_of;
     std::unordered_map<std::uint64_t, std::unique_ptr<Drain>> drains;
     std::uint64_t next_id = 0;
 
     Impl(boost::asio::io_context& context, PortLimits bounds)
-        : io(context), limits(bounds), sweep_timer(context) {}
+        : io(context), limits(bounds), sweep_timer(context), budgets(bounds) {}
 
     // ---- TCP: accept, look the owner up, deliver -------------------------
 

@@ -30,33 +30,33 @@ std::string unregistered_response(uid_t uid, std::chrono::milliseconds waited) {
 }
 
 void PortService::Impl::hold(uid_t uid, UniqueFd fd) {
-    std::size_t& mine = pending_of[uid];
-    if (mine >= limits.pending_per_user || pending.size() >= limits.pending_total) {
-        if (mine == 0) pending_of.erase(uid);
-        refuse_full(uid, std::move(fd), "too many connections wait for a daemon");
+    Budget::Slot slot = budgets.waiting.take(budgets.holder_of(uid));
+    if (!slot) {
+        refuse_full(uid, std::move(fd), "too many connections of its user wait for a daemon");
         return;
     }
-    ++mine;
-    pending.push_back(Pending{uid, std::move(fd), Clock::now() + limits.pending_wait});
+    pending.push_back(
+        Pending{uid, std::move(fd), Clock::now() + limits.pending_wait, std::move(slot)});
     arm_sweep();
 }
 
 void PortService::Impl::flush_pending(uid_t uid) {
-    const auto found = pending_of.find(uid);
-    if (found == pending_of.end()) return;
-    pending_of.erase(found);
+    // At most pending_total entries: a registration's scan is bounded.
     std::deque<Pending> theirs;
     std::deque<Pending> others;
     for (Pending& p : pending) (p.uid == uid ? theirs : others).push_back(std::move(p));
     pending = std::move(others);
-    for (Pending& p : theirs) deliver(uid, std::move(p.fd));
+    for (Pending& p : theirs) {
+        p.slot = Budget::Slot();
+        deliver(uid, std::move(p.fd));
+    }
 }
 
 void PortService::Impl::expire_pending(Clock::time_point now) {
     while (!pending.empty() && pending.front().deadline <= now) {
         Pending p = std::move(pending.front());
         pending.pop_front();
-        if (--pending_of[p.uid] == 0) pending_of.erase(p.uid);
+        p.slot = Budget::Slot();
         answer_unregistered(p.uid, std::move(p.fd));
     }
 }

@@ -75,7 +75,12 @@ chown "$uid_b:$gid_b" "$work/b"
 # The clients and the fake daemon, in one script each user may read.
 tool=$work/port_tool.py
 cat >"$tool" <<'PY'
-import errno, os, random, resource, select, socket, sys, threading, time
+import errno, os, random, resource, select, socket, sys, time
+
+# The shared clients (the fake daemon, http, read_line), copied beside this file.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import port_clients
+from port_clients import http, read_line
 
 sock_path = os.environ['HOSTKEEPER_PORT_SOCKET']
 port = int(os.environ['HK_REGISTRY_PORT'])
@@ -87,87 +92,6 @@ def link(request, timeout=5):
     s.connect(sock_path)
     s.sendall(request)
     return s
-
-
-def read_line(s):
-    line = b''
-    while not line.endswith(b'\n'):
-        c = s.recv(1)
-        if not c:
-            break
-        line += c
-    return line
-
-
-def http(host, marker, timeout):
-    """One GET; prints 'STATUS LINE' or 'RESET'/'TIMEOUT', and the body."""
-    family = socket.AF_INET6 if ':' in host else socket.AF_INET
-    s = socket.socket(family, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    started = time.monotonic()
-    try:
-        s.connect((host, port))
-        s.sendall(b'GET /v1/modules/x HTTP/1.1\r\nHost: registry.example\r\nX-Marker: ' +
-                  marker.encode() + b'\r\nConnection: close\r\n\r\n')
-        data = b''
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    except ConnectionResetError:
-        return 'RESET', b'', time.monotonic() - started
-    except socket.timeout:
-        return 'TIMEOUT', b'', time.monotonic() - started
-    finally:
-        s.close()
-    head, _, body = data.partition(b'\r\n\r\n')
-    return head.split(b'\r\n')[0].decode(errors='replace'), body, time.monotonic() - started
-
-
-def fake_daemon(log_path):
-    """Registers, then answers every handed connection with 200 and logs its marker."""
-    s = link(b'hostkeeper-port 1 register\n')
-    reply = read_line(s)
-    log = open(log_path, 'a', buffering=1)
-    log.write('registered %r\n' % reply)
-    if reply != b'ok %d\n' % port:
-        log.write('bad reply\n')
-        return 1
-    s.settimeout(None)
-
-    def serve(conn):
-        conn.settimeout(5)
-        data = b''
-        try:
-            while b'\r\n\r\n' not in data:
-                chunk = conn.recv(4096)
-                if not chunk:
-                    break
-                data += chunk
-            marker = b'?'
-            for line in data.split(b'\r\n'):
-                if line.lower().startswith(b'x-marker:'):
-                    marker = line.split(b':', 1)[1].strip()
-            body = b'served by uid %d: %s' % (os.getuid(), marker)
-            conn.sendall(b'HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n'
-                         % len(body) + body)
-            log.write('served %s\n' % marker.decode(errors='replace'))
-        except OSError as e:
-            log.write('connection error %s\n' % e)
-        finally:
-            conn.close()
-
-    while True:
-        msg, fds, flags, _ = socket.recv_fds(s, 1, 4)
-        if not msg:
-            log.write('link ended\n')
-            return 0
-        if msg != b'c' or len(fds) != 1:
-            log.write('protocol error %r %r\n' % (msg, fds))
-            return 1
-        conn = socket.socket(fileno=fds[0])
-        threading.Thread(target=serve, args=(conn,), daemon=True).start()
 
 
 def bind(host):
@@ -245,7 +169,7 @@ def requests(count, marker, timeout, out):
 
 cmd = sys.argv[1]
 if cmd == 'fake-daemon':
-    sys.exit(fake_daemon(sys.argv[2]))
+    sys.exit(port_clients.daemon(sys.argv[2]))
 if cmd == 'http':
     status, body, took = http(sys.argv[2], sys.argv[3], float(sys.argv[4]))
     print(status)
@@ -289,6 +213,8 @@ if cmd == 'garbage':
 sys.exit('unknown command ' + cmd)
 PY
 chmod 0644 "$tool"
+cp "$(dirname "${BASH_SOURCE[0]}")/../support/port_clients.py" "$work/port_clients.py"
+chmod 0644 "$work/port_clients.py"
 run_tool() { "$py" "$tool" "$@"; }
 has_v6=1
 "$py" -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1", 0))' 2>/dev/null || has_v6=0

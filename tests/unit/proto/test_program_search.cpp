@@ -6,6 +6,7 @@
 #include <string>
 
 #include "proto/program_search.hpp"
+#include "scratch_dir.hpp"
 
 namespace test_program_search {
 
@@ -14,19 +15,9 @@ using hostkeeper::proto::find_program;
 
 namespace {
 
-// A directory of its own below the temporary directory, removed at the end.
-struct Scratch {
-    Scratch() {
-        std::string pattern = (fs::temp_directory_path() / "hk-program-search-XXXXXX").string();
-        REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-        dir = pattern;
-    }
-    Scratch(const Scratch&) = delete;
-    Scratch& operator=(const Scratch&) = delete;
-    ~Scratch() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
+// A directory of its own, and executable or plain files in it.
+struct Scratch : hostkeeper::test::ScratchDir {
+    Scratch() : ScratchDir("hk-program-search") {}
     fs::path file(const std::string& sub, const std::string& name, fs::perms mode) const {
         fs::create_directories(dir / sub);
         fs::path path = dir / sub / name;
@@ -34,7 +25,6 @@ struct Scratch {
         fs::permissions(path, mode, fs::perm_options::replace);
         return path;
     }
-    fs::path dir;
 };
 
 constexpr auto kExecutable = fs::perms::owner_all;
