@@ -10,14 +10,21 @@
 #include <memory>
 
 #include "proto/error.hpp"
+#include "proto/printable.hpp"
 
 namespace hostkeeper::proto {
 namespace {
 
 constexpr std::size_t kMaxInput = 1024;
 
+// The rejected text came from elsewhere (git's input, a URL, a command
+// line): it is quoted through the printable filter.
 [[noreturn]] void reject(std::string_view input, const std::string& why) {
-    throw Error(ErrorCode::bad_host, "invalid hostname \"" + std::string(input) + "\": " + why);
+    std::string message = "invalid hostname \"";
+    append_printable(message, input);
+    message += "\": ";
+    append_printable(message, why);
+    throw Error(ErrorCode::bad_host, message);
 }
 
 // One message for both checks; formatted rather than concatenated, so that
@@ -25,7 +32,12 @@ constexpr std::size_t kMaxInput = 1024;
 // and an inlined short std::string is stored in 8-byte pieces: "characte").
 [[noreturn]] void reject_character(std::string_view input, char c) {
     char why[64];
-    std::snprintf(why, sizeof why, "character '%c' is not allowed in a hostname", c);
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte >= 0x7f) {
+        std::snprintf(why, sizeof why, "byte 0x%02X is not allowed in a hostname", byte);
+    } else {
+        std::snprintf(why, sizeof why, "character '%c' is not allowed in a hostname", c);
+    }
     reject(input, why);
 }
 
@@ -155,8 +167,8 @@ std::string idna_to_ascii(std::string_view input, std::string_view host) {
     const Idn2& idn = idn2();
     if (idn.lookup_u8 == nullptr) {
         throw Error(ErrorCode::internal, "cannot convert the internationalized hostname \"" +
-                                             std::string(input) + "\" without libidn2 (" +
-                                             idn.error + ")");
+                                             printable(input) + "\" without libidn2 (" + idn.error +
+                                             ")");
     }
     // UTS #46 mapping (lowercase, NFC, ß kept) and IDNA2008 validation.
     const std::string host_z(host);

@@ -11,6 +11,8 @@
 
 #include <cstdlib>
 
+#include "daemon/app/printable_log.hpp"
+
 namespace hostkeeper::daemon::app {
 
 void disable_core_dumps() {
@@ -29,11 +31,10 @@ void tune_allocator() {
 
 void setup_logging(const std::string& level) {
     auto logger = spdlog::stderr_logger_mt("hostkeeperd");
-    if (std::getenv("JOURNAL_STREAM") != nullptr) {
-        logger->set_pattern("[%l] %v");
-    } else {
-        logger->set_pattern("%Y-%m-%d %H:%M:%S.%e hostkeeperd[%P] [%l] %v");
-    }
+    // Every message through the printable filter (printable_log.hpp).
+    logger->set_formatter(std::make_unique<PrintableLogFormatter>(
+        std::getenv("JOURNAL_STREAM") != nullptr ? "[%l] %v"
+                                                 : "%Y-%m-%d %H:%M:%S.%e hostkeeperd[%P] [%l] %v"));
     spdlog::set_default_logger(logger);
     spdlog::set_level(spdlog::level::from_str(level));
     spdlog::flush_on(spdlog::level::trace);

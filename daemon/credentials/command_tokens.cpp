@@ -11,6 +11,7 @@
 #include "daemon/credentials/token_expiry.hpp"
 #include "proto/error.hpp"
 #include "proto/json.hpp"
+#include "proto/printable.hpp"
 
 namespace hostkeeper::daemon::credentials {
 namespace asio = boost::asio;
@@ -38,8 +39,10 @@ std::string command_name(const TokenCommand& command) {
 
 }  // namespace
 
-std::string command_failure(const std::string& host, const TokenCommand& command,
-                            const CommandRun& run) {
+namespace {
+
+std::string failure_text(const std::string& host, const TokenCommand& command,
+                         const CommandRun& run) {
     const std::string what = "token_command for " + host + " (" + command_name(command) + ")";
     const std::string said =
         run.first_error_line.empty() ? std::string() : ": " + run.first_error_line;
@@ -52,6 +55,16 @@ std::string command_failure(const std::string& host, const TokenCommand& command
     if (run.exit_code != 0)
         return what + " failed (exit " + std::to_string(run.exit_code) + ")" + said;
     return {};
+}
+
+}  // namespace
+
+// The command's standard error (and the file names of its argv) are text
+// from elsewhere: the message goes through the printable filter before it
+// reaches a log line, an answer or `hostkeeper status`.
+std::string command_failure(const std::string& host, const TokenCommand& command,
+                            const CommandRun& run) {
+    return proto::printable(failure_text(host, command, run));
 }
 
 CommandTokens::CommandTokens(asio::any_io_executor io, asio::any_io_executor worker,

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "proto/printable.hpp"
+
 namespace hostkeeper::daemon::http {
 
 // Without leading and trailing spaces and tabs (OWS).
@@ -35,7 +37,8 @@ inline std::string json_media_type_problem(std::string_view content_type) {
     if (content_type.empty())
         return "the response has no Content-Type; it must be application/json";
     if (!is_json_media_type(content_type)) {
-        return "the Content-Type is \"" + std::string(content_type) + "\", not application/json";
+        return "the Content-Type is \"" + proto::printable(content_type) +
+               "\", not application/json";
     }
     return "";
 }

@@ -5,6 +5,7 @@
 #include "helper/cli/command.hpp"
 #include "helper/cli/list.hpp"
 #include "helper/client/exit_codes.hpp"
+#include "helper/client/printable_output.hpp"
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
 
@@ -107,13 +108,13 @@ int run_check(const client::ClientOptions& client, const std::vector<std::string
         const CheckLine line = check_line(answer);
         rejected = rejected || line.verdict == Verdict::rejected;
         failed = failed || line.verdict == Verdict::failed;
-        if (!json) std::printf("%s\n", line.text.c_str());
+        if (!json) client::print_printable(stdout, "%s\n", line.text.c_str());
         results.push_back(std::move(answer));
     }
     if (json) {
-        std::printf("%s\n", Json{{"results", results}}.dump(2).c_str());
+        client::print_printable(stdout, "%s\n", Json{{"results", results}}.dump(2).c_str());
     } else if (targets.empty()) {
-        std::printf("no credentials stored: nothing to check\n");
+        client::print_printable(stdout, "no credentials stored: nothing to check\n");
     }
     if (rejected) return client::kExitRejected;
     if (failed) return client::kExitFailed;

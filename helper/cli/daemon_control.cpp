@@ -4,6 +4,7 @@
 
 #include "helper/cli/command.hpp"
 #include "helper/client/exit_codes.hpp"
+#include "helper/client/printable_output.hpp"
 #include "proto/hostname.hpp"
 #include "proto/messages.hpp"
 
@@ -52,8 +53,8 @@ int run_flush(const client::ClientOptions& client, const std::string& host) {
     if (!host.empty()) request["host"] = proto::normalize_hostname(host);
     client::DaemonClient daemon(client);
     const Json response = daemon.call(request);
-    std::printf("flushed %lld cached entr%s\n", response.value("flushed", 0LL),
-                response.value("flushed", 0LL) == 1 ? "y" : "ies");
+    client::print_printable(stdout, "flushed %lld cached entr%s\n", response.value("flushed", 0LL),
+                            response.value("flushed", 0LL) == 1 ? "y" : "ies");
     return client::kExitOk;
 }
 
@@ -61,18 +62,19 @@ int run_start(client::ClientOptions client) {
     client.start_daemon = true;
     client::DaemonClient daemon(client);
     const Json response = daemon.call(proto::make_request(proto::Op::hello));
-    std::printf("hostkeeperd %s is running at %s\n", response.value("daemon_version", "?").c_str(),
-                daemon.location().socket.c_str());
+    client::print_printable(stdout, "hostkeeperd %s is running at %s\n",
+                            response.value("daemon_version", "?").c_str(),
+                            daemon.location().socket.c_str());
     return client::kExitOk;
 }
 
 int run_stop(const client::ClientOptions& client) {
     // Returns once that process has exited, so that scripts can rely on it.
     if (!client::DaemonClient(client).stop()) {
-        std::printf("hostkeeperd is not running\n");
+        client::print_printable(stdout, "hostkeeperd is not running\n");
         return client::kExitOk;
     }
-    std::printf("hostkeeperd stopped\n");
+    client::print_printable(stdout, "hostkeeperd stopped\n");
     return client::kExitOk;
 }
 

@@ -7,6 +7,7 @@
 #include "helper/cli/command.hpp"
 #include "helper/client/common_cli.hpp"
 #include "helper/client/exit_codes.hpp"
+#include "helper/client/printable_output.hpp"
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
 #include "proto/messages.hpp"
@@ -17,20 +18,23 @@ namespace {
 using proto::Json;
 
 int print_all(const Json& response) {
-    std::printf("%s: %s\n", response.value("host", "?").c_str(), source_text(response).c_str());
-    std::printf("document: %s\n", response.value("url", "?").c_str());
+    client::print_printable(stdout, "%s: %s\n", response.value("host", "?").c_str(),
+                            source_text(response).c_str());
+    client::print_printable(stdout, "document: %s\n", response.value("url", "?").c_str());
     if (response.contains("error"))
-        std::printf("refresh failed: %s\n", response.value("error", "").c_str());
+        client::print_printable(stdout, "refresh failed: %s\n",
+                                response.value("error", "").c_str());
     const Json& services = response.at("services");
-    if (services.empty()) std::printf("no services\n");
+    if (services.empty()) client::print_printable(stdout, "no services\n");
     for (const auto& [id, value] : services.items()) {
-        std::printf("%-16s %s\n", id.c_str(),
-                    value.is_string() ? value.get<std::string>().c_str() : value.dump().c_str());
+        client::print_printable(
+            stdout, "%-16s %s\n", id.c_str(),
+            value.is_string() ? value.get<std::string>().c_str() : value.dump().c_str());
     }
     if (const auto invalid = response.find("invalid"); invalid != response.end()) {
         for (const auto& [id, why] : invalid->items()) {
-            std::printf("%-16s unusable: %s\n", id.c_str(),
-                        why.is_string() ? why.get<std::string>().c_str() : "?");
+            client::print_printable(stdout, "%-16s unusable: %s\n", id.c_str(),
+                                    why.is_string() ? why.get<std::string>().c_str() : "?");
         }
     }
     return client::kExitOk;
@@ -40,23 +44,26 @@ int print_one(const Json& response, const std::string& service) {
     const Json& services = response.at("services");
     const std::string host = response.value("host", "?");
     if (const auto it = services.find(service); it != services.end()) {
-        std::printf("%s\n", it->is_string() ? it->get<std::string>().c_str() : it->dump().c_str());
+        client::print_printable(
+            stdout, "%s\n", it->is_string() ? it->get<std::string>().c_str() : it->dump().c_str());
         return client::kExitOk;
     }
     if (const auto invalid = response.find("invalid");
         invalid != response.end() && invalid->contains(service)) {
-        std::fprintf(stderr, "hostkeeper: %s offers %s, but it cannot be used: %s\n", host.c_str(),
-                     service.c_str(), invalid->at(service).get<std::string>().c_str());
+        client::print_printable(stderr, "hostkeeper: %s offers %s, but it cannot be used: %s\n",
+                                host.c_str(), service.c_str(),
+                                invalid->at(service).get<std::string>().c_str());
         return client::kExitNotFound;
     }
     const std::vector<std::string> others = proto::other_versions(services, service);
     if (others.empty()) {
-        std::fprintf(stderr, "hostkeeper: %s does not provide %s\n", host.c_str(), service.c_str());
+        client::print_printable(stderr, "hostkeeper: %s does not provide %s\n", host.c_str(),
+                                service.c_str());
     } else {
         std::string list;
         for (const std::string& other : others) list += (list.empty() ? "" : ", ") + other;
-        std::fprintf(stderr, "hostkeeper: %s does not support %s; it offers %s\n", host.c_str(),
-                     service.c_str(), list.c_str());
+        client::print_printable(stderr, "hostkeeper: %s does not support %s; it offers %s\n",
+                                host.c_str(), service.c_str(), list.c_str());
     }
     return client::kExitNotFound;
 }
@@ -76,7 +83,7 @@ int run_discover(const client::ClientOptions& client, const DiscoverOptions& opt
     client::DaemonClient daemon(client);
     const Json response = daemon.call(request);
     if (options.json) {
-        std::printf("%s\n", response.dump(2).c_str());
+        client::print_printable(stdout, "%s\n", response.dump(2).c_str());
         if (!service.empty() && !response.at("services").contains(service))
             return client::kExitNotFound;
         return client::kExitOk;

@@ -17,6 +17,7 @@
 #include "helper/client/common_cli.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "helper/client/launcher.hpp"
+#include "helper/client/printable_output.hpp"
 #include "helper/client/subprocess.hpp"
 #include "helper/client/unit_state.hpp"
 #include "helper/terraform_config/cli_config.hpp"
@@ -41,13 +42,21 @@ constexpr const char* kProbeHost = "hostkeeper-doctor.invalid";
 
 class Report {
   public:
-    void ok(const std::string& what) { std::printf("ok    %s\n", what.c_str()); }
-    void skip(const std::string& what) { std::printf("skip  %s\n", what.c_str()); }
-    void warn(const std::string& what) { std::printf("warn  %s\n", what.c_str()); }
-    void note(const std::string& what) { std::printf("      %s\n", what.c_str()); }
+    void ok(const std::string& what) {
+        client::print_printable(stdout, "ok    %s\n", what.c_str());
+    }
+    void skip(const std::string& what) {
+        client::print_printable(stdout, "skip  %s\n", what.c_str());
+    }
+    void warn(const std::string& what) {
+        client::print_printable(stdout, "warn  %s\n", what.c_str());
+    }
+    void note(const std::string& what) {
+        client::print_printable(stdout, "      %s\n", what.c_str());
+    }
     void fail(const std::string& what, const std::string& fix) {
         ++failures_;
-        std::printf("FAIL  %s; fix: %s\n", what.c_str(), fix.c_str());
+        client::print_printable(stdout, "FAIL  %s; fix: %s\n", what.c_str(), fix.c_str());
     }
     int failures() const { return failures_; }
 
@@ -561,10 +570,10 @@ int run_doctor(const client::ClientOptions& client) {
     check_registry_cache(sink, client, daemon_answers, config_valid);
     check_git(sink);
     if (report.failures() > 0) {
-        std::printf("%d check(s) failed\n", report.failures());
+        client::print_printable(stdout, "%d check(s) failed\n", report.failures());
         return client::kExitFailed;
     }
-    std::printf("all checks passed\n");
+    client::print_printable(stdout, "all checks passed\n");
     return client::kExitOk;
 }
 

@@ -12,6 +12,7 @@
 #include "helper/cli/keyring_config.hpp"
 #include "helper/cli/pass_store.hpp"
 #include "helper/client/exit_codes.hpp"
+#include "helper/client/printable_output.hpp"
 #include "helper/client/subprocess.hpp"
 #include "proto/error.hpp"
 #include "proto/file_io.hpp"
@@ -55,8 +56,9 @@ int unlock_empty_store(const fs::path& store, const std::vector<std::string>& op
     const std::vector<std::string> ids =
         id_files.empty() ? std::vector<std::string>{} : read_gpg_ids(id_files.front());
     if (ids.empty()) {
-        std::fprintf(stderr, "hostkeeper unlock: %s has no .gpg-id: run pass init KEY-ID first\n",
-                     store.c_str());
+        client::print_printable(
+            stderr, "hostkeeper unlock: %s has no .gpg-id: run pass init KEY-ID first\n",
+            store.c_str());
         return client::kExitFailed;
     }
     std::vector<std::string> encrypt{"gpg",           "--quiet", "--batch",
@@ -70,8 +72,9 @@ int unlock_empty_store(const fs::path& store, const std::vector<std::string>& op
         ::write(memory, probe.out.data(), probe.out.size()) !=
             static_cast<ssize_t>(probe.out.size())) {
         if (memory >= 0) ::close(memory);
-        std::printf("FAILED   no entries yet, and gpg could not encrypt a probe to %s: %s\n",
-                    id_files.front().c_str(), probe.out.c_str());
+        client::print_printable(
+            stdout, "FAILED   no entries yet, and gpg could not encrypt a probe to %s: %s\n",
+            id_files.front().c_str(), probe.out.c_str());
         return client::kExitFailed;
     }
     ::lseek(memory, 0, SEEK_SET);
@@ -81,20 +84,23 @@ int unlock_empty_store(const fs::path& store, const std::vector<std::string>& op
     const int status = client::run_attached(decrypt, env);
     ::close(memory);
     if (status != 0) {
-        std::printf(
+        client::print_printable(
+            stdout,
             "FAILED   no entries yet, and a probe to the store's key could not be "
             "decrypted (gpg exit status %d)\n",
             status);
         return client::kExitFailed;
     }
-    std::printf("no hostkeeper entries yet; gpg-agent has the passphrase of the store's key\n");
+    client::print_printable(
+        stdout, "no hostkeeper entries yet; gpg-agent has the passphrase of the store's key\n");
     return client::kExitOk;
 }
 
 int unlock_pass(client::DaemonClient& daemon, const Json& keyring) {
     const fs::path store = text_of(keyring, "store");
     if (store.empty()) {
-        std::fprintf(stderr, "hostkeeper unlock: hostkeeperd did not say where its store is\n");
+        client::print_printable(stderr,
+                                "hostkeeper unlock: hostkeeperd did not say where its store is\n");
         return client::kExitFailed;
     }
     const PassEntries entries = pass_entries(store);
@@ -105,8 +111,8 @@ int unlock_pass(client::DaemonClient& daemon, const Json& keyring) {
     if (files.empty() && entries.links.empty()) return unlock_empty_store(store, opts, env);
     if (files.empty()) {
         // Only links, which hostkeeper does not follow: nothing of ours to decrypt.
-        std::printf("no hostkeeper entries in %s: nothing to unlock\n",
-                    (store / "hostkeeper").c_str());
+        client::print_printable(stdout, "no hostkeeper entries in %s: nothing to unlock\n",
+                                (store / "hostkeeper").c_str());
         return client::kExitOk;
     }
     std::vector<std::string> failed;
@@ -117,10 +123,10 @@ int unlock_pass(client::DaemonClient& daemon, const Json& keyring) {
         const int status = client::run_attached(argv, env);
         const std::string name = fs::relative(file, store).string();
         if (status == 0) {
-            std::printf("unlocked %s\n", name.c_str());
+            client::print_printable(stdout, "unlocked %s\n", name.c_str());
         } else {
-            std::printf("FAILED   %s (gpg exit status %d%s)\n", name.c_str(), status,
-                        status == 127 ? ": gpg could not be run" : "");
+            client::print_printable(stdout, "FAILED   %s (gpg exit status %d%s)\n", name.c_str(),
+                                    status, status == 127 ? ": gpg could not be run" : "");
             failed.push_back(name);
         }
         std::fflush(stdout);
@@ -128,10 +134,12 @@ int unlock_pass(client::DaemonClient& daemon, const Json& keyring) {
     // Answers the daemon worked out while the key was locked are dropped.
     daemon.call(proto::make_request(proto::Op::flush));
     if (!failed.empty()) {
-        std::printf("%zu of %zu entries could not be decrypted\n", failed.size(), files.size());
+        client::print_printable(stdout, "%zu of %zu entries could not be decrypted\n",
+                                failed.size(), files.size());
         return client::kExitFailed;
     }
-    std::printf("gpg-agent has the passphrase for all %zu entries\n", files.size());
+    client::print_printable(stdout, "gpg-agent has the passphrase for all %zu entries\n",
+                            files.size());
     return client::kExitOk;
 }
 
@@ -173,13 +181,14 @@ int run_unlock(const client::ClientOptions& client) {
     const Json keyring = keyring_of(daemon);
     const auto backend = keyring.find("backend");
     if (backend == keyring.end() || !backend->is_string()) {
-        std::fprintf(stderr, "hostkeeper unlock: hostkeeperd has no keyring backend: %s\n",
-                     text_of(keyring, "reason", "no reason given").c_str());
+        client::print_printable(stderr,
+                                "hostkeeper unlock: hostkeeperd has no keyring backend: %s\n",
+                                text_of(keyring, "reason", "no reason given").c_str());
         return client::kExitFailed;
     }
     if (*backend == "pass") return unlock_pass(daemon, keyring);
     daemon.call(proto::make_request(proto::Op::unlock));
-    std::printf("the Secret Service's default collection is unlocked\n");
+    client::print_printable(stdout, "the Secret Service's default collection is unlocked\n");
     return client::kExitOk;
 }
 
@@ -191,8 +200,9 @@ int run_migrate(const client::ClientOptions& client, const std::string& to) {
         answer = client::DaemonClient(client).call(request);
     } catch (const proto::Error& e) {
         if (e.code() == proto::ErrorCode::timeout || e.code() == proto::ErrorCode::busy) throw;
-        std::fprintf(stderr, "hostkeeper migrate: hostkeeperd refused: %s (%s); nothing moved\n",
-                     e.what(), std::string(proto::to_string(e.code())).c_str());
+        client::print_printable(stderr,
+                                "hostkeeper migrate: hostkeeperd refused: %s (%s); nothing moved\n",
+                                e.what(), std::string(proto::to_string(e.code())).c_str());
         return client::kExitFailed;
     }
     const std::string from = text_of(answer, "from", "?");
@@ -201,34 +211,37 @@ int run_migrate(const client::ClientOptions& client, const std::string& to) {
         for (const auto& host : *it) {
             if (!host.is_string()) continue;
             ++moved;
-            std::printf("moved    %s\n", host.get<std::string>().c_str());
+            client::print_printable(stdout, "moved    %s\n", host.get<std::string>().c_str());
         }
     }
     if (const auto it = answer.find("docker_migrated"); it != answer.end() && it->is_array()) {
         for (const auto& server : *it) {
             if (!server.is_string()) continue;
             ++moved;
-            std::printf("moved    docker %s\n", server.get<std::string>().c_str());
+            client::print_printable(stdout, "moved    docker %s\n",
+                                    server.get<std::string>().c_str());
         }
     }
     if (const auto it = answer.find("git_migrated"); it != answer.end() && it->is_array()) {
         for (const auto& url : *it) {
             if (!url.is_string()) continue;
             ++moved;
-            std::printf("moved    git %s\n", url.get<std::string>().c_str());
+            client::print_printable(stdout, "moved    git %s\n", url.get<std::string>().c_str());
         }
     }
     if (const auto it = answer.find("failed"); it != answer.end() && it->is_array()) {
         for (const auto& entry : *it) {
             if (!entry.is_object()) continue;
             ++failed;
-            std::printf("FAILED   %s: %s (%s)\n", item_name(entry).c_str(),
-                        text_of(entry, "message").c_str(), text_of(entry, "code", "?").c_str());
+            client::print_printable(stdout, "FAILED   %s: %s (%s)\n", item_name(entry).c_str(),
+                                    text_of(entry, "message").c_str(),
+                                    text_of(entry, "code", "?").c_str());
         }
     }
     if (!answer.value("switched", false)) {
         // All or nothing (PROTOCOL.md): the hosts that could be copied were taken back.
-        std::printf(
+        client::print_printable(
+            stdout,
             "nothing moved: %zu item(s) failed, so every copy was taken back out of %s; "
             "hostkeeperd still uses %s; fix the failed hosts and run this again\n",
             failed, to.c_str(), from.c_str());
@@ -239,26 +252,30 @@ int run_migrate(const client::ClientOptions& client, const std::string& to) {
         for (const auto& entry : *it) {
             if (!entry.is_object()) continue;
             ++leftover;
-            std::printf("LEFT     %s: moved, but it could not be removed from %s: %s (%s)\n",
-                        item_name(entry).c_str(), from.c_str(), text_of(entry, "message").c_str(),
-                        text_of(entry, "code", "?").c_str());
+            client::print_printable(
+                stdout, "LEFT     %s: moved, but it could not be removed from %s: %s (%s)\n",
+                item_name(entry).c_str(), from.c_str(), text_of(entry, "message").c_str(),
+                text_of(entry, "code", "?").c_str());
         }
     }
-    std::printf("%zu item(s) moved from %s to %s%s\n", moved, from.c_str(), to.c_str(),
-                leftover == 0 ? "" : ", some also left in the source (above)");
+    client::print_printable(stdout, "%zu item(s) moved from %s to %s%s\n", moved, from.c_str(),
+                            to.c_str(),
+                            leftover == 0 ? "" : ", some also left in the source (above)");
     const fs::path config = daemon_config_path();
     try {
         write_keyring_backend(config, to);
     } catch (const proto::FileError& e) {
-        std::fprintf(stderr,
-                     "hostkeeper migrate: hostkeeperd now uses %s, but %s could not be written "
-                     "(%s): add backend = \"%s\" under [keyring] there, or the next hostkeeperd "
-                     "uses %s again\n",
-                     to.c_str(), config.c_str(), e.what(), to.c_str(), from.c_str());
+        client::print_printable(
+            stderr,
+            "hostkeeper migrate: hostkeeperd now uses %s, but %s could not be written "
+            "(%s): add backend = \"%s\" under [keyring] there, or the next hostkeeperd "
+            "uses %s again\n",
+            to.c_str(), config.c_str(), e.what(), to.c_str(), from.c_str());
         return client::kExitFailed;
     }
-    std::printf("hostkeeperd now uses %s; wrote backend = \"%s\" under [keyring] in %s\n",
-                to.c_str(), to.c_str(), config.c_str());
+    client::print_printable(
+        stdout, "hostkeeperd now uses %s; wrote backend = \"%s\" under [keyring] in %s\n",
+        to.c_str(), to.c_str(), config.c_str());
     return leftover == 0 ? client::kExitOk : client::kExitFailed;
 }
 

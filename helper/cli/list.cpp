@@ -6,6 +6,7 @@
 #include "helper/cli/command.hpp"
 #include "helper/client/common_cli.hpp"
 #include "helper/client/exit_codes.hpp"
+#include "helper/client/printable_output.hpp"
 #include "helper/terraform_config/shadowing.hpp"
 #include "helper/terraform_config/token_variables.hpp"
 #include "proto/hostname.hpp"
@@ -201,12 +202,14 @@ std::vector<std::string> list_lines(const Json& document) {
 int run_list(const client::ClientOptions& client, bool json) {
     const Json document = list_document(list_answer(client));
     if (json) {
-        std::printf("%s\n", document.dump(2).c_str());
+        client::print_printable(stdout, "%s\n", document.dump(2).c_str());
         return client::kExitOk;
     }
     for (const auto& warning : array_of(document, "warnings"))
-        std::fprintf(stderr, "hostkeeper list: %s\n", warning.get<std::string>().c_str());
-    for (const auto& line : list_lines(document)) std::printf("%s\n", line.c_str());
+        client::print_printable(stderr, "hostkeeper list: %s\n",
+                                warning.get<std::string>().c_str());
+    for (const auto& line : list_lines(document))
+        client::print_printable(stdout, "%s\n", line.c_str());
     return client::kExitOk;
 }
 

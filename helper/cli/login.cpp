@@ -9,6 +9,7 @@
 #include "helper/cli/login_redirect.hpp"
 #include "helper/cli/loopback_listener.hpp"
 #include "helper/client/exit_codes.hpp"
+#include "helper/client/printable_output.hpp"
 #include "helper/client/subprocess.hpp"
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
@@ -75,10 +76,11 @@ proto::Secret await_code(LoopbackListener& listener, const std::string& state, i
             listener.answer(400, "hostkeeper: not this login's redirect",
                             std::string(e.what()) + "; hostkeeper ignored it.");
             if (!std::exchange(told, true))
-                std::fprintf(stderr,
-                             "hostkeeper: ignored a request to port %d that is not this login's "
-                             "redirect (%s); still waiting (further ones are not reported)\n",
-                             listener.port(), e.what());
+                client::print_printable(
+                    stderr,
+                    "hostkeeper: ignored a request to port %d that is not this login's "
+                    "redirect (%s); still waiting (further ones are not reported)\n",
+                    listener.port(), e.what());
         }
     }
     throw proto::Error(proto::ErrorCode::timeout, "no redirect from the browser within " +
@@ -92,7 +94,7 @@ void print_logged_in(const std::string& who, const Json& answer, const char* wha
     if (expires.is_string()) text += ", expires " + expires.get<std::string>();
     if (answer.value("refreshable", false))
         text += "; hostkeeperd refreshes it ahead of its expiry";
-    std::printf("%s\n", text.c_str());
+    client::print_printable(stdout, "%s\n", text.c_str());
 }
 
 int run_refresh(client::DaemonClient& daemon, const std::string& host) {
@@ -116,14 +118,15 @@ int run_login(const client::ClientOptions& client, const LoginOptions& options) 
     const Json started = daemon.call(start);
     const std::string url = started.value("url", "");
     const std::string state = started.value("state", "");
-    std::fprintf(stderr, "hostkeeper: open this URL in a browser to log in to %s:\n",
-                 host_for_people(host).c_str());
-    std::printf("%s\n", url.c_str());
+    client::print_printable(stderr, "hostkeeper: open this URL in a browser to log in to %s:\n",
+                            host_for_people(host).c_str());
+    client::print_printable(stdout, "%s\n", url.c_str());
     std::fflush(stdout);
     if (!options.no_browser && has_display())
         (void)client::run_captured({"xdg-open", url}, std::chrono::seconds(10));
-    std::fprintf(stderr, "hostkeeper: waiting for the browser's redirect to port %d (up to %ds)\n",
-                 listener.port(), options.wait_seconds);
+    client::print_printable(
+        stderr, "hostkeeper: waiting for the browser's redirect to port %d (up to %ds)\n",
+        listener.port(), options.wait_seconds);
     proto::Secret code = await_code(listener, state, options.wait_seconds);
     Json exchange = proto::make_request(proto::Op::login_exchange);
     const proto::ScrubGuard guard(exchange);

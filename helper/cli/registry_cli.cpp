@@ -9,6 +9,7 @@
 #include "helper/cli/command.hpp"
 #include "helper/client/common_cli.hpp"
 #include "helper/client/exit_codes.hpp"
+#include "helper/client/printable_output.hpp"
 #include "proto/error.hpp"
 #include "proto/file_io.hpp"
 #include "proto/messages.hpp"
@@ -30,9 +31,9 @@ std::string joined(const Json& array, const char* separator) {
 
 void warn_if_stale(const Json& response) {
     if (response.value("source", "") == "stale") {
-        std::fprintf(stderr,
-                     "hostkeeper: warning: this answer is stale; refreshing it failed: %s\n",
-                     response.value("error", "?").c_str());
+        client::print_printable(
+            stderr, "hostkeeper: warning: this answer is stale; refreshing it failed: %s\n",
+            response.value("error", "?").c_str());
     }
 }
 
@@ -42,7 +43,7 @@ Json call(const client::ClientOptions& client, const Json& request) {
 }
 
 int print_json(const Json& response) {
-    std::printf("%s\n", response.dump(2).c_str());
+    client::print_printable(stdout, "%s\n", response.dump(2).c_str());
     return client::kExitOk;
 }
 
@@ -103,12 +104,13 @@ int run_module_versions(const client::ClientOptions& client, const RegistryQuery
     const Json response = call(client, request);
     if (query.json) return print_json(response);
     warn_if_stale(response);
-    std::printf("%s\n", versions_heading(response, response.value("module", "?")).c_str());
+    client::print_printable(stdout, "%s\n",
+                            versions_heading(response, response.value("module", "?")).c_str());
     for (const Json& entry : response.at("versions"))
-        std::printf("%s\n", entry.value("version", "?").c_str());
+        client::print_printable(stdout, "%s\n", entry.value("version", "?").c_str());
     if (response.contains("invalid")) {
-        std::printf("ignored (not semantic versions): %s\n",
-                    joined(response.at("invalid"), ", ").c_str());
+        client::print_printable(stdout, "ignored (not semantic versions): %s\n",
+                                joined(response.at("invalid"), ", ").c_str());
     }
     return client::kExitOk;
 }
@@ -123,7 +125,7 @@ int run_module_download(const client::ClientOptions& client, const RegistryQuery
     const Json response = call(client, request);
     if (query.json) return print_json(response);
     warn_if_stale(response);
-    std::printf("%s\n", response.value("location", "?").c_str());
+    client::print_printable(stdout, "%s\n", response.value("location", "?").c_str());
     return client::kExitOk;
 }
 
@@ -135,25 +137,28 @@ int run_provider_versions(const client::ClientOptions& client, const RegistryQue
     const Json response = call(client, request);
     if (query.json) return print_json(response);
     warn_if_stale(response);
-    std::printf("%s\n", versions_heading(response, response.value("provider", "?")).c_str());
+    client::print_printable(stdout, "%s\n",
+                            versions_heading(response, response.value("provider", "?")).c_str());
     const Json& versions = response.at("versions");
     const bool mirror = response.contains("mirror");  // a mirror's index lists versions only
     if (!versions.empty())
-        std::printf(mirror ? "VERSION\n" : "%-20s %-10s %s\n", "VERSION", "PROTOCOLS", "PLATFORMS");
+        client::print_printable(stdout, mirror ? "VERSION\n" : "%-20s %-10s %s\n", "VERSION",
+                                "PROTOCOLS", "PLATFORMS");
     for (const Json& entry : versions) {
         if (mirror) {
-            std::printf("%s\n", entry.value("version", "?").c_str());
+            client::print_printable(stdout, "%s\n", entry.value("version", "?").c_str());
         } else {
-            std::printf("%-20s %-10s %s\n", entry.value("version", "?").c_str(),
-                        joined(entry.value("protocols", Json::array()), ",").c_str(),
-                        joined(entry.value("platforms", Json::array()), " ").c_str());
+            client::print_printable(stdout, "%-20s %-10s %s\n", entry.value("version", "?").c_str(),
+                                    joined(entry.value("protocols", Json::array()), ",").c_str(),
+                                    joined(entry.value("platforms", Json::array()), " ").c_str());
         }
     }
     if (response.contains("warnings"))
-        std::printf("registry warnings: %s\n", joined(response.at("warnings"), "; ").c_str());
+        client::print_printable(stdout, "registry warnings: %s\n",
+                                joined(response.at("warnings"), "; ").c_str());
     if (response.contains("invalid")) {
-        std::printf("ignored (not semantic versions): %s\n",
-                    joined(response.at("invalid"), ", ").c_str());
+        client::print_printable(stdout, "ignored (not semantic versions): %s\n",
+                                joined(response.at("invalid"), ", ").c_str());
     }
     return client::kExitOk;
 }
@@ -204,10 +209,11 @@ int run_provider_fetch(const client::ClientOptions& client, const RegistryQuery&
         return print_json(out);
     }
     warn_if_stale(response);
-    std::printf("verified %s: as %s published\n",
-                joined(response.value("verified", Json::array()), " and ").c_str(),
-                response.contains("mirror") ? "the mirror" : "the registry");
-    std::printf("wrote %s (%lld bytes)\n", target.string().c_str(), response.value("size", 0LL));
+    client::print_printable(stdout, "verified %s: as %s published\n",
+                            joined(response.value("verified", Json::array()), " and ").c_str(),
+                            response.contains("mirror") ? "the mirror" : "the registry");
+    client::print_printable(stdout, "wrote %s (%lld bytes)\n", target.string().c_str(),
+                            response.value("size", 0LL));
     return client::kExitOk;
 }
 
@@ -217,7 +223,7 @@ int run_provider_package(const client::ClientOptions& client, const RegistryQuer
     if (query.json) return print_json(response);
     warn_if_stale(response);
     const auto row = [](const char* name, const std::string& value) {
-        std::printf("%-22s %s\n", name, value.c_str());
+        client::print_printable(stdout, "%-22s %s\n", name, value.c_str());
     };
     row("provider", response.value("provider", "?"));
     row("version", response.value("version", "?"));

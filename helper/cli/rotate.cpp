@@ -5,6 +5,7 @@
 #include "helper/cli/command.hpp"
 #include "helper/cli/list.hpp"
 #include "helper/client/exit_codes.hpp"
+#include "helper/client/printable_output.hpp"
 #include "proto/hostname.hpp"
 #include "proto/messages.hpp"
 
@@ -47,9 +48,9 @@ int run_rotate(const client::ClientOptions& client, const std::string& host, boo
     answer.erase("ok");
     const RotateOutcome outcome = rotate_outcome(answer);
     if (json) {
-        std::printf("%s\n", answer.dump(2).c_str());
+        client::print_printable(stdout, "%s\n", answer.dump(2).c_str());
     } else {
-        std::printf("%s\n", outcome.text.c_str());
+        client::print_printable(stdout, "%s\n", outcome.text.c_str());
     }
     return outcome.exit_code;
 }

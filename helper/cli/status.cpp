@@ -9,6 +9,7 @@
 #include "helper/cli/registry_cache_doctor.hpp"
 #include "helper/client/common_cli.hpp"
 #include "helper/client/exit_codes.hpp"
+#include "helper/client/printable_output.hpp"
 #include "proto/messages.hpp"
 
 namespace hostkeeper::helper::cli {
@@ -17,15 +18,17 @@ using proto::Json;
 namespace {
 
 void print_daemon(const Json& d, const client::DaemonClient& daemon) {
-    std::printf("hostkeeperd %s (protocol %d), pid %lld, up %s%s\n",
-                d.value("version", "?").c_str(), d.value("protocol", 0), d.value("pid", 0LL),
-                client::duration_text(d.value("uptime_s", 0LL)).c_str(),
-                d.value("on_demand", false) ? ", started on demand" : "");
-    std::printf("socket: %s\n", daemon.location().socket.c_str());
+    client::print_printable(stdout, "hostkeeperd %s (protocol %d), pid %lld, up %s%s\n",
+                            d.value("version", "?").c_str(), d.value("protocol", 0),
+                            d.value("pid", 0LL),
+                            client::duration_text(d.value("uptime_s", 0LL)).c_str(),
+                            d.value("on_demand", false) ? ", started on demand" : "");
+    client::print_printable(stdout, "socket: %s\n", daemon.location().socket.c_str());
 }
 
 void print_credentials(const Json& c) {
-    std::printf(
+    client::print_printable(
+        stdout,
         "credentials cache: %lld entries (%lld with credentials, %lld without), %lld hits, %lld "
         "misses, "
         "%lld keyring lookups\n",
@@ -35,7 +38,8 @@ void print_credentials(const Json& c) {
         for (const Json& r : *rejected) {
             if (!r.is_object()) continue;
             const std::string host = r.value("host", "?");
-            std::printf(
+            client::print_printable(
+                stdout,
                 "token refused: %s (HTTP %lld from %s at %s, %s ago): not handed out until a new "
                 "one is stored; run terraform login %s, or hostkeeper check %s once it is valid "
                 "again\n",
@@ -47,15 +51,16 @@ void print_credentials(const Json& c) {
     if (const auto failures = c.find("refresh_failures");
         failures != c.end() && failures->is_object()) {
         for (const auto& [host, why] : failures->items()) {
-            std::printf("token refresh failed: %s: %s; run hostkeeper login %s\n", host.c_str(),
-                        why.is_string() ? why.get<std::string>().c_str() : "?", host.c_str());
+            client::print_printable(
+                stdout, "token refresh failed: %s: %s; run hostkeeper login %s\n", host.c_str(),
+                why.is_string() ? why.get<std::string>().c_str() : "?", host.c_str());
         }
     }
     if (const auto expiries = c.find("expiries"); expiries != c.end() && expiries->is_array()) {
         for (const Json& e : *expiries) {
             if (!e.is_object()) continue;
             const std::string line = expiry_warning(e);
-            if (!line.empty()) std::printf("%s\n", line.c_str());
+            if (!line.empty()) client::print_printable(stdout, "%s\n", line.c_str());
         }
     }
 }
@@ -76,21 +81,24 @@ void print_commands(const Json& c) {
                              : std::string(", token expired");
         }
         if (entry.contains("last_error")) line += "; FAILED: " + entry.value("last_error", "");
-        std::printf("%s\n", line.c_str());
+        client::print_printable(stdout, "%s\n", line.c_str());
     }
 }
 
 void print_keyring(const Json& response, const Json& c) {
     if (const auto keyring = response.find("keyring");
         keyring != response.end() && keyring->is_object()) {
-        for (const auto& line : keyring_status_lines(*keyring)) std::printf("%s\n", line.c_str());
+        for (const auto& line : keyring_status_lines(*keyring))
+            client::print_printable(stdout, "%s\n", line.c_str());
     }
     if (!c.contains("keyring_watched")) return;
     if (c.value("keyring_watched", false)) {
-        std::printf("keyring watch: on (%lld invalidations after a lock, an edit or a restart)\n",
-                    c.value("invalidations", 0LL));
+        client::print_printable(
+            stdout, "keyring watch: on (%lld invalidations after a lock, an edit or a restart)\n",
+            c.value("invalidations", 0LL));
     } else {
-        std::printf(
+        client::print_printable(
+            stdout,
             "keyring watch: OFF, the Secret Service cannot be watched; credentials are not "
             "cached\n");
     }
@@ -98,7 +106,8 @@ void print_keyring(const Json& response, const Json& c) {
 
 void print_registry(const Json& response) {
     if (const auto disc = response.find("discovery"); disc != response.end()) {
-        std::printf(
+        client::print_printable(
+            stdout,
             "discovery cache: %lld entries (%lld with services, %lld without, %lld failures), %lld "
             "hits, "
             "%lld misses, %lld stale answers, %lld forced, %lld upstream requests (%lld failed)\n",
@@ -108,7 +117,8 @@ void print_registry(const Json& response) {
             disc->value("upstream_requests", 0LL), disc->value("upstream_failures", 0LL));
     }
     if (const auto reg = response.find("registry"); reg != response.end()) {
-        std::printf(
+        client::print_printable(
+            stdout,
             "registry cache: %lld entries (%lld documents, %lld not found, %lld failures), "
             "%lld hits, %lld misses, %lld stale answers, %lld upstream requests "
             "(%lld failed), %lld in flight, %lld evictions\n",
@@ -120,7 +130,7 @@ void print_registry(const Json& response) {
     }
     if (const auto cache = response.find("registry_cache");
         cache != response.end() && cache->is_object()) {
-        std::printf("%s\n", registry_cache_status_line(*cache).c_str());
+        client::print_printable(stdout, "%s\n", registry_cache_status_line(*cache).c_str());
     }
 }
 
@@ -147,7 +157,8 @@ int run_status(const client::ClientOptions& client, bool json) {
     client::DaemonClient daemon(client);
     const Json response = daemon.call(proto::make_request(proto::Op::status));
     if (json) {
-        std::printf("%s\n", response.dump(2).c_str());
+        // ASCII only: the answer's text from elsewhere shows escaped.
+        std::printf("%s\n", response.dump(2, ' ', true).c_str());
         return client::kExitOk;
     }
     const Json& d = response.at("daemon");

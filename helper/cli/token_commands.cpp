@@ -11,6 +11,7 @@
 #include "helper/cli/dash_command.hpp"
 #include "helper/cli/list.hpp"
 #include "helper/client/exit_codes.hpp"
+#include "helper/client/printable_output.hpp"
 #include "helper/terraform_config/token_variables.hpp"
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
@@ -69,7 +70,7 @@ std::vector<HostToken> collect_tokens(const client::ClientOptions& client,
                 " cannot be encoded as a TF_TOKEN_* variable: Terraform and OpenTofu "
                 "would not read its name back as this host";
             if (!all) throw Error(ErrorCode::bad_host, why + "; nothing was run");
-            std::fprintf(stderr, "hostkeeper exec: %s; left out\n", why.c_str());
+            client::print_printable(stderr, "hostkeeper exec: %s; left out\n", why.c_str());
             continue;
         }
         std::optional<proto::Secret> token;
@@ -78,7 +79,7 @@ std::vector<HostToken> collect_tokens(const client::ClientOptions& client,
         } catch (const Error& e) {
             // Withheld (refused, expired): named, it is an error; else left out.
             if (!all || e.code() != ErrorCode::not_found) throw;
-            std::fprintf(stderr, "hostkeeper exec: %s; left out\n", e.what());
+            client::print_printable(stderr, "hostkeeper exec: %s; left out\n", e.what());
             continue;
         }
         if (!token) {
@@ -86,16 +87,17 @@ std::vector<HostToken> collect_tokens(const client::ClientOptions& client,
                 throw Error(ErrorCode::not_found, "no credentials are stored for " +
                                                       host_for_people(host) + "; nothing was run");
             }
-            std::fprintf(stderr, "hostkeeper exec: %s was forgotten meanwhile; left out\n",
-                         host.c_str());
+            client::print_printable(
+                stderr, "hostkeeper exec: %s was forgotten meanwhile; left out\n", host.c_str());
             continue;
         }
         tokens.push_back({host, *variable, std::move(*token)});
     }
     if (all && hosts.empty()) {
-        std::fprintf(stderr,
-                     "hostkeeper exec: no credentials are stored; COMMAND gets no TF_TOKEN_* "
-                     "variables\n");
+        client::print_printable(
+            stderr,
+            "hostkeeper exec: no credentials are stored; COMMAND gets no TF_TOKEN_* "
+            "variables\n");
     }
     return tokens;
 }
@@ -222,7 +224,8 @@ std::vector<std::string_view> current_environment() {
 
 int run_exec(const client::ClientOptions& client, const ExecOptions& options) {
     if (options.command.empty()) {
-        std::fprintf(stderr, "hostkeeper exec: no COMMAND given (hostkeeper exec -- COMMAND)\n");
+        client::print_printable(stderr,
+                                "hostkeeper exec: no COMMAND given (hostkeeper exec -- COMMAND)\n");
         return client::kExitUsage;
     }
     std::optional<TfeToken> tfe;
@@ -244,10 +247,11 @@ int run_exec(const client::ClientOptions& client, const ExecOptions& options) {
         tfe.reset();
     }  // the tokens' own copies are scrubbed here; the environment holds the rest
     for (const auto& note : environment.notes)
-        std::fprintf(stderr, "hostkeeper exec: %s\n", note.c_str());
+        client::print_printable(stderr, "hostkeeper exec: %s\n", note.c_str());
     if (!environment.unportable.empty() && runs_under_dash(options.command.front())) {
-        std::fprintf(stderr, "hostkeeper exec: %s\n",
-                     unportable_note(environment.unportable, options.command.front()).c_str());
+        client::print_printable(
+            stderr, "hostkeeper exec: %s\n",
+            unportable_note(environment.unportable, options.command.front()).c_str());
     }
     std::fflush(stderr);
 
@@ -259,21 +263,22 @@ int run_exec(const client::ClientOptions& client, const ExecOptions& options) {
     ::execvpe(argv[0], argv.data(), envp.data());
     const int error = errno;
     if (error == ENOENT) {
-        std::fprintf(stderr, "hostkeeper exec: %s: command not found\n", argv[0]);
+        client::print_printable(stderr, "hostkeeper exec: %s: command not found\n", argv[0]);
         return client::kExitCommandNotFound;
     }
-    std::fprintf(stderr, "hostkeeper exec: %s: %s\n", argv[0], std::strerror(error));
+    client::print_printable(stderr, "hostkeeper exec: %s: %s\n", argv[0], std::strerror(error));
     return client::kExitCannotExecute;
 }
 
 int run_token(const client::ClientOptions& client, const TokenOptions& options) {
     const std::string host = proto::normalize_hostname(options.host);
     if (!options.force && ::isatty(STDOUT_FILENO) == 1) {
-        std::fprintf(stderr,
-                     "hostkeeper token: standard output is a terminal: not printing the token "
-                     "for %s there (it would stay in the scrollback); pipe or redirect it, or "
-                     "give --force\n",
-                     host_for_people(host).c_str());
+        client::print_printable(
+            stderr,
+            "hostkeeper token: standard output is a terminal: not printing the token "
+            "for %s there (it would stay in the scrollback); pipe or redirect it, or "
+            "give --force\n",
+            host_for_people(host).c_str());
         return client::kExitUsage;
     }
     const auto token = fetch_token(client, host);

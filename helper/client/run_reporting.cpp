@@ -5,6 +5,7 @@
 
 #include "helper/client/exit_codes.hpp"
 #include "helper/client/launcher.hpp"
+#include "helper/client/printable_output.hpp"
 #include "proto/error.hpp"
 #include "proto/socket_path.hpp"
 
@@ -12,7 +13,9 @@ namespace hostkeeper::helper::client {
 
 int run_reporting(const std::string& program, const std::function<int()>& body) {
     const auto fail = [&](const char* message, int code) {
-        std::fprintf(stderr, "%s: %s\n", program.c_str(), message);
+        // The message may carry text from elsewhere (a command's stderr, a
+        // host name): it goes through the printable filter.
+        print_printable(stderr, "%s: %s\n", program.c_str(), message);
         return code;
     };
     try {

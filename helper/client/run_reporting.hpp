@@ -8,8 +8,8 @@
 
 namespace hostkeeper::helper::client {
 
-// Runs `body`; any exception becomes "PROGRAM: message" on stderr and the
-// exit code for its kind.
+// Runs `body`; any exception becomes "PROGRAM: message" on stderr, through
+// the printable filter (printable_output.hpp), and the exit code for its kind.
 int run_reporting(const std::string& program, const std::function<int()>& body);
 
 }  // namespace hostkeeper::helper::client

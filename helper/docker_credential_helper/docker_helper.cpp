@@ -3,6 +3,7 @@
 #include <exception>
 #include <optional>
 
+#include "helper/client/printable_output.hpp"
 #include "helper/client/standard_streams.hpp"
 #include "helper/docker_credential_helper/docker_credentials.hpp"
 #include "proto/error.hpp"
@@ -112,11 +113,12 @@ void list(int out, const client::ClientOptions& options) {
     client::write_all_output(out, format_list(servers != response.end() ? *servers : Json()));
 }
 
-// The failure line on standard output. A failure to write it changes nothing:
-// the exit status says it failed.
+// The failure line on standard output, which Docker shows its user: through
+// the printable filter, as it may quote the daemon's reasons. A failure to
+// write it changes nothing: the exit status says it failed.
 int fail(int out, std::string_view message) {
     try {
-        client::write_all_output(out, std::string(message) + "\n");
+        client::write_all_output(out, client::printable_lines(message) + "\n");
     } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): the status says it
     }
     return 1;

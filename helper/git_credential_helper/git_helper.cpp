@@ -3,6 +3,7 @@
 #include <exception>
 #include <optional>
 
+#include "helper/client/printable_output.hpp"
 #include "helper/client/standard_streams.hpp"
 #include "helper/git_credential_helper/git_credentials.hpp"
 #include "proto/error.hpp"
@@ -160,11 +161,14 @@ void ignore(int in) {
     }
 }
 
-// The failure line on stderr. A failure to write it changes nothing: the
-// exit status says it failed.
+// The failure line on stderr, through the printable filter: the message may
+// quote git's input (a host git decoded from a URL) or the daemon's reasons.
+// A failure to write it changes nothing: the exit status says it failed.
 int fail(int err, std::string_view message) {
     try {
-        client::write_all_output(err, std::string(kProgram) + ": " + std::string(message) + "\n");
+        client::write_all_output(
+            err,
+            client::printable_lines(std::string(kProgram) + ": " + std::string(message)) + "\n");
     } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): the status says it
     }
     return 1;

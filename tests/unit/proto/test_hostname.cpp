@@ -1,6 +1,7 @@
 // Hostname normalization vectors: docs/specs/client-behaviour.md and
 // credentials-helper-protocol.md, plus the rejection list.
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
@@ -71,6 +72,28 @@ TEST_CASE("invalid hostnames are refused with a reason", "[proto][hostname]") {
     } catch (const Error& e) {
         CHECK(e.code() == ErrorCode::bad_host);
         CHECK_THAT(e.what(), Catch::Contains(reason));
+    }
+}
+
+TEST_CASE("a refused hostname is quoted as text, its control bytes named", "[proto][hostname]") {
+    try {
+        (void)normalize_hostname("ev\x1b]0;PWNED\x07il\r.example.com");
+        FAIL("accepted a hostname with ESC, BEL and CR");
+    } catch (const Error& e) {
+        CHECK(e.code() == ErrorCode::bad_host);
+        CHECK(std::string(e.what()) ==
+              "invalid hostname \"ev ]0;PWNED il .example.com\": byte 0x1B is not allowed in a "
+              "hostname");
+    }
+    try {
+        (void)normalize_hostname(
+            "a\xc2\x9b"
+            "2J.example.com");
+        FAIL("accepted a hostname with U+009B");
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        CHECK(what.find("\xc2\x9b") == std::string::npos);
+        CHECK_THAT(what, Catch::StartsWith("invalid hostname \"a 2J.example.com\""));
     }
 }
 

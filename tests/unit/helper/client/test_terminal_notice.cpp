@@ -72,6 +72,11 @@ TEST_CASE("the terminal line is one line, control characters made spaces", "[ter
     CHECK(long_line.size() < 500);
     CHECK(long_line.find('\n') == long_line.size() - 1);
     CHECK(long_line.substr(long_line.size() - 4) == "...\n");
+    // C1 controls (U+009B, CSI, as UTF-8) and a lone 8-bit CSI byte.
+    CHECK(terminal_notice_line("h.example",
+                               "a\xc2\x9b"
+                               "2Jb\x9b"
+                               "2J") == "hostkeeper: no credentials for h.example: a 2Jb?2J\n");
 }
 
 TEST_CASE("without a controlling terminal nothing is written and nothing fails",
