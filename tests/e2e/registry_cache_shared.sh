@@ -67,6 +67,7 @@ users=("hksha$tag" "hkshb$tag")
 worlds=()
 cleanup() {
     local user pid
+    rm -f "$work"/*/held*  # lock holders (lock_bytes) end
     for user in "${users[@]}"; do
         if [[ -s $work/$user/world.env ]]; then as "$user" "$bin/hostkeeper" stop >/dev/null 2>&1 || true; fi
         rm -f "$work/$user/alive"
