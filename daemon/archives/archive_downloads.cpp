@@ -122,11 +122,15 @@ void ArchiveStore::finished(const std::string& key, const Flight& flight, std::u
                             const std::exception_ptr& error) {
     flights_.erase(key);
     if (!error) {
-        ++downloads_;
-        if (!store_error_.empty()) {
-            spdlog::info("archive cache {}: archives are stored again", options_.dir.string());
-            store_error_.clear();
+        if (flight.kept) {
+            ++downloads_;
+            logged_causes_.clear();
+            if (!store_error_.empty()) {
+                spdlog::info("archive cache {}: archives are stored again", options_.dir.string());
+                store_error_.clear();
+            }
         }
+        // Kept or not, it is whole and verified: its readers get all of it.
         flight.growing->finish(size);
         return;
     }
@@ -145,7 +149,8 @@ void ArchiveStore::finished(const std::string& key, const Flight& flight, std::u
 }
 
 // The download into the flight's temp file, verified, then renamed into
-// place; its size. The temp file is removed on every way out but success.
+// place when it can be (flight.kept); its size. The temp file's name is
+// removed on every way out but a stored archive: its readers keep it open.
 asio::awaitable<std::uint64_t> ArchiveStore::insert(Flight& flight, ArchiveRequest request,
                                                     std::optional<ExpectedHashes> expected) {
     // Removed on every way out but success.
@@ -169,11 +174,28 @@ asio::awaitable<std::uint64_t> ArchiveStore::insert(Flight& flight, ArchiveReque
     if (file.size == 0)
         throw Error(ErrorCode::registry_failed, "downloading " + what + ": it is empty");
     const std::string name = stored_name(key);
-    const OwnedFd in = store_download(*flight.dirs, flight.file, flight.temp_file, name, what);
+    const std::optional<OwnedFd> in = keep_download(flight, name, what);
+    if (!in) co_return file.size;  // served from the temp file all the same
     partial.keep = true;
-    remember_stored(name, in.get(), file.size);
+    flight.kept = true;
+    remember_stored(name, in->get(), file.size);
     evict(name);
     co_return file.size;
+}
+
+// The verified download stored as `name` (store_download), or nullopt when
+// it cannot be: said (not_kept), and served from its open file only. Not a
+// coroutine (async/toolchain.hpp).
+std::optional<OwnedFd> ArchiveStore::keep_download(const Flight& flight, const std::string& name,
+                                                   const std::string& what) {
+    try {
+        return store_download(*flight.dirs, flight.file, flight.temp_file, name, what);
+    } catch (const StoreUnwritable& e) {
+        not_kept(e);
+    } catch (const Error& e) {
+        not_kept(StoreUnwritable(e.what(), 0));
+    }
+    return std::nullopt;
 }
 
 // The verified download `out` (`temp_file` in this user's temp directory)
@@ -193,8 +215,7 @@ OwnedFd ArchiveStore::store_download(const StoreDirs& dirs, const OwnedFd& out,
     seal(in.get(), (dirs.tmp_path / temp_file).string(), is_provider_name(name));
     const fs::path path = options_.dir / name;
     const auto [at, file] = locate(dirs, name);
-    if (::renameat(dirs.tmp.get(), temp_file.c_str(), at, file.c_str()) != 0) {
-        const int error = errno;
+    if (const int error = rename_into_place(dirs.tmp.get(), temp_file, at, file, path)) {
         throw StoreUnwritable(
             "cannot store " + what + " as " + path.string() + ": " + std::strerror(error), error);
     }

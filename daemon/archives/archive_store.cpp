@@ -329,8 +329,7 @@ void ArchiveStore::scan_file(int dir, const std::string& file, const std::string
     const bool read_later =
         st.st_atim.tv_sec > st.st_mtim.tv_sec ||
         (st.st_atim.tv_sec == st.st_mtim.tv_sec && st.st_atim.tv_nsec > st.st_mtim.tv_nsec);
-    stored_[name] = Entry{static_cast<std::uint64_t>(st.st_size),
-                          file_time_of(read_later ? st.st_atim : st.st_mtim)};
+    stored_[name] = Entry{allocated_bytes(st), file_time_of(read_later ? st.st_atim : st.st_mtim)};
 }
 
 std::pair<int, std::string> ArchiveStore::locate(const StoreDirs& dirs, const std::string& name) {
@@ -398,13 +397,31 @@ asio::awaitable<Archive> ArchiveStore::get(ArchiveRequest request) {
                       flight->growing, lease_of(name)};
 }
 
-// Logged once, when the directory stops taking archives.
+// Logged once per cause (an errno) until an archive is stored again.
 void ArchiveStore::store_failed(const StoreUnwritable& e) {
     ++passed_through_;
-    const bool already = !store_error_.empty();
     store_error_ = store_problem(options_.dir, e);
     store_failed_at_ = std::chrono::steady_clock::now();
-    if (!already) spdlog::warn("archive cache: {} ({})", store_error_, e.what());
+    if (logged_causes_.insert(e.error()).second)
+        spdlog::warn("archive cache: {} ({})", store_error_, e.what());
+}
+
+// A verified download that could not be stored: its readers get it from
+// its open file. Something in the way of its one name (make_way could not
+// clear it) leaves the directory to the other archives; any other failure
+// is the directory's (store_failed).
+void ArchiveStore::not_kept(const StoreUnwritable& e) {
+    if (!in_the_way(e.error())) {
+        store_failed(e);
+        return;
+    }
+    ++passed_through_;
+    if (logged_causes_.insert(e.error()).second) {
+        spdlog::warn("archive cache: {}; such archives are served from their download, not kept",
+                     e.what());
+    } else {
+        spdlog::debug("archive cache: {}; served from its download, not kept", e.what());
+    }
 }
 
 bool ArchiveStore::store_resting() const {

@@ -45,7 +45,8 @@
 // Least recently used goes first: a hit sets the file's mtime to now (its
 // owner's hits; another member's show in its access time), and eviction
 // (after each insert) removes the oldest until the files under DIR (every
-// daemon's, every user's) fit max_bytes, never the file just stored and
+// daemon's, every user's) fit max_bytes, counted by the disk space they take
+// (st_blocks, not st_size: a sparse file counts what it holds), never the file just stored and
 // never one a daemon is serving: a found archive carries a lease, a shared
 // lock on its byte of DIR/.lock, and eviction skips what it cannot lock
 // exclusively (or may not remove). Archives are returned as open file
@@ -58,6 +59,13 @@
 // The problem is logged once, shown by stats().store_problem, and for
 // kStoreRetry after it get() does not try the directory again (no download is
 // started only to fail for want of space); the first archive stored clears it.
+// A download that is whole and verified is never failed for want of a place:
+// when it cannot be stored under its name (something a member put there that
+// can be neither removed nor moved aside, make_way(), or any failure to seal
+// or rename it) it is finished from its open temp file, which its readers
+// keep, and not kept; counted as passed through and logged once per cause
+// (an errno). Only a problem of the directory (not of the one name) also
+// rests the store as above.
 //
 // Event-loop only, like async::SingleFlight: hashing runs on a thread of
 // its own; file-system calls (open, rename, a directory scan per insert)
@@ -73,6 +81,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -156,13 +165,15 @@ struct ArchiveRequest {
 
 struct ArchiveStats {
     std::uint64_t count = 0;      // archives stored (at the last scan, plus this daemon's changes)
-    std::uint64_t bytes = 0;      // their size
+    std::uint64_t bytes = 0;      // the disk space they take (allocated blocks)
     std::uint64_t max_bytes = 0;  // the cap
     std::uint64_t downloads = 0;  // archives downloaded, verified and stored by this daemon
     std::uint64_t hits = 0;       // archives served from the directory
     std::uint64_t evictions = 0;  // archives removed to stay under the cap
     std::uint64_t failures = 0;   // downloads that failed or did not verify
-    std::uint64_t passed_through = 0;  // archives not stored: the directory could not take them
+    // Archives not stored: the directory could not take them (passed
+    // through, or served from their download's own file).
+    std::uint64_t passed_through = 0;
     // Archives found in a shared directory that did not match their key:
     // removed, never served.
     std::uint64_t rejected = 0;
@@ -216,7 +227,7 @@ class ArchiveStore {
 
   private:
     struct Entry {
-        std::uint64_t size = 0;
+        std::uint64_t size = 0;  // allocated: st_blocks * 512
         std::filesystem::file_time_type used;
     };
     // A stored file opened by find(), and whether it must be hashed first.
@@ -258,6 +269,7 @@ class ArchiveStore {
         std::string temp_file;                  // its name in that directory
         std::string hint;
         std::shared_ptr<GrowingArchive> growing;
+        bool kept = false;  // stored under its name once verified; else served from `file` only
     };
     std::shared_ptr<Flight> start(ArchiveRequest request);
     boost::asio::awaitable<void> download(std::shared_ptr<Flight> flight, ArchiveRequest request,
@@ -268,7 +280,10 @@ class ArchiveStore {
                   const std::exception_ptr& error);
     OwnedFd store_download(const StoreDirs& dirs, const OwnedFd& out, const std::string& temp_file,
                            const std::string& name, const std::string& what) const;
+    std::optional<OwnedFd> keep_download(const Flight& flight, const std::string& name,
+                                         const std::string& what);
     void store_failed(const StoreUnwritable& e);
+    void not_kept(const StoreUnwritable& e);
     bool store_resting() const;
 
     boost::asio::any_io_executor io_;
@@ -290,6 +305,7 @@ class ArchiveStore {
     // Why the directory cannot take archives, and since when; "" when it can.
     std::string store_error_;
     std::chrono::steady_clock::time_point store_failed_at_;
+    std::set<int> logged_causes_;  // errnos of store problems logged since one was stored
     bool stopped_ = false;
 };
 

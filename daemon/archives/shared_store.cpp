@@ -4,7 +4,11 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -176,6 +180,84 @@ proto::UniqueFd ensure_own_subdir(int parent, const std::string& name, const fs:
     }
     set_mode(fd.get(), st, mode, shown);
     return fd;
+}
+
+namespace {
+
+constexpr int kAsideAttempts = 8;
+constexpr int kPlaceAttempts = 3;
+
+// NAME.moved-aside.PID.N, N unpredictable to other members (who could
+// otherwise make that name first).
+std::string aside_name(const std::string& name) {
+    static std::atomic<std::uint64_t> count{0};
+    const auto now =
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    std::array<char, 17> hex{};
+    std::snprintf(hex.data(), hex.size(), "%016llx",
+                  static_cast<unsigned long long>(now ^ (count.fetch_add(1) << 48U)));
+    return name + ".moved-aside." + std::to_string(::getpid()) + "." + hex.data();
+}
+
+// renameat() within `dir` that never replaces what is at `to`.
+int rename_aside(int dir, const std::string& from, const std::string& to) {
+    if (::renameat2(dir, from.c_str(), dir, to.c_str(), RENAME_NOREPLACE) == 0) return 0;
+    if (errno != EINVAL && errno != ENOSYS) return -1;
+    // A file system without RENAME_NOREPLACE: the name checked free first.
+    struct stat st {};
+    if (::fstatat(dir, to.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        errno = EEXIST;
+        return -1;
+    }
+    return ::renameat(dir, from.c_str(), dir, to.c_str());
+}
+
+}  // namespace
+
+bool make_way(int dir, const std::string& name, const fs::path& shown) {
+    struct stat st {};
+    if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return errno == ENOENT;
+    if (S_ISREG(st.st_mode)) return true;
+    const bool directory = S_ISDIR(st.st_mode);
+    const char* const what = directory ? "a directory" : "no regular file";
+    if (::unlinkat(dir, name.c_str(), directory ? AT_REMOVEDIR : 0) == 0 || errno == ENOENT) {
+        spdlog::warn("archive cache: {} (uid {}) was {}: removed", shown.string(), st.st_uid, what);
+        return true;
+    }
+    const int removing = errno;
+    int moving = 0;
+    for (int attempt = 0; attempt < kAsideAttempts; ++attempt) {
+        const std::string aside = aside_name(name);
+        if (rename_aside(dir, name, aside) == 0) {
+            spdlog::warn(
+                "archive cache: {} (uid {}) was {} that cannot be removed ({}): moved "
+                "aside as {}",
+                shown.string(), st.st_uid, what, std::strerror(removing), aside);
+            return true;
+        }
+        moving = errno;
+        if (moving == ENOENT) return true;
+        if (moving != EEXIST) break;
+    }
+    spdlog::debug("archive cache: {} (uid {}) is {}, neither removed ({}) nor moved aside ({})",
+                  shown.string(), st.st_uid, what, std::strerror(removing), std::strerror(moving));
+    return false;
+}
+
+bool in_the_way(int error) {
+    return error == EISDIR || error == ENOTEMPTY || error == EEXIST;
+}
+
+int rename_into_place(int from_dir, const std::string& from, int to_dir, const std::string& to,
+                      const fs::path& shown) {
+    int error = 0;
+    for (int attempt = 0; attempt < kPlaceAttempts; ++attempt) {
+        make_way(to_dir, to, shown);
+        if (::renameat(from_dir, from.c_str(), to_dir, to.c_str()) == 0) return 0;
+        error = errno;
+        if (!in_the_way(error)) break;
+    }
+    return error;
 }
 
 FileIdentity identity_of(const struct stat& st) {

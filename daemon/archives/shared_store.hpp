@@ -63,6 +63,27 @@ proto::UniqueFd ensure_own_subdir(int parent, const std::string& name,
                                   const std::filesystem::path& shown, uid_t uid, mode_t mode,
                                   gid_t group = static_cast<gid_t>(-1));
 
+// Makes way for a file to be renamed to `name` in the directory open as
+// `dir` (`shown` in messages): anything there that is not a regular file (a
+// directory a member made under an archive's name, a FIFO, a link) is
+// removed when we may (an empty directory, in a directory that is not
+// sticky), else renamed aside within the same directory as
+// NAME.moved-aside.PID.N (never an archive's name, so never counted or
+// served); logged either way. A regular file stays: rename(2) replaces it
+// at once. False when something else is there still.
+bool make_way(int dir, const std::string& name, const std::filesystem::path& shown);
+
+// True for a rename's errno that says something stands at the new name
+// that rename(2) does not replace (a directory: EISDIR, ENOTEMPTY, EEXIST).
+bool in_the_way(int error);
+
+// `from` in the directory open as `from_dir` renamed to `to` in `to_dir`
+// (`shown` in messages), making way first (make_way) and again when a member
+// put something in the way meanwhile, a few times at most: 0, or the errno
+// of the last rename.
+int rename_into_place(int from_dir, const std::string& from, int to_dir, const std::string& to,
+                      const std::filesystem::path& shown);
+
 // What stat says of a file, to know it again unchanged.
 struct FileIdentity {
     dev_t dev = 0;

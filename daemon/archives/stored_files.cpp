@@ -13,6 +13,7 @@
 
 #include "daemon/archives/archive_store.hpp"
 #include "daemon/archives/package_hash.hpp"
+#include "daemon/archives/shared_store.hpp"
 #include "daemon/archives/store_names.hpp"
 #include "daemon/archives/verified_download.hpp"
 #include "daemon/async/on_worker.hpp"
@@ -130,9 +131,9 @@ std::optional<Archive> ArchiveStore::adopted(Opened opened, const StoreDirs& dir
         return std::nullopt;
     }
     const auto [at, file] = locate(dirs, opened.name);
-    if (::renameat(tmp, copy_file.c_str(), at, file.c_str()) != 0) {
+    if (const int error = rename_into_place(tmp, copy_file, at, file, options_.dir / opened.name)) {
         spdlog::debug("archive cache: cannot store the copy of {}: {}", opened.name,
-                      std::strerror(errno));
+                      std::strerror(error));
         ::unlinkat(tmp, copy_file.c_str(), 0);  // served all the same, from the open copy
     }
     opened.id = identity_of(st);
@@ -165,7 +166,9 @@ void ArchiveStore::reject(const std::string& name, const FileIdentity& id, const
     struct stat st {};
     const bool same = dir >= 0 && ::fstatat(dir, file.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
                       st.st_dev == id.dev && st.st_ino == id.ino;
-    const bool removed = same && ::unlinkat(dir, file.c_str(), 0) == 0;
+    // A directory under the name: removed, or moved aside (make_way).
+    const bool removed = same && (S_ISREG(st.st_mode) ? ::unlinkat(dir, file.c_str(), 0) == 0
+                                                      : make_way(dir, file, path));
     ++rejected_;
     stored_.erase(name);
     verified_.forget(name);
@@ -182,11 +185,13 @@ Archive ArchiveStore::served(Opened opened) {
     // those (0440): known again as touched.
     ::futimens(archive.fd.get(), nullptr);
     struct stat st {};
-    if (mode_ == StoreMode::shared_dir && is_provider_name(opened.name) &&
-        ::fstat(archive.fd.get(), &st) == 0 && st.st_uid == ::geteuid() &&
-        (st.st_mode & 0222U) == 0 && st.st_dev == opened.id.dev && st.st_ino == opened.id.ino)
+    const bool known = ::fstat(archive.fd.get(), &st) == 0;
+    if (mode_ == StoreMode::shared_dir && is_provider_name(opened.name) && known &&
+        st.st_uid == ::geteuid() && (st.st_mode & 0222U) == 0 && st.st_dev == opened.id.dev &&
+        st.st_ino == opened.id.ino)
         verified_.remember(opened.name, identity_of(st));
-    stored_[opened.name] = Entry{archive.size, fs::file_time_type::clock::now()};
+    stored_[opened.name] =
+        Entry{known ? allocated_bytes(st) : archive.size, fs::file_time_type::clock::now()};
     ++hits_;
     return std::move(archive);
 }
@@ -205,9 +210,10 @@ void ArchiveStore::seal(int fd, const std::string& temp, bool provider) const {
 
 // Stored by this daemon as `name`: verified already, as it is now.
 void ArchiveStore::remember_stored(const std::string& name, int fd, std::uint64_t size) {
-    stored_[name] = Entry{size, fs::file_time_type::clock::now()};
     struct stat st {};
-    if (::fstat(fd, &st) == 0) verified_.remember(name, identity_of(st));
+    const bool known = ::fstat(fd, &st) == 0;
+    stored_[name] = Entry{known ? allocated_bytes(st) : size, fs::file_time_type::clock::now()};
+    if (known) verified_.remember(name, identity_of(st));
 }
 
 // A lease on what this daemon just stored; empty when an eviction holds it

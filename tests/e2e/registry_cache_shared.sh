@@ -21,7 +21,17 @@
 #      survives the other user's eviction, everything that user may remove
 #      goes, and once the lock is gone the cap is met;
 #   5. a directory with a bad mode (0777) is refused with the documented
-#      message in `hostkeeper status`, and init still works (passed through).
+#      message in `hostkeeper status`, and init still works (passed through);
+#   6. a member plants directories under provider packages' names (an empty
+#      one, and one with a file the other member cannot remove): the other
+#      member's inits succeed, the directories are removed or moved aside
+#      and the packages stored in their place;
+#   7. a member's sparse files (25 of 2 GiB in their own module directory,
+#      a few blocks of disk) do not make the other member's daemon evict:
+#      the cap counts allocated blocks;
+#   8. a member holding a write lock on all of DIR/.lock: the other member's
+#      init still succeeds (every lookup a miss: the package is downloaded
+#      again), without waiting on the lock.
 #
 # Run it inside support/port-env.sh, as root (useradd, setpriv):
 #   tests/support/port-env.sh tests/e2e/registry_cache_shared.sh BIN_DIR
@@ -57,6 +67,7 @@ users=("hksha$tag" "hkshb$tag")
 worlds=()
 cleanup() {
     local user pid
+    rm -f "$work"/*/held*  # lock holders (lock_bytes) end
     for user in "${users[@]}"; do
         if [[ -s $work/$user/world.env ]]; then as "$user" "$bin/hostkeeper" stop >/dev/null 2>&1 || true; fi
         rm -f "$work/$user/alive"
@@ -284,24 +295,31 @@ pass "a package $a rewrote under its key was refused by $b's daemon, removed and
 # A daemon holds a shared lock on the archive's byte of DIR/.lock for as long
 # as it sends the file; on loopback a whole package fits in the socket's
 # buffers, so the lock is taken here as user b, as b's daemon takes it.
-b_modules=$(find "$shared/modules/$(uid_of "$b")" -type f -printf '%s\n' | awk '{ n += $1 } END { print n + 0 }')
-zip_size=$(stat -c %s "$key_file")
+# Sizes as the cap counts them: allocated blocks (find's %b and stat's %b are 512 bytes).
+b_modules=$(find "$shared/modules/$(uid_of "$b")" -type f -printf '%b\n' | awk '{ n += $1 * 512 } END { print n + 0 }')
+zip_size=$(($(stat -c %b "$key_file") * 512))
 cap=$((b_modules + zip_size + 100))
 restart "$a" "$cap"
-held=$work/$b/held
-as "$b" python3 - "$shared/.lock" "$(basename "$key_file")" "$held" <<'PY' &
+# lock_bytes USER TYPE START LENGTH HELD: USER holds an OFD lock (F_RDLCK or
+# F_WRLCK) on LENGTH bytes of DIR/.lock from START (0: to the end and beyond)
+# in the background (its pid in $holder) until the file HELD is removed.
+lock_bytes() {
+    as "$1" python3 - "$shared/.lock" "$2" "$3" "$4" "$5" <<'PY' &
 import fcntl, os, struct, sys, time
 F_OFD_SETLK = 37
 fd = os.open(sys.argv[1], os.O_RDWR)
-start = int(sys.argv[2][:15], 16)
-fcntl.fcntl(fd, F_OFD_SETLK, struct.pack("hhqqi", fcntl.F_RDLCK, os.SEEK_SET, start, 1, 0))
-open(sys.argv[3], "w").close()
-while os.path.exists(sys.argv[3]):
+kind = getattr(fcntl, sys.argv[2])
+fcntl.fcntl(fd, F_OFD_SETLK, struct.pack("hhqqi", kind, os.SEEK_SET, int(sys.argv[3]), int(sys.argv[4]), 0))
+open(sys.argv[5], "w").close()
+while os.path.exists(sys.argv[5]):
     time.sleep(0.05)
 PY
-holder=$!
-for _ in $(seq 1 100); do [[ -e $held ]] && break; sleep 0.05; done
-[[ -e $held ]] || fail "could not take the shared lock as $b"
+    holder=$!
+    for _ in $(seq 1 100); do [[ -e $5 ]] && return 0; sleep 0.05; done
+    fail "could not lock $shared/.lock as $1"
+}
+held=$work/$b/held
+lock_bytes "$b" F_RDLCK "$((16#$(basename "$key_file" | cut -c1-15)))" 1 "$held"
 wa4=$(workdir "$a" four 1.2.0)
 init "$a" "$wa4" || { show "$wa4.out"; fail "init of 1.2.0 as $a (evicting) failed"; }
 [[ -e $key_file ]] || fail "the package $b's daemon is serving was evicted"
@@ -315,7 +333,7 @@ wait "$holder" || true
 wa5=$(workdir "$a" five 1.1.0)
 init "$a" "$wa5" || { show "$wa5.out"; fail "init of 1.1.0 as $a after the lock went failed"; }
 [[ ! -e $key_file ]] || fail "the package no longer in use was not evicted"
-total=$(find "$shared/providers" "$shared/modules" -type f -printf '%s\n' | awk '{ n += $1 } END { print n + 0 }')
+total=$(find "$shared/providers" "$shared/modules" -type f -printf '%b\n' | awk '{ n += $1 * 512 } END { print n + 0 }')
 [[ $total -le $cap ]] || { find "$shared" -type f -ls; fail "the directory holds $total bytes, over the cap of $cap"; }
 pass "once nothing served it, the package was evicted and the directory fits its cap ($total <= $cap bytes)"
 
@@ -333,3 +351,74 @@ installed "$wa6" 1.0.0 || fail "1.0.0 was not installed (passed through) with th
 [[ ! -e $key_file ]] || fail "an archive was stored in the refused directory"
 chmod 2770 "$shared"
 pass "a world-writable directory is refused ($problem), and init goes through uncached"
+
+# --- 6. directories planted under packages' names --------------------------------------------
+# $a is the member who plants, $b the member whose inits must go on.
+zh_hex() { sha256sum < <(curl -sS --cacert "$work/tls/ca.pem" "https://$host$(zip_path "$1")") | cut -c1-64; }
+v100=$(zh_hex 1.0.0)
+v120=$(zh_hex 1.2.0)
+# An empty directory, and one holding a file of $a's that $b cannot remove
+# (so it cannot be removed, only moved aside); a package stored there before is gone.
+as "$a" sh -c 'rm -f "$1" && mkdir -m 0755 "$1"' sh "$shared/providers/$v120" ||
+    fail "$a could not make a directory under 1.2.0's name"
+as "$a" sh -c 'rm -f "$1" && mkdir -m 0755 "$1" && echo theirs >"$1/theirs" && chmod 0555 "$1"' \
+    sh "$shared/providers/$v100" || fail "$a could not make a directory under 1.0.0's name"
+for version in 1.2.0 1.0.0; do
+    wb6=$(workdir "$b" "six-$version" "$version")
+    init "$b" "$wb6" || { show "$wb6.out"; fail "init of $version as $b with a directory under its name failed"; }
+    installed "$wb6" "$version" || fail "$version was not installed for $b with a directory under its name"
+done
+for hex in "$v120" "$v100"; do
+    [[ -f $shared/providers/$hex && ! -L $shared/providers/$hex ]] ||
+        { ls -la "$shared/providers"; fail "the package $hex was not stored in the directory's place"; }
+    [[ $(sha256sum "$shared/providers/$hex" | cut -c1-64) == "$hex" ]] || fail "the package stored as $hex is not it"
+done
+mapfile -t aside < <(find "$shared/providers" -maxdepth 1 -name "$v100.moved-aside.*")
+[[ ${#aside[@]} == 1 && -f ${aside[0]}/theirs ]] ||
+    { ls -la "$shared/providers"; fail "$a's directory with a file in it was not moved aside, whole"; }
+[[ -z $(find "$shared/providers" -maxdepth 1 -name "$v120.moved-aside.*") ]] ||
+    fail "$a's empty directory was moved aside, not removed"
+pass "directories $a planted under packages' names were removed or moved aside; $b's inits installed and stored both"
+
+# --- 7. sparse files do not count against the cap ------------------------------------------------
+# 25 files of 2 GiB each, a few blocks of disk, in $a's own module directory
+# (theirs to evict): 50 GiB by length against $b's cap of 1 GB.
+as "$a" sh -c 'for i in $(seq 1 25); do
+    f=$1/$(echo "sparse $i" | sha256sum | cut -c1-64)
+    printf PK >"$f" && truncate -s 2G "$f" || exit 1
+done' sh "$shared/modules/$(uid_of "$a")" || fail "$a could not make sparse files"
+# $b's next download (1.1.0 again, its package removed) is followed by an eviction.
+b_module=$(find "$shared/modules/$(uid_of "$b")" -type f)
+[[ -n $b_module ]] || fail "$b has no module archive stored"
+as "$a" rm -f "$shared/providers/$v110" || fail "$a could not remove the 1.1.0 package"
+wb7=$(workdir "$b" seven 1.1.0)
+init "$b" "$wb7" || { show "$wb7.out"; fail "init of 1.1.0 as $b after $a's sparse files failed"; }
+[[ -f $shared/providers/$v110 ]] || fail "1.1.0 was not stored"
+for kept in "$shared/providers/$v100" "$shared/providers/$v120" $b_module; do
+    [[ -f $kept ]] || { ls -laR "$shared"; fail "$b's daemon evicted $kept for $a's sparse files"; }
+done
+status "$b" "$work/b.status"
+[[ $(archives "$work/b.status" evictions) == 0 ]] || { show "$work/b.status"; fail "$b's daemon evicted archives"; }
+pass "$a's sparse files (50 GiB long, a few blocks) did not make $b's daemon evict anything"
+
+# --- 8. a member holding every lock byte ---------------------------------------------------------
+# now: seconds since the epoch, with nanoseconds (the times are printed, not checked).
+now() { date +%s.%N; }
+elapsed() { python3 -c 'import sys; print("%.2f" % (float(sys.argv[2]) - float(sys.argv[1])))' "$1" "$2"; }
+wb8=$(workdir "$b" eight-free 1.0.0)
+started=$(now)
+init "$b" "$wb8" || { show "$wb8.out"; fail "init of 1.0.0 as $b (a hit) failed"; }
+echo "info: $b's init of 1.0.0 from the cache took $(elapsed "$started" "$(now)") s"
+held=$work/$a/held-all
+lock_bytes "$a" F_WRLCK 0 0 "$held"
+downloads=$(count "$(zip_path 1.0.0)")
+wb8=$(workdir "$b" eight 1.0.0)
+started=$(now)
+init "$b" "$wb8" || { rm -f "$held"; show "$wb8.out"; fail "init of 1.0.0 as $b with every lock byte held by $a failed"; }
+echo "info: $b's init of 1.0.0 with every lock byte held by $a took $(elapsed "$started" "$(now)") s"
+installed "$wb8" 1.0.0 || fail "1.0.0 was not installed for $b with every lock byte held"
+[[ $(count "$(zip_path 1.0.0)") -gt $downloads ]] ||
+    fail "the lookup was a hit although every lock byte was held (the lock was not taken?)"
+rm -f "$held"
+wait "$holder" || true
+pass "with every lock byte held by $a, $b's init still installs (the package downloaded again)"

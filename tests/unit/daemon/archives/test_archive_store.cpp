@@ -135,6 +135,13 @@ std::size_t files_in(const fs::path& dir) {
     return n;
 }
 
+// The disk space a file takes, as the cap counts it.
+std::uint64_t disk_of(const fs::path& path) {
+    struct stat st {};
+    REQUIRE(::stat(path.c_str(), &st) == 0);
+    return static_cast<std::uint64_t>(st.st_blocks) * 512U;
+}
+
 void set_age(const fs::path& path, std::chrono::minutes age) {
     fs::last_write_time(path, fs::file_time_type::clock::now() - age);
 }
@@ -231,7 +238,7 @@ TEST_CASE("archives: a miss downloads and stores, the next get is a hit", "[arch
     CHECK(files_in(f.dir / "tmp") == 0);
     const auto stats = store.stats();
     CHECK(stats.count == 1);
-    CHECK(stats.bytes == zip.size());
+    CHECK(stats.bytes == disk_of(f.dir / request.key));
     CHECK(stats.downloads == 1);
     CHECK(stats.hits == 1);
     CHECK(stats.failures == 0);
@@ -324,11 +331,13 @@ TEST_CASE("archives: a provider's published zh: must be its key", "[archives]") 
 
 TEST_CASE("archives: the least recently used go first, never the one just stored", "[archives]") {
     Fixture f;
-    ArchiveStore store(f.io.get_executor(), f.http, f.options(250));
-    const ArchiveRequest a = f.module("https://git.example/a.tar.gz", 100);
-    const ArchiveRequest b = f.module("https://git.example/b.tar.gz", 100);
-    const ArchiveRequest c = f.module("https://git.example/c.tar.gz", 100);
-    const ArchiveRequest big = f.module("https://git.example/big.tar.gz", 400);
+    // Sizes in whole blocks of 4 KiB: the cap counts the disk a file takes.
+    constexpr std::size_t kUnit = 40960;
+    ArchiveStore store(f.io.get_executor(), f.http, f.options(kUnit * 5 / 2));
+    const ArchiveRequest a = f.module("https://git.example/a.tar.gz", kUnit);
+    const ArchiveRequest b = f.module("https://git.example/b.tar.gz", kUnit);
+    const ArchiveRequest c = f.module("https://git.example/c.tar.gz", kUnit);
+    const ArchiveRequest big = f.module("https://git.example/big.tar.gz", kUnit * 4);
     f.run(store.get(a));
     f.run(store.get(b));
     set_age(f.dir / a.key, 120min);  // a is older than b ...
@@ -339,11 +348,11 @@ TEST_CASE("archives: the least recently used go first, never the one just stored
     CHECK_FALSE(fs::exists(f.dir / b.key));
     CHECK(fs::exists(f.dir / c.key));
     CHECK(store.stats().evictions == 1);
-    CHECK(store.stats().bytes == 200);
+    CHECK(store.stats().bytes == disk_of(f.dir / a.key) + disk_of(f.dir / c.key));
 
     // Larger than the cap on its own: kept, everything else goes.
     const Archive kept = f.run(store.get(big));
-    CHECK(contents(kept).size() == 400);
+    CHECK(contents(kept).size() == kUnit * 4);
     CHECK(fs::exists(f.dir / big.key));
     CHECK(files_in(f.dir / "modules") == 1);
     CHECK(store.stats().evictions == 3);
@@ -353,10 +362,11 @@ TEST_CASE("archives: the least recently used go first, never the one just stored
 TEST_CASE("archives: an archive being served is not evicted; once its lease goes it is",
           "[archives]") {
     Fixture f;
-    ArchiveStore store(f.io.get_executor(), f.http, f.options(150));
-    const ArchiveRequest a = f.module("https://git.example/a.tar.gz", 100, 'a');
-    const ArchiveRequest b = f.module("https://git.example/b.tar.gz", 100, 'b');
-    const ArchiveRequest c = f.module("https://git.example/c.tar.gz", 100, 'c');
+    constexpr std::size_t kUnit = 40960;  // whole blocks: the cap counts the disk a file takes
+    ArchiveStore store(f.io.get_executor(), f.http, f.options(kUnit * 3 / 2));
+    const ArchiveRequest a = f.module("https://git.example/a.tar.gz", kUnit, 'a');
+    const ArchiveRequest b = f.module("https://git.example/b.tar.gz", kUnit, 'b');
+    const ArchiveRequest c = f.module("https://git.example/c.tar.gz", kUnit, 'c');
     Archive held = f.run(store.get(a));
     REQUIRE(held.lease);
     set_age(f.dir / a.key, 60min);
@@ -367,10 +377,10 @@ TEST_CASE("archives: an archive being served is not evicted; once its lease goes
     held.lease.reset();  // answered, but the descriptor still open
     set_age(f.dir / b.key, 30min);
     f.run(store.get(c));
-    CHECK_FALSE(fs::exists(f.dir / a.key));          // evicted ...
-    CHECK_FALSE(fs::exists(f.dir / b.key));          // ... and b, to meet the cap
-    CHECK(contents(held) == std::string(100, 'a'));  // ... and still readable
-    CHECK(store.stats().bytes <= 150);
+    CHECK_FALSE(fs::exists(f.dir / a.key));            // evicted ...
+    CHECK_FALSE(fs::exists(f.dir / b.key));            // ... and b, to meet the cap
+    CHECK(contents(held) == std::string(kUnit, 'a'));  // ... and still readable
+    CHECK(store.stats().bytes <= kUnit * 3 / 2);
 }
 
 TEST_CASE("archives: keys, URLs and unverified providers are refused", "[archives]") {
@@ -431,7 +441,7 @@ TEST_CASE("archives: a second store on the same directory sees the first's archi
 
     ArchiveStore second(f.io.get_executor(), f.http, f.options());
     CHECK(second.stats().count == 1);
-    CHECK(second.stats().bytes == zip.size());
+    CHECK(second.stats().bytes == disk_of(f.dir / request.key));
     CHECK(contents(f.run(second.get(request))) == zip);
     CHECK(f.http.requests.size() == 1);
     CHECK(second.stats().hits == 1);

@@ -2,7 +2,9 @@
 // they can put under a key (a FIFO, a symbolic link, a huge sparse file),
 // under the lock file's name, in place of a subdirectory or of this user's
 // temp directory, and the owners a store accepts. Each answer is a miss, a
-// refusal or a file left alone; none waits.
+// refusal or a file left alone; none waits. A directory under a package's
+// name is removed or moved aside, and a verified download that cannot be
+// stored is served whole all the same; sparse files count what they hold.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "daemon/archives/archive_store.hpp"
 #include "daemon/archives/package_hash.hpp"
@@ -79,6 +82,22 @@ struct SharedWorld {
 
     fs::path own_tmp() const { return dir / "tmp" / std::to_string(::geteuid()); }
 
+    // A module archive (nothing published) with `body`, served at `url`.
+    ArchiveRequest module(const std::string& url, const std::string& body) {
+        http.routes[url] = [body] {
+            daemon::http::HttpResponse r;
+            r.status = 200;
+            r.body = body;
+            return r;
+        };
+        ArchiveRequest r;
+        r.key = daemon::archives::module_archive_key(url);
+        r.url = url;
+        r.verify = false;
+        r.what = "module acme/thing/aws";
+        return r;
+    }
+
     fs::path root;
     fs::path dir;
     asio::io_context io;
@@ -87,6 +106,54 @@ struct SharedWorld {
     const std::string zip = "PK\x05\x06" + std::string(18, '\0');  // an empty zip archive
     ArchiveRequest provider;
 };
+
+// get() of `w`'s provider, returned with half of it downloaded, held there.
+Archive got_midway(SharedWorld& w, ArchiveStore& store) {
+    w.http.hold_midway();
+    std::optional<Archive> slot;
+    asio::co_spawn(w.io, store.get(w.provider), [&slot](const std::exception_ptr& e, Archive a) {
+        if (!e) slot = std::move(a);
+    });
+    w.io.poll();
+    REQUIRE(slot);
+    REQUIRE(slot->growing);
+    return std::move(*slot);
+}
+
+// The rest of a download held midway.
+void run_rest(SharedWorld& w) {
+    w.http.release();
+    w.io.restart();
+    w.io.run();
+}
+
+// Everything the archive's descriptor reads, from offset 0.
+std::string read_whole(const Archive& archive) {
+    std::string out;
+    std::string piece(4096, '\0');
+    for (off_t at = 0;;) {
+        const ssize_t n = ::pread(archive.fd.get(), piece.data(), piece.size(), at);
+        REQUIRE(n >= 0);
+        if (n == 0) return out;
+        out.append(piece, 0, static_cast<std::size_t>(n));
+        at += n;
+    }
+}
+
+// A followed download ended whole, not failed.
+bool ended_whole(const Archive& archive) {
+    return !archive.growing || (archive.growing->whole() && !archive.growing->error());
+}
+
+// The entries of `dir` moved aside (NAME.moved-aside.PID.N).
+std::vector<fs::path> moved_aside(const fs::path& dir) {
+    std::vector<fs::path> out;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+        if (entry.path().filename().string().find(".moved-aside.") != std::string::npos)
+            out.push_back(entry.path());
+    }
+    return out;
+}
 
 }  // namespace
 
@@ -249,17 +316,7 @@ TEST_CASE("hostile store: owners of the directory and of our subdirectories",
 TEST_CASE("hostile store: module archives are their owner's only", "[archives][hostile]") {
     SharedWorld w;
     ArchiveStore store(w.io.get_executor(), w.http, w.options);
-    w.http.routes["https://git.example/m.tar.gz"] = [] {
-        daemon::http::HttpResponse r;
-        r.status = 200;
-        r.body = "module";
-        return r;
-    };
-    ArchiveRequest module;
-    module.key = daemon::archives::module_archive_key("https://git.example/m.tar.gz");
-    module.url = "https://git.example/m.tar.gz";
-    module.verify = false;
-    module.what = "module acme/thing/aws";
+    const ArchiveRequest module = w.module("https://git.example/m.tar.gz", "module");
     test::run_until_idle(w.io, store.get(module));
     CHECK(mode_of(w.dir / "modules" / std::to_string(::geteuid()) / module.key.substr(8)) == 0400U);
     test::run_until_idle(w.io, store.get(w.provider));
@@ -311,6 +368,97 @@ TEST_CASE("hostile store: another member's package is served from our own copy",
     CHECK(store.stats().rejected == 1);
     CHECK_FALSE(fs::exists(key_file));
     CHECK(fs::is_empty(w.own_tmp()));
+}
+
+TEST_CASE("hostile store: a directory under a package's name is moved out of the download's way",
+          "[archives][hostile]") {
+    SharedWorld w;
+    ArchiveStore store(w.io.get_executor(), w.http, w.options);
+    const fs::path name = w.dir / w.provider.key;
+    SECTION("an empty one, made before the lookup: removed") {
+        fs::create_directory(name);
+        const Archive got = test::run_until_idle(w.io, store.get(w.provider));
+        CHECK(ended_whole(got));
+        CHECK(read_whole(got) == w.zip);
+        CHECK(moved_aside(w.dir / "providers").empty());
+    }
+    SECTION("one with a file in it: moved aside, its contents untouched") {
+        fs::create_directory(name);
+        std::ofstream(name / "theirs") << "kept";
+        const Archive got = test::run_until_idle(w.io, store.get(w.provider));
+        CHECK(ended_whole(got));
+        CHECK(read_whole(got) == w.zip);
+        const std::vector<fs::path> aside = moved_aside(w.dir / "providers");
+        REQUIRE(aside.size() == 1);
+        CHECK(fs::exists(aside.front() / "theirs"));
+    }
+    SECTION("one made while the package downloads, after the lookup") {
+        const Archive got = got_midway(w, store);
+        fs::create_directory(name);
+        std::ofstream(name / "theirs") << "kept";
+        run_rest(w);
+        CHECK(ended_whole(got));
+        CHECK(read_whole(got) == w.zip);
+        CHECK(moved_aside(w.dir / "providers").size() == 1);
+    }
+    // Stored under its name, and served from there next time.
+    CHECK(fs::is_regular_file(fs::symlink_status(name)));
+    CHECK(mode_of(name) == 0440U);
+    CHECK(store.stats().downloads == 1);
+    CHECK(store.stats().passed_through == 0);
+    const std::optional<Archive> hit = test::run_until_idle(w.io, store.find(w.provider.key));
+    REQUIRE(hit);
+    CHECK(read_whole(*hit) == w.zip);
+}
+
+TEST_CASE("hostile store: a verified download that cannot be stored is served whole, not kept",
+          "[archives][hostile]") {
+    SharedWorld w;
+    ArchiveStore store(w.io.get_executor(), w.http, w.options);
+    const Archive got = got_midway(w, store);
+    // The directory it was to be stored in removed: it cannot be renamed into place.
+    fs::remove_all(w.dir / "providers");
+    run_rest(w);
+    CHECK(ended_whole(got));
+    CHECK(read_whole(got) == w.zip);
+    const auto stats = store.stats();
+    CHECK(stats.passed_through == 1);
+    CHECK_THAT(stats.store_problem, Catch::Contains("cannot store"));
+    CHECK(stats.failures == 0);
+    CHECK(stats.downloads == 0);
+    CHECK(fs::is_empty(w.own_tmp()));
+}
+
+TEST_CASE("hostile store: the cap counts the disk a file takes, not its length",
+          "[archives][hostile]") {
+    SharedWorld w;
+    w.options.max_bytes = std::size_t{1} << 20;
+    // Another member's own module directory (theirs to evict): 25 sparse
+    // files of 2 GiB each, a few blocks of disk.
+    const fs::path modules = w.dir / "modules";
+    fs::create_directory(modules);
+    REQUIRE(::chmod(modules.c_str(), 02770) == 0);
+    const fs::path theirs = modules / std::to_string(kOtherUid);
+    fs::create_directory(theirs);
+    for (int i = 0; i < 25; ++i) {
+        const fs::path sparse =
+            theirs / daemon::archives::sha256_hex("sparse " + std::to_string(i));
+        { std::ofstream(sparse) << "PK"; }
+        fs::resize_file(sparse, daemon::archives::kMaxPackageSize);
+    }
+    if (::geteuid() == 0) REQUIRE(::chown(theirs.c_str(), kOtherUid, static_cast<gid_t>(-1)) == 0);
+    ArchiveStore store(w.io.get_executor(), w.http, w.options);
+    CHECK(store.stats().count == 25);
+    CHECK(store.stats().bytes < w.options.max_bytes);
+
+    // Our package, then a module: the package is not evicted to make room.
+    test::run_until_idle(w.io, store.get(w.provider));
+    test::run_until_idle(
+        w.io, store.get(w.module("https://git.example/m.tar.gz", std::string(5000, 'm'))));
+    CHECK(fs::exists(w.dir / w.provider.key));
+    CHECK(store.stats().evictions == 0);
+    CHECK(store.stats().count == 27);
+    CHECK(store.stats().bytes < w.options.max_bytes);
 }
 
 }  // namespace test_hostile_store
