@@ -23,6 +23,10 @@ using namespace std::string_literals;
 namespace {
 
 constexpr std::string_view kRequestPrefix = "hostkeeper-port 1 ";
+constexpr std::string_view kSocketField = "socket=";
+constexpr std::string_view kHeldPrefix =
+    "another hostkeeperd of this user holds the registry port: pid ";
+constexpr std::string_view kHeldSocket = ", socket ";
 
 std::string describe_errno(const std::string& what, int error) {
     return what + ": " + std::strerror(error);
@@ -61,17 +65,36 @@ bool shows_as_root(uid_t uid, const fs::path& path) {
 
 }  // namespace
 
-std::string port_request(PortVerb verb) {
-    return std::string(kRequestPrefix) +
-           (verb == PortVerb::register_user ? "register\n" : "probe\n");
+bool nameable_socket(std::string_view socket) {
+    if (socket.empty() || socket.front() != '/' || socket.size() > kMaxLinkSocket) return false;
+    for (const char c : socket) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f) return false;
+    }
+    return true;
 }
 
-std::optional<PortVerb> parse_port_request(std::string_view line) {
+std::string port_request(PortVerb verb, std::string_view socket) {
+    if (verb == PortVerb::probe) return std::string(kRequestPrefix) + "probe\n";
+    std::string line = std::string(kRequestPrefix) + "register";
+    if (nameable_socket(socket)) line.append(" ").append(kSocketField).append(socket);
+    return line + "\n";
+}
+
+std::optional<PortRequest> parse_port_request(std::string_view line) {
     if (line.substr(0, kRequestPrefix.size()) != kRequestPrefix) return std::nullopt;
     line.remove_prefix(kRequestPrefix.size());
-    if (line == "register") return PortVerb::register_user;
-    if (line == "probe") return PortVerb::probe;
-    return std::nullopt;
+    if (line == "probe") return PortRequest{PortVerb::probe, {}};
+    constexpr std::string_view kRegister = "register";
+    if (line.substr(0, kRegister.size()) != kRegister) return std::nullopt;
+    line.remove_prefix(kRegister.size());
+    if (line.empty()) return PortRequest{PortVerb::register_user, {}};
+    if (line.front() != ' ') return std::nullopt;
+    line.remove_prefix(1);
+    if (line.substr(0, kSocketField.size()) != kSocketField) return std::nullopt;
+    line.remove_prefix(kSocketField.size());
+    if (!nameable_socket(line)) return std::nullopt;
+    return PortRequest{PortVerb::register_user, std::string(line)};
 }
 
 std::string port_reply_ok(std::uint16_t port) {
@@ -83,6 +106,38 @@ std::string port_reply_error(std::string_view message) {
     append_printable(line, message.substr(0, kMaxPortLine - line.size() - 1));
     return line + "\n";
 }
+
+std::string port_reply_held(const PortHolder& holder) {
+    std::string message = std::string(kHeldPrefix) + std::to_string(holder.pid);
+    if (nameable_socket(holder.socket)) message.append(kHeldSocket).append(holder.socket);
+    return port_reply_error(message);
+}
+
+namespace {
+
+// The holder named by an error `message`, when it is port_reply_held's.
+std::optional<PortHolder> parse_holder(std::string_view message) {
+    if (message.substr(0, kHeldPrefix.size()) != kHeldPrefix) return std::nullopt;
+    message.remove_prefix(kHeldPrefix.size());
+    const std::size_t digits = message.find_first_not_of("0123456789");
+    const std::string_view number = message.substr(0, digits);
+    PortHolder holder;
+    const auto [end, ec] =
+        std::from_chars(number.data(), number.data() + number.size(), holder.pid);
+    if (ec != std::errc() || end != number.data() + number.size() || number.empty() ||
+        number.front() == '0' || holder.pid <= 0) {
+        return std::nullopt;
+    }
+    if (digits == std::string_view::npos) return holder;
+    message.remove_prefix(digits);
+    if (message.substr(0, kHeldSocket.size()) != kHeldSocket) return std::nullopt;
+    message.remove_prefix(kHeldSocket.size());
+    if (!nameable_socket(message)) return std::nullopt;
+    holder.socket = std::string(message);
+    return holder;
+}
+
+}  // namespace
 
 PortReply parse_port_reply(std::string_view line) {
     PortReply reply;
@@ -97,6 +152,7 @@ PortReply parse_port_reply(std::string_view line) {
         }
     } else if (line.substr(0, 6) == "error " && line.size() > 6) {
         reply.error = std::string(line.substr(6));
+        reply.holder = parse_holder(reply.error);
         return reply;
     }
     reply.error = "malformed reply";
@@ -170,7 +226,8 @@ std::string port_socket_problem(const fs::path& path) {
 }
 
 PortConnection connect_port_service(const fs::path& path, PortVerb verb,
-                                    std::chrono::milliseconds timeout) {
+                                    std::chrono::milliseconds timeout,
+                                    std::string_view own_socket) {
     if (std::string problem = port_socket_problem(path); !problem.empty())
         throw PortServiceError(problem);
     sockaddr_un addr{};
@@ -194,7 +251,7 @@ PortConnection connect_port_service(const fs::path& path, PortVerb verb,
         throw PortServiceError(text + " is not served by root" +
                                (peer ? " (uid " + std::to_string(peer->uid) + ")" : ""s));
     }
-    const std::string request = port_request(verb);
+    const std::string request = port_request(verb, own_socket);
     if (::send(out.fd.get(), request.data(), request.size(), MSG_NOSIGNAL) !=
         static_cast<ssize_t>(request.size())) {
         throw PortServiceError(describe_errno("send to " + text, errno));
@@ -217,6 +274,9 @@ PortConnection connect_port_service(const fs::path& path, PortVerb verb,
         line += c;
     }
     const PortReply reply = parse_port_reply(line);
+    if (!reply.port && reply.error == kNotARequest && request != port_request(verb))
+        return connect_port_service(path, verb, timeout);  // a service older than the field
+    if (reply.holder) throw PortHeldElsewhere(text + ": " + reply.error, *reply.holder);
     if (!reply.port) throw PortServiceError(text + ": " + reply.error);
     if (std::string problem = port_guarantee_problem(*reply.port); !problem.empty())
         throw PortServiceError(problem);

@@ -13,11 +13,17 @@
 // systemd made is PID 1's), and sends one line:
 //   "hostkeeper-port 1 register\n"   hand me my user's connections
 //   "hostkeeper-port 1 probe\n"      only tell me the port
+//   "hostkeeper-port 1 register socket=PATH\n"
+//                                    the same, naming the daemon's own socket
 // The service answers one line: "ok PORT\n" or "error MESSAGE\n". After "ok"
 // to `register`, each TCP connection whose client runs as the registered
 // user arrives as one byte ('c') carrying the connection's descriptor
-// (SCM_RIGHTS). The registration lasts until either end closes; a newer
-// registration of the same user replaces the older one.
+// (SCM_RIGHTS). The registration lasts until either end closes. A user has
+// one registration at a time: while it lasts, another of the same user is
+// answered "error " + port_reply_held's message, naming the daemon that
+// holds it (its pid, and its socket when its request named one), and the
+// holder keeps it. A holder whose link has ended (EOF) is replaced, and so
+// is one that has left handed connections unread for too long (wedged).
 
 #include <sys/types.h>
 
@@ -28,6 +34,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "proto/unique_fd.hpp"
 
@@ -42,21 +49,48 @@ inline constexpr std::size_t kMaxPortLine = 256;
 // The byte that carries each handed connection.
 inline constexpr char kHandedConnection = 'c';
 
+// The longest socket path a registration names (longer ones are left out):
+// the request and the reply that names the holder both fit in a line.
+inline constexpr std::size_t kMaxLinkSocket = 160;
+// The service's message for a line that is no request.
+inline constexpr std::string_view kNotARequest = "not a hostkeeper-port 1 request";
+
 enum class PortVerb { register_user, probe };
 
-// "hostkeeper-port 1 register\n" / "hostkeeper-port 1 probe\n".
-std::string port_request(PortVerb verb);
-// The verb of a request `line` (its newline removed); nullopt for anything else.
-std::optional<PortVerb> parse_port_request(std::string_view line);
+struct PortRequest {
+    PortVerb verb = PortVerb::probe;
+    std::string socket;  // register: the daemon's socket, when it named one
+};
+
+// Whether `socket` may be named in a request: absolute, at most
+// kMaxLinkSocket bytes, no control characters.
+bool nameable_socket(std::string_view socket);
+
+// "hostkeeper-port 1 register\n" / "hostkeeper-port 1 probe\n"; with a
+// nameable `socket`, "hostkeeper-port 1 register socket=SOCKET\n".
+std::string port_request(PortVerb verb, std::string_view socket = {});
+// The request `line` (its newline removed); nullopt for anything else.
+std::optional<PortRequest> parse_port_request(std::string_view line);
 
 // "ok PORT\n".
 std::string port_reply_ok(std::uint16_t port);
 // "error MESSAGE\n": control characters become spaces, the line is capped.
 std::string port_reply_error(std::string_view message);
 
+// The daemon that holds a user's registration.
+struct PortHolder {
+    pid_t pid = 0;
+    std::string socket;  // empty when its registration named none
+    bool operator==(const PortHolder&) const = default;
+};
+// "error another hostkeeperd of this user holds the registry port: pid PID,
+// socket SOCKET\n" (", socket SOCKET" only with a nameable socket).
+std::string port_reply_held(const PortHolder& holder);
+
 struct PortReply {
     std::optional<std::uint16_t> port;  // "ok PORT"
     std::string error;                  // else why: the service's message, or "malformed reply"
+    std::optional<PortHolder> holder;   // the error is port_reply_held's
 };
 // A reply `line` (its newline removed).
 PortReply parse_port_reply(std::string_view line);
@@ -97,6 +131,13 @@ class PortServiceError : public std::runtime_error {
   public:
     using std::runtime_error::runtime_error;
 };
+// The service refused a registration: another daemon of the user holds it.
+class PortHeldElsewhere : public PortServiceError {
+  public:
+    PortHeldElsewhere(const std::string& what, PortHolder by)
+        : PortServiceError(what), holder(std::move(by)) {}
+    PortHolder holder;
+};
 
 struct PortConnection {
     UniqueFd fd{-1};  // connected to the service (blocking, close-on-exec)
@@ -104,11 +145,15 @@ struct PortConnection {
 };
 
 // Connects to the service at `path`, checks the socket (port_socket_problem)
-// and its listener (root), sends `verb`, reads the reply and checks that the
-// port it names is guaranteed (port_guarantee_problem). Throws
-// PortServiceError. Each step is bounded by `timeout`.
+// and its listener (root), sends `verb` (naming `own_socket` when it is
+// nameable), reads the reply and checks that the port it names is guaranteed
+// (port_guarantee_problem). A service that does not know the socket field
+// (kNotARequest) is asked again without it. Throws PortServiceError,
+// PortHeldElsewhere for a registration another daemon holds. Each step is
+// bounded by `timeout`.
 PortConnection connect_port_service(const std::filesystem::path& path, PortVerb verb,
-                                    std::chrono::milliseconds timeout);
+                                    std::chrono::milliseconds timeout,
+                                    std::string_view own_socket = {});
 
 // The service's side: sends one handed connection `fd` over `link`
 // (non-blocking: false with errno EAGAIN when the link's buffer is full).

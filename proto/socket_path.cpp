@@ -27,11 +27,21 @@ std::string octal_mode(mode_t mode) {
 
 }  // namespace
 
-SocketLocation resolve_socket_location(const EnvLookup& env, uid_t uid) {
+bool is_private_directory(const fs::path& dir, uid_t uid) {
+    struct stat st {};
+    return ::lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == uid &&
+           (st.st_mode & 077U) == 0;
+}
+
+SocketLocation resolve_socket_location(const EnvLookup& env, uid_t uid,
+                                       const fs::path& runtime_root) {
     fs::path socket;
+    const fs::path own_runtime = runtime_root / std::to_string(uid);
     if (const char* explicit_path = env("HOSTKEEPER_SOCKET");
         explicit_path != nullptr && explicit_path[0] != '\0') {
         socket = fs::absolute(explicit_path);
+    } else if (is_private_directory(own_runtime, uid)) {
+        socket = own_runtime / "hostkeeper" / "socket";
     } else if (const char* runtime = env("XDG_RUNTIME_DIR"); usable(runtime)) {
         socket = fs::path(runtime) / "hostkeeper" / "socket";
     } else {

@@ -1,8 +1,14 @@
 #pragma once
 // Where the daemon's socket lives, and the checks that keep it per-user.
-// Resolution order: $HOSTKEEPER_SOCKET, else $XDG_RUNTIME_DIR/hostkeeper/socket,
-// else /tmp/hostkeeper-UID/socket. The socket's directory must be owned by the
-// user and carry no group or other permissions (0700).
+// Resolution order: $HOSTKEEPER_SOCKET, else /run/user/UID/hostkeeper/socket
+// when /run/user/UID is the user's own private runtime directory (a real
+// directory, not a symlink, owned by the user, mode 0700 or stricter), else
+// $XDG_RUNTIME_DIR/hostkeeper/socket, else /tmp/hostkeeper-UID/socket. The
+// uid's runtime directory comes before the variable so that every client of
+// a user reaches one daemon, whatever XDG_RUNTIME_DIR it was started with
+// (podman, for one, sets /tmp/podman-run-UID where none is set). The
+// socket's directory must be owned by the user and carry no group or other
+// permissions (0700).
 
 #include <sys/types.h>
 
@@ -21,7 +27,16 @@ struct SocketLocation {
 // Reads an environment variable; returns nullptr when it is unset.
 using EnvLookup = std::function<const char*(const char*)>;
 
-SocketLocation resolve_socket_location(const EnvLookup& env, uid_t uid);
+// Where logind makes each logged-in user's runtime directory.
+inline constexpr const char* kUserRuntimeRoot = "/run/user";
+
+// `runtime_root`/UID is the uid's runtime directory (kUserRuntimeRoot but
+// in tests).
+SocketLocation resolve_socket_location(
+    const EnvLookup& env, uid_t uid, const std::filesystem::path& runtime_root = kUserRuntimeRoot);
+// Whether `dir` is a real directory (not a symlink) owned by `uid` with mode
+// 0700 or stricter: one that may hold the user's socket.
+bool is_private_directory(const std::filesystem::path& dir, uid_t uid);
 // With the process's environment and effective uid.
 SocketLocation resolve_socket_location();
 

@@ -3,6 +3,8 @@
 // io_context, each given what it needs as it is made; signals stop the server.
 
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -11,8 +13,11 @@
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <csignal>
+#include <cstddef>
+#include <cstring>
 #include <functional>
 #include <optional>
+#include <string>
 
 #include "daemon/app/config.hpp"
 #include "daemon/app/process.hpp"
@@ -73,6 +78,20 @@ struct Listening {
     std::string socket_path = "(socket activation)";
     proto::SocketLocation location;
 };
+
+// The path the Unix socket `fd` was bound to ("" when it has none).
+std::string bound_path(int fd) {
+    sockaddr_un address{};
+    socklen_t length = sizeof address;
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0 ||
+        address.sun_family != AF_UNIX || length <= offsetof(sockaddr_un, sun_path) ||
+        address.sun_path[0] == '\0') {
+        return "";
+    }
+    return std::string(address.sun_path,
+                       ::strnlen(address.sun_path, length - offsetof(sockaddr_un, sun_path)));
+}
 
 Listening listen_for_clients(const Config& config, std::optional<server::SocketOwner>& owner) {
     Listening listening;
@@ -248,8 +267,10 @@ void close_passed_tcp_port(const server::SystemdListeners& passed) {
 }
 
 // Registers with hostkeeper-portd and serves the connections it hands over.
+// `own_socket`: the daemon's socket, named in its registration.
 void open_registry_port(asio::io_context& io, Services& services, server::Server& server,
-                        handlers::RegistryPortRequests& requests, RegistryPort& port) {
+                        handlers::RegistryPortRequests& requests, RegistryPort& port,
+                        const std::string& own_socket) {
     registry_cache::RegistryCache& registry_cache = services.registry_cache;
     if (!proto::port_socket_override().empty() && proto::root_is_unmapped()) {
         spdlog::warn(
@@ -262,10 +283,14 @@ void open_registry_port(asio::io_context& io, Services& services, server::Server
     registry_cache::PortEvents events{
         [&registry_cache](std::uint16_t number) { registry_cache.port_registered(number); },
         [&registry_cache](const std::string& why) { registry_cache.port_lost(why); },
-        [&registry_cache](const std::string& why) { registry_cache.port_unavailable(why); }};
+        [&registry_cache](const std::string& why) { registry_cache.port_unavailable(why); },
+        [&registry_cache](const proto::PortHolder& holder) {
+            registry_cache.port_held_elsewhere(holder);
+        }};
     port.link.emplace(
         io, services.keyring.thread.get_executor(), proto::port_socket_path(), std::move(events),
-        [&port](asio::ip::tcp::socket socket) { port.listener->adopt(std::move(socket)); });
+        [&port](asio::ip::tcp::socket socket) { port.listener->adopt(std::move(socket)); },
+        own_socket);
     port.link->start();
 }
 
@@ -325,7 +350,11 @@ int serve(const Config& config, StartupReport& report) {
     server.start();
     close_passed_tcp_port(listening.passed);
     if (services.registry_cache.enabled())
-        open_registry_port(io, services, server, port_requests, registry_port);
+        // The daemon binds its own socket under a temporary name, so only
+        // a passed one is asked its name.
+        open_registry_port(
+            io, services, server, port_requests, registry_port,
+            listening.activated ? bound_path(listening.listen_fd) : listening.socket_path);
     if (!services.cache_setting.problem.empty())
         services.registry_cache.port_unavailable(services.cache_setting.problem);
 
@@ -400,7 +429,8 @@ int refuse_to_run(const InvalidConfig& error) {
                          [&server] { server.activity(); });
         port_link.emplace(
             io, worker.get_executor(), proto::port_socket_path(), registry_cache::PortEvents{},
-            [&refusals](asio::ip::tcp::socket socket) { refusals->adopt(std::move(socket)); });
+            [&refusals](asio::ip::tcp::socket socket) { refusals->adopt(std::move(socket)); },
+            bound_path(listen_fd));
         port_link->start();
     }
     sd_notifyf(0, "READY=1\nSTATUS=cannot run with its configuration: %s", error.what());

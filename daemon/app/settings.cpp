@@ -15,8 +15,10 @@ namespace {
 
 // In config.toml's order: top level, then each table.
 constexpr std::array kSettings{
-    Setting{"socket", "--socket", PathField{HK_AT(socket)}, "listen here",
-            "$HOSTKEEPER_SOCKET, else $XDG_RUNTIME_DIR/hostkeeper/socket"},
+    Setting{
+        "socket", "--socket", PathField{HK_AT(socket)}, "listen here",
+        "$HOSTKEEPER_SOCKET, else /run/user/UID/hostkeeper/socket when that directory is yours, "
+        "else $XDG_RUNTIME_DIR/hostkeeper/socket"},
     Setting{"log_level", "--log-level", LogLevelField{HK_AT(log_level)},
             "trace, debug, info, warn, error or off"},
     Setting{"idle_timeout", "--idle-timeout", DurationField{HK_AT(idle_timeout)},

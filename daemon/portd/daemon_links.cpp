@@ -1,15 +1,22 @@
 // The links of registered daemons: connections handed over them (or queued
-// while a link is full), their silence watched, registrations made and ended.
+// while a link is full), their silence watched, registrations made and ended:
+// one per user, kept by its holder against a second daemon of the user.
 
+#include <linux/sockios.h>
 #include <spdlog/spdlog.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <optional>
+#include <string>
 
 #include "daemon/portd/port_state.hpp"
 #include "daemon/portd/socket_calls.hpp"
 #include "proto/port_link.hpp"
+#include "proto/socket_path.hpp"
 
 namespace hostkeeper::daemon::portd {
 
@@ -118,10 +125,55 @@ std::string PortService::Impl::silence_broken(int fd) {
     return std::string("its link failed: ") + std::strerror(errno);
 }
 
-void PortService::Impl::register_daemon(std::unique_ptr<Greeting> greeting) {
+bool PortService::Impl::replaceable(Link& link, pid_t newcomer) {
+    const uid_t uid = link.uid;
+    const int fd = link.descriptor.native_handle();
+    // Its end may not have been seen yet (watch runs on the next turn).
+    if (std::string why = silence_broken(fd); !why.empty()) {
+        if (why != "the daemon closed its link") ++counters.bad_links;
+        end_link(uid, why);
+        return true;
+    }
+    int unread = 0;
+    if (::ioctl(fd, SIOCOUTQ, &unread) != 0 || (unread == 0 && link.queue.empty())) {
+        link.unread_since = {};
+        return false;
+    }
+    const Clock::time_point now = Clock::now();
+    if (link.unread_since == Clock::time_point{}) link.unread_since = now;
+    if (now - link.unread_since < limits.wedged_link) return false;
+    end_link(
+        uid,
+        "its daemon (pid " + std::to_string(link.pid) + ") left handed connections unread for " +
+            std::to_string(
+                std::chrono::duration_cast<std::chrono::seconds>(now - link.unread_since).count()) +
+            " s: replaced by pid " + std::to_string(newcomer));
+    return true;
+}
+
+void PortService::Impl::register_daemon(std::unique_ptr<Greeting> greeting, std::string socket) {
     const uid_t uid = greeting->uid;
     const BudgetHolder holder = greeting->holder;
-    if (links.count(uid) != 0) end_link(uid, "replaced by a newer registration");
+    const int greeting_fd = greeting->descriptor.native_handle();
+    const std::optional<proto::PeerCredentials> peer = proto::peer_credentials(greeting_fd);
+    const pid_t pid = peer ? peer->pid : 0;
+    if (const auto held = links.find(uid);
+        held != links.end() && !replaceable(*held->second, pid)) {
+        // One registration per user: the holder keeps it, the newcomer learns who holds it.
+        const Link& holding = *held->second;
+        ++counters.second_daemons;
+        if (worth_logging(counters.second_daemons)) {
+            spdlog::warn(
+                "refused a second daemon of uid {} (pid {}{}): pid {}{} holds the registration "
+                "({} refused so far)",
+                uid, pid, socket.empty() ? "" : ", socket " + socket, holding.pid,
+                holding.socket.empty() ? "" : ", socket " + holding.socket,
+                counters.second_daemons);
+        }
+        send_now(greeting_fd,
+                 proto::port_reply_held(proto::PortHolder{holding.pid, holding.socket}));
+        return;
+    }
     Budget::Slot slot = budgets.registrations.take(holder);
     if (!slot) {
         ++counters.bad_links;
@@ -129,21 +181,24 @@ void PortService::Impl::register_daemon(std::unique_ptr<Greeting> greeting) {
             "refused the registration of uid {}: {} daemons are registered, {} of them in the "
             "budget of {}",
             uid, links.size(), budgets.registrations.used_by(holder), holder.describe());
-        send_now(greeting->descriptor.native_handle(),
+        send_now(greeting_fd,
                  proto::port_reply_error("too many daemons of this user are registered"));
         return;
     }
-    if (!send_now(greeting->descriptor.native_handle(), proto::port_reply_ok(port))) {
+    if (!send_now(greeting_fd, proto::port_reply_ok(port))) {
         spdlog::info("uid {} left before its registration was confirmed", uid);
         return;
     }
     const int fd = greeting->descriptor.release();
     greeting.reset();
     auto link = std::make_unique<Link>(io, fd, uid, holder, ++next_id, std::move(slot));
+    link->pid = pid;
+    link->socket = std::move(socket);
     Link& registered = *link;
     links.emplace(uid, std::move(link));
     ++counters.registrations;
-    spdlog::info("registered the daemon of uid {} ({} registered)", uid, links.size());
+    spdlog::info("registered the daemon of uid {} (pid {}{}; {} registered)", uid, pid,
+                 registered.socket.empty() ? "" : ", socket " + registered.socket, links.size());
     // Bytes that came with the request line are already a broken silence.
     if (std::string why = silence_broken(fd); !why.empty()) {
         ++counters.bad_links;

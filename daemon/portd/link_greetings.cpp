@@ -151,17 +151,17 @@ void PortService::Impl::read_greeting(std::uint64_t id) {
     } while (taken < 0 && errno == EINTR);
     std::unique_ptr<Greeting> greeting = take_greeting(id);
     if (taken != static_cast<ssize_t>(newline + 1)) return;
-    const std::optional<proto::PortVerb> verb = proto::parse_port_request(request);
-    if (!verb) {
-        bad_greeting(std::move(greeting), "not a hostkeeper-port 1 request");
+    std::optional<proto::PortRequest> parsed = proto::parse_port_request(request);
+    if (!parsed) {
+        bad_greeting(std::move(greeting), proto::kNotARequest);
         return;
     }
-    if (*verb == proto::PortVerb::probe) {
+    if (parsed->verb == proto::PortVerb::probe) {
         ++counters.probes;
         send_now(greeting->descriptor.native_handle(), proto::port_reply_ok(port));
         return;
     }
-    register_daemon(std::move(greeting));
+    register_daemon(std::move(greeting), std::move(parsed->socket));
 }
 
 }  // namespace hostkeeper::daemon::portd

@@ -119,9 +119,11 @@ void PortService::log_counters() const {
     spdlog::info(
         "connections: {} accepted, {} handed, {} answered 503, {} reset (unknown owner), {} "
         "reset (over a bound); links: {} registrations ({} now), {} probes, {} refused or ended "
-        "for what they sent, {} refused (their user had too many in flight)",
+        "for what they sent, {} refused (their user had too many in flight), {} refused to a "
+        "second daemon of a user",
         c.accepted, c.handed, c.unregistered, c.refused_unknown_owner, c.refused_full,
-        c.registrations, impl_->links.size(), c.probes, c.bad_links, c.refused_greetings);
+        c.registrations, impl_->links.size(), c.probes, c.bad_links, c.refused_greetings,
+        c.second_daemons);
 }
 
 }  // namespace hostkeeper::daemon::portd

@@ -52,6 +52,10 @@ struct PortLimits {
     std::chrono::milliseconds drain_deadline{2000};
     // Connections accepted from one listener before others get their turn.
     std::size_t accepts_per_turn = 64;
+    // A registered daemon keeps its user's registration against a second
+    // daemon of the user unless its link has had handed connections unread
+    // at each of the second one's attempts over this long (it is wedged).
+    std::chrono::milliseconds wedged_link{30000};
 };
 
 // What happened since the start, for the log and tests.
@@ -65,6 +69,7 @@ struct PortCounters {
     std::uint64_t probes = 0;
     std::uint64_t bad_links = 0;          // link connections refused or ended for what they sent
     std::uint64_t refused_greetings = 0;  // answered "error": their user has too many in flight
+    std::uint64_t second_daemons = 0;     // registrations refused: the user's daemon holds it
 };
 
 // The answer to a connection of `uid` whose daemon did not register in time.

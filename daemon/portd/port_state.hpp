@@ -70,6 +70,12 @@ struct PortService::Impl {
         Budget::Slot slot;  // of budgets.registrations
         std::deque<Queued> queue;
         bool writing = false;
+        // Who registered: named to a second daemon of the user.
+        pid_t pid = 0;
+        std::string socket;
+        // When a second daemon first found handed connections unread here
+        // (the epoch while none were).
+        Clock::time_point unread_since{};
     };
     // A link connection that has not sent its request line yet.
     struct Greeting {
@@ -160,7 +166,13 @@ struct PortService::Impl {
     // Why a registered link is no longer silent; empty while it is.
     static std::string silence_broken(int fd);
 
-    void register_daemon(std::unique_ptr<Greeting> greeting);
+    // `socket`: the daemon's own, when its request named it.
+    void register_daemon(std::unique_ptr<Greeting> greeting, std::string socket);
+
+    // Whether a second registration of `link`'s user may replace it: its
+    // link ended, or it left handed connections unread over wedged_link.
+    // Ends it then.
+    bool replaceable(Link& link, pid_t newcomer);
 
     // ---- connections waiting for a registration ----------------------------
 

@@ -53,6 +53,7 @@ void HostRouting::spawn_discovery(const std::string& host) {
 
 void HostRouting::port_registered(std::uint16_t port) {
     held_ = true;
+    other_daemon_.reset();
     port_error_.clear();
     if (!routed_) return;
     port_ = port;
@@ -64,17 +65,27 @@ void HostRouting::port_registered(std::uint16_t port) {
 
 void HostRouting::port_lost(std::string why) {
     held_ = false;
+    other_daemon_.reset();
     port_error_ = std::move(why);
 }
 
 void HostRouting::port_unavailable(std::string why) {
     held_ = false;
+    other_daemon_.reset();
     port_error_ = std::move(why);
     if (!routed_) return;
     const bool was_suspended = files_decided_ && routed_->suspended();
     routed_->suspend(true);
     files_decided_ = true;
     if (!was_suspended) write_files();
+}
+
+void HostRouting::port_held_elsewhere(const proto::PortHolder& holder) {
+    held_ = false;
+    other_daemon_ = holder;
+    port_error_ = "another hostkeeperd of this user holds the registry port (pid " +
+                  std::to_string(holder.pid) +
+                  (holder.socket.empty() ? std::string() : ", socket " + holder.socket) + ")";
 }
 
 bool HostRouting::routes(const std::string& host) const {
@@ -157,6 +168,14 @@ void HostRouting::port_status(Json& out) const {
     out["held_by"] = held_ ? Json("hostkeeper-portd") : Json(nullptr);
     out["error"] = held_ ? Json(nullptr) : Json(port_error_);
     out["blocks_withdrawn"] = files_decided_ && routed_ && routed_->suspended();
+    if (other_daemon_) {
+        out["other_daemon"] =
+            Json{{"pid", other_daemon_->pid},
+                 {"socket",
+                  other_daemon_->socket.empty() ? Json(nullptr) : Json(other_daemon_->socket)}};
+    } else {
+        out["other_daemon"] = nullptr;
+    }
 }
 
 void HostRouting::files_status(Json& out) const {

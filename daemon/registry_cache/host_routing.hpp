@@ -20,6 +20,7 @@
 #include "daemon/registry_cache/cache_config.hpp"
 #include "daemon/registry_cache/routed_hosts.hpp"
 #include "proto/json.hpp"
+#include "proto/port_link.hpp"
 
 namespace hostkeeper::daemon::registry_cache {
 
@@ -30,10 +31,12 @@ class HostRouting {
                 std::filesystem::path state_file, discovery::DiscoveryService& discovery);
 
     // The registry port: registered (the files point at it), lost (the
-    // link ended; the blocks stay), unavailable (the blocks go, and why).
+    // link ended; the blocks stay), unavailable (the blocks go, and why),
+    // held by another daemon of this user (the files are that one's).
     void port_registered(std::uint16_t port);
     void port_lost(std::string why);
     void port_unavailable(std::string why);
+    void port_held_elsewhere(const proto::PortHolder& holder);
     bool holds_port() const { return held_; }
     // The port the files name, once registered.
     const std::optional<std::uint16_t>& port() const { return port_; }
@@ -50,7 +53,7 @@ class HostRouting {
     boost::asio::awaitable<void> sync(std::vector<std::string> hosts);
 
     // status's fields of the port (listen, held, held_by, error,
-    // blocks_withdrawn), and of the files (files_error, hosts).
+    // blocks_withdrawn, other_daemon), and of the files (files_error, hosts).
     void port_status(proto::Json& out) const;
     void files_status(proto::Json& out) const;
 
@@ -64,9 +67,10 @@ class HostRouting {
     boost::asio::any_io_executor io_;
     discovery::DiscoveryService& discovery_;
     std::optional<RoutedHosts> routed_;
-    std::optional<std::uint16_t> port_;  // the registry port the files name
-    bool held_ = false;                  // registered with hostkeeper-portd now
-    bool files_decided_ = false;         // whether the files may be written yet
+    std::optional<std::uint16_t> port_;              // the registry port the files name
+    bool held_ = false;                              // registered with hostkeeper-portd now
+    std::optional<proto::PortHolder> other_daemon_;  // holds the port instead of this one
+    bool files_decided_ = false;                     // whether the files may be written yet
     std::string port_error_ = "not registered with hostkeeper-portd yet";
     std::string files_error_;
     std::map<std::string, std::chrono::steady_clock::time_point> learning_;

@@ -5,6 +5,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -12,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "daemon/async/on_worker.hpp"
@@ -22,27 +24,65 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 
 PortLink::PortLink(asio::io_context& io, asio::any_io_executor worker, std::filesystem::path socket,
-                   PortEvents events, Handed handed)
+                   PortEvents events, Handed handed, std::string own_socket)
     : io_(io),
       worker_(std::move(worker)),
       socket_(std::move(socket)),
       events_(std::move(events)),
       handed_(std::move(handed)),
-      retry_(io) {}
+      retry_(io),
+      own_socket_(std::move(own_socket)) {}
+
+std::chrono::seconds PortLink::next_held_pause(std::chrono::seconds previous) {
+    if (previous < kHeldRetryFirst) return kHeldRetryFirst;
+    return std::min(previous * 2, std::chrono::seconds(kHeldRetryMax));
+}
+
+proto::PortConnection PortLink::connect(const std::filesystem::path& service,
+                                        const std::string& own_socket) {
+    return proto::connect_port_service(service, proto::PortVerb::register_user, kConnectTimeout,
+                                       own_socket);
+}
 
 void PortLink::start() {
     try {
-        proto::PortConnection connection =
-            proto::connect_port_service(socket_, proto::PortVerb::register_user, kConnectTimeout);
+        proto::PortConnection connection = connect(socket_, own_socket_);
         connected(connection.fd.release(), connection.port);
     } catch (const proto::PortServiceError& e) {
-        last_failure_ = e.what();
-        spdlog::error(
-            "registry cache: no registry port: {}; the tfrc files carry no blocks until there is",
-            e.what());
-        if (events_.unavailable) events_.unavailable(e.what());
+        failed(e);
     }
     asio::co_spawn(io_, follow(), asio::detached);
+}
+
+void PortLink::failed(const proto::PortServiceError& error) {
+    const std::string failure = error.what();
+    if (const auto* held = dynamic_cast<const proto::PortHeldElsewhere*>(&error)) {
+        // Said once per holder; the pauses grow until the holder is gone.
+        if (!holder_ || !(*holder_ == held->holder)) {
+            spdlog::warn(
+                "registry cache: another hostkeeperd of this user holds the registry port "
+                "(pid {}, socket {}); this one ({}) leaves the port and the tfrc files to it "
+                "and asks again after pauses growing to {} s. Two daemons run because their "
+                "clients resolve different sockets: stop one (hostkeeper --socket SOCKET stop)",
+                held->holder.pid, held->holder.socket.empty() ? "?" : held->holder.socket,
+                own_socket_.empty() ? "its socket unknown" : own_socket_, kHeldRetryMax.count());
+        }
+        holder_ = held->holder;
+        last_failure_ = failure;
+        pause_ = next_held_pause(pause_);
+        if (events_.held_elsewhere) events_.held_elsewhere(held->holder);
+        return;
+    }
+    holder_.reset();
+    if (failure != last_failure_) {
+        spdlog::warn(
+            "registry cache: no registry port: {}; the tfrc files carry no blocks until there "
+            "is; trying again every {} s",
+            failure, kRetry.count());
+    }
+    last_failure_ = failure;
+    pause_ = kRetry;
+    if (events_.unavailable) events_.unavailable(failure);
 }
 
 void PortLink::stop() {
@@ -54,6 +94,8 @@ void PortLink::stop() {
 
 void PortLink::connected(int fd, std::uint16_t port) {
     last_failure_.clear();
+    holder_.reset();
+    pause_ = std::chrono::seconds(0);
     link_.emplace(io_, fd);
     error_code ignored;
     link_->non_blocking(true, ignored);
@@ -114,30 +156,35 @@ asio::awaitable<void> PortLink::follow() {
             spdlog::warn("registry cache: {}; registering again", ended_);
             if (events_.lost) events_.lost(ended_);
         }
-        std::string failure;
+        if (pause_.count() > 0) {
+            retry_.expires_after(pause_);
+            error_code ignored;
+            co_await retry_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+            if (stopped_) break;
+        }
+        std::optional<proto::PortHeldElsewhere> held;
+        std::optional<proto::PortServiceError> failure;
         try {
-            auto connecting = async::on_worker(worker_, [path = socket_] {
-                return std::make_shared<proto::PortConnection>(proto::connect_port_service(
-                    path, proto::PortVerb::register_user, kConnectTimeout));
+            // Copies: the worker may still run while this object goes.
+            auto connecting = async::on_worker(worker_, [path = socket_, own = own_socket_] {
+                return std::make_shared<proto::PortConnection>(connect(path, own));
             });
             const std::shared_ptr<proto::PortConnection> connection =
                 co_await std::move(connecting);
             if (stopped_) break;
             connected(connection->fd.release(), connection->port);
             continue;
+        } catch (const proto::PortHeldElsewhere& e) {
+            held.emplace(e);
         } catch (const std::exception& e) {
-            failure = e.what();
+            failure.emplace(e.what());
         }
         if (stopped_) break;
-        if (events_.unavailable) events_.unavailable(failure);
-        if (failure != last_failure_) {
-            spdlog::warn("registry cache: no registry port: {}; trying again every {} s", failure,
-                         kRetry.count());
+        if (held) {
+            failed(*held);
+        } else {
+            failed(*failure);
         }
-        last_failure_ = failure;
-        retry_.expires_after(kRetry);
-        error_code ignored;
-        co_await retry_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
     }
 }
 

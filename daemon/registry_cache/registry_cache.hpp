@@ -56,6 +56,9 @@ class RegistryCache {
     void port_registered(std::uint16_t port);
     void port_lost(std::string why) { routing_.port_lost(std::move(why)); }
     void port_unavailable(std::string why) { routing_.port_unavailable(std::move(why)); }
+    void port_held_elsewhere(const proto::PortHolder& holder) {
+        routing_.port_held_elsewhere(holder);
+    }
     bool holds_port() const { return routing_.holds_port(); }
 
     // What answers the listener's requests.

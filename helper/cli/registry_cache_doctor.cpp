@@ -12,6 +12,7 @@
 #include "proto/messages.hpp"
 #include "proto/paths.hpp"
 #include "proto/port_link.hpp"
+#include "proto/printable.hpp"
 
 namespace hostkeeper::helper::cli {
 namespace fs = std::filesystem;
@@ -192,6 +193,8 @@ void check_daemon_registration(const DoctorSink& report, const Json& cache, bool
         report.fail("registry cache: hostkeeperd runs without it (it started before " +
                         registry_cache_config_path().string() + " was written)",
                     "hostkeeper stop (the next request starts one that reads the file)");
+    } else if (const std::optional<SecondDaemon> second = second_daemon(cache)) {
+        report.fail("registry cache: " + second->what, second->fix);
     } else if (!cache.value("held", false)) {
         report.fail("registry cache: hostkeeperd is not registered for the registry port: " +
                         text_of(cache, "error", "no reason given"),
@@ -253,12 +256,35 @@ void check_registry_cache(const DoctorSink& report, const client::ClientOptions&
     for (const auto& tfrc : config->tfrc_files) check_tfrc(report, tfrc, registry_port, true);
 }
 
+std::optional<SecondDaemon> second_daemon(const Json& cache) {
+    const auto other = cache.find("other_daemon");
+    if (cache.value("held", false) || other == cache.end() || !other->is_object()) return {};
+    const auto pid = other->find("pid");
+    const std::string pid_text = pid != other->end() && pid->is_number_integer()
+                                     ? std::to_string(pid->get<long long>())
+                                     : "?";
+    std::string socket;
+    proto::append_printable(socket, text_of(*other, "socket", ""));
+    SecondDaemon found;
+    found.what = "a second hostkeeperd of yours runs: pid " + pid_text +
+                 (socket.empty() ? std::string() : " (socket " + socket + ")") +
+                 " holds the registry port and answers Terraform's requests through it; the one "
+                 "these clients reach does not (it keeps out of its way)";
+    found.fix =
+        "run one daemon: 'hostkeeper stop' stops the one these clients reach; start "
+        "every client with the same XDG_RUNTIME_DIR" +
+        (socket.empty() ? std::string() : " (or HOSTKEEPER_SOCKET=" + socket + ")");
+    return found;
+}
+
 std::string registry_cache_status_line(const Json& cache) {
     if (!cache.value("enabled", false)) return "registry cache listener: off";
     std::string line = "registry cache listener: " + text_of(cache, "listen", "?");
     if (cache.value("held", false)) {
         const std::string by = text_of(cache, "held_by", "");
         line += " held" + (by.empty() ? std::string() : " (from " + by + ")");
+    } else if (const std::optional<SecondDaemon> second = second_daemon(cache)) {
+        line += " NOT held: " + second->what + "; fix: " + second->fix;
     } else {
         line += " NOT held: " + text_of(cache, "error", "no reason given");
     }

@@ -2,6 +2,7 @@
 // hostkeeper doctor's "registry cache" checks, and the line hostkeeper status
 // prints for it.
 
+#include <optional>
 #include <string>
 
 #include "helper/cli/doctor_sink.hpp"
@@ -23,5 +24,13 @@ void check_registry_cache(const DoctorSink& report, const client::ClientOptions&
 
 // One line for `hostkeeper status` from its registry_cache object.
 std::string registry_cache_status_line(const proto::Json& cache);
+
+// When the registry_cache object says another hostkeeperd of this user holds
+// the registry port (its other_daemon): what to report, and the fix.
+struct SecondDaemon {
+    std::string what;
+    std::string fix;
+};
+std::optional<SecondDaemon> second_daemon(const proto::Json& cache);
 
 }  // namespace hostkeeper::helper::cli

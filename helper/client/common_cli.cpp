@@ -7,6 +7,7 @@ namespace hostkeeper::helper::client {
 void CommonOptions::add_to(CLI::App& app, const std::string& timeout_help) {
     app.add_option("--socket", socket,
                    "hostkeeperd's socket (default: $HOSTKEEPER_SOCKET, else "
+                   "/run/user/UID/hostkeeper/socket when yours, else "
                    "$XDG_RUNTIME_DIR/hostkeeper/socket)");
     app.add_option("--timeout", timeout_seconds, timeout_help)
         ->check(CLI::Range(0.001, 86400.0))

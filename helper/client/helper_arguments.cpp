@@ -177,7 +177,7 @@ const char* helper_help() {
            "Options:\n"
            "  -h,--help                   Print this help message and exit\n"
            "  --socket TEXT               hostkeeperd's socket (default: $HOSTKEEPER_SOCKET, else "
-           "$XDG_RUNTIME_DIR/hostkeeper/socket)\n"
+           "/run/user/UID/hostkeeper/socket when yours, else $XDG_RUNTIME_DIR/hostkeeper/socket)\n"
            "  --timeout FLOAT:FLOAT in [0.001 - 86400]=30\n"
            "                              give up after this many seconds, start-up and unlock "
            "prompts included\n"

@@ -4,7 +4,9 @@
 Sends each JSON request (one object per argument; "v":1 is added when
 missing) to hostkeeperd over its socket, one frame each on one connection,
 and prints each reply on a line of its own. The socket: --socket, else
-$HOSTKEEPER_SOCKET, else $XDG_RUNTIME_DIR/hostkeeper/socket. For tests that
+$HOSTKEEPER_SOCKET, else /run/user/UID/hostkeeper/socket when that directory
+is the user's (0700, not a link), else $XDG_RUNTIME_DIR/hostkeeper/socket,
+as proto/socket_path.hpp resolves it. For tests that
 need a reply's exact fields (error codes, migrate's lists), which the command
 line tools turn into text. Exit status 0 when every reply arrived (ok or not),
 2 on a transport failure.
@@ -13,6 +15,7 @@ import argparse
 import json
 import os
 import socket
+import stat
 import struct
 import sys
 
@@ -27,14 +30,24 @@ def recv_exact(sock, n):
     return data
 
 
+def default_socket():
+    own = "/run/user/%d" % os.geteuid()
+    try:
+        st = os.lstat(own)
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and st.st_mode & 0o077 == 0:
+            return os.path.join(own, "hostkeeper", "socket")
+    except OSError:
+        pass
+    return os.path.join(os.environ["XDG_RUNTIME_DIR"], "hostkeeper", "socket")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--socket")
     parser.add_argument("--timeout", type=float, default=60.0)
     parser.add_argument("requests", nargs="+")
     args = parser.parse_args()
-    path = args.socket or os.environ.get("HOSTKEEPER_SOCKET") or os.path.join(
-        os.environ["XDG_RUNTIME_DIR"], "hostkeeper", "socket")
+    path = args.socket or os.environ.get("HOSTKEEPER_SOCKET") or default_socket()
     try:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(args.timeout)

@@ -18,8 +18,13 @@ using namespace hostkeeper::proto;
 TEST_CASE("port requests: the two verbs and nothing else", "[proto][port_link]") {
     CHECK(port_request(PortVerb::register_user) == "hostkeeper-port 1 register\n");
     CHECK(port_request(PortVerb::probe) == "hostkeeper-port 1 probe\n");
-    CHECK(parse_port_request("hostkeeper-port 1 register") == PortVerb::register_user);
-    CHECK(parse_port_request("hostkeeper-port 1 probe") == PortVerb::probe);
+    const auto registered = parse_port_request("hostkeeper-port 1 register");
+    REQUIRE(registered);
+    CHECK(registered->verb == PortVerb::register_user);
+    CHECK(registered->socket.empty());
+    const auto probe = parse_port_request("hostkeeper-port 1 probe");
+    REQUIRE(probe);
+    CHECK(probe->verb == PortVerb::probe);
     // Parsed without its newline; any other spelling is refused.
     CHECK_FALSE(parse_port_request("hostkeeper-port 1 register\n"));
     CHECK_FALSE(parse_port_request("hostkeeper-port 2 register"));
@@ -29,6 +34,78 @@ TEST_CASE("port requests: the two verbs and nothing else", "[proto][port_link]")
     CHECK_FALSE(parse_port_request("hostkeeper-port"));
     CHECK_FALSE(parse_port_request(""));
     CHECK_FALSE(parse_port_request(std::string("hostkeeper-port 1 probe\0", 24)));
+}
+
+TEST_CASE("a registration may name the daemon's socket", "[proto][port_link]") {
+    const std::string socket = "/run/user/1000/hostkeeper/socket";
+    const std::string line = port_request(PortVerb::register_user, socket);
+    CHECK(line == "hostkeeper-port 1 register socket=/run/user/1000/hostkeeper/socket\n");
+    const auto parsed = parse_port_request(line.substr(0, line.size() - 1));
+    REQUIRE(parsed);
+    CHECK(parsed->verb == PortVerb::register_user);
+    CHECK(parsed->socket == socket);
+    // Blanks are part of the path, which runs to the end of the line.
+    const auto blank = parse_port_request("hostkeeper-port 1 register socket=/tmp/a b/socket");
+    REQUIRE(blank);
+    CHECK(blank->socket == "/tmp/a b/socket");
+    // A probe names none; a socket that cannot be named is left out.
+    CHECK(port_request(PortVerb::probe, socket) == "hostkeeper-port 1 probe\n");
+    CHECK(port_request(PortVerb::register_user, "relative/socket") ==
+          "hostkeeper-port 1 register\n");
+    CHECK(port_request(PortVerb::register_user, "/a\nb") == "hostkeeper-port 1 register\n");
+    const std::string longest = "/" + std::string(kMaxLinkSocket - 1, 's');
+    CHECK(port_request(PortVerb::register_user, longest).size() <= kMaxPortLine);
+    CHECK(port_request(PortVerb::register_user, longest + "s") == "hostkeeper-port 1 register\n");
+    for (const char* bad :
+         {"hostkeeper-port 1 register socket=", "hostkeeper-port 1 register socket=x",
+          "hostkeeper-port 1 register sock=/x", "hostkeeper-port 1 registersocket=/x",
+          "hostkeeper-port 1 probe socket=/x", "hostkeeper-port 1 register socket=/a\tb"}) {
+        INFO(bad);
+        CHECK_FALSE(parse_port_request(bad));
+    }
+    CHECK_FALSE(parse_port_request("hostkeeper-port 1 register socket=" + longest + "s"));
+    CHECK(kNotARequest == "not a hostkeeper-port 1 request");
+}
+
+TEST_CASE("a second daemon's registration is told who holds it", "[proto][port_link]") {
+    const PortHolder holder{4242, "/run/user/1000/hostkeeper/socket"};
+    const std::string line = port_reply_held(holder);
+    CHECK(line ==
+          "error another hostkeeperd of this user holds the registry port: pid 4242, socket "
+          "/run/user/1000/hostkeeper/socket\n");
+    const PortReply reply = parse_port_reply(line.substr(0, line.size() - 1));
+    CHECK_FALSE(reply.port);
+    REQUIRE(reply.holder);
+    CHECK(*reply.holder == holder);
+    CHECK(reply.error == line.substr(6, line.size() - 7));
+    // A holder that named no socket.
+    const std::string bare = port_reply_held(PortHolder{7, ""});
+    CHECK(bare == "error another hostkeeperd of this user holds the registry port: pid 7\n");
+    const PortReply bare_reply = parse_port_reply(bare.substr(0, bare.size() - 1));
+    REQUIRE(bare_reply.holder);
+    CHECK(bare_reply.holder->pid == 7);
+    CHECK(bare_reply.holder->socket.empty());
+    // The longest nameable socket still fits the line.
+    const std::string longest = "/" + std::string(kMaxLinkSocket - 1, 's');
+    const std::string long_line = port_reply_held(PortHolder{2147483647, longest});
+    CHECK(long_line.size() <= kMaxPortLine);
+    const PortReply long_reply = parse_port_reply(long_line.substr(0, long_line.size() - 1));
+    REQUIRE(long_reply.holder);
+    CHECK(long_reply.holder->socket == longest);
+    // Other errors name no holder.
+    CHECK_FALSE(parse_port_reply("error too many daemons are registered").holder);
+    for (const char* bad :
+         {"error another hostkeeperd of this user holds the registry port: pid ",
+          "error another hostkeeperd of this user holds the registry port: pid 0",
+          "error another hostkeeperd of this user holds the registry port: pid 012",
+          "error another hostkeeperd of this user holds the registry port: pid 12x",
+          "error another hostkeeperd of this user holds the registry port: pid 12, socket rel",
+          "error another hostkeeperd of this user holds the registry port: pid 99999999999"}) {
+        INFO(bad);
+        const PortReply odd = parse_port_reply(bad);
+        CHECK_FALSE(odd.holder);
+        CHECK_FALSE(odd.error.empty());
+    }
 }
 
 TEST_CASE("port replies: ok PORT or error MESSAGE", "[proto][port_link]") {

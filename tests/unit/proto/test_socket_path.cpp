@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <string>
 
 #include "proto/socket_path.hpp"
 
@@ -32,18 +33,56 @@ struct TempDir {
 }  // namespace
 
 TEST_CASE("socket path resolution order", "[proto][socket_path]") {
-    CHECK(resolve_socket_location(
-              env_of({{"HOSTKEEPER_SOCKET", "/x/y/s"}, {"XDG_RUNTIME_DIR", "/run/user/7"}}), 7)
-              .socket == "/x/y/s");
-    const auto xdg = resolve_socket_location(env_of({{"XDG_RUNTIME_DIR", "/run/user/7"}}), 7);
+    // No runtime directory of the uid's: the variables decide.
+    const fs::path none = "/nonexistent/run/user";
+    CHECK(
+        resolve_socket_location(
+            env_of({{"HOSTKEEPER_SOCKET", "/x/y/s"}, {"XDG_RUNTIME_DIR", "/run/user/7"}}), 7, none)
+            .socket == "/x/y/s");
+    const auto xdg = resolve_socket_location(env_of({{"XDG_RUNTIME_DIR", "/run/user/7"}}), 7, none);
     CHECK(xdg.socket == "/run/user/7/hostkeeper/socket");
     CHECK(xdg.directory == "/run/user/7/hostkeeper");
-    CHECK(resolve_socket_location(env_of({}), 1234).socket == "/tmp/hostkeeper-1234/socket");
+    CHECK(resolve_socket_location(env_of({}), 1234, none).socket == "/tmp/hostkeeper-1234/socket");
     // Relative or empty values are not usable (XDG base directory spec).
-    CHECK(resolve_socket_location(env_of({{"XDG_RUNTIME_DIR", "relative"}}), 5).socket ==
+    CHECK(resolve_socket_location(env_of({{"XDG_RUNTIME_DIR", "relative"}}), 5, none).socket ==
           "/tmp/hostkeeper-5/socket");
-    CHECK(resolve_socket_location(env_of({{"HOSTKEEPER_SOCKET", ""}, {"XDG_RUNTIME_DIR", "/r"}}), 5)
+    CHECK(resolve_socket_location(env_of({{"HOSTKEEPER_SOCKET", ""}, {"XDG_RUNTIME_DIR", "/r"}}), 5,
+                                  none)
               .socket == "/r/hostkeeper/socket");
+}
+
+TEST_CASE("the uid's own runtime directory comes before another XDG_RUNTIME_DIR",
+          "[proto][socket_path]") {
+    const TempDir tmp;
+    const uid_t me = ::geteuid();
+    const fs::path root = tmp.path / "run-user";
+    const fs::path own = root / std::to_string(me);
+    fs::create_directory(root);
+    REQUIRE(::mkdir(own.c_str(), 0700) == 0);
+    const auto podman = env_of({{"XDG_RUNTIME_DIR", "/tmp/podman-run-1000"}});
+    CHECK(resolve_socket_location(podman, me, root).socket == own / "hostkeeper" / "socket");
+    CHECK(resolve_socket_location(podman, me, root).directory == own / "hostkeeper");
+    CHECK(resolve_socket_location(env_of({}), me, root).socket == own / "hostkeeper" / "socket");
+    // HOSTKEEPER_SOCKET still decides.
+    CHECK(resolve_socket_location(
+              env_of({{"HOSTKEEPER_SOCKET", "/x/s"}, {"XDG_RUNTIME_DIR", "/tmp/podman-run-1000"}}),
+              me, root)
+              .socket == "/x/s");
+    // Another uid's directory is not this uid's: the variable decides.
+    CHECK(resolve_socket_location(podman, me + 1, root).socket ==
+          "/tmp/podman-run-1000/hostkeeper/socket");
+    // A directory others may enter is not taken.
+    REQUIRE(::chmod(own.c_str(), 0755) == 0);
+    CHECK(resolve_socket_location(podman, me, root).socket ==
+          "/tmp/podman-run-1000/hostkeeper/socket");
+    // Nor a symbolic link to a private directory.
+    REQUIRE(::chmod(own.c_str(), 0700) == 0);
+    fs::rename(own, root / "elsewhere");
+    fs::create_directory_symlink(root / "elsewhere", own);
+    CHECK(resolve_socket_location(podman, me, root).socket ==
+          "/tmp/podman-run-1000/hostkeeper/socket");
+    CHECK_FALSE(is_private_directory(own, me));
+    CHECK(is_private_directory(root / "elsewhere", me));
 }
 
 TEST_CASE("the socket directory is created 0700 and checked", "[proto][socket_path]") {

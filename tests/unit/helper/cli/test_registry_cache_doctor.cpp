@@ -41,6 +41,41 @@ TEST_CASE("hostkeeper status's registry cache line", "[cli][registry_cache]") {
                                  "hostkeeper-portd closed the link, "));
 }
 
+TEST_CASE("status and doctor: a second daemon of the user holds the port",
+          "[cli][registry_cache]") {
+    Json cache = contract_cache();
+    CHECK_FALSE(cli::second_daemon(cache));
+    cache["held"] = false;
+    cache["held_by"] = nullptr;
+    cache["listen"] = nullptr;
+    cache["error"] = "another hostkeeperd of this user holds the registry port (pid 4242)";
+    cache["other_daemon"] = Json{{"pid", 4242}, {"socket", "/run/user/1000/hostkeeper/socket"}};
+    const auto second = cli::second_daemon(cache);
+    REQUIRE(second);
+    CHECK(second->what ==
+          "a second hostkeeperd of yours runs: pid 4242 (socket /run/user/1000/hostkeeper/socket) "
+          "holds the registry port and answers Terraform's requests through it; the one these "
+          "clients reach does not (it keeps out of its way)");
+    CHECK_THAT(second->fix, Catch::StartsWith("run one daemon: 'hostkeeper stop' stops the one "
+                                              "these clients reach") &&
+                                Catch::EndsWith("(or HOSTKEEPER_SOCKET=/run/user/1000/hostkeeper/"
+                                                "socket)"));
+    CHECK_THAT(
+        cli::registry_cache_status_line(cache),
+        Catch::StartsWith("registry cache listener: ? NOT held: a second hostkeeperd of "
+                          "yours runs: pid 4242 (socket /run/user/1000/hostkeeper/socket)") &&
+            Catch::Contains("; fix: run one daemon: 'hostkeeper stop'"));
+    // Control characters from the daemon's answer are not printed.
+    cache["other_daemon"] = Json{{"pid", 1}, {"socket", "/tmp/\x1b]0;x\x07/socket"}};
+    const auto escaped = cli::second_daemon(cache);
+    REQUIRE(escaped);
+    CHECK(escaped->what.find('\x1b') == std::string::npos);
+    CHECK(escaped->fix.find('\x07') == std::string::npos);
+    // None while this daemon holds it.
+    cache["held"] = true;
+    CHECK_FALSE(cli::second_daemon(cache));
+}
+
 TEST_CASE("status: a full archive store is said, with how many were passed through",
           "[helper][registry-cache]") {
     const std::string problem =
