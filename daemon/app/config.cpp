@@ -15,8 +15,8 @@
 #include <variant>
 #include <vector>
 
-#include "daemon/app/file_trust.hpp"
 #include "daemon/app/settings.hpp"
+#include "daemon/credentials/file_trust.hpp"
 #include "daemon/registry/mirror.hpp"
 #include "proto/error.hpp"
 #include "proto/file_io.hpp"
@@ -497,7 +497,7 @@ void apply_file_and_options(Config& config, const CommandLineValues& given) {
         config.config_file = file;
         apply_toml(config, read_file(file), file.string());
         if (!config.token_commands.hosts.empty()) {
-            config.token_commands.refused = writable_by_others(file);
+            config.token_commands.refused = credentials::writable_by_others(file);
             if (!config.token_commands.refused.empty())
                 config.warnings.push_back(config.token_commands.refused);
         }

@@ -18,11 +18,13 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "daemon/app/config.hpp"
 #include "daemon/app/process.hpp"
 #include "daemon/archives/archive_store.hpp"
 #include "daemon/backends/chosen_keyring.hpp"
+#include "daemon/credentials/command_runner.hpp"
 #include "daemon/credentials/command_tokens.hpp"
 #include "daemon/credentials/credential_service.hpp"
 #include "daemon/credentials/expiry_notice.hpp"
@@ -441,6 +443,9 @@ int refuse_to_run(const InvalidConfig& error) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // In a token command's transient unit: find and check its program, then run it.
+    if (argc >= 2 && std::string_view(argv[1]) == credentials::kExecTrustedOption)
+        return credentials::exec_trusted_command(argc - 2, argv + 2);
     disable_core_dumps();
     tune_allocator();
     std::signal(SIGPIPE, SIG_IGN);

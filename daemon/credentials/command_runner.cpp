@@ -10,14 +10,22 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <set>
+#include <sstream>
+#include <string_view>
 #include <system_error>
 #include <thread>
 
 #include "daemon/credentials/command_output.hpp"
+#include "daemon/credentials/file_trust.hpp"
 #include "proto/program_search.hpp"
 #include "proto/unique_fd.hpp"
 
@@ -26,6 +34,18 @@ namespace {
 
 using steady = std::chrono::steady_clock;
 constexpr std::size_t kMaxErrorLine = 512;
+// How long a killed command's process group may take to be gone.
+constexpr std::chrono::seconds kGroupGone{2};
+// How long its transient unit may take to stop (SIGTERM, then SIGKILL after
+// kUnitStopGrace), and how long systemctl is given for that.
+constexpr std::chrono::seconds kUnitStopGrace{2};
+constexpr std::chrono::seconds kSystemctlTime{15};
+constexpr const char* kDefaultPath = "/usr/local/bin:/usr/bin:/bin";
+
+const char* daemon_path() {
+    const char* path = std::getenv("PATH");
+    return path != nullptr ? path : kDefaultPath;
+}
 
 // Variables of the daemon's own unit that are not the command's business.
 const std::set<std::string, std::less<>>& unit_variables() {
@@ -145,15 +165,21 @@ class Capture {
     bool error_line_done_ = false;
 };
 
-// Starts argv in a process group of its own; its pid, or -1 with
-// run.launch_error set.
-pid_t start(std::vector<std::string>& argv, std::vector<std::string>& env, int out, int err,
-            CommandRun& run) {
+// Starts `program` with argv in a process group of its own; its pid, or -1
+// with run.launch_error set. `out`, `err`: -1 for /dev/null.
+pid_t start(const std::string& program, std::vector<std::string>& argv,
+            std::vector<std::string>& env, int out, int err, CommandRun& run) {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, out, STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, err, STDERR_FILENO);
+    if (out >= 0)
+        posix_spawn_file_actions_adddup2(&actions, out, STDOUT_FILENO);
+    else
+        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    if (err >= 0)
+        posix_spawn_file_actions_adddup2(&actions, err, STDERR_FILENO);
+    else
+        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
     sigset_t none;
@@ -168,14 +194,101 @@ pid_t start(std::vector<std::string>& argv, std::vector<std::string>& env, int o
     auto argp = pointers(argv);
     auto envp = pointers(env);
     pid_t pid = -1;
-    const int rc = ::posix_spawnp(&pid, argp[0], &actions, &attr, argp.data(), envp.data());
+    const int rc = ::posix_spawn(&pid, program.c_str(), &actions, &attr, argp.data(), envp.data());
     posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0) {
-        run.launch_error = "cannot run " + argv[0] + ": " + std::generic_category().message(rc);
+        run.launch_error = "cannot run " + program + ": " + std::generic_category().message(rc);
         return -1;
     }
     return pid;
+}
+
+// Whether a process of the process group `group` is still there; zombies,
+// which hold nothing and wait for their parent, aside.
+bool group_alive(pid_t group) {
+    if (::kill(-group, 0) != 0 && errno == ESRCH) return false;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream in(entry.path() / "stat");
+        std::string line;
+        if (!std::getline(in, line)) continue;
+        // "pid (comm) state ppid pgrp ...": comm may hold anything, up to the last ')'.
+        const auto close = line.rfind(')');
+        if (close == std::string::npos) continue;
+        char state = 0;
+        long parent = 0;
+        long pgrp = 0;
+        std::istringstream fields(line.substr(close + 1));
+        if (!(fields >> state >> parent >> pgrp)) continue;
+        if (pgrp == group && state != 'Z' && state != 'X') return true;
+    }
+    return false;
+}
+
+// SIGKILL to every process of `group`, then waits until none is left, at
+// most kGroupGone; false when some are.
+bool end_group(pid_t group) {
+    ::kill(-group, SIGKILL);
+    const steady::time_point deadline = steady::now() + kGroupGone;
+    while (group_alive(group)) {
+        if (steady::now() >= deadline) return false;
+        ::kill(-group, SIGKILL);
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
+}
+
+// Runs `systemctl --user ARGS...` with no output, at most kSystemctlTime;
+// its exit status, or -1.
+int systemctl(std::vector<std::string> args) {
+    const std::optional<std::filesystem::path> program =
+        proto::find_program_on_path("systemctl", true);
+    if (!program) return -1;
+    std::vector<std::string> argv{"systemctl", "--user"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<std::string> env = command_environment();
+    CommandRun ignored;
+    const pid_t pid = start(program->string(), argv, env, -1, -1, ignored);
+    if (pid < 0) return -1;
+    const steady::time_point deadline = steady::now() + kSystemctlTime;
+    int status = 0;
+    for (;;) {
+        const pid_t done = ::waitpid(pid, &status, WNOHANG);
+        if (done == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        if (done < 0 && errno != EINTR) return -1;
+        if (steady::now() >= deadline) {
+            ::kill(-pid, SIGKILL);
+            while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+            return -1;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+}
+
+// Stops the transient unit `unit` and waits until it is (systemd ends every
+// process of its cgroup first); false when that cannot be confirmed.
+bool stop_unit(const std::string& unit) {
+    const int status = systemctl({"stop", "--", unit});
+    // 5: no such unit (it ended, was collected, or was never made).
+    return status == 0 || status == 5;
+}
+
+// A name for the next command's transient unit, unique on this user manager.
+std::string next_unit_name() {
+    static std::atomic<unsigned long> count{0};
+    return "hostkeeper-token-command-" + std::to_string(::getpid()) + "-" +
+           std::to_string(++count) + ".service";
+}
+
+// hostkeeperd's own executable, for the transient unit to run.
+std::string self_executable() {
+    std::error_code ec;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string() : self.string();
 }
 
 // Waits for `pid` until `deadline`; false when it was still running then.
@@ -196,10 +309,10 @@ bool reap(pid_t pid, steady::time_point deadline, CommandRun& run) {
 
 }  // namespace
 
-bool RunningCommands::add(pid_t group) {
+bool RunningCommands::add(pid_t group, const std::string& unit) {
     const std::lock_guard lock(mutex_);
     if (stopped_) return false;
-    groups_.insert(group);
+    groups_[group] = unit;
     return true;
 }
 
@@ -214,18 +327,24 @@ bool RunningCommands::stopped() const {
 }
 
 void RunningCommands::stop() {
+    std::vector<std::string> units;
     {
         const std::lock_guard lock(mutex_);
         stopped_ = true;
-        for (const pid_t group : groups_) ::kill(-group, SIGTERM);
+        for (const auto& [group, unit] : groups_) {
+            ::kill(-group, SIGTERM);
+            if (!unit.empty()) units.push_back(unit);
+        }
     }
+    // The command itself runs in the unit, not in systemd-run's group.
+    for (const std::string& unit : units) systemctl({"stop", "--no-block", "--", unit});
     const steady::time_point deadline = steady::now() + kStopGrace;
     for (;;) {
         {
             const std::lock_guard lock(mutex_);
             if (groups_.empty()) return;
             if (steady::now() >= deadline) {
-                for (const pid_t group : groups_) ::kill(-group, SIGKILL);
+                for (const auto& [group, unit] : groups_) ::kill(-group, SIGKILL);
                 return;
             }
         }
@@ -242,20 +361,42 @@ bool user_manager_reachable() {
     return proto::find_program_on_path("systemd-run", true).has_value();
 }
 
-std::vector<std::string> launch_argv(const TokenCommand& command, bool through_user_manager,
+std::vector<std::string> launch_argv(const TokenCommand& command, const std::string& self,
+                                     const std::string& unit,
                                      const std::vector<std::string>& environment_names) {
-    if (!through_user_manager) return command.argv;
     std::vector<std::string> argv{
-        "systemd-run", "--user",    "--pipe",
-        "--wait",      "--collect", "--quiet",
-        "--same-dir",  "-p",        "RuntimeMaxSec=" + std::to_string(command.timeout.count())};
+        "systemd-run", "--user",
+        "--pipe",      "--wait",
+        "--collect",   "--quiet",
+        "--same-dir",  "--unit=" + unit,
+        "-p",          "RuntimeMaxSec=" + std::to_string(command.timeout.count()),
+        "-p",          "KillMode=control-group",
+        "-p",          "TimeoutStopSec=" + std::to_string(kUnitStopGrace.count())};
     for (const std::string& name : environment_names) {
         argv.emplace_back("-E");
         argv.push_back(name);  // the value is taken from systemd-run's environment
     }
     argv.emplace_back("--");
+    argv.push_back(self);
+    argv.emplace_back(kExecTrustedOption);
     argv.insert(argv.end(), command.argv.begin(), command.argv.end());
     return argv;
+}
+
+int exec_trusted_command(int argc, char** argv) {
+    if (argc < 1 || argv[0] == nullptr) {
+        std::fprintf(stderr, "%sno program given\n", kRefusedPrefix);
+        return kRefusedExit;
+    }
+    const TrustedProgram program = find_trusted_program(argv[0], daemon_path());
+    if (!program.path) {
+        std::fprintf(stderr, "%s%s\n", kRefusedPrefix, program.refused.c_str());
+        return kRefusedExit;
+    }
+    ::execv(program.path->c_str(), argv);
+    std::fprintf(stderr, "hostkeeperd: cannot run %s: %s\n", program.path->c_str(),
+                 std::strerror(errno));
+    return 127;
 }
 
 CommandRun run_token_command(const TokenCommand& command, RunningCommands* running) {
@@ -266,8 +407,30 @@ CommandRun run_token_command(const TokenCommand& command, RunningCommands* runni
     }
     std::vector<std::string> env = command_environment();
     const bool via_manager = user_manager_reachable();
-    std::vector<std::string> argv = launch_argv(
-        command, via_manager, via_manager ? environment_names(env) : std::vector<std::string>{});
+    std::string program;
+    std::string unit;
+    std::vector<std::string> argv;
+    if (via_manager) {
+        // The program is found and checked in the unit, outside this
+        // process's user namespace, where its owners show as they are.
+        program = proto::find_program_on_path("systemd-run", true).value_or("").string();
+        const std::string self = self_executable();
+        if (self.empty() || program.empty()) {
+            run.launch_error = "cannot run systemd-run with hostkeeperd's own executable";
+            return run;
+        }
+        unit = next_unit_name();
+        argv = launch_argv(command, self, unit, environment_names(env));
+    } else {
+        const TrustedProgram found =
+            find_trusted_program(command.argv.empty() ? "" : command.argv.front(), daemon_path());
+        if (!found.path) {
+            run.launch_error = "not run: " + found.refused;
+            return run;
+        }
+        program = found.path->string();
+        argv = command.argv;
+    }
     std::array<int, 2> out{-1, -1};
     std::array<int, 2> err{-1, -1};
     if (::pipe2(out.data(), O_CLOEXEC) != 0 || ::pipe2(err.data(), O_CLOEXEC) != 0) {
@@ -282,9 +445,12 @@ CommandRun run_token_command(const TokenCommand& command, RunningCommands* runni
     proto::UniqueFd out_write(out[1]);
     proto::UniqueFd err_write(err[1]);
     const steady::time_point deadline = steady::now() + command.timeout;
-    const pid_t pid = start(argv, env, out_write.get(), err_write.get(), run);
+    const pid_t pid = start(program, argv, env, out_write.get(), err_write.get(), run);
     if (pid < 0) return run;
-    if (running != nullptr && !running->add(pid)) ::kill(-pid, SIGTERM);
+    if (running != nullptr && !running->add(pid, unit)) {
+        ::kill(-pid, SIGTERM);
+        if (!unit.empty()) systemctl({"stop", "--no-block", "--", unit});
+    }
     // Our copies of the write ends close before reading, so the output ends
     // when the command's own copies do.
     out_write = proto::UniqueFd(-1);
@@ -296,10 +462,20 @@ CommandRun run_token_command(const TokenCommand& command, RunningCommands* runni
     if (running != nullptr) running->remove(pid);
     if (!read_all || !reap(pid, deadline, run)) {
         run.timed_out = !run.too_much_output;
-        ::kill(-pid, SIGKILL);
+        // The group leader is not reaped yet, so the group's id is still its own.
+        if (!end_group(pid))
+            run.left_behind = "processes of its group " + std::to_string(pid) + " remain";
         int status = 0;
         while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
+        if (!unit.empty() && !stop_unit(unit))
+            run.left_behind = "its transient unit " + unit + " could not be stopped";
+    }
+    if (via_manager && run.exit_code == kRefusedExit &&
+        run.first_error_line.rfind(kRefusedPrefix, 0) == 0) {
+        run.launch_error =
+            "not run: " + run.first_error_line.substr(std::string_view(kRefusedPrefix).size());
+        run.exit_code = -1;
     }
     return run;
 }

@@ -49,7 +49,8 @@ std::string failure_text(const std::string& host, const TokenCommand& command,
     if (!run.launch_error.empty()) return what + ": " + run.launch_error;
     if (run.timed_out)
         return what + " did not finish within " + std::to_string(command.timeout.count()) +
-               "s (token_command_timeout)" + said;
+               "s (token_command_timeout)" +
+               (run.left_behind.empty() ? std::string() : " and " + run.left_behind) + said;
     if (run.too_much_output) return what + " printed more than 64 KiB";
     if (run.signal != 0) return what + " was ended by signal " + std::to_string(run.signal) + said;
     if (run.exit_code != 0)

@@ -2,13 +2,19 @@
 // token_command, the real daemon and helper. No expired token is served, 20
 // concurrent gets share one run per lifetime, the next token is fetched
 // ahead of the current one's expiry, and failures reach the helper's stderr.
+// [token-trust] (root): programs another uid may replace are refused, a
+// timed-out command leaves no process behind, and in a user namespace that
+// does not map root the overflow uid is accepted only above the home.
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -246,6 +252,190 @@ TEST_CASE("stopping the daemon ends a command that is running", "[token-commands
     asking.join();
     CHECK_FALSE(process_alive(command));  // ended by the daemon, not left to its timeout
     CHECK(got.exit_code != 0);
+}
+
+namespace {
+
+// A directory another uid owns, mode 0777 (as a careless shared /tmp/x),
+// holding an executable of that uid: what an attacker leaves for the victim.
+struct ForeignDir {
+    static constexpr uid_t kOther = 65533;
+    ForeignDir() {
+        char pattern[] = "/tmp/hk-foreign.XXXXXX";
+        root = ::mkdtemp(pattern);
+        ::chmod(root.c_str(), 0755);
+        dir = root / "shared";
+        fs::create_directory(dir);
+        ::chmod(dir.c_str(), 0777);
+        REQUIRE(::chown(dir.c_str(), kOther, kOther) == 0);
+    }
+    ~ForeignDir() { fs::remove_all(root); }
+    ForeignDir(const ForeignDir&) = delete;
+    ForeignDir& operator=(const ForeignDir&) = delete;
+    // The other uid's program `name`, which records that it ran and prints a token.
+    fs::path program(const std::string& name) const {
+        const fs::path path = dir / name;
+        std::ofstream(path) << "#!/bin/sh\ntouch " << ran().string()
+                            << "\necho '{\"token\":\"ATTACKER-TOKEN\"}'\n";
+        ::chmod(path.c_str(), 0755);
+        REQUIRE(::chown(path.c_str(), kOther, kOther) == 0);
+        return path;
+    }
+    fs::path ran() const { return root / "attacker-ran"; }
+    fs::path root;
+    fs::path dir;
+};
+
+// $PATH set to `value` while it lives (the daemon takes the test's environment).
+struct PathSet {
+    explicit PathSet(const std::string& value) : old(std::getenv("PATH")) {
+        ::setenv("PATH", value.c_str(), 1);
+    }
+    ~PathSet() { ::setenv("PATH", old.c_str(), 1); }
+    PathSet(const PathSet&) = delete;
+    PathSet& operator=(const PathSet&) = delete;
+    std::string old;
+};
+
+// The processes (not zombies) whose command line holds `marker`.
+std::vector<pid_t> processes_with(const std::string& marker) {
+    std::vector<pid_t> found;
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream in(entry.path() / "cmdline");
+        std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+        if (cmdline.find(marker) != std::string::npos) found.push_back(std::stoi(name));
+    }
+    return found;
+}
+
+}  // namespace
+
+TEST_CASE("a command in a world-writable directory of another uid is refused, naming it",
+          "[token-trust]") {
+    const ForeignDir foreign;
+    const fs::path program = foreign.program("token.sh");
+    const World world(program);
+    const Result got = world.get();
+    CHECK(got.exit_code == 1);
+    CHECK_THAT(got.err, Catch::Contains("not run: " + program.string() + " is not trusted: " +
+                                        foreign.dir.string() + " is owned by uid 65533"));
+    CHECK(got.out.find("ATTACKER-TOKEN") == std::string::npos);
+    CHECK_FALSE(fs::exists(foreign.ran()));
+    const auto state = world.command_state();
+    CHECK_THAT(state["last_error"].get<std::string>(), Catch::Contains(program.string()));
+}
+
+TEST_CASE("a bare name found first in an untrusted PATH entry is refused", "[token-trust]") {
+    const ForeignDir foreign;
+    const fs::path program = foreign.program("hk-token-tool");
+    // The same name in a trusted directory later in PATH is not reached.
+    const fs::path good = script("hk-token-tool", "echo tok-good\n");
+    std::optional<World> world;
+    {
+        const PathSet path(foreign.dir.string() + ":" + good.parent_path().string() +
+                           ":/usr/bin:/bin");
+        world.emplace(fs::path("hk-token-tool"));
+    }
+    const Result got = world->get();
+    CHECK(got.exit_code == 1);
+    CHECK_THAT(got.err, Catch::Contains("not run: " + program.string() + " is not trusted: " +
+                                        foreign.dir.string() + " is owned by uid 65533"));
+    CHECK_FALSE(fs::exists(foreign.ran()));
+    // Without that program, the trusted one is found.
+    fs::remove(program);
+    REQUIRE(
+        run({bin("hostkeeper"), "--socket", world->socket.string(), "flush", kHost}).exit_code ==
+        0);
+    CHECK(world->get().out == "{\"token\":\"tok-good\"}\n");
+}
+
+TEST_CASE("a timed-out command that forked sleeps leaves no process of its group",
+          "[token-trust]") {
+    const std::string marker = "hk-marker-" + std::to_string(::getpid());
+    const World world(script("forking.sh", "sh -c 'sleep 7301; true' " + marker +
+                                               " &\nsh -c 'sleep 7302; true' " + marker +
+                                               " &\necho forked >&2\nwait\n"),
+                      "token_command_timeout = 1\n");
+    const Result got = world.get();
+    CHECK(got.exit_code == 1);
+    CHECK_THAT(got.err,
+               Catch::Contains("did not finish within 1s (token_command_timeout): forked"));
+    CHECK(got.err.find("remain") == std::string::npos);
+    // Checked as the error is answered: the daemon waited until the group was gone.
+    CHECK(processes_with(marker).empty());
+}
+
+TEST_CASE(
+    "in a user namespace that does not map root, the overflow uid is accepted only above the "
+    "home",
+    "[token-trust]") {
+    constexpr uid_t kUser = 65532;
+    constexpr uid_t kOther = 65533;
+    char pattern[] = "/tmp/hk-userns.XXXXXX";
+    const fs::path root = ::mkdtemp(pattern);
+    ::chmod(root.c_str(), 0755);
+    const fs::path hostkeeperd = root / "hostkeeperd";  // the build tree may be closed to others
+    fs::copy_file(bin("hostkeeperd"), hostkeeperd);
+    ::chmod(hostkeeperd.c_str(), 0755);
+    const fs::path home = root / "home" / "u";
+    fs::create_directories(home);
+    ::chmod(home.parent_path().c_str(), 0755);
+    const auto own = [&](const fs::path& path, uid_t uid, mode_t mode) {
+        REQUIRE(::chown(path.c_str(), uid, uid) == 0);
+        REQUIRE(::chmod(path.c_str(), mode) == 0);
+    };
+    own(home, kUser, 0700);
+    // The user's config.toml in `dir` (the user's, 0700).
+    const auto config_in = [&](const fs::path& dir) {
+        fs::create_directories(dir);
+        own(dir, kUser, 0700);
+        const fs::path file = dir / "config.toml";
+        std::ofstream(file) << "[hosts.\"" << kHost << "\"]\ntoken_command = [\"/bin/true\"]\n";
+        own(file, kUser, 0600);
+        return file;
+    };
+    const fs::path other = root / "other";  // another uid's directory: the overflow uid inside
+    fs::create_directory(other);
+    own(other, kOther, 0755);
+    const fs::path outside = config_in(other / "hk");
+    fs::create_directory(home / ".config");
+    own(home / ".config", kUser, 0700);
+    const fs::path inside = config_in(home / ".config" / "hostkeeper");
+    const auto in_namespace = [&](std::vector<std::string> argv) {
+        std::vector<std::string> full{"/usr/bin/setpriv",
+                                      "--reuid=" + std::to_string(kUser),
+                                      "--regid=" + std::to_string(kUser),
+                                      "--clear-groups",
+                                      "/usr/bin/env",
+                                      "-i",
+                                      "PATH=/usr/bin:/bin",
+                                      "HOME=" + home.string(),
+                                      "/usr/bin/unshare",
+                                      "--user",
+                                      "--map-current-user"};
+        full.insert(full.end(), argv.begin(), argv.end());
+        return run(full);
+    };
+    // Root is not mapped there: root's directories show as the overflow uid too.
+    const Result map = in_namespace({"/bin/cat", "/proc/self/uid_map"});
+    REQUIRE(map.exit_code == 0);
+    CHECK(map.out.find(" 0 ") == std::string::npos);
+    const Result refused =
+        in_namespace({hostkeeperd.string(), "--check-config", "--config", outside.string()});
+    CHECK(refused.exit_code == 0);
+    CHECK_THAT(refused.out,
+               Catch::Contains(other.string() + " is owned by uid 65534 (the overflow uid") &&
+                   Catch::Contains("another user could choose the programs"));
+    // Under the home, with root's directories (/, /tmp, ROOT, ROOT/home) above it: trusted.
+    const Result trusted =
+        in_namespace({hostkeeperd.string(), "--check-config", "--config", inside.string()});
+    CHECK(trusted.exit_code == 0);
+    CHECK_THAT(trusted.out, Catch::Contains("the configuration is valid"));
+    CHECK(trusted.out.find("is owned by") == std::string::npos);
+    fs::remove_all(root);
 }
 
 }  // namespace test_token_commands

@@ -10,6 +10,10 @@
 #   - hostkeeperd.socket starts; a helper `get` through it is answered within
 #     a second by hostkeeperd.service (active, sandboxed as the unit says);
 #   - store/get, stop, restart, idle exit and re-activation;
+#   - token commands in transient units: outside the sandbox; a program in
+#     another uid's world-writable directory refused, naming it; a command
+#     that forks sleeps (which ignore SIGTERM) and never exits timed out with
+#     nothing of it left when the get is answered;
 #   - a failing service: the helper says why at once, doctor and setup report
 #     it with a fix; after the fix both are content again;
 #   - enabled but inactive: doctor warns with the fix, setup starts the socket;
@@ -117,6 +121,37 @@ got=$(helper get cmd-home.example.com 2>&1) || fail "get of a command's token th
 got=$(helper get cmd-wx.example.com 2>&1) || fail "get of a command's token that needs W+X memory failed: $got"
 [[ $got == '{"token":"tok-wx"}' ]] || fail "the command needing W+X memory gave '$got'"
 pass "token commands outside the sandbox: one wrote under HOME, one mapped W+X memory"
+
+# A program in a world-writable directory of another uid is refused, naming
+# it: checked in the transient unit, where that uid shows as itself (in the
+# daemon's namespace it, like root, shows as nobody).
+shared=$world/shared
+mkdir -m 777 "$shared" && chmod 777 "$shared" && chown 65533:65533 "$shared"
+printf '#!/bin/sh\ntouch %s/attacker-ran\necho ATTACKER-TOKEN\n' "$world" >"$shared/token.sh"
+chmod 755 "$shared/token.sh" && chown 65533:65533 "$shared/token.sh"
+# A command that forks sleeps which ignore SIGTERM, and never exits.
+marker=hk-um-marker-$$
+cat >"$home/.config/hostkeeper/config.toml" <<TOML
+[hosts."cmd-foreign.example.com"]
+token_command = ["$shared/token.sh"]
+[hosts."cmd-forks.example.com"]
+token_command = ["/bin/sh", "-c", "trap '' TERM; sh -c 'sleep 7501; true' $marker & sh -c 'sleep 7502; true' $marker & echo forked >&2; wait"]
+token_command_timeout = 1
+TOML
+chown "$user:" "$home/.config/hostkeeper/config.toml"
+chmod 600 "$home/.config/hostkeeper/config.toml"
+as_user systemctl --user restart hostkeeperd.service
+got=$(helper get cmd-foreign.example.com 2>&1) && fail "a program of another uid's world-writable directory ran: $got"
+[[ $got == *"not run: $shared/token.sh is not trusted: $shared is owned by uid 65533, not by you"* ]] ||
+    fail "the refusal does not name the program and why: $got"
+[[ ! -e $world/attacker-ran && $got != *ATTACKER-TOKEN* ]] || fail "the other uid's program ran"
+pass "a program in another uid's world-writable directory refused through the user manager"
+got=$(helper get cmd-forks.example.com 2>&1) && fail "the forking command gave a token: $got"
+[[ $got == *"did not finish within 1s (token_command_timeout): forked"* ]] ||
+    fail "the forking command's get gave '$got'"
+left=$(pgrep -f -- "$marker" || true)
+[[ -z $left ]] || fail "processes of the timed-out command remain: $(ps -o pid,args -p "${left//$'\n'/,}")"
+pass "a timed-out command's transient unit is stopped before the get is answered: nothing of it remains"
 rm -f "$home/.config/hostkeeper/config.toml"
 # The restarts so far count against the unit's start rate limit.
 as_user systemctl --user reset-failed hostkeeperd.service

@@ -155,8 +155,9 @@ TEST_CASE("hostkeeperd(8) names every setting's option, and no other", "[packagi
 
 TEST_CASE("the manual names only settings and options the daemon knows", "[packaging][config]") {
     std::set<std::string> keys;
-    std::set<std::string> options{"--config",   "--check-config", "--on-demand",
-                                  "--ready-fd", "--help",         "--version"};
+    // --exec-token-command: what a token command's transient unit runs.
+    std::set<std::string> options{"--config", "--check-config", "--on-demand",         "--ready-fd",
+                                  "--help",   "--version",      "--exec-token-command"};
     for (const Setting& setting : settings()) {
         keys.emplace(setting.key);
         options.emplace(setting.option);

@@ -10,11 +10,12 @@
 #include <vector>
 
 #include "daemon/app/config.hpp"
-#include "daemon/app/file_trust.hpp"
+#include "daemon/credentials/file_trust.hpp"
 
 namespace test_token_command_config {
 
 using namespace hostkeeper::daemon::app;
+using hostkeeper::daemon::credentials::writable_by_others;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 

@@ -10,6 +10,9 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -248,7 +251,7 @@ TEST_CASE("the runner: output, stderr's first line, exit codes, limits", "[daemo
     const CommandRun missing =
         run_token_command(TokenCommand{{"/nonexistent/hk-command"}, 600s, 5s});
     CHECK_THAT(missing.launch_error,
-               Catch::Contains("cannot run /nonexistent/hk-command: No such file"));
+               Catch::Contains("not run: cannot run /nonexistent/hk-command: No such file"));
     CHECK_THAT(command_failure("h", TokenCommand{{"x"}, 1s, 1s}, hung),
                Catch::Contains("did not finish within 1s (token_command_timeout)"));
 }
@@ -288,13 +291,55 @@ TEST_CASE("stopping ends the running commands' process groups, and none starts a
     ::unlink(stubborn.c_str());
 }
 
-TEST_CASE("through the user manager: systemd-run around the argv", "[daemon][credentials]") {
+TEST_CASE("through the user manager: systemd-run around hostkeeperd, which checks the program",
+          "[daemon][credentials]") {
     const TokenCommand command{{"aws", "sts"}, 600s, 30s};
-    CHECK(launch_argv(command, false, {"HOME"}) == command.argv);
-    CHECK(launch_argv(command, true, {"HOME", "PATH"}) ==
-          std::vector<std::string>{"systemd-run", "--user", "--pipe", "--wait", "--collect",
-                                   "--quiet", "--same-dir", "-p", "RuntimeMaxSec=30", "-E", "HOME",
-                                   "-E", "PATH", "--", "aws", "sts"});
+    CHECK(launch_argv(command, "/usr/bin/hostkeeperd", "hk-1.service", {"HOME", "PATH"}) ==
+          std::vector<std::string>{"systemd-run",
+                                   "--user",
+                                   "--pipe",
+                                   "--wait",
+                                   "--collect",
+                                   "--quiet",
+                                   "--same-dir",
+                                   "--unit=hk-1.service",
+                                   "-p",
+                                   "RuntimeMaxSec=30",
+                                   "-p",
+                                   "KillMode=control-group",
+                                   "-p",
+                                   "TimeoutStopSec=2",
+                                   "-E",
+                                   "HOME",
+                                   "-E",
+                                   "PATH",
+                                   "--",
+                                   "/usr/bin/hostkeeperd",
+                                   "--exec-token-command",
+                                   "aws",
+                                   "sts"});
+}
+
+TEST_CASE("a timed-out command: its whole process group is gone when the run returns",
+          "[daemon][credentials]") {
+    ::unsetenv("INVOCATION_ID");
+    const std::string marker = "hk-unit-marker-" + std::to_string(::getpid());
+    const CommandRun hung =
+        run_token_command(TokenCommand{{"/bin/sh", "-c",
+                                        "sh -c 'sleep 7401; true' " + marker +
+                                            " & sh -c 'sleep 7402; true' " + marker + " & wait"},
+                                       600s,
+                                       1s});
+    CHECK(hung.timed_out);
+    CHECK(hung.left_behind.empty());
+    std::size_t left = 0;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        std::ifstream in(entry.path() / "cmdline");
+        const std::string cmdline((std::istreambuf_iterator<char>(in)),
+                                  std::istreambuf_iterator<char>());
+        if (cmdline.find(marker) != std::string::npos) ++left;
+    }
+    CHECK(left == 0);
 }
 
 }  // namespace test_command_tokens
