@@ -10,8 +10,8 @@
 #include <cstring>
 #include <vector>
 
-#include "proto/sock_diag.hpp"
 #include "fuzz_support.hpp"
+#include "proto/sock_diag.hpp"
 
 using namespace hostkeeper;
 using proto::DiagQuery;
