@@ -13,6 +13,8 @@
 # Exported for COMMAND: HOME, XDG_*, DBUS_SESSION_BUS_ADDRESS, and
 # HK_TEST_ROOT (the throw-away root), HK_KEYRING_PID, HK_BUS_PID.
 set -euo pipefail
+# shellcheck source=own_runtime.sh
+source "$(dirname "$0")/own_runtime.sh" "$0" "$@"
 
 keyring=1
 while [[ $# -gt 0 ]]; do
@@ -40,6 +42,7 @@ export XDG_DATA_HOME="$root/data" XDG_CACHE_HOME="$root/cache" XDG_STATE_HOME="$
 mkdir -p "$HOME" "$XDG_RUNTIME_DIR" "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_STATE_HOME"
 chmod 700 "$XDG_RUNTIME_DIR"
 unset HOSTKEEPER_SOCKET TF_CLI_CONFIG_FILE DISPLAY WAYLAND_DISPLAY NOTIFY_SOCKET LISTEN_FDS LISTEN_PID
+world_socket
 unset JOURNAL_STREAM GNOME_KEYRING_CONTROL SSH_AUTH_SOCK
 
 cleanup() {

@@ -41,6 +41,8 @@
 # started under the root, and the gpg-agent, are stopped on exit; COMMAND's
 # exit status is returned. Exit 77 (skip) when gpg, gpg-agent or pass is missing.
 set -euo pipefail
+# shellcheck source=own_runtime.sh
+source "$(dirname "$0")/own_runtime.sh" "$0" "$@"
 
 keep_world=0 store=1
 while [[ $# -gt 0 ]]; do
@@ -79,6 +81,7 @@ if [[ $keep_world == 0 ]]; then
     unset DBUS_SESSION_BUS_ADDRESS DISPLAY WAYLAND_DISPLAY
     unset HOSTKEEPER_SOCKET TF_CLI_CONFIG_FILE NOTIFY_SOCKET LISTEN_FDS LISTEN_PID
     unset JOURNAL_STREAM GNOME_KEYRING_CONTROL SSH_AUTH_SOCK
+    world_socket
 else
     [[ -n "${HOME:-}" && -d "$HOME" ]] || { echo "pass-env: --keep-world without a HOME" >&2; exit 2; }
     [[ -n "${HK_TEST_ROOT:-}" && $HOME == "$HK_TEST_ROOT"/* ]] ||
