@@ -67,11 +67,9 @@ bool shows_as_root(uid_t uid, const fs::path& path) {
 
 bool nameable_socket(std::string_view socket) {
     if (socket.empty() || socket.front() != '/' || socket.size() > kMaxLinkSocket) return false;
-    for (const char c : socket) {
-        const auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7f) return false;
-    }
-    return true;
+    // A name the printable filter would change could not be read back from
+    // the reply that names it.
+    return printable(socket) == socket;
 }
 
 std::string port_request(PortVerb verb, std::string_view socket) {

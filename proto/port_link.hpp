@@ -63,7 +63,8 @@ struct PortRequest {
 };
 
 // Whether `socket` may be named in a request: absolute, at most
-// kMaxLinkSocket bytes, no control characters.
+// kMaxLinkSocket bytes, and left as it is by the printable filter (no
+// control characters, well-formed UTF-8).
 bool nameable_socket(std::string_view socket);
 
 // "hostkeeper-port 1 register\n" / "hostkeeper-port 1 probe\n"; with a

@@ -92,6 +92,12 @@ TEST_CASE("a second daemon's registration is told who holds it", "[proto][port_l
     const PortReply long_reply = parse_port_reply(long_line.substr(0, long_line.size() - 1));
     REQUIRE(long_reply.holder);
     CHECK(long_reply.holder->socket == longest);
+    // A socket name the filter would change is not named at all.
+    CHECK_FALSE(nameable_socket("/run/\x9b[2J"));
+    CHECK_FALSE(nameable_socket("/run/\xc2\x9b"));
+    CHECK(nameable_socket("/run/user/1000/h\xc3\xa9/socket"));
+    CHECK(port_reply_held(PortHolder{9, "/\x9b"}) ==
+          "error another hostkeeperd of this user holds the registry port: pid 9\n");
     // Other errors name no holder.
     CHECK_FALSE(parse_port_reply("error too many daemons are registered").holder);
     for (const char* bad :
@@ -100,7 +106,12 @@ TEST_CASE("a second daemon's registration is told who holds it", "[proto][port_l
           "error another hostkeeperd of this user holds the registry port: pid 012",
           "error another hostkeeperd of this user holds the registry port: pid 12x",
           "error another hostkeeperd of this user holds the registry port: pid 12, socket rel",
-          "error another hostkeeperd of this user holds the registry port: pid 99999999999"}) {
+          "error another hostkeeperd of this user holds the registry port: pid 99999999999",
+          // A socket the printable filter would change: the writer could not
+          // have named it, so it names no holder.
+          "error another hostkeeperd of this user holds the registry port: pid 12, socket /\x9b",
+          "error another hostkeeperd of this user holds the registry port: pid 12, socket "
+          "/\xc2\x9b"}) {
         INFO(bad);
         const PortReply odd = parse_port_reply(bad);
         CHECK_FALSE(odd.holder);
