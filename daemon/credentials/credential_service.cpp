@@ -304,13 +304,16 @@ void CredentialService::remember(const std::string& host, std::optional<Secret> 
 
 std::size_t CredentialService::flush() {
     ++generation_;
-    return cache_.clear() + (commands_ != nullptr ? commands_->flush() : 0);
+    const std::size_t refusals = standing_.forget_refusals();
+    return cache_.clear() + refusals + (commands_ != nullptr ? commands_->flush() : 0);
 }
 
 std::size_t CredentialService::flush(const std::string& host) {
     ++generation_;
     const std::size_t commands = commands_ != nullptr ? commands_->flush(host) : 0;
-    return (cache_.erase(host) ? 1 : 0) + commands;
+    const std::size_t refusals = standing_.rejections().contains(host) ? 1 : 0;
+    standing_.accepted(host);
+    return (cache_.erase(host) ? 1 : 0) + refusals + commands;
 }
 
 void CredentialService::token_rejected(const std::string& host, std::string url, long status) {

@@ -101,12 +101,14 @@ class CredentialService final : public KeyringEvents {
     boost::asio::awaitable<void> store(std::string host, proto::Secret credentials);
     boost::asio::awaitable<void> forget(std::string host);
 
+    // Drops what is cached (all of it, or the host's): credentials read,
+    // command tokens, and refusals of tokens (token_rejected). How many.
     std::size_t flush();
     std::size_t flush(const std::string& host);
 
     // A server refused the host's stored token (the daemon's own request):
-    // remembered until the host's credentials are stored or forgotten, or
-    // token_accepted() (a `check` found it valid). A token_command's token is
+    // remembered until the host's credentials are stored or forgotten,
+    // token_accepted() (a `check` found it valid) or a flush. A token_command's token is
     // dropped instead: the next get runs the command.
     void token_rejected(const std::string& host, std::string url, long status);
     void token_accepted(const std::string& host);

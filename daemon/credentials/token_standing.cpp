@@ -14,7 +14,8 @@ void TokenStanding::rejected(const std::string& host, std::string url, long stat
     if (!rejected_.contains(host)) {
         spdlog::warn(
             "{} refused its stored token (HTTP {} from {}): it is not handed out until a new "
-            "token is stored (terraform login {}) or hostkeeper check {} finds it valid",
+            "token is stored (terraform login {}), hostkeeper check {} finds it valid, or "
+            "hostkeeper flush forgets the refusal",
             host, status, url, host, host);
     }
     rejected_[host] = TokenRejection{std::move(url), status, clock_(), wall_clock_()};

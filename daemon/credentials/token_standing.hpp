@@ -66,6 +66,12 @@ class TokenStanding {
 
     void rejected(const std::string& host, std::string url, long status);
     void accepted(const std::string& host);
+    // Every refusal forgotten (a flush); how many there were.
+    std::size_t forget_refusals() {
+        const std::size_t n = rejected_.size();
+        rejected_.clear();
+        return n;
+    }
     // New credentials for the host (their expiry, if any): a refusal is over.
     void stored(const std::string& host, std::optional<WallTime> expires,
                 Renewal renewal = Renewal::person);

@@ -87,6 +87,7 @@ asio::awaitable<DiscoveryService::Cache::Fetched> DiscoveryService::fetch(std::s
     request.token_host = host;
     request.token_origin = request.url;
     request.purpose = "discovery of " + host;
+    request.judges_token = false;
     request.rules.max_body = kMaxDiscoveryDocument;
     request.rules.max_redirects = kMaxDiscoveryRedirects;
     request.rules.timeout = options_.timeout;

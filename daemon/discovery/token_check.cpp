@@ -40,6 +40,35 @@ upstream::UpstreamRequest request_for(const std::string& host, std::string url,
     return request;
 }
 
+// The discovery document's request: its answer is no verdict on the token.
+upstream::UpstreamRequest discovery_request(const std::string& host,
+                                            std::chrono::milliseconds timeout) {
+    upstream::UpstreamRequest request =
+        request_for(host, discovery_url(host), timeout, kMaxDiscoveryDocument);
+    request.judges_token = false;
+    return request;
+}
+
+// A discovery document refused to the token or absent (401, 403, 404): the
+// host serves Terraform nothing the token can be checked against (a host of
+// git repositories or container images may refuse it to any token). Nothing
+// is judged, and the token stays as it was.
+std::optional<TokenCheck> no_terraform_services(const std::string& host,
+                                                const upstream::Verdict& verdict) {
+    if (!verdict.response || !verdict.token_sent) return std::nullopt;
+    const long status = verdict.response->status;
+    if (status != 401 && status != 403 && status != 404) return std::nullopt;
+    TokenCheck out;
+    out.result = Result::unchecked;
+    out.url = verdict.response->url;
+    out.status = status;
+    out.message = host + " serves no Terraform discovery document to its token (HTTP " +
+                  std::to_string(status) +
+                  "): it offers no Terraform service to check the token with, so the token "
+                  "was not judged and is still given out";
+    return out;
+}
+
 // What a response says of the token, short of the document's content:
 // nullopt to go on reading it.
 std::optional<TokenCheck> refusal_or_failure(const std::string& host,
@@ -86,6 +115,8 @@ std::string_view to_string(Result result) noexcept {
             return "rejected";
         case Result::accepted:
             return "accepted";
+        case Result::unchecked:
+            return "unchecked";
         case Result::no_credentials:
             return "no_credentials";
         case Result::failed:
@@ -223,10 +254,10 @@ asio::awaitable<TokenCheck> check_token(upstream::Upstream& upstream,
         expired.message = std::move(withheld->message);
         co_return expired;
     }
-    upstream::UpstreamRequest discovery =
-        request_for(host, discovery_url(host), timeout, kMaxDiscoveryDocument);
+    upstream::UpstreamRequest discovery = discovery_request(host, timeout);
     auto asking = upstream.fetch(std::move(discovery));
     const upstream::Verdict discovered = co_await std::move(asking);
+    if (auto unjudged = no_terraform_services(host, discovered)) co_return std::move(*unjudged);
     if (auto early = refusal_or_failure(host, discovered)) co_return std::move(*early);
     NextStep next = after_discovery(host, *discovered.response);
     if (next.details_url.empty()) co_return std::move(next.answer);

@@ -1,6 +1,7 @@
 #pragma once
 // Is a host's stored token still good? Asked of the host itself, past every
-// cache: its discovery document with the token, then, where it offers
+// cache: its discovery document with the token (a refusal of the document
+// is no verdict on the token: `unchecked`), then, where it offers
 // tfe.v2, HCP Terraform's and Terraform Enterprise's "who am I"
 // (tfe.v2 + account/details). The token only ever goes to its own host.
 // For a valid token whose stored object has no expires_at, the user's token
@@ -20,7 +21,7 @@
 namespace hostkeeper::daemon::discovery {
 
 struct TokenCheck {
-    enum class Result { valid, rejected, accepted, no_credentials, failed };
+    enum class Result { valid, rejected, accepted, unchecked, no_credentials, failed };
     Result result = Result::failed;
     std::string url;             // the last URL asked ("" when nothing was sent)
     std::optional<long> status;  // its HTTP status, where there was one

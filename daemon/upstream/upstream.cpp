@@ -73,7 +73,7 @@ asio::awaitable<Verdict> Upstream::fetch(UpstreamRequest request) {
         http::token_use(token.has_value(), "", fetched.response->url, request.token_origin);
     out.response = std::move(fetched.response);
     out.token_sent = sent == http::TokenUse::sent;
-    if (out.token_sent && out.response->status == 401)
+    if (request.judges_token && out.token_sent && out.response->status == 401)
         credentials_.token_rejected(request.token_host, out.response->url, 401);
     judge(request, keyring_problem, sent, out);
     co_return out;

@@ -49,6 +49,11 @@ struct UpstreamRequest {
     // A token a server refused is sent all the same (`check`: is it valid
     // again?); otherwise a withheld token (refused, expired) is not sent.
     bool send_refused = false;
+    // A 401 to the stored token is a verdict on it (token_rejected): true
+    // for the services the token is for. A host's discovery document is not
+    // one: a host that serves git or a container registry and no Terraform
+    // services may refuse it to any token, the good ones among them.
+    bool judges_token = true;
 };
 
 // How long an answer stays fresh: `ttl` unless the server says otherwise
@@ -88,9 +93,10 @@ class Upstream {
     // or 404 to it is a failure naming the keyring's problem: it says
     // nothing about the server, so it is neither cached as "there is none"
     // nor a refusal (the last good answer may stand in). A 401 to the
-    // stored token is remembered (CredentialService::token_rejected), and
-    // that token then goes with no request (send_refused aside): they go
-    // without one, as they do after its expires_at.
+    // stored token from a request that judges it (judges_token) is
+    // remembered (CredentialService::token_rejected), and that token then
+    // goes with no request (send_refused aside): they go without one, as
+    // they do after its expires_at.
     boost::asio::awaitable<Verdict> fetch(UpstreamRequest request);
 
     // A fetch that failed before a request was sent (discovery, for a registry).

@@ -77,6 +77,12 @@ CheckLine check_line(const Json& answer) {
         return {Verdict::good,
                 who + ": accepted (" + http + "): the host has no tfe.v2 to say whose token it is"};
     }
+    if (result == "unchecked") {
+        return {Verdict::unchecked,
+                who + ": not checked (" + http +
+                    "): the host serves no Terraform discovery document to its token (a host "
+                    "of git repositories or images may not); the token is still given out"};
+    }
     if (result == "rejected" && http.empty()) {
         // Not sent at all: past its stored expires_at (the message says so).
         return {Verdict::rejected, who + ": rejected: " + answer.value("message", "expired")};
@@ -129,7 +135,7 @@ class CheckCommand final : public Command {
         auto* cmd = app.add_subcommand(
             "check",
             "is each stored token still good? ask each host (or those named) with its token: "
-            "valid, rejected, accepted, no credentials or failed");
+            "valid, rejected, accepted, not checked, no credentials or failed");
         cmd->add_option("hosts", hosts_, "registry hostnames (default: every stored host)");
         cmd->add_flag("--json", json_, "print the daemon's answers as JSON");
         cmd->footer(

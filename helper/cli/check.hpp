@@ -2,7 +2,8 @@
 // hostkeeper check [HOST...] [--json]: is each host's stored token still
 // good? The daemon's `check` per host (all stored hosts when none is named):
 // valid (the user name), rejected (expired or revoked: run terraform login
-// HOST), accepted, no credentials, or failed (why). Exit 0 when none was
+// HOST), accepted, not checked (the host serves Terraform no discovery
+// document to the token), no credentials, or failed (why). Exit 0 when none was
 // rejected or failed; 7 (kExitRejected) when a host refused its token; else
 // 1 when one could not be checked. Doctor prints the same verdicts.
 
@@ -20,7 +21,7 @@ namespace hostkeeper::helper::cli {
 // connection failure is thrown: no host can be checked.
 proto::Json check_host(const client::ClientOptions& client, const std::string& host);
 
-enum class Verdict { good, absent, rejected, failed };
+enum class Verdict { good, unchecked, absent, rejected, failed };
 
 struct CheckLine {
     Verdict verdict = Verdict::failed;

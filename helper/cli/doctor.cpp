@@ -467,6 +467,7 @@ void check_stored_tokens(Report& report, const client::ClientOptions& client) {
                 report.warn("token for " + line.text);
                 if (tls_failure(line.text)) report.note(kTlsFix);
                 break;
+            case Verdict::unchecked:
             case Verdict::absent:
                 report.skip("token for " + line.text);
                 break;
@@ -482,7 +483,8 @@ void check_stored_tokens(Report& report, const client::ClientOptions& client) {
                 std::to_string(entry.value("status", 0)) + " from " + entry.value("url", "?") +
                 ", " + client::duration_text(entry.value("age_s", 0LL)) +
                 " ago): it is not handed out until a new token is stored (terraform login " +
-                proto::display_hostname(host) + ") or hostkeeper check finds it valid");
+                proto::display_hostname(host) + "), hostkeeper check finds it valid, or " +
+                "hostkeeper flush forgets the refusal");
         }
     }
 }

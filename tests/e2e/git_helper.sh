@@ -12,6 +12,9 @@
 #     terraform-credentials-hostkeeper succeeds, as user oauth2 (then as the
 #     host's git_username from config.toml), and git's store of that answer
 #     keeps nothing of its own;
+#   - `hostkeeper check` and `doctor` on that host (its discovery document
+#     answers 401 to the token: no Terraform services) say "not checked",
+#     and git clone still gets the token;
 #   - a wrong token fails, and git's erase of it leaves the Terraform token;
 #   - a host with nothing stored fails without a prompt (GIT_TERMINAL_PROMPT=0);
 #   - plain http:// never gets the token: the helper does not even ask the
@@ -63,6 +66,25 @@ pass "git clone through credential.helper=hostkeeper: the host's Terraform token
 [[ $(git_items "$host") == 0 ]] ||
     fail "git's store of our own answer left $(git_items "$host") git item(s) for $host"
 pass "git's store of the helper's own answer keeps nothing of its own"
+
+# --- check and doctor on a host of git repositories (no Terraform services) ---------
+# Its discovery document answers 401 to the token: no verdict on the token,
+# which git goes on getting. hostkeeperd asks the host with the test CA.
+printf '[discovery]\nca_file = "%s"\n' "$root/tls/ca.pem" >>"$config"
+"$bin/hostkeeper" stop >/dev/null 2>&1 || true
+rc=0
+"$bin/hostkeeper" check "$host" >"$root/check-git.out" 2>&1 || rc=$?
+[[ $rc == 0 ]] || { show "$root/check-git.out"; fail "check of a git host's token exited $rc, not 0"; }
+grep -qF "$host: not checked (HTTP 401 from https://$host/.well-known/terraform.json)" "$root/check-git.out" ||
+    { show "$root/check-git.out"; fail "check does not say the git host's token was not checked"; }
+"$bin/hostkeeper" doctor >"$root/doctor-git.out" 2>&1 || true
+grep -qF "skip  token for $host: not checked" "$root/doctor-git.out" ||
+    { show "$root/doctor-git.out"; fail "doctor does not say the git host's token was not checked"; }
+! grep -qF "terraform login $host" "$root/doctor-git.out" ||
+    { show "$root/doctor-git.out"; fail "doctor advises terraform login for a host with no login service"; }
+clone "https://$host/net.git" "$root/clone-after-doctor" "$root/clone-after-doctor.out"
+[[ $git_rc == 0 ]] || { show "$root/clone-after-doctor.out"; fail "git clone after doctor and check exited with $git_rc"; }
+pass "check and doctor on a git host: 'not checked', and git clone still gets the token"
 
 # git_username from config.toml (the daemon reads it at start).
 printf '[hosts."%s"]\ngit_username = "tf-alice"\n' "$host" >>"$config"

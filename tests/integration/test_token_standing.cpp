@@ -1,9 +1,11 @@
 // Which stored tokens are handed out, through the real daemon, a real
-// gnome-keyring and a real HTTPS server: one a host refused (HTTP 401 to
-// the daemon's own request) is not, until a new token is stored, it is
-// forgotten, or `check` finds it valid again; nor one past its stored
-// expires_at. `get` then answers {} as for no credentials, so that
-// `terraform login` works again; status and list say why and what to run.
+// gnome-keyring and a real HTTPS server: one a host's service refused (HTTP
+// 401 to the daemon's own request) is not, until a new token is stored, it
+// is forgotten, `check` finds it valid again or a flush forgets the
+// refusal; nor one past its stored expires_at. `get` then answers {} as for
+// no credentials, so that `terraform login` works again; status and list
+// say why and what to run. A discovery document refused to the token is no
+// verdict on it: a host of git repositories may refuse it to any token.
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <ctime>
@@ -22,16 +24,20 @@ using hostkeeper::test::Response;
 
 namespace {
 
-// A TFE-like host whose discovery document and account/details answer 401
-// to a token it does not take, and the document to a request without one.
+// A TFE-like host whose module registry and account/details answer 401 to
+// a token it does not take; its discovery document is anyone's.
 class TfeHost {
   public:
     TfeHost(World& world, const std::string& name) {
-        world.server.route(name + ".localhost", kDoc, [this](const Request& r) {
-            if (r.authorization && !takes(*r.authorization))
-                return json_response(R"({"errors":[{"status":"401"}]})", 401);
+        world.server.route(name + ".localhost", kDoc, [](const Request&) {
             return json_response(R"({"tfe.v2":"/api/v2/","modules.v1":"/m/"})");
         });
+        world.server.route(
+            name + ".localhost", "/m/acme/x/null/versions", [this](const Request& r) {
+                if (r.authorization && !takes(*r.authorization))
+                    return json_response(R"({"errors":["unauthorized"]})", 401);
+                return json_response(R"({"modules":[{"versions":[{"version":"1.0.0"}]}]})");
+            });
         world.server.route(
             name + ".localhost", "/api/v2/account/details", [this](const Request& r) {
                 if (!r.authorization || !takes(*r.authorization))
@@ -56,9 +62,11 @@ class TfeHost {
     std::set<std::string> tokens_;
 };
 
-// A discovery the daemon makes afresh (with the stored token, unless withheld).
-void discover_afresh(const World& world, const std::string& host) {
-    (void)world.ask_discover(host, true);
+// A module registry request the daemon makes afresh (with the stored
+// token, unless withheld).
+Json ask_registry(const World& world, const std::string& host) {
+    return world.ask(
+        {{"op", "module_versions"}, {"module", host + "/acme/x/null"}, {"refresh", true}});
 }
 
 Json listed_host(const World& world, const std::string& host) {
@@ -85,8 +93,8 @@ TEST_CASE("a refused token answers {} until stored again, forgotten or checked v
     store_token(world, tfe, "tok-revoked");
     CHECK(helper(world.socket(), {"get", tfe}).out == R"({"token":"tok-revoked"})"
                                                       "\n");
-    // Discovery sends it and gets a 401: from now on it is withheld.
-    discover_afresh(world, tfe);
+    // The module registry is sent it and answers 401: from now on it is withheld.
+    (void)ask_registry(world, tfe);
     const Result withheld = helper(world.socket(), {"get", tfe});
     CHECK(withheld.exit_code == 0);
     CHECK(withheld.out == "{}\n");
@@ -95,7 +103,7 @@ TEST_CASE("a refused token answers {} until stored again, forgotten or checked v
     REQUIRE(rejected.size() == 1);
     CHECK(rejected[0].at("host") == tfe);
     CHECK(rejected[0].at("withheld") == true);
-    CHECK(rejected[0].at("url") == world.url("auth", kDoc));
+    CHECK(rejected[0].at("url") == world.url("auth", "/m/acme/x/null/versions"));
     CHECK(rejected[0].at("at").get<std::string>().size() == 20);
     CHECK(rejected[0].at("next_steps") ==
           Json::array({"terraform login " + tfe, "hostkeeper check " + tfe}));
@@ -111,9 +119,9 @@ TEST_CASE("a refused token answers {} until stored again, forgotten or checked v
     CHECK(token.out.empty());
     CHECK_THAT(token.err, Catch::Contains("not handed out"));
 
-    // Discovery now goes without it, and succeeds.
+    // The registry is now asked without it, and answers.
     const std::size_t before = world.server.requests().size();
-    CHECK(world.ask_discover(tfe, true).at("ok") == true);
+    CHECK(ask_registry(world, tfe).at("ok") == true);
     const auto requests = world.server.requests();
     REQUIRE(requests.size() > before);
     CHECK_FALSE(requests.back().authorization.has_value());
@@ -127,7 +135,7 @@ TEST_CASE("a refused token answers {} until stored again, forgotten or checked v
 
     // Forgotten: no credentials, no refusal.
     store_token(world, tfe, "tok-revoked-2");
-    discover_afresh(world, tfe);
+    (void)ask_registry(world, tfe);
     REQUIRE(world.status("credentials").at("rejected").size() == 1);
     forget_token(world, tfe);
     CHECK(world.status("credentials").at("rejected").empty());
@@ -135,7 +143,7 @@ TEST_CASE("a refused token answers {} until stored again, forgotten or checked v
 
     // Valid again (the host takes it now): check sends it, and it is served.
     store_token(world, tfe, "tok-flaky");
-    discover_afresh(world, tfe);
+    (void)ask_registry(world, tfe);
     REQUIRE(helper(world.socket(), {"get", tfe}).out == "{}\n");
     tfe_host.take("tok-flaky");
     const Result check = world.cli({"check", tfe});
@@ -144,7 +152,55 @@ TEST_CASE("a refused token answers {} until stored again, forgotten or checked v
     CHECK(helper(world.socket(), {"get", tfe}).out == R"({"token":"tok-flaky"})"
                                                       "\n");
     CHECK(world.status("credentials").at("rejected").empty());
+
+    // Refused again, then a flush forgets the refusal: served again.
+    store_token(world, tfe, "tok-refused-3");
+    (void)ask_registry(world, tfe);
+    REQUIRE(helper(world.socket(), {"get", tfe}).out == "{}\n");
+    CHECK(world.cli({"flush", tfe}).exit_code == 0);
+    CHECK(world.status("credentials").at("rejected").empty());
+    CHECK(helper(world.socket(), {"get", tfe}).out == R"({"token":"tok-refused-3"})"
+                                                      "\n");
+    (void)ask_registry(world, tfe);
+    REQUIRE(world.status("credentials").at("rejected").size() == 1);
+    CHECK(world.cli({"flush"}).exit_code == 0);
+    CHECK(world.status("credentials").at("rejected").empty());
     forget_token(world, tfe);
+}
+
+TEST_CASE("a discovery document refused to the token judges nothing: git keeps its token",
+          "[token-standing]") {
+    World world;
+    // A host of git repositories: no Terraform services, a 401 to any token.
+    world.server.route("other.localhost", kDoc, [](const Request& r) {
+        if (r.authorization) return json_response(R"({"errors":["unauthorized"]})", 401);
+        return json_response(R"({"errors":["not found"]})", 404);
+    });
+    world.start();
+    const std::string git = world.host("other");
+    store_token(world, git, "tok-git");
+
+    // Discovery (as Terraform's helper would make it) and check send it and
+    // get a 401: nothing is withheld.
+    (void)world.ask_discover(git, true);
+    const Json check = world.ask({{"op", "check"}, {"host", git}});
+    CHECK(check.at("result") == "unchecked");
+    CHECK(check.at("status") == 401);
+    CHECK(check.at("url") == world.url("other", kDoc));
+    const Result cli_check = world.cli({"check", git});
+    INFO(cli_check.out << cli_check.err);
+    CHECK(cli_check.exit_code == 0);
+    CHECK_THAT(cli_check.out, Catch::Contains(git + ": not checked (HTTP 401 from " +
+                                              world.url("other", kDoc) + ")") &&
+                                  Catch::Contains("the token is still given out"));
+    const Result doctor = world.cli({"doctor"});
+    CHECK_THAT(doctor.out, Catch::Contains("skip  token for " + git + ": not checked"));
+    CHECK_THAT(doctor.out, !Catch::Contains("token for " + git + ": rejected"));
+    CHECK_THAT(doctor.out, !Catch::Contains("terraform login " + git));
+    CHECK(world.status("credentials").at("rejected").empty());
+    CHECK(helper(world.socket(), {"get", git}).out == R"({"token":"tok-git"})"
+                                                      "\n");
+    forget_token(world, git);
 }
 
 TEST_CASE("a stored expires_at: kept, not served once past, warned of 10 days ahead",
@@ -171,7 +227,8 @@ TEST_CASE("a stored expires_at: kept, not served once past, warned of 10 days ah
     CHECK_THAT(check.at("message").get<std::string>(),
                Catch::Contains("expired at 2020-01-01T00:00:00Z"));
     CHECK_THAT(world.cli({"check", tfe}).out, Catch::Contains("expired at 2020-01-01T00:00:00Z"));
-    discover_afresh(world, tfe);
+    (void)world.ask_discover(tfe, true);
+    (void)ask_registry(world, tfe);
     for (const Request& r : world.server.requests()) CHECK_FALSE(r.authorization.has_value());
 
     // 10 days ahead: served with its expires_at, and warned of.

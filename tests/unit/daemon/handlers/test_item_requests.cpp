@@ -218,8 +218,10 @@ TEST_CASE("check reports a revoked token, and status remembers it until a new on
     CHECK(f.request(op(proto::Op::status)).at("credentials").at("rejected").empty());
 }
 
-TEST_CASE("check without credentials sends nothing; a plain registry is only 'accepted'",
-          "[daemon][items][check]") {
+TEST_CASE(
+    "check without credentials sends nothing; a plain registry is only 'accepted'; "
+    "a refused discovery document is 'unchecked'",
+    "[daemon][items][check]") {
     Fixture f;
     tfe_routes(f.http, 200);
     CHECK(f.request(op(proto::Op::check, {{"host", "tfe.example"}})).at("result") ==
@@ -235,7 +237,13 @@ TEST_CASE("check without credentials sends nothing; a plain registry is only 'ac
     f.http.routes["https://reg.example/.well-known/terraform.json"] = [] {
         return FakeHttpClient::json(R"({"errors":["unauthorized"]})", 401);
     };
-    CHECK(f.request(op(proto::Op::check, {{"host", "reg.example"}})).at("result") == "rejected");
+    // A discovery document refused to the token judges nothing: not
+    // checked, and the token is still served.
+    const proto::Json refused = f.request(op(proto::Op::check, {{"host", "reg.example"}}));
+    CHECK(refused.at("result") == "unchecked");
+    CHECK(refused.at("status") == 401);
+    CHECK(f.request(op(proto::Op::status)).at("credentials").at("rejected").empty());
+    CHECK(f.request(op(proto::Op::get, {{"host", "reg.example"}})).at("found") == true);
 }
 
 TEST_CASE("check never sends the token to a tfe.v2 on another host", "[daemon][items][check]") {

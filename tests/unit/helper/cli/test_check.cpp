@@ -136,6 +136,17 @@ TEST_CASE("check_line: each verdict", "[cli][check]") {
           cli::Verdict::rejected);
     CHECK(cli::check_line(Json{{"host", "a.example"}, {"result", "no_credentials"}}).verdict ==
           cli::Verdict::absent);
+    const auto unchecked =
+        cli::check_line(Json{{"host", "git.example"},
+                             {"result", "unchecked"},
+                             {"status", 401},
+                             {"url", "https://git.example/.well-known/terraform.json"}});
+    CHECK(unchecked.verdict == cli::Verdict::unchecked);
+    CHECK(
+        unchecked.text ==
+        "git.example: not checked (HTTP 401 from https://git.example/.well-known/terraform.json): "
+        "the host serves no Terraform discovery document to its token (a host of git "
+        "repositories or images may not); the token is still given out");
     const auto odd = cli::check_line(Json{{"host", "a.example"}, {"result", "surprise"}});
     CHECK(odd.verdict == cli::Verdict::failed);
     CHECK(odd.text == "a.example: failed: result surprise");
