@@ -125,6 +125,17 @@ std::string store_problem(const fs::path& dir, const StoreUnwritable& e) {
                (left ? std::to_string(*left) : std::string("?")) + " bytes free on " +
                dir.string() + passed;
     }
+    if (e.error() == EROFS) {
+        // Read-only where the user's own directory is not: the service's
+        // sandbox (ProtectHome=read-only), in which a directory missing when
+        // it started (deleted by the user) is not made writable.
+        return "the cache directory " + dir.string() +
+               " is on a read-only file system here: under hostkeeperd.service's sandbox a "
+               "directory that was missing when the service started stays read-only; run "
+               "hostkeeper setup --registry-cache (systemd then makes it before each start), "
+               "then hostkeeper stop" +
+               passed;
+    }
     return "the cache directory " + dir.string() + " cannot store archives: " + e.what() + passed;
 }
 

@@ -111,10 +111,16 @@ void check_archive_store(const DoctorSink& report, const Json& cache) {
                   std::to_string(archives->value("count", 0LL)) + " stored)");
         return;
     }
+    // The daemon's message says what to do, except for a full directory.
+    if (problem.find("the cache directory is full") == 0) {
+        report.warn("registry cache: " + problem +
+                    "; free space there (or lower registry_cache.max_archive_bytes in "
+                    "config.toml, or point XDG_CACHE_HOME at a file system with room): "
+                    "hostkeeperd tries the directory again a minute after it failed");
+        return;
+    }
     report.warn("registry cache: " + problem +
-                "; free space there (or lower registry_cache.max_archive_bytes in config.toml, "
-                "or point XDG_CACHE_HOME at a file system with room): hostkeeperd tries the "
-                "directory again a minute after it failed");
+                " (hostkeeperd tries the directory again a minute after it failed)");
 }
 
 // With the cache off: the tfrc files that exist still carry no blocks that

@@ -41,29 +41,42 @@ std::vector<fs::path> daemon_write_dirs(const RegistryCacheConfig& config) {
     return dirs;
 }
 
-// The service drop-in's text: ReadWritePaths= for `dirs` (quoted, % escaped).
+// `text` as one quoted word of a unit file: '%' starts a specifier there,
+// '\\' an escape, and in a command line (`command`) '$' a variable.
+std::string unit_word(const std::string& text, bool command = false) {
+    std::string word = "\"";
+    for (const char c : text) {
+        if (c == '%')
+            word += "%%";
+        else if (c == '$' && command)
+            word += "$$";
+        else if (c == '\\' || c == '"')
+            word.append(1, '\\').append(1, c);
+        else
+            word += c;
+    }
+    return word + '"';
+}
+
+// The service drop-in's text. ExecStartPre=+ makes `dirs` before each start
+// ('+': outside the sandbox, as the user), so that a directory the user
+// deleted (~/.cache/hostkeeper, say) is there again and ReadWritePaths=
+// makes it writable; with '-', a missing one would be skipped and stay
+// read-only, and the daemon could not make it.
 std::string service_drop_in_text(const std::vector<fs::path>& dirs) {
-    std::string text =
-        "# Written by \"hostkeeper setup --registry-cache\"; \"hostkeeper setup --registry-cache "
-        "--undo\" removes it.\n# hostkeeperd writes the registry cache's host blocks, learned "
-        "hosts and archives here.\n[Service]\nReadWritePaths=";
+    std::string make = "ExecStartPre=+/bin/mkdir -p -m 0700 --";
+    std::string writable = "ReadWritePaths=";
     bool first = true;
     for (const auto& dir : dirs) {
-        // A quoted word; in unit files '%' starts a specifier and '\\' an escape.
-        std::string word = "\"-";
-        for (const char c : dir.string()) {
-            if (c == '%')
-                word += "%%";
-            else if (c == '\\' || c == '"')
-                word.append(1, '\\').append(1, c);
-            else
-                word += c;
-        }
-        word += '"';
-        text += (first ? "" : " ") + word;
+        make += " " + unit_word(dir.string(), true);
+        writable += (first ? "" : " ") + unit_word("-" + dir.string());
         first = false;
     }
-    return text + "\n";
+    return "# Written by \"hostkeeper setup --registry-cache\"; \"hostkeeper setup "
+           "--registry-cache --undo\" removes it.\n# hostkeeperd writes the registry cache's host "
+           "blocks, learned hosts and archives here; systemd makes them again before each "
+           "start.\n[Service]\n" +
+           make + "\n" + writable + "\n";
 }
 
 // True when `path` is a file whose first line is hostkeeperd's header.

@@ -237,11 +237,14 @@ TEST_CASE(
     const fs::path service_drop_in =
         u.config / "systemd" / "user" / "hostkeeperd.service.d" / "registry-cache.conf";
     REQUIRE(fs::exists(service_drop_in));
-    CHECK_THAT(
-        read_file(service_drop_in),
-        Catch::Contains("[Service]\nReadWritePaths=\"-" + (u.home / ".terraform.d").string() +
-                        "\" \"-" + (u.root / "cache" / "hostkeeper").string() + "\" \"-" +
-                        (u.state / "hostkeeper").string() + "\"\n"));
+    // Made again before each start (outside the sandbox), then writable in it.
+    const std::string tfd = (u.home / ".terraform.d").string();
+    const std::string cache = (u.root / "cache" / "hostkeeper").string();
+    const std::string state = (u.state / "hostkeeper").string();
+    CHECK_THAT(read_file(service_drop_in),
+               Catch::Contains("[Service]\nExecStartPre=+/bin/mkdir -p -m 0700 -- \"" + tfd +
+                               "\" \"" + cache + "\" \"" + state + "\"\nReadWritePaths=\"-" + tfd +
+                               "\" \"-" + cache + "\" \"-" + state + "\"\n"));
     CHECK(fs::is_directory(u.home / ".terraform.d"));
     CHECK(fs::is_directory(u.root / "cache" / "hostkeeper"));
     CHECK(fs::is_directory(u.state / "hostkeeper"));

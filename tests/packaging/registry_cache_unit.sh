@@ -18,6 +18,8 @@
 #     unrouted, 410 an older setup's capability URL, 403 Host, 403 a
 #     browser's Origin); another user's (root's) get
 #     portd's 503, never the daemon's answer;
+#   - cache and state directories the user deleted are there again, and
+#     writable, at the service's next start;
 #   - `setup --registry-cache --undo` removes the files.
 # Root only (exit 77, skipped, otherwise); ctest runs it RUN_SERIAL.
 # Exit status: 0 pass, 1 fail, 2 set-up error, 77 skipped.
@@ -130,6 +132,31 @@ for dir in "$home/.terraform.d" "$home/.cache/hostkeeper" "$home/.local/state/ho
     [[ $(mount_options "$dir") == rw* ]] || fail "ReadWritePaths=: $dir is not writable in the unit"
 done
 pass "inside its sandbox (home read-only) the daemon wrote its tfrc, state and archive directory"
+
+# The user deletes the cache and state directories: the next start has
+# them again, writable in the sandbox (setup's ExecStartPre=+ makes them).
+# (setup's own records in the state directory are put back afterwards, for
+# the undo below.)
+as_user systemctl --user stop hostkeeperd.service 2>/dev/null
+mv "$home/.local/state/hostkeeper" "$world/state-kept"
+rm -rf "$home/.cache/hostkeeper"
+helper get unrouted.example.com >/dev/null || fail "the helper's get after the deletion failed"
+for _ in $(seq 1 50); do
+    hostkeeper status --json >"$world/status-again.json" 2>/dev/null &&
+        [[ $(json_get registry_cache.held <"$world/status-again.json") == true ]] && break
+    sleep 0.1
+done
+again=$(json_get registry_cache <"$world/status-again.json")
+[[ -d $home/.cache/hostkeeper/archives/tmp ]] || fail "the archive directory was not made again: $again"
+[[ $(stat -c %a "$home/.cache/hostkeeper") == 700 ]] || fail "the remade cache directory is not 0700"
+[[ $(json_get archives.store_problem <<<"$again") == null ]] ||
+    fail "the archive cache is off after the deletion: $(json_get archives.store_problem <<<"$again")"
+pid=$(unit_show hostkeeperd.service MainPID)
+for dir in "$home/.cache/hostkeeper" "$home/.local/state/hostkeeper"; do
+    [[ $(mount_options "$dir") == rw* ]] || fail "after the deletion $dir is not writable in the unit"
+done
+cp -a "$world/state-kept/." "$home/.local/state/hostkeeper/"
+pass "deleted cache and state directories are made again at the next start, writable in the sandbox"
 
 # The credentials socket still works through the same unit; doctor agrees.
 token=rc-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
