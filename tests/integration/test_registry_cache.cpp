@@ -347,7 +347,9 @@ TEST_CASE("registry cache: a locked keyring serves nothing for a host with a tok
     // Stored behind the daemon's back: nothing of it is cached in hostkeeperd.
     REQUIRE(secret_tool_store(w.registry(), R"({"token":")" + token + R"("})").exit_code == 0);
     w.start_cache({w.registry()});
-    REQUIRE(lock_login_collection().exit_code == 0);
+    // The lock as the daemon has seen it (its cache follows the keyring's
+    // signals, which reach it after the lock returned).
+    REQUIRE(lock_login_collection_seen_by(w.socket()).exit_code == 0);
     struct Unlock {
         ~Unlock() { unlock_login_collection(); }
     } unlock;
