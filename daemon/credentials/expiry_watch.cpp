@@ -53,6 +53,7 @@ asio::awaitable<void> ExpiryWatch::look(bool learning) {
         }
         if (locked) co_return;  // quietly: the next look tries again
     }
+    spdlog::debug("expiry watch: looked at {} stored hosts", items.size());
 }
 
 // Hands the host to `learn_`, at most once a day; a failure is logged.

@@ -173,6 +173,11 @@ TEST_CASE("flush and SIGHUP make the daemon read the keyring again", "[credentia
         const Result r = run({bin("hostkeeper"), "--socket", socket.string(), "status", "--json"});
         return nlohmann::json::parse(r.out).at("credentials").value("keyring_lookups", -1LL);
     };
+    // The expiry watch's first look (2 s after start) reads every stored
+    // host: the counts below start after it.
+    REQUIRE(wait_until(
+        [&] { return daemon.log().find("expiry watch: looked at") != std::string::npos; },
+        std::chrono::seconds(15)));
     REQUIRE(helper(socket, {"store", "flush.example.com"}, R"({"token":"v1"})").exit_code == 0);
     // Cached once the store's own keyring signal has gone by.
     REQUIRE(wait_until(
