@@ -35,18 +35,56 @@ case "${1:-build}" in
     *) echo "usage: $0 build|test|bench" >&2; exit 2 ;;
 esac
 
+# git's own tests for external credential helpers (t/t0303, run by
+# tests/e2e/git_conformance.sh): the t/ directory of the source of the git
+# installed, from Debian (a deb-src entry is added beside the deb ones when
+# there is none), kept in $git_tests. Only for `test`.
+git_tests=/var/cache/hostkeeper-tests/git-t
+git_test_source() {
+    local version tmp
+    version=$(dpkg-query -W -f='${Version}' git)
+    [[ -f $git_tests/$version/t/t0303-credential-external.sh ]] && return 0
+    echo "Fetching the source of git $version (its t/ directory, for tests/e2e/git_conformance.sh)"
+    if ! apt-cache showsrc git 2>/dev/null | grep -qx "Version: $version"; then
+        {
+            sed -n 's/^Types:.*\bdeb\b.*/Types: deb-src/;/^Types:/,/^$/p' /etc/apt/sources.list.d/*.sources 2>/dev/null || true
+        } | "${sudo[@]}" tee /etc/apt/sources.list.d/hostkeeper-tests-src.sources >/dev/null
+        if [[ -f /etc/apt/sources.list ]]; then
+            sed -n 's/^deb /deb-src /p' /etc/apt/sources.list |
+                "${sudo[@]}" tee /etc/apt/sources.list.d/hostkeeper-tests-src.list >/dev/null
+        fi
+        "${sudo[@]}" apt-get update -qq
+    fi
+    tmp=$(mktemp -d)
+    (cd "$tmp" && apt-get source -qq --download-only "git=$version" >/dev/null 2>&1 &&
+        dpkg-source --no-check -x ./*.dsc src >/dev/null) || {
+        rm -rf "$tmp"
+        echo "deps.sh: could not fetch git $version's source (apt-get source git)" >&2
+        return 1
+    }
+    "${sudo[@]}" mkdir -p "$git_tests/$version"
+    "${sudo[@]}" rm -rf "$git_tests/$version/t"
+    "${sudo[@]}" cp -r "$tmp/src/t" "$git_tests/$version/t"
+    rm -rf "$tmp"
+}
+
 missing=()
 for p in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[[ ${#missing[@]} -eq 0 ]] && exit 0
 
 sudo=()
-if [[ $(id -u) -ne 0 ]]; then
+if [[ ${#missing[@]} -gt 0 && $(id -u) -ne 0 ]]; then
     command -v sudo >/dev/null || { echo "deps.sh: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
     sudo=(sudo)
 fi
-echo "Installing: ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [[ ${#missing[@]} -gt 0 ]]; then
+    echo "Installing: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if [[ ${1:-build} == test ]]; then
+    [[ $(id -u) -eq 0 ]] || sudo=(sudo)
+    git_test_source
+fi

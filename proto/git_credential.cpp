@@ -82,7 +82,6 @@ std::string git_username(std::string_view username) {
 }
 
 void check_git_password(std::string_view password) {
-    if (password.empty()) throw Error(ErrorCode::bad_request, "no git password");
     if (password.size() > kMaxGitPasswordSize)
         throw Error(ErrorCode::bad_request,
                     "the git password is over " + std::to_string(kMaxGitPasswordSize) + " bytes");

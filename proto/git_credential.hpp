@@ -24,7 +24,7 @@ inline constexpr std::size_t kMaxGitPasswordSize = std::size_t{60} * 1024;
 struct GitItemKey {
     std::string host;      // normalized: "gitlab.example.com", "git.example:8443"
     std::string path;      // "" for none; never starts with '/'
-    std::string username;  // "" only in a request's pattern, never in a stored item
+    std::string username;  // "": in a request's pattern any, in a stored item none
     bool operator==(const GitItemKey&) const = default;
 };
 
@@ -38,8 +38,8 @@ std::string git_host(std::string_view host);
 std::string git_path(std::string_view path);
 // At most kMaxGitUsernameSize bytes, no control character; "" allowed.
 std::string git_username(std::string_view username);
-// Not empty, at most kMaxGitPasswordSize bytes, no NUL, carriage return or
-// line end.
+// At most kMaxGitPasswordSize bytes, no NUL, carriage return or line end;
+// "" allowed (git's single-sign-on credentials have an empty password).
 void check_git_password(std::string_view password);
 // git's password_expiry_utc: decimal Unix seconds; nullopt for anything else.
 std::optional<std::uint64_t> parse_git_expiry(std::string_view text);

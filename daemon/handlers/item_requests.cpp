@@ -83,7 +83,8 @@ asio::awaitable<std::optional<proto::Secret>> comparable_token(
 
 credentials::GitCredential git_credential_field(const proto::Json& fields) {
     credentials::GitCredential out{git_key_fields(fields), {}, std::nullopt, std::nullopt};
-    if (out.key.username.empty()) throw Error(ErrorCode::bad_request, "no git username");
+    // Both may be empty, as git's single-sign-on credentials are; not absent.
+    text_field(fields, "username", true);
     const std::string* password = text_field(fields, "password", true);
     proto::check_git_password(*password);
     out.password = proto::Secret(*password);

@@ -12,13 +12,15 @@
 
 namespace hostkeeper::helper::git_credential_helper {
 
-// What git asks about or hands over. An empty string is a field git did not
-// send (git treats an empty value as none too).
+// What git asks about or hands over. An empty protocol, host or path is a
+// field git did not send; a username or password git sent may be empty (a
+// single-sign-on credential is `username=` and `password=`), one it did not
+// send is std::nullopt.
 struct GitCredential {
     std::string protocol;
     std::string host;  // "HOST[:PORT]" as git sends it; hostkeeperd normalizes it
     std::string path;  // only with credential.useHttpPath, or from url=
-    std::string username;
+    std::optional<std::string> username;
     std::optional<proto::Secret> password;
     std::optional<std::uint64_t> password_expiry_utc;  // Unix seconds
     std::optional<proto::Secret> oauth_refresh_token;

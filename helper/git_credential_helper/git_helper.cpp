@@ -44,13 +44,16 @@ bool ours(const GitCredential& credential) {
     return credential.protocol == proto::kGitProtocol && !credential.host.empty();
 }
 
-// {"v","op","protocol","host"} and "path" and "username" when git gave them.
+// {"v","op","protocol","host"} and "path" and "username" when git gave
+// them; an empty username only to be stored (to find or erase, "" is any).
 Json make_git_request(proto::Op op, const GitCredential& credential) {
     Json request = proto::make_request(op);
     request["protocol"] = credential.protocol;
     request["host"] = credential.host;
     if (!credential.path.empty()) request["path"] = credential.path;
-    if (!credential.username.empty()) request["username"] = credential.username;
+    if (credential.username && (op == proto::Op::git_store || !credential.username->empty())) {
+        request["username"] = *credential.username;
+    }
     return request;
 }
 
@@ -113,11 +116,9 @@ void get(int in, int out, const client::ClientOptions& options) {
 
 void store(int in, const client::ClientOptions& options) {
     const GitCredential credential = read_credential(in);
-    // As git's own helpers: nothing to keep without a username and a password.
-    if (!ours(credential) || credential.username.empty() || !credential.password ||
-        credential.password->empty()) {
-        return;
-    }
+    // As git's own helpers: nothing to keep without a username and a
+    // password, though either may be empty.
+    if (!ours(credential) || !credential.username || !credential.password) return;
     Json request = make_git_request(proto::Op::git_store, credential);
     const proto::ScrubGuard request_guard(request);
     add_secret(request, "password", *credential.password);

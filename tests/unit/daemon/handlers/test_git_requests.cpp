@@ -110,6 +110,17 @@ TEST_CASE("git_store then git_get: the git item first, with its expiry and refre
     CHECK(get(f, {{"host", "b.example"}}).at("password_expiry_utc") == 4102444800U);
 }
 
+TEST_CASE("git_store keeps an empty username and password, as a single-sign-on credential",
+          "[daemon][items][git]") {
+    Fixture f;
+    store(f, {{"host", "sso.example"}, {"username", ""}, {"password", ""}});
+    CHECK(f.keyring.text(ItemKind::git, "https://sso.example") == R"({"password":""})");
+    CHECK(get(f, {{"host", "sso.example"}}).dump() ==
+          R"({"v":1,"ok":true,"found":true,"source":"git","username":"","password":""})");
+    // A request naming a username is not answered by the item without one.
+    CHECK(get(f, {{"host", "sso.example"}, {"username", "alice"}}).at("found") == false);
+}
+
 TEST_CASE(
     "git_get: paths are matched exactly, an item without one matches every path, the "
     "most specific wins",
@@ -235,7 +246,7 @@ TEST_CASE("git requests: http and bad fields are refused with a clear error, not
                 "control character");
     }
     refused(proto::Op::git_store, {{"host", "g.example"}, {"password", "p"}}, "bad_request",
-            "no git username");
+            "\"username\"");
     refused(proto::Op::git_store, {{"host", "g.example"}, {"username", "u"}}, "bad_request",
             "password");
     refused(proto::Op::git_store, {{"host", "g.example"}, {"username", "u"}, {"password", "a\nb"}},

@@ -120,7 +120,7 @@ TEST_CASE("git credential input: url= taken apart as git does", "[git-helper]") 
     c = git::parse_credential("url=https://git.example.com\n");
     CHECK(c.host == "git.example.com");
     CHECK(c.path.empty());
-    CHECK(c.username.empty());
+    CHECK_FALSE(c.username);
     // The lines after url= still apply.
     c = git::parse_credential("url=http://bob@h.example/x?y#z\nusername=carol\n");
     CHECK(c.protocol == "http");
@@ -130,7 +130,7 @@ TEST_CASE("git credential input: url= taken apart as git does", "[git-helper]") 
     // A "?" ends the host; an "@" after the host is the path's.
     c = git::parse_credential("url=https://h.example?user@x\n");
     CHECK(c.host == "h.example");
-    CHECK(c.username.empty());
+    CHECK_FALSE(c.username);
     CHECK(c.path == "?user@x");
     // A ":" after the "@" is the port's, not a password.
     c = git::parse_credential("url=https://dave@h.example:444/r\n");
@@ -345,11 +345,23 @@ TEST_CASE("git helper store and erase: the requests", "[git-helper]") {
     }
     // Without a username or a password there is nothing to keep: no request.
     for (const char* input : {"protocol=https\nhost=h.example\npassword=pw\n",
-                              "protocol=https\nhost=h.example\nusername=u\n",
-                              "protocol=https\nhost=h.example\nusername=u\npassword=\n"}) {
+                              "protocol=https\nhost=h.example\nusername=u\n"}) {
         const Result r = run_helper({"store"}, input, idle);
         CHECK(r.status == 0);
         CHECK(r.err.empty());
+    }
+    // Empty ones, as a single-sign-on credential has, are kept as given.
+    {
+        Json reply = proto::make_ok();
+        reply["stored"] = true;
+        const auto options = hk_unit::fake_client_options();
+        FakeDaemon daemon(*options.socket, reply);
+        const Result r = run_helper(
+            {"store"}, "protocol=https\nhost=sso.example\nusername=\npassword=\n", options);
+        CHECK(r.status == 0);
+        const Json request = daemon.request();
+        CHECK(request.at("username") == "");
+        CHECK(request.at("password") == "");
     }
     // Bad input: a clear error, no request.
     Result r =
