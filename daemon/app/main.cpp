@@ -95,9 +95,10 @@ std::string bound_path(int fd) {
                        ::strnlen(address.sun_path, length - offsetof(sockaddr_un, sun_path)));
 }
 
-Listening listen_for_clients(const Config& config, std::optional<server::SocketOwner>& owner) {
+Listening listen_for_clients(const Config& config, std::optional<server::SocketOwner>& owner,
+                             const server::SystemdListeners& passed) {
     Listening listening;
-    listening.passed = server::systemd_listeners();
+    listening.passed = passed;
     listening.listen_fd = listening.passed.unix_fd;
     listening.activated = listening.listen_fd >= 0;
     listening.location = proto::resolve_socket_location();
@@ -309,7 +310,7 @@ void notify_expiries(credentials::CredentialService& credentials,
 
 int serve(const Config& config, StartupReport& report) {
     std::optional<server::SocketOwner> owner;
-    const Listening listening = listen_for_clients(config, owner);
+    const Listening listening = listen_for_clients(config, owner, server::systemd_listeners());
     asio::io_context io(1);
     notify::DesktopNotifications notifications;  // outlives the services that use it
     Services services(io, config, listening.location);
@@ -385,20 +386,30 @@ bool registry_cache_enabled() {
 
 // A daemon that cannot run with its configuration says why to whoever
 // started it: `--check-config` and a terminal on stderr, the helper through
-// --ready-fd, and a client of a socket-activated start in its answer.
+// --ready-fd, and then the clients of its socket (systemd's, or its own when
+// the helper started it) in their answers, until it is idle.
 int refuse_to_run(const InvalidConfig& error) {
     std::fprintf(stderr, "hostkeeperd: %s\n", error.what());
     const Config& command_line = error.command_line();
     if (command_line.check_config) return 2;
     StartupReport report(command_line.ready_fd);
+    std::optional<server::SocketOwner> owner;
+    Listening listening;
+    try {
+        const server::SystemdListeners passed = server::systemd_listeners();
+        if (passed.unix_fd >= 0 || command_line.on_demand)
+            listening = listen_for_clients(command_line, owner, passed);
+    } catch (const std::exception&) {
+        listening.listen_fd = -1;  // another daemon answers there, or the socket cannot be made
+    }
     report.send(std::string("error ") + error.what());
-    const server::SystemdListeners passed = server::systemd_listeners();
-    if (passed.tcp_fd >= 0) ::close(passed.tcp_fd);
-    const int listen_fd = passed.unix_fd;
+    if (listening.passed.tcp_fd >= 0) ::close(listening.passed.tcp_fd);
+    const int listen_fd = listening.listen_fd;
     if (listen_fd < 0) return 2;
 
-    // Socket activation: systemd would restart us into the same error until
-    // its start limit, and clients would hear nothing. Answer them instead.
+    // Exiting would leave the clients to hear nothing (and systemd would
+    // restart us into the same error until its start limit, the helper start
+    // us again for every request). Answer them instead.
     setup_logging("info");
     spdlog::error("cannot run with this configuration: {}; answering every request with the reason",
                   error.what());
@@ -432,7 +443,7 @@ int refuse_to_run(const InvalidConfig& error) {
         port_link.emplace(
             io, worker.get_executor(), proto::port_socket_path(), registry_cache::PortEvents{},
             [&refusals](asio::ip::tcp::socket socket) { refusals->adopt(std::move(socket)); },
-            bound_path(listen_fd));
+            listening.activated ? bound_path(listen_fd) : listening.socket_path);
         port_link->start();
     }
     sd_notifyf(0, "READY=1\nSTATUS=cannot run with its configuration: %s", error.what());

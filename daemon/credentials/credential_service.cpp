@@ -238,7 +238,11 @@ asio::awaitable<std::optional<Secret>> CredentialService::load(std::string host)
         result ? expiry_of(*result, ErrorCode::keyring_error, "the keyring item for " + host)
                : std::nullopt;
     if (generation == generation_) {
-        standing_.read(host, expires, result ? renewal_of(host, *result) : Renewal::person);
+        if (result) {
+            standing_.read(host, expires, renewal_of(host, *result), rotated_at_of(*result));
+        } else {
+            standing_.read(host, expires);
+        }
         remember(host, clone_optional(result));
     }
     co_return result;
@@ -247,6 +251,7 @@ asio::awaitable<std::optional<Secret>> CredentialService::load(std::string host)
 Renewal CredentialService::renewal_of(const std::string& host, const Secret& credentials) const {
     if (refresher_ != nullptr && login_of(credentials)) return Renewal::login;
     if (rotated_.contains(host)) return Renewal::rotation;
+    if (rotated_at_of(credentials)) return Renewal::rotated;
     return Renewal::person;
 }
 
@@ -261,7 +266,7 @@ asio::awaitable<void> CredentialService::store(std::string host, Secret credenti
     co_await async::on_worker(worker_, std::move(write));
     // A keyring event (a lock) or another write meanwhile: keep nothing; the
     // next get reads the keyring.
-    standing_.stored(host, expires, renewal_of(host, credentials));
+    standing_.stored(host, expires, renewal_of(host, credentials), rotated_at_of(credentials));
     refresh_failures_.erase(host);
     const bool undisturbed = generation == generation_;
     ++generation_;
@@ -343,6 +348,10 @@ CredentialStats CredentialService::stats() const {
     s.invalidations = invalidations_;
     s.rejected = standing_.rejections();
     s.expiries = standing_.expiries();
+    for (const auto& [host, at] : s.expiries) {
+        if (std::optional<ExpiryAdvice> advice = standing_.advice(host))
+            s.expiry_advice.emplace(host, std::move(*advice));
+    }
     if (commands_ != nullptr) s.commands = commands_->states();
     for (const auto& [host, failed] : refresh_failures_)
         s.refresh_failures.emplace(host, failed.message);

@@ -50,6 +50,7 @@ struct CredentialStats {
     std::uint64_t invalidations = 0;  // caches dropped because the keyring changed
     std::map<std::string, TokenRejection> rejected;       // host -> the last refusal of its token
     std::map<std::string, WallTime> expiries;             // host -> its token's expires_at, as read
+    std::map<std::string, ExpiryAdvice> expiry_advice;    // host -> the warning due, what renews it
     std::map<std::string, CommandTokenState> commands;    // hosts with a token_command
     std::map<std::string, std::string> refresh_failures;  // host -> why its last refresh failed
     std::chrono::steady_clock::time_point now;            // the service's clock when this was made
@@ -121,6 +122,9 @@ class CredentialService final : public KeyringEvents {
     }
     // The host's token's expires_at, as last read or stored (or learned).
     std::optional<WallTime> expiry(const std::string& host) const { return standing_.expiry(host); }
+    std::optional<ExpiryAdvice> expiry_advice(const std::string& host) const {
+        return standing_.advice(host);
+    }
     std::chrono::steady_clock::time_point now() const { return clock_(); }
     CredentialStats stats() const;
 

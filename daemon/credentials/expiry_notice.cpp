@@ -17,6 +17,8 @@ ExpiryNotice expiry_notice(const ExpiryAlert& alert) {
     }
     if (alert.renewal == Renewal::login) {
         out.body += " Refreshing it failed: run hostkeeper login " + host + ".";
+    } else if (alert.renewal != Renewal::person) {
+        out.body += " For a new one run " + renew_command(host, alert.renewal) + ".";
     } else {
         out.body += " For a new one run hostkeeper rotate " + host +
                     " (HCP Terraform, Terraform Enterprise) or terraform login " + host + ".";

@@ -22,12 +22,7 @@ const std::string* string_member(const Json& object, const char* name) {
 std::optional<LoginRecord> login_of(const Secret& credentials) {
     // Most credentials are no login: not parsed for nothing on every get.
     if (credentials.view().find("\"login\"") == std::string_view::npos) return std::nullopt;
-    Json object;
-    try {
-        object = proto::parse_json(credentials.view());
-    } catch (const std::exception&) {
-        return std::nullopt;
-    }
+    Json object = parsed_credentials(credentials);
     const proto::ScrubGuard guard(object);
     if (!object.is_object()) return std::nullopt;
     const auto login = object.find(kLogin);

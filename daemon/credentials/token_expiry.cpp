@@ -88,16 +88,28 @@ std::optional<WallTime> expiry_of(const proto::Json& credentials, proto::ErrorCo
                                  "with an offset, as 2026-12-01T09:30:00Z (not " + shown + ")");
 }
 
+proto::Json parsed_credentials(const proto::Secret& credentials) {
+    try {
+        return proto::parse_json(credentials.view());
+    } catch (const std::exception&) {
+        return nullptr;
+    }
+}
+
 std::optional<WallTime> expiry_of(const proto::Secret& credentials, proto::ErrorCode code,
                                   const std::string& what) {
-    proto::Json object;
-    try {
-        object = proto::parse_json(credentials.view());
-    } catch (const std::exception&) {
-        return std::nullopt;
-    }
+    proto::Json object = parsed_credentials(credentials);
     const proto::ScrubGuard guard(object);
     return expiry_of(object, code, what);
+}
+
+std::optional<WallTime> rotated_at_of(const proto::Secret& credentials) {
+    proto::Json object = parsed_credentials(credentials);
+    const proto::ScrubGuard guard(object);
+    if (!object.is_object()) return std::nullopt;
+    const auto found = object.find(kRotatedAt);
+    if (found == object.end() || !found->is_string()) return std::nullopt;
+    return parse_rfc3339(found->get_ref<const std::string&>());
 }
 
 ExpiryStage expiry_stage(WallTime expires, WallTime now) {

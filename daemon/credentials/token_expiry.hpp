@@ -18,6 +18,8 @@ namespace hostkeeper::daemon::credentials {
 
 // The credentials object's member that says when its token expires.
 inline constexpr const char* kExpiresAt = "expires_at";
+// The member `hostkeeper rotate` adds: when it made the token (RFC 3339).
+inline constexpr const char* kRotatedAt = "rotated_at";
 
 // The most a token is refreshed ahead of its expiry; a token that lives less
 // than ten times this is refreshed a tenth of its lifetime ahead.
@@ -39,10 +41,18 @@ std::string rfc3339_text(WallTime when);
 std::optional<WallTime> expiry_of(const proto::Json& credentials, proto::ErrorCode code,
                                   const std::string& what);
 
+// A credentials object's compact JSON text parsed, or null when it is not
+// JSON; the caller scrubs it (proto::ScrubGuard).
+proto::Json parsed_credentials(const proto::Secret& credentials);
+
 // The same, of a credentials object's compact JSON text (as served); text
 // that is not a JSON object has none.
 std::optional<WallTime> expiry_of(const proto::Secret& credentials, proto::ErrorCode code,
                                   const std::string& what);
+
+// The "rotated_at" of a credentials object's compact JSON text; nullopt
+// when it has none or it is not an RFC 3339 date-time.
+std::optional<WallTime> rotated_at_of(const proto::Secret& credentials);
 
 // How near `expires` is at `now`; each stage is a warning's threshold.
 enum class ExpiryStage { later, within_30_days, within_7_days, within_1_day, expired };

@@ -26,11 +26,11 @@ void TokenStanding::accepted(const std::string& host) {
 }
 
 void TokenStanding::stored(const std::string& host, std::optional<WallTime> expires,
-                           Renewal renewal) {
+                           Renewal renewal, std::optional<WallTime> since) {
     rejected_.erase(host);
     expiries_.erase(host);
     learned_.erase(host);
-    read(host, expires, renewal);
+    read(host, expires, renewal, since);
 }
 
 void TokenStanding::forgotten(const std::string& host) {
@@ -42,12 +42,16 @@ void TokenStanding::forgotten(const std::string& host) {
 void TokenStanding::learned(const std::string& host, WallTime expires) {
     learned_[host] = expires;
     const auto known = expiries_.find(host);
-    read(host, expires, known != expiries_.end() ? known->second.renewal : Renewal::person);
-    log_stage(host, expiries_.at(host), expiry_stage(expires, wall_clock_()));
+    if (known == expiries_.end()) {
+        read(host, expires);
+    } else {
+        read(host, expires, known->second.renewal, known->second.since);
+    }
+    log_stage(host, expiries_.at(host));
 }
 
-void TokenStanding::read(const std::string& host, std::optional<WallTime> expires,
-                         Renewal renewal) {
+void TokenStanding::read(const std::string& host, std::optional<WallTime> expires, Renewal renewal,
+                         std::optional<WallTime> since) {
     if (!expires) {
         if (const auto learned = learned_.find(host); learned != learned_.end()) {
             expires = learned->second;
@@ -60,20 +64,21 @@ void TokenStanding::read(const std::string& host, std::optional<WallTime> expire
     if (known == expiries_.end() || known->second.at != *expires) {
         const ExpiryStage warned =
             warned_ != nullptr ? warned_->warned(host, *expires) : ExpiryStage::later;
-        expiries_[host] = Known{*expires, warned, renewal};
+        expiries_[host] = Known{*expires, warned, renewal, since};
     } else {
         known->second.renewal = renewal;
+        known->second.since = since;
     }
 }
 
 std::optional<Withheld> TokenStanding::withheld(const std::string& host) {
     if (const auto known = expiries_.find(host); known != expiries_.end()) {
-        const ExpiryStage stage = expiry_stage(known->second.at, wall_clock_());
-        log_stage(host, known->second, stage);
-        if (stage == ExpiryStage::expired) {
+        log_stage(host, known->second);
+        if (expiry_stage(known->second.at, wall_clock_()) == ExpiryStage::expired) {
             return Withheld{Withheld::Reason::expired,
                             "the stored token expired at " + rfc3339_text(known->second.at) +
-                                " (its expires_at); store a new one: terraform login " + host};
+                                " (its expires_at); get a new one: " +
+                                renew_command(host, known->second.renewal)};
         }
     }
     const auto refusal = rejected_.find(host);
@@ -96,34 +101,48 @@ ExpiryStage first_warned(Renewal renewal) {
         case Renewal::login:
             return ExpiryStage::expired;
         case Renewal::person:
+        case Renewal::rotated:
             break;
     }
     return ExpiryStage::within_30_days;
 }
 
-// What to run for a new token of `host`.
-std::string remedy(const std::string& host, Renewal renewal) {
-    if (renewal == Renewal::login) return "hostkeeper login " + host;
+}  // namespace
+
+ExpiryStage warned_stage(WallTime at, WallTime now, Renewal renewal,
+                         std::optional<WallTime> since) {
+    const ExpiryStage stage = expiry_stage(at, now);
+    if (stage == ExpiryStage::expired) return stage;
+    if (stage < first_warned(renewal)) return ExpiryStage::later;
+    if (since && *since < at && at - now > (at - *since) / 2) return ExpiryStage::later;
+    return stage;
+}
+
+std::string renew_command(const std::string& host, Renewal renewal) {
+    switch (renewal) {
+        case Renewal::login:
+            return "hostkeeper login " + host;
+        case Renewal::rotated:
+        case Renewal::rotation:
+            return "hostkeeper rotate " + host;
+        case Renewal::person:
+            break;
+    }
     return "terraform login " + host;
 }
 
-}  // namespace
-
-void TokenStanding::log_stage(const std::string& host, Known& known, ExpiryStage stage) {
+void TokenStanding::log_stage(const std::string& host, Known& known) {
+    const WallTime now = wall_clock_();
+    const ExpiryStage stage = warned_stage(known.at, now, known.renewal, known.since);
     if (stage <= known.logged) return;
     known.logged = stage;
-    const WallTime now = wall_clock_();
-    if (stage < first_warned(known.renewal)) {
-        spdlog::debug("hostkeeper renews the token of {} before it expires at {}", host,
-                      rfc3339_text(known.at));
-        return;
-    }
+    const std::string renew = renew_command(host, known.renewal);
     if (stage == ExpiryStage::expired) {
         spdlog::warn("the stored token of {} expired at {}: it is not handed out; run {}", host,
-                     rfc3339_text(known.at), remedy(host, known.renewal));
+                     rfc3339_text(known.at), renew);
     } else {
         spdlog::warn("the stored token of {} expires at {} (in {}): run {} before then", host,
-                     rfc3339_text(known.at), time_left(known.at, now), remedy(host, known.renewal));
+                     rfc3339_text(known.at), time_left(known.at, now), renew);
     }
     if (warned_ != nullptr) warned_->record(host, known.at, stage);
     if (alert_) alert_(ExpiryAlert{host, stage, known.at, now, known.renewal});
@@ -139,6 +158,14 @@ std::optional<WallTime> TokenStanding::expiry(const std::string& host) const {
     const auto known = expiries_.find(host);
     if (known == expiries_.end()) return std::nullopt;
     return known->second.at;
+}
+
+std::optional<ExpiryAdvice> TokenStanding::advice(const std::string& host) const {
+    const auto known = expiries_.find(host);
+    if (known == expiries_.end()) return std::nullopt;
+    const Known& k = known->second;
+    return ExpiryAdvice{warned_stage(k.at, wall_clock_(), k.renewal, k.since),
+                        renew_command(host, k.renewal)};
 }
 
 }  // namespace hostkeeper::daemon::credentials

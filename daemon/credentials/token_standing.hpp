@@ -41,9 +41,26 @@ std::string_view to_string(Withheld::Reason reason) noexcept;
 
 // Who renews a host's token before it expires.
 enum class Renewal {
-    person,    // someone runs terraform login (or hostkeeper rotate)
+    person,    // someone runs terraform login
+    rotated,   // someone runs hostkeeper rotate, which made this token
     rotation,  // the daemon rotates it (rotate = true)
     login,     // the daemon refreshes it (a refresh token from hostkeeper login)
+};
+
+// The stage a token expiring at `at` is warned of at `now` (ExpiryStage::later:
+// none). A token the daemon renews itself is not warned of while its renewal
+// is on time (a rotation: until its last day; a login refresh: until it has
+// expired); and a token whose life began at `since` is warned of only in the
+// second half of its life, so that a warning window never covers most of it.
+ExpiryStage warned_stage(WallTime at, WallTime now, Renewal renewal,
+                         std::optional<WallTime> since = std::nullopt);
+// The command that gives `host` a new token renewed by `renewal`.
+std::string renew_command(const std::string& host, Renewal renewal);
+
+// What a host's stored expiry calls for now.
+struct ExpiryAdvice {
+    ExpiryStage stage = ExpiryStage::later;  // warned_stage(): later is no warning
+    std::string renew;                       // renew_command()
 };
 
 // A host's token crossed a warning stage (within 30, 7, 1 day; expired).
@@ -73,13 +90,14 @@ class TokenStanding {
         return n;
     }
     // New credentials for the host (their expiry, if any): a refusal is over.
+    // `since`: when the token's life began, when known.
     void stored(const std::string& host, std::optional<WallTime> expires,
-                Renewal renewal = Renewal::person);
+                Renewal renewal = Renewal::person, std::optional<WallTime> since = std::nullopt);
     void forgotten(const std::string& host);
     // The credentials as read from the keyring (their expiry, if any; else
     // one learned from the host).
     void read(const std::string& host, std::optional<WallTime> expires,
-              Renewal renewal = Renewal::person);
+              Renewal renewal = Renewal::person, std::optional<WallTime> since = std::nullopt);
     // The expiry of the host's stored token as the host's API says it (the
     // stored object has none): kept in memory until new credentials are
     // stored or they are forgotten, and warned of as a stored one (at once,
@@ -99,6 +117,8 @@ class TokenStanding {
     const std::map<std::string, TokenRejection>& rejections() const { return rejected_; }
     std::map<std::string, WallTime> expiries() const;
     std::optional<WallTime> expiry(const std::string& host) const;
+    // For a host with a known expiry: the warning due now and what renews it.
+    std::optional<ExpiryAdvice> advice(const std::string& host) const;
     WallTime wall_now() const { return wall_clock_(); }
 
   private:
@@ -106,8 +126,10 @@ class TokenStanding {
         WallTime at;
         ExpiryStage logged = ExpiryStage::later;  // the last stage a line was logged for
         Renewal renewal = Renewal::person;
+        std::optional<WallTime> since;
     };
-    void log_stage(const std::string& host, Known& known, ExpiryStage stage);
+    // Logs (and alerts) the stage warned_stage() gives now, once per stage.
+    void log_stage(const std::string& host, Known& known);
 
     Clock clock_;
     WallClock wall_clock_;

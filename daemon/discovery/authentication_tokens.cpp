@@ -180,6 +180,7 @@ proto::Secret rotated_credentials(const proto::Secret& old, const CreatedToken& 
     if (!object.is_object()) object = proto::Json::object();
     object["token"] = std::string(created.token.view());
     object[credentials::kExpiresAt] = expires_at;
+    object[credentials::kRotatedAt] = credentials::rfc3339_text(std::chrono::system_clock::now());
     object["token_id"] = created.id;
     std::string text = object.dump();
     return proto::Secret::adopt(text);

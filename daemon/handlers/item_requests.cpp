@@ -150,7 +150,8 @@ asio::awaitable<server::Reply> ItemRequests::list() {
     std::vector<reply::ListedHost> hosts;
     bool locked = false;
     for (credentials::ItemInfo& item : items) {
-        reply::ListedHost listed{std::move(item), std::nullopt, std::nullopt, std::nullopt};
+        reply::ListedHost listed{std::move(item), std::nullopt, std::nullopt, std::nullopt,
+                                 std::nullopt};
         // After the first locked item the rest are reported locked unasked:
         // listing prompts at most once.
         if (!locked) {
@@ -161,6 +162,7 @@ asio::awaitable<server::Reply> ItemRequests::list() {
         if (listed.fields) {
             listed.expires = credentials_.expiry(listed.item.host);
             listed.withheld = credentials_.withheld(listed.item.host);
+            listed.advice = credentials_.expiry_advice(listed.item.host);
         }
         hosts.push_back(std::move(listed));
     }

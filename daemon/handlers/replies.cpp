@@ -96,7 +96,26 @@ long long seconds_between(credentials::WallTime from, credentials::WallTime to) 
 
 }  // namespace
 
+namespace {
+
+// "warning_stage" (the stage warned of now: "later" is none) and
+// "renew_command" of an expiry entry.
+void add_advice(Json& entry, const std::optional<credentials::ExpiryAdvice>& advice) {
+    entry["warning_stage"] = advice ? Json(credentials::to_string(advice->stage)) : Json(nullptr);
+    entry["renew_command"] = advice ? Json(advice->renew) : Json(nullptr);
+}
+
+std::optional<credentials::ExpiryAdvice> advice_of(
+    const std::map<std::string, credentials::ExpiryAdvice>& advice, const std::string& host) {
+    const auto found = advice.find(host);
+    if (found == advice.end()) return std::nullopt;
+    return found->second;
+}
+
+}  // namespace
+
 Json expiries(const std::map<std::string, credentials::WallTime>& expiries,
+              const std::map<std::string, credentials::ExpiryAdvice>& advice,
               credentials::WallTime now) {
     Json out = Json::array();
     for (const auto& [host, at] : expiries) {
@@ -105,6 +124,7 @@ Json expiries(const std::map<std::string, credentials::WallTime>& expiries,
              {"expires_at", credentials::rfc3339_text(at)},
              {"expires_in_s", seconds_between(now, at)},
              {"expiry_stage", credentials::to_string(credentials::expiry_stage(at, now))}});
+        add_advice(out.back(), advice_of(advice, host));
     }
     return out;
 }
@@ -173,6 +193,7 @@ std::string listed(std::string_view backend, const std::vector<ListedHost>& host
             entry["expiry_stage"] =
                 credentials::to_string(credentials::expiry_stage(*h.expires, stats.wall_now));
         }
+        add_advice(entry, h.expires ? h.advice : std::nullopt);
         entry["withheld"] = nullptr;
         if (h.withheld) {
             entry["withheld"] = {{"reason", credentials::to_string(h.withheld->reason)},
@@ -329,7 +350,7 @@ std::string status(const DaemonInfo& daemon, server::ServerState server,
                                {"keyring_watched", c.keyring_watched},
                                {"invalidations", c.invalidations},
                                {"rejected", rejections(c.rejected, c.now)},
-                               {"expiries", expiries(c.expiries, c.wall_now)},
+                               {"expiries", expiries(c.expiries, c.expiry_advice, c.wall_now)},
                                {"commands", command_states(c.commands, c.now)},
                                {"refresh_failures", c.refresh_failures}};
     response["discovery"] = {{"entries", d.entries},

@@ -50,8 +50,10 @@ std::string status(const DaemonInfo& daemon, server::ServerState server,
 // [{"host","url","status","age_s","at","withheld","next_steps"}].
 proto::Json rejections(const std::map<std::string, credentials::TokenRejection>& rejected,
                        std::chrono::steady_clock::time_point now);
-// status's "expiries": [{"host","expires_at","expires_in_s","expiry_stage"}].
+// status's "expiries": [{"host","expires_at","expires_in_s","expiry_stage",
+// "warning_stage","renew_command"}].
 proto::Json expiries(const std::map<std::string, credentials::WallTime>& expiries,
+                     const std::map<std::string, credentials::ExpiryAdvice>& advice,
                      credentials::WallTime now);
 // status's "keyring" object.
 proto::Json keyring_object(const backends::KeyringState& keyring);
@@ -60,9 +62,10 @@ std::string migrated(const backends::MigrationResult& result);
 // list: one host's entry, as the handler found it.
 struct ListedHost {
     credentials::ItemInfo item;
-    std::optional<std::vector<std::string>> fields;  // nullopt: locked
-    std::optional<credentials::WallTime> expires;    // its expires_at
-    std::optional<credentials::Withheld> withheld;   // why its token is not handed out
+    std::optional<std::vector<std::string>> fields;   // nullopt: locked
+    std::optional<credentials::WallTime> expires;     // its expires_at
+    std::optional<credentials::Withheld> withheld;    // why its token is not handed out
+    std::optional<credentials::ExpiryAdvice> advice;  // with `expires`
 };
 // list: {"hosts","docker","git","rejected","commands"} (commands as status's).
 std::string listed(std::string_view backend, const std::vector<ListedHost>& hosts,

@@ -134,6 +134,7 @@ asio::awaitable<ListenerResponse> Gate::answer(Route route, std::string authoriz
         if (std::optional<ListenerResponse> kept = answers_.kept(route)) {
             spdlog::warn("registry cache: {}; serving the answer kept on disk", e.what());
             response = std::move(*kept);
+            ++from_disk_;
         } else {
             response = error_response(status_of(e), e.what());
             if (e.retry_in().count() > 0)

@@ -37,6 +37,8 @@ class Gate {
 
     std::uint64_t requests() const { return requests_; }
     std::uint64_t refused() const { return refused_; }
+    // Answers given from the copies kept on disk when the registry failed.
+    std::uint64_t from_disk() const { return from_disk_; }
 
   private:
     // Provider packages answered, remembered at most this many.
@@ -60,6 +62,7 @@ class Gate {
     std::set<std::string> answered_packages_;
     std::uint64_t requests_ = 0;
     std::uint64_t refused_ = 0;
+    std::uint64_t from_disk_ = 0;
 };
 
 }  // namespace hostkeeper::daemon::registry_cache

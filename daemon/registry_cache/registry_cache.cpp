@@ -39,6 +39,7 @@ Json RegistryCache::status() const {
     routing_.files_status(out);
     out["requests"] = gate_.requests();
     out["refused"] = gate_.refused();
+    out["from_disk"] = gate_.from_disk();
     const archives::ArchiveStats a = archives_.stats();
     out["archives"] = {
         {"count", a.count},

@@ -325,6 +325,10 @@ bool check_daemon(Report& report, client::ClientOptions client, bool config_vali
                     "run 'hostkeeperd --log-level debug' in a terminal to see why");
         return false;
     } catch (const std::exception& e) {
+        if (!config_valid) {
+            report.skip("hostkeeperd cannot start with the configuration error above");
+            return false;
+        }
         report.fail(std::string("hostkeeperd does not answer: ") + e.what(),
                     "run 'hostkeeperd --log-level debug' in a terminal to see why");
         return false;

@@ -121,20 +121,24 @@ void item_lines(std::vector<std::string>& lines, const Json& items, const char* 
 }
 
 std::string expiry_warning(const Json& entry) {
-    const std::string stage = text_of(entry, "expiry_stage", "later");
+    // The stage warned of now and the command that renews the token, as the
+    // daemon judges them (a token it renews itself is not warned of while
+    // its renewal is on time).
+    const std::string stage = text_of(entry, "warning_stage", "later");
     if (stage == "later") return "";
     const std::string host = text_of(entry, "host", "?");
     const std::string at = text_of(entry, "expires_at", "?");
-    const std::string login = "terraform login " + proto::display_hostname(host);
+    const std::string renew =
+        text_of(entry, "renew_command", "terraform login " + proto::display_hostname(host));
     if (stage == "expired") {
         return "token expired: " + host_for_people(host) + " at " + at +
-               " (its expires_at): not handed out; run " + login;
+               " (its expires_at): not handed out; run " + renew;
     }
     long long left = 0;
     if (const auto s = entry.find("expires_in_s"); s != entry.end() && s->is_number_integer())
         left = s->get<long long>();
     return "token expires soon: " + host_for_people(host) + " at " + at + " (in " +
-           client::duration_text(left) + "): run " + login + " before then";
+           client::duration_text(left) + "): run " + renew + " before then";
 }
 
 // A host whose token comes from its token_command: its state, never the token.

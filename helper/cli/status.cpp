@@ -117,16 +117,26 @@ void print_registry(const Json& response) {
             disc->value("upstream_requests", 0LL), disc->value("upstream_failures", 0LL));
     }
     if (const auto reg = response.find("registry"); reg != response.end()) {
+        // A registry's failure answered from the copy kept on disk is a
+        // stale answer too, though the answer cache did not give it.
+        long long from_disk = 0;
+        if (const auto cache = response.find("registry_cache");
+            cache != response.end() && cache->is_object()) {
+            from_disk = cache->value("from_disk", 0LL);
+        }
+        const std::string disk =
+            from_disk > 0 ? " (" + std::to_string(from_disk) + " from the copies kept on disk)"
+                          : "";
         client::print_printable(
             stdout,
             "registry cache: %lld entries (%lld documents, %lld not found, %lld failures), "
-            "%lld hits, %lld misses, %lld stale answers, %lld upstream requests "
+            "%lld hits, %lld misses, %lld stale answers%s, %lld upstream requests "
             "(%lld failed), %lld in flight, %lld evictions\n",
             reg->value("entries", 0LL), reg->value("documents", 0LL), reg->value("not_found", 0LL),
             reg->value("errors", 0LL), reg->value("hits", 0LL), reg->value("misses", 0LL),
-            reg->value("stale", 0LL), reg->value("upstream_requests", 0LL),
-            reg->value("upstream_failures", 0LL), reg->value("in_flight", 0LL),
-            reg->value("evictions", 0LL));
+            reg->value("stale", 0LL) + from_disk, disk.c_str(),
+            reg->value("upstream_requests", 0LL), reg->value("upstream_failures", 0LL),
+            reg->value("in_flight", 0LL), reg->value("evictions", 0LL));
     }
     if (const auto cache = response.find("registry_cache");
         cache != response.end() && cache->is_object()) {

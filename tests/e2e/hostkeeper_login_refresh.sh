@@ -56,6 +56,16 @@ first=$("$helper" get "$host" | token_of)
 if "$helper" get "$host" | grep -q "login-rt-"; then fail "the helper's get prints the refresh token"; fi
 expect_requests "$log" /oauth/token 200 null "hostkeeperd exchanged the code (PKCE) for the token"
 pass "hostkeeper login (OAuth, curl as the browser) stored a refreshable token"
+# hostkeeperd refreshes it itself: neither list nor status warns of its expiry.
+for what in list status; do
+    "$bin/hostkeeper" "$what" >"$root/$what.out" 2>&1 || { show "$root/$what.out"; fail "hostkeeper $what failed"; }
+    if grep -q "token expires soon" "$root/$what.out"; then
+        show "$root/$what.out"
+        fail "hostkeeper $what warns of a token hostkeeperd refreshes itself"
+    fi
+done
+grep -q "expires 20" "$root/list.out" || { show "$root/list.out"; fail "list shows no expiry for the login token"; }
+pass "list and status show the login token's expiry without warning of it"
 
 # --- 2. past the token's lifetime: terraform init with the refreshed one ---------
 sleep $((logged_in + lifetime + 1 - $(date +%s)))

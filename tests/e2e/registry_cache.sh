@@ -319,6 +319,11 @@ workdir "$root/off3" "$host" acme/hello/null acme/thing 1.0.0
 must_init "$root/off3" "upstream stopped, hostkeeperd restarted, a version installed before"
 installed "$root/off3" thing 1.0.0
 pass "with the upstream stopped and hostkeeperd restarted, a version installed before installs again"
+# status counts those answers as the stale answers they are.
+st=$("$bin/hostkeeper" status) || fail "hostkeeper status exited with $?"
+grep -qE 'registry cache: .* [1-9][0-9]* stale answers \([1-9][0-9]* from the copies kept on disk\)' <<<"$st" ||
+    { echo "$st"; fail "status does not count the answers kept on disk as stale"; }
+pass "status: $(grep -oE '[0-9]+ stale answers \([^)]*\)' <<<"$st")"
 # The registry comes back where it was: the routed host is 127.0.0.1:$port.
 start_registry upstream "$TOKEN" --port "$port" "${registry_args[@]}"
 log=$root/upstream.jsonl
@@ -398,6 +403,30 @@ if grep -F '"user_agent": "Terraform' "$root/up7.jsonl" | grep -q '"/v1/'; then
 fi
 pass "the first init after a stop started hostkeeperd through the helper and went through the cache"
 "$hk" stop >/dev/null 2>&1 || true
+
+# A typo in config.toml, no user manager: the helper starts hostkeeperd, which
+# cannot run; it stays to answer with the reason, so Terraform's requests on
+# the registry port name the file and line too, and doctor says it once.
+cp "$XDG_CONFIG_HOME/hostkeeper/config.toml" "$root/config.toml.good"
+printf '[credentials]\nttl = "soon"\n' >>"$XDG_CONFIG_HOME/hostkeeper/config.toml"
+workdir "$root/typo" "$host" acme/hello/null acme/thing 1.0.0
+if init "$root/typo" "$root/typo.out"; then show "$root/typo.out"; fail "init succeeded with a typo in config.toml"; fi
+grep -q 'config.toml:5' "$root/typo.out" ||
+    { show "$root/typo.out"; fail "terraform's output does not name config.toml and the typo's line"; }
+grep -q 'is not running for this user' "$root/typo.out" &&
+    { show "$root/typo.out"; fail "terraform heard hostkeeper-portd's 'not running', not the reason"; }
+pass "a typo in config.toml: terraform says: $(grep -m1 'config.toml:5' "$root/typo.out" | sed 's/^[│ ]*//' | head -c 200)"
+rc=0
+"$hk" doctor >"$root/typo-doctor.out" 2>&1 || rc=$?
+[[ $rc != 0 ]] || { show "$root/typo-doctor.out"; fail "doctor passed with a typo in config.toml"; }
+grep -q '^FAIL.*config.toml:5' "$root/typo-doctor.out" ||
+    { show "$root/typo-doctor.out"; fail "doctor does not name config.toml:5"; }
+grep -q 'log-level debug' "$root/typo-doctor.out" &&
+    { show "$root/typo-doctor.out"; fail "doctor sends the user to --log-level debug for a known cause"; }
+pass "doctor names the typo once: $(grep -c '^FAIL' "$root/typo-doctor.out") FAIL line(s)"
+cp "$root/config.toml.good" "$XDG_CONFIG_HOME/hostkeeper/config.toml"
+"$hk" stop >/dev/null 2>&1 || true
+for _ in $(seq 1 150); do "$hk" status >/dev/null 2>&1 || break; sleep 0.1; done
 
 # --- 8. a TFE-like host named to setup ------------------------------------------------
 start_registry tfe "$TOKEN" --tfe

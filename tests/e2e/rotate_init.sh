@@ -78,6 +78,15 @@ first=$(stored_token)
 [[ $(http_status "$first") == 200 ]] || fail "the server does not accept the rotated token"
 grep -rqF "$first" "$HOME" 2>/dev/null && fail "a file under \$HOME holds the rotated token"
 pass "hostkeeper rotate stored a new token ($first_id); the previous one, not made by hostkeeper, stays"
+# A token just made, for rotate_lifetime (30 days): shown with its expiry,
+# not warned of (the warning window never covers most of its life).
+"$bin/hostkeeper" list >"$root/list-1.out" 2>&1 || { show "$root/list-1.out"; fail "hostkeeper list failed"; }
+grep -q "expires 20" "$root/list-1.out" || { show "$root/list-1.out"; fail "list shows no expiry for the rotated token"; }
+if grep -q "token expires soon" "$root/list-1.out"; then
+    show "$root/list-1.out"
+    fail "list warns of the token hostkeeper rotate has just made"
+fi
+pass "list shows the rotated token's expiry without warning of it"
 init_with "$first" 2
 pass "terraform init works after rotation, with the new token"
 

@@ -214,4 +214,40 @@ TEST_CASE("a token hostkeeper renews is warned of only when its renewal is overd
     CHECK(alerts.size() == 4);
 }
 
+TEST_CASE("a warning window never covers most of a token's life; advice names what renews it",
+          "[daemon][credentials]") {
+    const LogCapture log;
+    Clocks c;
+    const WallTime start = c.wall;
+    // Made by hostkeeper rotate with a 30-day life: not warned of in its first half.
+    const WallTime at = start + std::chrono::hours{24 * 30};
+    c.standing.stored("made.example", at, Renewal::rotated, start);
+    c.wall = start + 3min;
+    (void)c.standing.withheld("made.example");
+    REQUIRE(c.standing.advice("made.example"));
+    CHECK(c.standing.advice("made.example")->stage == ExpiryStage::later);
+    CHECK(c.standing.advice("made.example")->renew == "hostkeeper rotate made.example");
+    CHECK_FALSE(Catch::contains(log.text(), "the stored token of made.example"));
+    c.wall = at - std::chrono::hours{24 * 16};
+    CHECK(c.standing.advice("made.example")->stage == ExpiryStage::later);
+    c.wall = at - std::chrono::hours{24 * 14};
+    (void)c.standing.withheld("made.example");
+    CHECK(c.standing.advice("made.example")->stage == ExpiryStage::within_30_days);
+    CHECK_THAT(log.text(), Catch::Contains("run hostkeeper rotate made.example before then"));
+
+    // A hostkeeper login token minutes from its expiry is refreshed, not warned of.
+    CHECK(warned_stage(at, at - 90s, Renewal::login) == ExpiryStage::later);
+    CHECK(warned_stage(at, at + 1s, Renewal::login) == ExpiryStage::expired);
+    CHECK(renew_command("l.example", Renewal::login) == "hostkeeper login l.example");
+    // Without a known start, a person's token is warned of from 30 days on.
+    CHECK(warned_stage(at, at - std::chrono::hours{24 * 29}, Renewal::person) ==
+          ExpiryStage::within_30_days);
+    CHECK(renew_command("p.example", Renewal::person) == "terraform login p.example");
+    // An expired token is withheld with that command.
+    c.wall = at + 1s;
+    const auto withheld = c.standing.withheld("made.example");
+    REQUIRE(withheld);
+    CHECK_THAT(withheld->message, Catch::EndsWith("get a new one: hostkeeper rotate made.example"));
+}
+
 }  // namespace test_token_standing

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <ctime>
 
+#include "daemon/credentials/token_expiry.hpp"
 #include "daemon/discovery/account_details.hpp"
 #include "daemon/discovery/authentication_tokens.hpp"
 #include "daemon/discovery/auto_rotation.hpp"
@@ -71,8 +72,10 @@ TEST_CASE("the stored object after a rotation keeps other members", "[daemon][di
     CHECK(stored_token_id(proto::Secret(R"({"token":"old"})")).empty());
     CreatedToken created{"at-1", proto::Secret("new"), ""};
     const Json now = Json::parse(rotated_credentials(old, created, "2027-01-01T00:00:00Z").view());
-    CHECK(now.size() == 4);
+    CHECK(now.size() == 5);
     CHECK(now.at("token") == "new");
+    // When hostkeeper made it: the expiry warnings' measure of its lifetime.
+    CHECK(daemon::credentials::parse_rfc3339(now.at("rotated_at").get<std::string>()));
     CHECK(now.at("token_id") == "at-1");
     CHECK(now.at("expires_at") == "2027-01-01T00:00:00Z");
     CHECK(now.at("note") == "kept");

@@ -215,23 +215,30 @@ TEST_CASE("list: nothing stored, and an old daemon", "[cli][list]") {
     }
 }
 
-TEST_CASE("list: a stored expiry is shown, and warned of within 30 days", "[helper][list]") {
-    CHECK(cli::expiry_warning(Json{{"host", "h.example"}, {"expiry_stage", "later"}}).empty());
+TEST_CASE("list: a stored expiry is shown, and warned of as the daemon judges it",
+          "[helper][list]") {
+    CHECK(cli::expiry_warning(Json{{"host", "h.example"}, {"warning_stage", "later"}}).empty());
     CHECK(cli::expiry_warning(Json{{"host", "h.example"}}).empty());
     const Json soon = {{"host", "h.example"},
                        {"expires_at", "2026-12-01T00:00:00Z"},
                        {"expires_in_s", 10 * 86400},
-                       {"expiry_stage", "within_30_days"}};
+                       {"expiry_stage", "within_30_days"},
+                       {"warning_stage", "within_30_days"},
+                       {"renew_command", "terraform login h.example"}};
     CHECK_THAT(cli::expiry_warning(soon),
                Catch::StartsWith("token expires soon: h.example at 2026-12-01T00:00:00Z (in ") &&
                    Catch::EndsWith("): run terraform login h.example before then"));
-    const Json past = {{"host", "h.example"},
-                       {"expires_at", "2020-01-01T00:00:00Z"},
-                       {"expires_in_s", -5},
-                       {"expiry_stage", "expired"}};
+    // Within 30 days, but a token the daemon renews itself on time: no warning.
+    Json renewed = soon;
+    renewed["warning_stage"] = "later";
+    CHECK(cli::expiry_warning(renewed).empty());
+    const Json past = {
+        {"host", "h.example"},        {"expires_at", "2020-01-01T00:00:00Z"},
+        {"expires_in_s", -5},         {"expiry_stage", "expired"},
+        {"warning_stage", "expired"}, {"renew_command", "hostkeeper login h.example"}};
     CHECK(cli::expiry_warning(past) ==
           "token expired: h.example at 2020-01-01T00:00:00Z (its expires_at): not handed out; "
-          "run terraform login h.example");
+          "run hostkeeper login h.example");
 
     Json document = {{"backend", "secret-service"}, {"hosts", Json::array({soon})}};
     document["hosts"][0]["label"] = "l";
