@@ -9,6 +9,7 @@
 
 #include "helper/cli/check.hpp"
 #include "helper/cli/command.hpp"
+#include "helper/cli/containers_config.hpp"
 #include "helper/cli/git_config.hpp"
 #include "helper/cli/keyring_cli.hpp"
 #include "helper/cli/list.hpp"
@@ -575,6 +576,7 @@ int run_doctor(const client::ClientOptions& client) {
         [&](const std::string& what) { report.skip(what); }};
     check_registry_cache(sink, client, daemon_answers, config_valid);
     check_git(sink);
+    check_containers(sink);
     if (report.failures() > 0) {
         client::print_printable(stdout, "%d check(s) failed\n", report.failures());
         return client::kExitFailed;

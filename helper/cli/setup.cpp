@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "helper/cli/command.hpp"
+#include "helper/cli/containers_config.hpp"
 #include "helper/cli/git_config.hpp"
 #include "helper/cli/list.hpp"
 #include "helper/cli/registry_cache_setup.hpp"
@@ -17,6 +18,7 @@
 #include "helper/cli/user_systemd.hpp"
 #include "helper/client/daemon_client.hpp"
 #include "helper/client/exit_codes.hpp"
+#include "helper/client/printable_output.hpp"
 #include "helper/terraform_config/cli_config.hpp"
 #include "helper/terraform_config/plaintext_credentials.hpp"
 #include "helper/terraform_config/tool_locations.hpp"
@@ -320,13 +322,15 @@ int setup(const SetupOptions& options, const client::ClientOptions& client) {
     plan_socket(plan);
     if (options.registry_cache) plan_registry_cache(plan, tools, options.registry_hosts, client);
     if (options.git) plan_git(plan);
+    if (options.docker) plan_containers(plan);
+    // Notes and refusals quote paths and the registries of the user's files.
     if (!plan.refusals.empty()) {
         for (const auto& refusal : plan.refusals)
-            std::fprintf(stderr, "hostkeeper setup: %s\n", refusal.c_str());
+            client::print_printable(stderr, "hostkeeper setup: %s\n", refusal.c_str());
         std::fprintf(stderr, "hostkeeper setup: nothing was changed\n");
         return client::kExitFailed;
     }
-    for (const auto& note : plan.notes) std::printf("%s\n", note.c_str());
+    for (const auto& note : plan.notes) client::print_printable(stdout, "%s\n", note.c_str());
     const auto finish = [&] {
         return options.registry_cache
                    ? sync_registry_cache(client, options.registry_hosts, options.dry_run)
@@ -358,6 +362,7 @@ int setup(const SetupOptions& options, const client::ClientOptions& client) {
 std::string undo_one(const Json& action, bool dry_run, const client::ClientOptions& client) {
     if (is_registry_cache_record(action)) return undo_registry_cache(action, dry_run, client);
     if (is_git_record(action)) return undo_git(action, dry_run);
+    if (is_containers_record(action)) return undo_containers(action, dry_run);
     const std::string kind = action.value("action", "");
     const auto say = [dry_run](const std::string& would, const std::string& did) {
         return dry_run ? "would " + would : did;
@@ -466,17 +471,19 @@ int undo(const SetupOptions& options, const client::ClientOptions& client) {
     }
     Json state = load_state();
     auto& actions = state["actions"];
-    // --registry-cache and --git with --undo: only their records.
-    const bool all = !options.registry_cache && !options.git;
+    // --registry-cache, --git and --docker with --undo: only their records.
+    const bool all = !options.registry_cache && !options.git && !options.docker;
     const auto selected = [&](const Json& action) {
         return all || (options.registry_cache && is_registry_cache_record(action)) ||
-               (options.git && is_git_record(action));
+               (options.git && is_git_record(action)) ||
+               (options.docker && is_containers_record(action));
     };
     if (std::none_of(actions.begin(), actions.end(), selected)) {
         std::string what = "changes";
         if (!all) {
             what = options.registry_cache ? "registry cache changes" : "";
             if (options.git) what += std::string(what.empty() ? "" : " or ") + "git changes";
+            if (options.docker) what += std::string(what.empty() ? "" : " or ") + "podman changes";
         }
         std::printf("nothing to undo: hostkeeper setup has no record of %s (%s)\n", what.c_str(),
                     state_path().c_str());
@@ -518,7 +525,7 @@ class SetupCommand final : public Command {
         cmd->add_flag("--dry-run", options_.dry_run, "only print what would change");
         cmd->add_flag("--undo", options_.undo,
                       "reverse what setup changed (recorded in $XDG_STATE_HOME/hostkeeper); "
-                      "with --registry-cache or --git, only those");
+                      "with --registry-cache, --git or --docker, only those");
         cmd->add_flag("--restore-tokens", options_.restore_tokens,
                       "with --undo: first write every stored token into Terraform's "
                       "credentials.tfrc.json (plaintext), so Terraform works without the helper");
@@ -528,6 +535,10 @@ class SetupCommand final : public Command {
         cmd->add_flag("--git", options_.git,
                       "also make git ask git-credential-hostkeeper (credential.helper in the "
                       "global git configuration) for https hosts");
+        cmd->add_flag("--docker", options_.docker,
+                      "also make Podman, Buildah and Skopeo store registry logins through "
+                      "docker-credential-hostkeeper (credential-helpers in "
+                      "~/.config/containers/registries.conf.d), never in an auth.json");
         cmd->add_option("hosts", options_.registry_hosts,
                         "with --registry-cache: registry hosts to route now (others are "
                         "learned as Terraform asks the helper about them)");

@@ -6,8 +6,9 @@
 // (~/.local/state/hostkeeper/setup.json): each symlink with what it replaced,
 // each credentials_helper block with the exact text inserted and whether the
 // file was created, whether it enabled hostkeeperd.socket, and the registry
-// cache's files, the git credential.helper value. --undo reverses those
-// records, newest first (with --registry-cache or --git, only theirs), and
+// cache's files, the git credential.helper value, the containers registries.conf
+// drop-in. --undo reverses those records, newest first (with --registry-cache,
+// --git or --docker, only theirs), and
 // leaves alone anything the user changed since (it says so).
 //
 // --undo --restore-tokens first reads every token the daemon has stored and
@@ -31,6 +32,7 @@ struct SetupOptions {
     bool registry_cache = false;  // --registry-cache (registry_cache_setup.hpp)
     std::vector<std::string> registry_hosts;  // its HOST... arguments
     bool git = false;                         // --git (git_config.hpp)
+    bool docker = false;                      // --docker (containers_config.hpp)
 };
 
 // Prints what it changes (or would change); the process exit code. `client`:

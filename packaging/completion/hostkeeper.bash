@@ -57,7 +57,7 @@ _hostkeeper() {
     case $command in
         "") options="$commands $global" ;;
         status) options="--json --help" ;;
-        setup) options="--terraform --opentofu --dry-run --undo --restore-tokens --registry-cache --git --help" ;;
+        setup) options="--terraform --opentofu --dry-run --undo --restore-tokens --registry-cache --git --docker --help" ;;
         import) options="--keep-file --help" ;;
         migrate) options="--to --help" ;;
         discover) options="--json --refresh --help modules.v1 providers.v1 login.v1" ;;

@@ -1,5 +1,5 @@
 # tests/e2e/podman_lib.sh — sourced by the end-to-end scripts that run
-# Debian's podman (podman_login.sh) with BIN_DIR as $1:
+# Debian's podman (podman_login.sh, podman_setup.sh) with BIN_DIR as $1:
 # sources docker_lib.sh (the world and its keyring backend), starts a real
 # registry on loopback (Debian's docker-registry, htpasswd auth, TLS from the
 # suite's throw-away CA) and keeps everything podman keeps (storage, run
