@@ -286,8 +286,17 @@ asio::awaitable<MigrationResult> ChosenKeyring::migrate_to(std::string backend) 
     co_return co_await std::move(moving);
 }
 
-asio::awaitable<void> ChosenKeyring::unlock_keyring() {
-    auto work = [this] { current().unlock(); };
+asio::awaitable<void> ChosenKeyring::unlock_keyring(std::optional<proto::Secret> password) {
+    // The coroutine's frame holds the password until the work is done.
+    auto work = [this, &password] {
+        if (!password) return current().unlock();
+        auto* secret_service = dynamic_cast<libsecret::LibsecretKeyring*>(&current());
+        if (secret_service == nullptr)
+            throw Error(ErrorCode::bad_request,
+                        "hostkeeperd takes a password only for the Secret Service; with pass, "
+                        "gpg-agent asks for the passphrase (hostkeeper unlock in a terminal)");
+        secret_service->unlock_with_password(*password);
+    };
     auto unlocking = async::on_worker(impl_->worker, std::move(work));  // named first
     co_await std::move(unlocking);
 }

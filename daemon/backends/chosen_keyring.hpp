@@ -47,7 +47,7 @@ class ChosenKeyring final : public credentials::Keyring, public KeyringAdmin {
 
     KeyringState state() const override;
     boost::asio::awaitable<MigrationResult> migrate_to(std::string backend) override;
-    boost::asio::awaitable<void> unlock_keyring() override;
+    boost::asio::awaitable<void> unlock_keyring(std::optional<proto::Secret> password) override;
 
     // Worker thread: a backend of the given name, opened to be used beside
     // the chosen one (migration); throws keyring_unavailable when it cannot

@@ -25,10 +25,15 @@ boost::asio::awaitable<server::Reply> KeyringRequests::handle(const Request& req
         co_return server::Reply{reply::migrated(result)};
     }
     if (request.op == Op::unlock) {
-        auto unlocking = keyring_.unlock_keyring();  // named first
+        // The password field is scrubbed with the request (dispatcher).
+        const std::string* typed = text_field(request.fields, "password", false);
+        std::optional<proto::Secret> password;
+        if (typed != nullptr) password.emplace(*typed);
+        const bool with_password = password.has_value();
+        auto unlocking = keyring_.unlock_keyring(std::move(password));  // named first
         co_await std::move(unlocking);
         credentials_.flush();
-        spdlog::info("keyring unlocked on request");
+        spdlog::info("keyring unlocked on request{}", with_password ? ", with its password" : "");
         co_return server::Reply{reply::ok()};
     }
     throw Error(ErrorCode::internal, "not a keyring op");

@@ -214,4 +214,10 @@ void LibsecretKeyring::unlock() {
     });
 }
 
+void LibsecretKeyring::unlock_with_password(const Secret& password) {
+    run([&](const Calls& calls, SecretService* service) {
+        libsecret::unlock_with_password(calls, service, password);
+    });
+}
+
 }  // namespace hostkeeper::daemon::libsecret

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "daemon/credentials/keyring.hpp"
+#include "proto/secret.hpp"
 
 namespace hostkeeper::daemon::libsecret {
 
@@ -36,6 +37,10 @@ class LibsecretKeyring final : public credentials::Keyring {
     std::vector<credentials::ListedItem> list(credentials::ItemKind kind) override;
     void unlock() override;
     std::string_view name() const override { return "secret-service"; }
+    // Unlocks the default collection with its password, which the user
+    // typed where no prompt could be shown (secret_unlock.hpp's
+    // unlock_with_password: gnome-keyring only). Worker thread.
+    void unlock_with_password(const proto::Secret& password);
 
     // Whether this process can use the Secret Service: a session bus
     // (proto::session_bus_address; no autolaunch), a service answering on

@@ -1,5 +1,7 @@
 #include "daemon/libsecret/secret_unlock.hpp"
 
+#include <string_view>
+
 #include "proto/error.hpp"
 
 namespace hostkeeper::daemon::libsecret {
@@ -17,6 +19,41 @@ namespace {
             std::to_string(calls.unlock_timeout.count() / 1000) +
             " s); unlock it, for example in Seahorse or by logging in to your desktop session, "
             "and try again");
+}
+
+// The default collection; no_default_collection when there is none.
+CollectionPtr existing_default_collection(const Calls& calls, SecretService* service,
+                                          const std::string& context, const std::string& purpose) {
+    CollectionPtr collection = default_collection(calls, service, context);
+    if (!collection) {
+        throw Error(ErrorCode::no_default_collection,
+                    "the Secret Service has no default collection " + purpose +
+                        ": create a keyring and make it the default (for example in Seahorse)");
+    }
+    return collection;
+}
+
+// gnome-keyring's interface for its own tools (gnome-keyring's
+// daemon/dbus/org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface.xml).
+constexpr const char* kGnomeKeyringInterface =
+    "org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface";
+// What gnome-keyring answers a wrong password with (gkd-secret-error.c).
+constexpr std::string_view kPasswordDenied = "org.gnome.keyring.Error.Denied";
+
+// The D-Bus error name of a remote error, or "".
+std::string remote_error_name(const GError* error) {
+    gchar* raw = g_dbus_error_get_remote_error(error);
+    std::string name = raw != nullptr ? raw : "";
+    g_free(raw);
+    return name;
+}
+
+// A Secret Service that lacks the method (or the interface, or the object).
+bool no_such_method(const std::string& name) {
+    return name == "org.freedesktop.DBus.Error.UnknownMethod" ||
+           name == "org.freedesktop.DBus.Error.UnknownInterface" ||
+           name == "org.freedesktop.DBus.Error.UnknownObject" ||
+           name == "org.freedesktop.DBus.Error.NotSupported";
 }
 
 }  // namespace
@@ -91,15 +128,60 @@ CollectionPtr default_collection(const Calls& calls, SecretService* service,
 
 CollectionPtr unlocked_default_collection(const Calls& calls, SecretService* service,
                                           const std::string& context, const std::string& purpose) {
-    CollectionPtr collection = default_collection(calls, service, context);
-    if (!collection) {
-        throw Error(ErrorCode::no_default_collection,
-                    "the Secret Service has no default collection " + purpose +
-                        ": create a keyring and make it the default (for example in Seahorse)");
-    }
+    CollectionPtr collection = existing_default_collection(calls, service, context, purpose);
     if (secret_collection_get_locked(collection.get()) != FALSE)
         unlock_one(calls, service, collection.get(), context);
     return collection;
+}
+
+void unlock_with_password(const Calls& calls, SecretService* service,
+                          const proto::Secret& password) {
+    const std::string context = "unlocking the keyring with its password";
+    const CollectionPtr collection =
+        existing_default_collection(calls, service, context, "to unlock");
+    if (secret_collection_get_locked(collection.get()) == FALSE) return;
+    {
+        const Call call(calls.watchdog, calls.plain());
+        GError* error = nullptr;
+        if (secret_service_ensure_session_sync(service, call.cancellable(), &error) == FALSE)
+            call.fail(error, context);
+    }
+    // libsecret copies the password into its scrubbed (egg_secure) memory
+    // and encrypts it with the session's key; the variant is floating, and
+    // the call's parameters take it over.
+    const ValuePtr value(secret_value_new(password.view().data(),
+                                          static_cast<gssize>(password.size()), "text/plain"));
+    GVariant* secret = secret_service_encode_dbus_secret(service, value.get());
+    if (secret == nullptr)
+        throw Error(ErrorCode::keyring_error, context + ": libsecret has no session to send it in");
+    auto* proxy = G_DBUS_PROXY(service);
+    const Call call(calls.watchdog, calls.plain());
+    GError* error = nullptr;
+    GVariant* reply = g_dbus_connection_call_sync(
+        g_dbus_proxy_get_connection(proxy), g_dbus_proxy_get_name(proxy),
+        g_dbus_proxy_get_object_path(proxy), kGnomeKeyringInterface, "UnlockWithMasterPassword",
+        g_variant_new("(o@(oayays))", g_dbus_proxy_get_object_path(G_DBUS_PROXY(collection.get())),
+                      secret),
+        G_VARIANT_TYPE_UNIT, G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, call.cancellable(), &error);
+    if (reply != nullptr) {
+        g_variant_unref(reply);
+        return;
+    }
+    const std::string name = remote_error_name(error);
+    if (name == kPasswordDenied) {
+        g_error_free(error);
+        throw Error(ErrorCode::keyring_locked,
+                    "the keyring's password was not accepted: the keyring stays locked");
+    }
+    if (no_such_method(name)) {
+        g_error_free(error);
+        throw Error(ErrorCode::keyring_error,
+                    "the Secret Service on this session bus is not gnome-keyring and takes no "
+                    "password over D-Bus (gnome-keyring's UnlockWithMasterPassword): unlock it "
+                    "in its own window (KeePassXC: unlock the database), or in your desktop "
+                    "session, then try again");
+    }
+    call.fail(error, context);
 }
 
 }  // namespace hostkeeper::daemon::libsecret

@@ -2,6 +2,7 @@
 // A KeyringAdmin over two MemoryKeyrings for unit tests: migrate_to runs the
 // real migration between them, at once (no worker thread).
 
+#include <optional>
 #include <string>
 
 #include "daemon/backends/keyring_admin.hpp"
@@ -27,10 +28,14 @@ class FakeKeyringAdmin final : public daemon::backends::KeyringAdmin {
             throw proto::Error(proto::ErrorCode::bad_request, "unknown backend " + backend);
         co_return daemon::backends::migrate(in_use_, other_);
     }
-    boost::asio::awaitable<void> unlock_keyring() override {
+    boost::asio::awaitable<void> unlock_keyring(std::optional<proto::Secret> password) override {
+        if (password) unlocked_with = std::string(password->view());
         in_use_.unlock();
         co_return;
     }
+
+    // The password the last unlock was given, if any.
+    std::optional<std::string> unlocked_with;
 
   private:
     MemoryKeyring& in_use_;

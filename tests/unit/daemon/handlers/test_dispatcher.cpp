@@ -161,6 +161,13 @@ TEST_CASE("status says which keyring backend is used and why; unlock asks it",
     CHECK(status["keyring"]["configured"] == "auto");
     CHECK(status["keyring"]["reason"] == "test");
     CHECK(f.request(proto::make_request(proto::Op::unlock))["ok"] == true);
+    CHECK_FALSE(f.keyring_admin.unlocked_with.has_value());
+    proto::Json with_password = proto::make_request(proto::Op::unlock);
+    with_password["password"] = "typed at a terminal";
+    CHECK(f.request(with_password)["ok"] == true);
+    CHECK(f.keyring_admin.unlocked_with == "typed at a terminal");
+    with_password["password"] = 42;
+    CHECK(f.request(with_password)["error"]["code"] == "bad_request");
     f.keyring.fail_with(proto::ErrorCode::keyring_locked);
     CHECK(f.request(proto::make_request(proto::Op::unlock))["error"]["code"] == "keyring_locked");
     f.keyring.fail_with(std::nullopt);
