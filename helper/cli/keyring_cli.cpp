@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <string>
 
 #include "helper/cli/answer_text.hpp"
 #include "helper/cli/command.hpp"
@@ -14,9 +16,11 @@
 #include "helper/client/exit_codes.hpp"
 #include "helper/client/printable_output.hpp"
 #include "helper/client/subprocess.hpp"
+#include "helper/client/terminal_password.hpp"
 #include "proto/error.hpp"
 #include "proto/file_io.hpp"
 #include "proto/messages.hpp"
+#include "proto/secret.hpp"
 
 namespace hostkeeper::helper::cli {
 namespace fs = std::filesystem;
@@ -143,6 +147,61 @@ int unlock_pass(client::DaemonClient& daemon, const Json& keyring) {
     return client::kExitOk;
 }
 
+// The tries `hostkeeper unlock` gives a password typed at the terminal.
+constexpr int kPasswordTries = 3;
+
+// The default collection unlocked with the keyring's password, typed at the
+// terminal on standard input (the Secret Service's prompt could not be
+// shown or was not answered). The daemon makes the D-Bus call: hostkeeper
+// links no D-Bus library, and the password crosses the per-user socket
+// once, as a stored token does (PROTOCOL.md, unlock).
+int unlock_with_typed_password(client::DaemonClient& daemon) {
+    client::print_printable(stderr,
+                            "hostkeeper unlock: the Secret Service showed no unlock prompt, or it "
+                            "was dismissed or not answered in time; type the keyring's password "
+                            "here instead (it is not shown; an empty line cancels)\n");
+    for (int attempt = 1; attempt <= kPasswordTries; ++attempt) {
+        const std::optional<proto::Secret> password =
+            client::read_terminal_password(STDIN_FILENO, "Password of the keyring: ");
+        if (!password) {
+            client::print_printable(stderr,
+                                    "hostkeeper unlock: no password typed; the keyring stays "
+                                    "locked\n");
+            return client::kExitFailed;
+        }
+        Json request = proto::make_request(proto::Op::unlock);
+        request["password"] = password->view();
+        const proto::ScrubGuard guard(request);
+        try {
+            daemon.call(request);
+            client::print_printable(stdout,
+                                    "the Secret Service's default collection is unlocked\n");
+            return client::kExitOk;
+        } catch (const proto::Error& e) {
+            // keyring_locked: the password was refused, and it may be typed again.
+            if (e.code() != proto::ErrorCode::keyring_locked || attempt == kPasswordTries) throw;
+            client::print_printable(stderr, "hostkeeper unlock: %s; try again\n", e.what());
+        }
+    }
+    return client::kExitFailed;  // not reached: the last try returns or throws
+}
+
+int unlock_secret_service(client::DaemonClient& daemon) {
+    try {
+        daemon.call(proto::make_request(proto::Op::unlock));
+    } catch (const proto::Error& e) {
+        if (e.code() != proto::ErrorCode::keyring_locked) throw;
+        if (::isatty(STDIN_FILENO) == 0) {
+            throw proto::Error(e.code(), std::string(e.what()) +
+                                             "; or run hostkeeper unlock in a terminal, where "
+                                             "it asks for the keyring's password");
+        }
+        return unlock_with_typed_password(daemon);
+    }
+    client::print_printable(stdout, "the Secret Service's default collection is unlocked\n");
+    return client::kExitOk;
+}
+
 }  // namespace
 
 std::vector<std::string> keyring_status_lines(const Json& keyring) {
@@ -187,9 +246,7 @@ int run_unlock(const client::ClientOptions& client) {
         return client::kExitFailed;
     }
     if (*backend == "pass") return unlock_pass(daemon, keyring);
-    daemon.call(proto::make_request(proto::Op::unlock));
-    client::print_printable(stdout, "the Secret Service's default collection is unlocked\n");
-    return client::kExitOk;
+    return unlock_secret_service(daemon);
 }
 
 int run_migrate(const client::ClientOptions& client, const std::string& to) {
@@ -286,8 +343,9 @@ class UnlockCommand final : public Command {
     CLI::App* add_to(CLI::App& app) override {
         return app.add_subcommand(
             "unlock",
-            "unlock the keyring: the Secret Service's default collection, or pass's gpg key "
-            "(gpg-agent asks for the passphrase in this terminal and caches it)");
+            "unlock the keyring: the Secret Service's default collection (where its prompt "
+            "cannot be shown, the keyring's password typed in this terminal), or pass's gpg "
+            "key (gpg-agent asks for the passphrase in this terminal and caches it)");
     }
     // The user types a passphrase meanwhile: no deadline unless --timeout says.
     std::optional<std::chrono::milliseconds> default_timeout() const override {
