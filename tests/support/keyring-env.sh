@@ -11,7 +11,8 @@
 # stopped on exit; COMMAND's exit status is returned.
 #
 # Exported for COMMAND: HOME, XDG_*, DBUS_SESSION_BUS_ADDRESS, and
-# HK_TEST_ROOT (the throw-away root), HK_KEYRING_PID, HK_BUS_PID.
+# HK_TEST_ROOT (the throw-away root), HK_KEYRING_PID, HK_BUS_PID,
+# HK_KEYRING_PASSWORD (the login collection's throw-away password).
 set -euo pipefail
 # shellcheck source=own_runtime.sh
 source "$(dirname "$0")/own_runtime.sh" "$0" "$@"
@@ -85,7 +86,8 @@ bus_call() {
 }
 
 if [[ $keyring == 1 ]]; then
-    printf '%s' "throw-away-password" | \
+    export HK_KEYRING_PASSWORD=throw-away-password
+    printf '%s' "$HK_KEYRING_PASSWORD" | \
         gnome-keyring-daemon --foreground --components=secrets --unlock >"$root/keyring.log" 2>&1 &
     export HK_KEYRING_PID=$!
     # --unlock returns before the daemon owns org.freedesktop.secrets and has

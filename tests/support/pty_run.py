@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""pty_run.py [--stdin FILE] OUT -- COMMAND [ARGS...]
+"""pty_run.py [--stdin FILE] [--answer PROMPT TEXT]... OUT -- COMMAND [ARGS...]
 
 Runs COMMAND on a new pseudo-terminal, which becomes its controlling
 terminal (/dev/tty) and its stdout and stderr; its stdin is FILE, else the
@@ -7,6 +7,13 @@ terminal. Output post-processing is off on the terminal (no ONLCR), so OUT
 holds exactly the bytes the command and its children wrote to the terminal,
 and a CR in OUT is one they wrote. Exits with COMMAND's exit status (128+N
 when signal N ended it).
+
+Each --answer is typed (TEXT and Enter) once the terminal shows PROMPT,
+in their order, each after the PROMPT that follows the one answered
+before: a user who types when asked, never ahead. A PROMPT of an answer
+already used that shows again once all are used gets end of input
+(Ctrl-D), so a command that asks more often than expected does not wait
+forever.
 
 pty_run.py --check OUT
 Exits 0 when OUT holds no byte that would drive a terminal: none below 0x20
@@ -53,7 +60,7 @@ def check(path):
     return 1 if bad else 0
 
 
-def run(stdin, out, argv):
+def run(stdin, out, argv, answers):
     pid, master = pty.fork()
     if pid == 0:
         try:
@@ -68,6 +75,9 @@ def run(stdin, out, argv):
         finally:
             os._exit(127)
     data = bytearray()
+    prompts = {prompt for prompt, _ in answers}
+    pending = list(answers)
+    searched = 0  # where the next prompt is looked for in data
     while True:
         try:
             chunk = os.read(master, 65536)
@@ -76,6 +86,22 @@ def run(stdin, out, argv):
         if not chunk:
             break
         data += chunk
+        while True:
+            if pending:
+                prompt, text = pending[0]
+                at = data.find(prompt, searched)
+                if at < 0:
+                    break
+                pending.pop(0)
+                os.write(master, text + b"\n")
+            else:
+                found = [(data.find(p, searched), p) for p in prompts]
+                found = [(at, p) for at, p in found if at >= 0]
+                if not found:
+                    break
+                at, prompt = min(found)
+                os.write(master, b"\x04")
+            searched = at + len(prompt)
     _, status = os.waitpid(pid, 0)
     os.close(master)
     with open(out, "wb") as f:
@@ -89,12 +115,19 @@ def main(args):
     if len(args) == 2 and args[0] == "--check":
         return check(args[1])
     stdin = None
-    if args[:1] == ["--stdin"]:
-        stdin, args = args[1], args[2:]
+    answers = []
+    while args[:1] in (["--stdin"], ["--answer"]):
+        if args[0] == "--stdin" and len(args) > 1:
+            stdin, args = args[1], args[2:]
+        elif args[0] == "--answer" and len(args) > 2:
+            answers.append((os.fsencode(args[1]), os.fsencode(args[2])))
+            args = args[3:]
+        else:
+            break
     if len(args) < 3 or args[1] != "--":
         print(__doc__, file=sys.stderr)
         return 2
-    return run(stdin, args[0], args[2:])
+    return run(stdin, args[0], args[2:], answers)
 
 
 if __name__ == "__main__":
