@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -41,6 +42,9 @@ namespace {
 // The host doctor stores a probe item for; .invalid is never a real registry.
 constexpr const char* kProbeHost = "hostkeeper-doctor.invalid";
 
+// How the daemon says that the keyring is locked, whatever it was doing.
+constexpr const char* kKeyringLocked = "the keyring is locked";
+
 class Report {
   public:
     void ok(const std::string& what) {
@@ -57,12 +61,21 @@ class Report {
     }
     void fail(const std::string& what, const std::string& fix) {
         ++failures_;
+        failed_.push_back(what);
         client::print_printable(stdout, "FAIL  %s; fix: %s\n", what.c_str(), fix.c_str());
     }
     int failures() const { return failures_; }
+    // Whether a failure printed before holds `message` (an error seen twice
+    // is told once).
+    bool told(const std::string& message) const {
+        return std::any_of(failed_.begin(), failed_.end(), [&](const std::string& what) {
+            return what.find(message) != std::string::npos;
+        });
+    }
 
   private:
     int failures_ = 0;
+    std::vector<std::string> failed_;
 };
 
 std::string setup_command(const terraform_config::ToolPaths& paths) {
@@ -442,6 +455,11 @@ void check_stored_tokens(Report& report, const client::ClientOptions& client) {
             report.warn(std::string("stored tokens not checked: ") + e.what());
             return;
         }
+        if (report.told(e.what()) ||
+            (e.code() == ErrorCode::keyring_locked && report.told(kKeyringLocked))) {
+            report.skip("stored tokens not checked: the keyring's failure above");
+            return;
+        }
         report.fail(std::string("cannot list the stored hosts: ") + e.what(),
                     keyring_fix(e.code()));
         return;
@@ -469,6 +487,11 @@ void check_stored_tokens(Report& report, const client::ClientOptions& client) {
                             "terraform login " + proto::display_hostname(host));
                 break;
             case Verdict::failed:
+                if (report.told(kKeyringLocked)) {
+                    report.skip("token for " + proto::display_hostname(host) +
+                                " not checked: the keyring is locked (above)");
+                    break;
+                }
                 report.warn("token for " + line.text);
                 if (tls_failure(line.text)) report.note(kTlsFix);
                 break;

@@ -82,7 +82,7 @@ int unlock_empty_store(const fs::path& store, const std::vector<std::string>& op
         return client::kExitFailed;
     }
     ::lseek(memory, 0, SEEK_SET);
-    std::vector<std::string> decrypt{"gpg", "--decrypt", "--output", "/dev/null"};
+    std::vector<std::string> decrypt{"gpg", "--quiet", "--decrypt", "--output", "/dev/null"};
     decrypt.insert(decrypt.end(), opts.begin(), opts.end());
     decrypt.push_back("/dev/fd/" + std::to_string(memory));
     const int status = client::run_attached(decrypt, env);
@@ -121,7 +121,9 @@ int unlock_pass(client::DaemonClient& daemon, const Json& keyring) {
     }
     std::vector<std::string> failed;
     for (const auto& file : files) {
-        std::vector<std::string> argv{"gpg", "--decrypt", "--output", "/dev/null"};
+        // --quiet: gpg names the key it decrypts with once per entry otherwise;
+        // its errors and the passphrase prompt stay.
+        std::vector<std::string> argv{"gpg", "--quiet", "--decrypt", "--output", "/dev/null"};
         argv.insert(argv.end(), opts.begin(), opts.end());
         argv.push_back(file.string());
         const int status = client::run_attached(argv, env);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "helper/cli/answer_text.hpp"
 #include "helper/cli/command.hpp"
 #include "helper/cli/containers_config.hpp"
 #include "helper/cli/git_config.hpp"
@@ -16,6 +17,7 @@
 #include "helper/cli/setup_plan.hpp"
 #include "helper/cli/token_commands.hpp"
 #include "helper/cli/user_systemd.hpp"
+#include "helper/client/common_cli.hpp"
 #include "helper/client/daemon_client.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "helper/client/printable_output.hpp"
@@ -417,14 +419,40 @@ std::string undo_one(const Json& action, bool dry_run, const client::ClientOptio
     return "skipped an unknown record \"" + kind + "\"";
 }
 
-// Every token the daemon has stored (nothing is written until all are read).
-std::vector<terraform_config::HostToken> read_stored_tokens(const client::ClientOptions& client) {
+// Every token of `listed` (list's answer); nothing is written until all are read.
+std::vector<terraform_config::HostToken> read_stored_tokens(const client::ClientOptions& client,
+                                                            const Json& listed) {
     std::vector<terraform_config::HostToken> tokens;
-    for (const auto& host : listed_hosts(list_answer(client))) {
+    for (const auto& host : listed_hosts(listed)) {
         auto token = fetch_token(client, host);
         if (token) tokens.push_back({host, std::move(*token)});  // else forgotten meanwhile
     }
     return tokens;
+}
+
+// The written tokens that expire: in the file nothing renews them.
+void tell_expiries(const Json& listed, const std::vector<std::string>& written) {
+    const auto hosts = listed.find("hosts");
+    if (hosts == listed.end() || !hosts->is_array()) return;
+    for (const Json& entry : *hosts) {
+        if (!entry.is_object()) continue;
+        const std::string host = text_of(entry, "host", "");
+        const std::string at = text_of(entry, "expires_at", "");
+        if (at.empty() || std::find(written.begin(), written.end(), host) == written.end())
+            continue;
+        const long long left = entry.value("expires_in_s", 0LL);
+        const std::string when =
+            left > 0 ? "in " + client::duration_text(left) : std::string("already expired");
+        // A hostkeeper login token lives minutes: hostkeeperd refreshes it,
+        // which nothing does in the file.
+        const bool refreshed =
+            text_of(entry, "renew_command", "").rfind("hostkeeper login ", 0) == 0;
+        const std::string why = refreshed ? "hostkeeperd refreshed it (hostkeeper login); " : "";
+        client::print_printable(stdout,
+                                "note: the token of %s expires at %s (%s); %sin the file "
+                                "nothing renews it: then run terraform login %s\n",
+                                host.c_str(), at.c_str(), when.c_str(), why.c_str(), host.c_str());
+    }
 }
 
 // --restore-tokens: the stored tokens into Terraform's credentials.tfrc.json,
@@ -433,8 +461,10 @@ std::vector<terraform_config::HostToken> read_stored_tokens(const client::Client
 // code with nothing changed.
 int restore_tokens(bool dry_run, const client::ClientOptions& client) {
     std::vector<terraform_config::HostToken> tokens;
+    Json listed;
     try {
-        tokens = read_stored_tokens(client);
+        listed = list_answer(client);
+        tokens = read_stored_tokens(client, listed);
     } catch (const proto::Error& e) {
         std::fprintf(stderr,
                      "hostkeeper setup: cannot read the stored tokens: %s; nothing was changed "
@@ -461,6 +491,7 @@ int restore_tokens(bool dry_run, const client::ClientOptions& client) {
                     host.c_str());
     }
     std::printf("wrote %zu token(s) to %s\n", result.written.size(), file.c_str());
+    tell_expiries(listed, result.written);
     return client::kExitOk;
 }
 

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
+#include "keyring_control.hpp"
 #include "raw_client.hpp"
 #include "user_home.hpp"
 
@@ -43,6 +44,7 @@ TEST_CASE("doctor: a healthy home passes every check", "[doctor]") {
         CHECK((lines[i].rfind("ok    ", 0) == 0 ||
                lines[i].rfind("skip  OpenTofu: not found", 0) == 0 ||
                lines[i].rfind("skip  git: does not ask hostkeeper", 0) == 0 ||
+               lines[i].rfind("skip  podman: does not ask hostkeeper", 0) == 0 ||
                lines[i].rfind("      tried ", 0) == 0));
     }
     CHECK(lines.back() == "all checks passed");
@@ -80,6 +82,25 @@ TEST_CASE("doctor: another credentials_helper in a *.tfrc file conflicts", "[doc
     CHECK_THAT(r.out,
                Catch::Contains("FAIL  " + extra.string() + ":1: credentials_helper \"other\""));
     CHECK_THAT(r.out, Catch::Contains("fix: remove that block"));
+}
+
+TEST_CASE("doctor: a locked keyring is told once, with its fix", "[doctor]") {
+    UserHome u;
+    REQUIRE(u.hostkeeper({"setup", "--terraform"}).exit_code == 0);
+    REQUIRE(u.helper({"store", "locked.example"}, R"({"token":"tok-locked"})").exit_code == 0);
+    REQUIRE(lock_login_collection_seen_by(u.socket).exit_code == 0);
+    const Result r = u.hostkeeper({"doctor"});
+    unlock_login_collection();
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    std::size_t told = 0;
+    for (const auto& line : lines_of(r.out)) {
+        // The daemon's long message: why, and how to unlock.
+        if (line.find("and was not unlocked") != std::string::npos) ++told;
+    }
+    CHECK(told == 1);
+    CHECK_THAT(r.out, Catch::Contains("skip  token for locked.example not checked: the keyring is "
+                                      "locked (above)"));
 }
 
 TEST_CASE("doctor: credentials.tfrc.json, credentials blocks and TF_TOKEN_* shadow the keyring",

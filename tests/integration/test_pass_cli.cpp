@@ -38,6 +38,8 @@ TEST_CASE(
     CHECK_THAT(unlock.out, Catch::Contains("unlocked hostkeeper/locked.example.gpg"));
     CHECK_THAT(unlock.out, Catch::Contains("unlocked hostkeeper/other.example_8443.gpg"));
     CHECK_THAT(unlock.out, Catch::Contains("gpg-agent has the passphrase for all 2 entries"));
+    // gpg's "encrypted with ... key" chatter is not repeated for each entry.
+    CHECK_FALSE(Catch::contains(unlock.err, "encrypted with"));
     CHECK(u.pinentry_runs() == 1);  // cached after the first
 
     const Result got = u.helper({"get", "locked.example"});

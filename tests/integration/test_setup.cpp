@@ -339,9 +339,20 @@ TEST_CASE(
     UserHome fresh;
     REQUIRE(fresh.helper({"store", "c.restore.example.com"}, R"({"token":"tok-keyring-c"})")
                 .exit_code == 0);
+    REQUIRE(fresh
+                .helper({"store", "d.restore.example.com"},
+                        R"({"token":"tok-keyring-d","expires_at":"2099-01-01T00:00:00Z"})")
+                .exit_code == 0);
     const Result created = fresh.hostkeeper({"setup", "--undo", "--restore-tokens"});
     INFO(created.out << created.err);
     REQUIRE(created.exit_code == 0);
+    // A token that expires is written with a word about it; one that does not, without.
+    CHECK_THAT(created.out,
+               Catch::Contains("note: the token of d.restore.example.com expires at "
+                               "2099-01-01T00:00:00Z (in ") &&
+                   Catch::Contains("in the file nothing renews it: then run terraform login "
+                                   "d.restore.example.com"));
+    CHECK_FALSE(Catch::contains(created.out, "note: the token of c.restore.example.com"));
     const fs::path fresh_file = fresh.home / ".terraform.d" / "credentials.tfrc.json";
     CHECK(nlohmann::ordered_json::parse(read_file(fresh_file))
               .at("credentials")
