@@ -54,8 +54,8 @@ std::string seconds_text(std::chrono::milliseconds timeout) {
         throw Error(
             ErrorCode::keyring_locked,
             context +
-                ": the keyring is locked; unlock it (for example in Seahorse, or by logging "
-                "in to your desktop session) and try again");
+                ": the keyring is locked; unlock it (hostkeeper unlock in a terminal, Seahorse, "
+                "or logging in to your desktop session) and try again");
     }
     if (raw != nullptr && (raw->domain == G_IO_ERROR || raw->domain == G_DBUS_ERROR) &&
         (message.find("bus") != std::string::npos || message.find("D-Bus") != std::string::npos ||

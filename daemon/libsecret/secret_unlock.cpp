@@ -17,8 +17,8 @@ namespace {
             ": the keyring is locked and was not unlocked (the unlock prompt was dismissed, "
             "could not be shown, or took longer than " +
             std::to_string(calls.unlock_timeout.count() / 1000) +
-            " s); unlock it, for example in Seahorse or by logging in to your desktop session, "
-            "and try again");
+            " s); unlock it (hostkeeper unlock in a terminal, Seahorse, or logging in to your "
+            "desktop session) and try again");
 }
 
 // The default collection; no_default_collection when there is none.
