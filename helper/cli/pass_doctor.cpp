@@ -79,9 +79,7 @@ void check_recipients(const DoctorSink& report, const fs::path& store) {
                 continue;
             }
             if (const auto problem = secret_key_problem(listed.out)) {
-                report.fail(concatenated({"the key ", key, " ", *problem}),
-                            "renew it (gpg --quick-set-expire FINGERPRINT 1y) or re-encrypt the "
-                            "store to another key: pass init KEYID");
+                report.fail(concatenated({"the key ", key, " ", problem->what}), problem->fix);
                 continue;
             }
             report.ok(concatenated({"gpg has a usable secret key for ", key}));
@@ -161,23 +159,51 @@ void check_decrypts(const DoctorSink& report, const client::ClientOptions& clien
 
 }  // namespace
 
-std::optional<std::string> secret_key_problem(const std::string& colons) {
-    std::istringstream in(colons);
-    for (std::string line; std::getline(in, line);) {
-        if (line.rfind("sec:", 0) != 0) continue;
+std::optional<KeyProblem> secret_key_problem(const std::string& colons) {
+    const auto fields_of = [](const std::string& line) {
         std::vector<std::string> fields;
         std::istringstream parts(line);
         for (std::string field; std::getline(parts, field, ':');) fields.push_back(field);
-        const std::string validity = fields.size() > 1 ? fields[1] : "";
-        if (validity == "e") return "has expired";
-        if (validity == "r") return "is revoked";
-        if (validity == "d") return "is disabled";
-        // Field 12: the whole key's usable capabilities in capitals.
-        const std::string caps = fields.size() > 11 ? fields[11] : "";
-        if (caps.find('E') == std::string::npos) return "has no usable encryption subkey";
-        return std::nullopt;
+        return fields;
+    };
+    std::istringstream in(colons);
+    std::vector<std::string> sec;
+    std::string fingerprint = "FINGERPRINT";
+    for (std::string line; std::getline(in, line);) {
+        if (sec.empty()) {
+            if (line.rfind("sec:", 0) == 0) sec = fields_of(line);
+        } else if (line.rfind("fpr:", 0) == 0) {
+            // The primary key's fingerprint: the fpr line right after sec.
+            const auto fpr = fields_of(line);
+            if (fpr.size() > 9 && !fpr[9].empty()) fingerprint = fpr[9];
+            break;
+        } else {
+            break;
+        }
     }
-    return "has no secret key";
+    if (sec.empty()) return KeyProblem{"has no secret key", kInitFix};
+    const std::string other_key = "re-encrypt the store to another key: pass init KEYID";
+    const std::string validity = sec.size() > 1 ? sec[1] : "";
+    if (validity == "e") {
+        return KeyProblem{"has expired", "renew it (gpg --quick-set-expire " + fingerprint +
+                                             " 1y, and its subkeys: gpg --quick-set-expire " +
+                                             fingerprint + " 1y '*') or " + other_key};
+    }
+    if (validity == "r") return KeyProblem{"is revoked", other_key};
+    if (validity == "d")
+        return KeyProblem{"is disabled",
+                          "enable it (gpg --edit-key " + fingerprint + " enable) or " + other_key};
+    // Field 12: the whole key's usable capabilities in capitals. A valid key
+    // without E has no encryption subkey, or only expired or revoked ones.
+    const std::string caps = sec.size() > 11 ? sec[11] : "";
+    if (caps.find('E') == std::string::npos) {
+        return KeyProblem{
+            "is valid but has no usable encryption subkey (none, or only expired "
+            "or revoked ones), so nothing can be encrypted to it",
+            "add one: gpg --quick-add-key " + fingerprint + " rsa3072 encr (or cv25519 encr), or " +
+                other_key};
+    }
+    return std::nullopt;
 }
 
 void check_pass(const DoctorSink& report, const client::ClientOptions& client,

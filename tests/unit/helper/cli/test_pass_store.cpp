@@ -94,11 +94,26 @@ TEST_CASE("pass doctor: a secret key is usable when valid and able to encrypt",
         "fpr:::::::::F00D:\n"
         "ssb:u:255:18:BBBB:1700000000::::::e:::+:::23:\n";
     CHECK_FALSE(cli::secret_key_problem(good));
-    CHECK(cli::secret_key_problem("sec:e:255:22:AAAA:1::::::scESC:::+:::\n") == "has expired");
-    CHECK(cli::secret_key_problem("sec:r:255:22:AAAA:1::::::scESC:::+:::\n") == "is revoked");
-    CHECK(cli::secret_key_problem("sec:u:255:22:AAAA:1::::::scSC:::+:::\n") ==
-          "has no usable encryption subkey");
-    CHECK(cli::secret_key_problem("") == "has no secret key");
+    const auto expired =
+        cli::secret_key_problem("sec:e:255:22:AAAA:1::::::scESC:::+:::\nfpr:::::::::F00D:\n");
+    REQUIRE(expired);
+    CHECK(expired->what == "has expired");
+    CHECK_THAT(expired->fix, Catch::Contains("gpg --quick-set-expire F00D 1y"));
+    const auto revoked = cli::secret_key_problem("sec:r:255:22:AAAA:1::::::scESC:::+:::\n");
+    REQUIRE(revoked);
+    CHECK(revoked->what == "is revoked");
+    CHECK_THAT(revoked->fix, !Catch::Contains("--quick-set-expire"));
+    // Valid, but sign-only (gpg --quick-gen-key NAME ed25519 sign): a new
+    // encryption subkey fixes it, renewing does not.
+    const auto sign_only =
+        cli::secret_key_problem("sec:u:255:22:AAAA:1::::::scSC:::+:::\nfpr:::::::::BEEF:\n");
+    REQUIRE(sign_only);
+    CHECK_THAT(sign_only->what, Catch::Contains("has no usable encryption subkey"));
+    CHECK_THAT(sign_only->fix, Catch::Contains("gpg --quick-add-key BEEF rsa3072 encr"));
+    CHECK_THAT(sign_only->fix, !Catch::Contains("--quick-set-expire"));
+    const auto none = cli::secret_key_problem("");
+    REQUIRE(none);
+    CHECK(none->what == "has no secret key");
 }
 
 }  // namespace test_pass_store
