@@ -53,6 +53,37 @@ struct CtxDeleter {
 };
 using CtxPtr = std::unique_ptr<std::remove_pointer_t<gpgme_ctx_t>, CtxDeleter>;
 
+// Why gpg cannot encrypt to `id` and what fixes it, from the key itself:
+// expired or revoked, or valid without a usable encryption subkey (a
+// sign-only key, or its encryption subkeys expired or revoked). Empty when
+// gpg knows no single such key.
+std::string unusable_key_advice(gpgme_ctx_t ctx, const std::string& id) {
+    if (gpgme_op_keylist_start(ctx, id.c_str(), 0) != 0) return {};
+    gpgme_key_t raw = nullptr;
+    const gpgme_error_t err = gpgme_op_keylist_next(ctx, &raw);
+    const KeyPtr key(raw);
+    gpgme_key_t extra = nullptr;
+    const bool more = err == 0 && gpgme_op_keylist_next(ctx, &extra) == 0;
+    if (extra != nullptr) gpgme_key_unref(extra);
+    gpgme_op_keylist_end(ctx);
+    if (err != 0 || more || key == nullptr || key->fpr == nullptr) return {};
+    const std::string fpr = key->fpr;
+    const std::string other = "or re-encrypt the store to another key (pass init KEYID)";
+    if (key->revoked != 0) return "the key " + fpr + " is revoked; " + other;
+    if (key->expired != 0) {
+        return "the key " + fpr + " has expired; renew it (gpg --quick-set-expire " + fpr +
+               " 1y, and its subkeys: gpg --quick-set-expire " + fpr + " 1y '*') " + other;
+    }
+    if (key->disabled != 0) return "the key " + fpr + " is disabled; enable it " + other;
+    if (key->can_encrypt == 0) {
+        return "the key " + fpr +
+               " has no usable encryption subkey (none, or only expired or revoked ones); add "
+               "one (gpg --quick-add-key " +
+               fpr + " rsa3072 encr) " + other;
+    }
+    return {};
+}
+
 // gpg's plaintext, written into memory reserved up front (so that it is
 // never reallocated, leaving copies behind) and scrubbed with the Secret.
 struct PlainSink {
@@ -219,24 +250,33 @@ std::string GpgSession::encrypt(const Secret& plaintext, const std::vector<std::
     err = gpgme_op_encrypt_ext(ctx_, nullptr, recipient_lines.c_str(), GPGME_ENCRYPT_NO_ENCRYPT_TO,
                                in.get(), out.get());
     const gpgme_encrypt_result_t result = gpgme_op_encrypt_result(ctx_);
+    std::string why;
+    std::vector<std::string> unusable;  // ids whose key may say why
     if (result != nullptr && result->invalid_recipients != nullptr) {
-        std::string why;
         for (gpgme_invalid_key_t k = result->invalid_recipients; k != nullptr; k = k->next) {
+            unusable.emplace_back(k->fpr != nullptr ? k->fpr : "?");
             if (!why.empty()) why += "; ";
-            why += std::string(k->fpr != nullptr ? k->fpr : "?") + ": " + text_of(k->reason);
+            why += unusable.back() + ": " + text_of(k->reason);
+        }
+    } else if (err != 0) {
+        const gpgme_err_code_t code = gpgme_err_code(err);
+        if (code != GPG_ERR_UNUSABLE_PUBKEY && code != GPG_ERR_NO_PUBKEY &&
+            code != GPG_ERR_AMBIGUOUS_NAME)
+            engine_failure(err, doing);
+        why = text_of(err);
+        if (code == GPG_ERR_UNUSABLE_PUBKEY) unusable = recipients;
+    }
+    if (!why.empty()) {
+        // After reading the result: a key listing frees it.
+        std::string advice;
+        for (const std::string& id : unusable) {
+            if (const std::string fix = unusable_key_advice(ctx_, id); !fix.empty())
+                advice += "; " + fix;
         }
         throw Error(ErrorCode::keyring_error,
-                    doing + ": gpg cannot encrypt to the store's gpg ids (" + why +
-                        "); check the .gpg-id that applies and `gpg --list-keys`");
-    }
-    if (err != 0) {
-        const gpgme_err_code_t code = gpgme_err_code(err);
-        if (code == GPG_ERR_UNUSABLE_PUBKEY || code == GPG_ERR_NO_PUBKEY ||
-            code == GPG_ERR_AMBIGUOUS_NAME)
-            throw Error(ErrorCode::keyring_error,
-                        doing + ": gpg cannot encrypt to the store's gpg ids (" + text_of(err) +
-                            "); check the .gpg-id that applies and `gpg --list-keys`");
-        engine_failure(err, doing);
+                    doing + ": gpg cannot encrypt to the store's gpg ids (" + why + ")" +
+                        (advice.empty() ? "; check the .gpg-id that applies and `gpg --list-keys`"
+                                        : advice));
     }
     std::size_t length = 0;
     char* bytes = gpgme_data_release_and_get_mem(out.release(), &length);
