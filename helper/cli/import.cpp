@@ -10,6 +10,7 @@
 #include "helper/cli/command.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "helper/client/launcher.hpp"
+#include "helper/client/printable_output.hpp"
 #include "helper/terraform_config/plaintext_credentials.hpp"
 #include "helper/terraform_config/shadowing.hpp"
 #include "proto/error.hpp"
@@ -59,6 +60,7 @@ struct FileImport {
     FileImport& operator=(const FileImport&) = delete;
     ~FileImport() {
         for (auto& [host, value] : imported) proto::scrub(value);
+        for (auto& [host, value] : replaced) proto::scrub(value);
     }
 
     void not_imported(const std::string& host, const std::string& why) {
@@ -70,7 +72,40 @@ struct FileImport {
     const fs::path& path;
     int failed = 0;
     std::map<std::string, Json> imported;
+    // What this run changed in the keyring, to take back when storing fails:
+    // the normalized hosts it created, and the earlier credentials of those it
+    // replaced (scrubbed when done).
+    std::vector<std::string> created;
+    std::map<std::string, Json> replaced;
+    std::size_t stored = 0;  // hosts stored and read back
+    std::size_t hosts = 0;   // in the file, as spelled there
+    // Set when the keyring could not store a host: nothing is imported then.
+    std::optional<std::string> keyring_failure;
 };
+
+// Stops the whole import: the keyring, not the host's credentials, failed.
+struct KeyringFailed : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// The host's credentials as the keyring has them now, if any.
+std::optional<Json> current_credentials(const client::ClientOptions& client,
+                                        const std::string& host) {
+    Json get = proto::make_request(proto::Op::get);
+    get["host"] = host;
+    Json answer = client::DaemonClient(client).call(get);
+    std::optional<Json> found;
+    if (answer.value("found", false)) found = answer["credentials"];
+    proto::scrub(answer);
+    return found;
+}
+
+// The daemon refused the host's credentials themselves (not the keyring):
+// that host stays in the file while the others move.
+bool refused_as_given(const proto::Error& e) {
+    return e.code() == proto::ErrorCode::bad_request || e.code() == proto::ErrorCode::bad_host ||
+           e.code() == proto::ErrorCode::too_large;
+}
 
 // A normalized host and its spellings in the file.
 using Spellings = std::pair<std::string, std::vector<std::string>>;
@@ -116,7 +151,15 @@ void store_host(const client::ClientOptions& client, const terraform_config::Cre
         return;
     }
     try {
+        std::optional<Json> before = current_credentials(client, normalized);
+        if (before) {
+            run.replaced.emplace(normalized, std::move(*before));
+            proto::scrub(*before);
+        } else {
+            run.created.push_back(normalized);
+        }
         store_and_verify(client, normalized, credentials);
+        ++run.stored;
         for (const auto& spelling : spellings) {
             run.imported[spelling] = file.credentials(spelling);
             std::printf("%s: stored in the keyring and read back%s\n", spelling.c_str(),
@@ -126,9 +169,46 @@ void store_host(const client::ClientOptions& client, const terraform_config::Cre
         throw;  // no host can be imported: stop here, the file untouched
     } catch (const proto::UnsafeSocket&) {
         throw;
+    } catch (const proto::Error& e) {
+        for (const auto& spelling : spellings) run.not_imported(spelling, e.what());
+        if (!refused_as_given(e)) throw KeyringFailed(e.what());
     } catch (const std::exception& e) {
         for (const auto& spelling : spellings) run.not_imported(spelling, e.what());
+        throw KeyringFailed(e.what());
     }
+}
+
+// Takes back what this run stored: the hosts it created are forgotten, the
+// ones it replaced get their earlier credentials again. Returns how many
+// could not be taken back (each named on stderr).
+int take_back(const client::ClientOptions& client, FileImport& run) {
+    int left = 0;
+    for (const auto& host : run.created) {
+        try {
+            Json forget = proto::make_request(proto::Op::forget);
+            forget["host"] = host;
+            client::DaemonClient(client).call(forget);
+        } catch (const std::exception& e) {
+            ++left;
+            client::print_printable(stderr,
+                                    "hostkeeper import: %s: stored in this run but could not be "
+                                    "removed again: %s (it is also still in %s)\n",
+                                    host.c_str(), e.what(), run.path.c_str());
+        }
+    }
+    for (auto& [host, credentials] : run.replaced) {
+        try {
+            store_and_verify(client, host, credentials);
+        } catch (const std::exception& e) {
+            ++left;
+            client::print_printable(stderr,
+                                    "hostkeeper import: %s: its earlier credentials could not be "
+                                    "put back: %s (the keyring has the ones from %s, which still "
+                                    "has them too)\n",
+                                    host.c_str(), e.what(), run.path.c_str());
+        }
+    }
+    return left;
 }
 
 // Stores every host of the file; false when it has none. The file's tokens
@@ -137,7 +217,15 @@ bool store_hosts(const client::ClientOptions& client, FileImport& run) {
     const terraform_config::CredentialsFile file(run.path);
     const auto hosts = file.hosts();
     if (hosts.empty()) return false;
-    for (const Spellings& group : group_spellings(hosts, run)) store_host(client, file, group, run);
+    run.hosts = hosts.size();
+    for (const Spellings& group : group_spellings(hosts, run)) {
+        try {
+            store_host(client, file, group, run);
+        } catch (const KeyringFailed& e) {
+            run.keyring_failure = e.what();
+            break;
+        }
+    }
     return true;
 }
 
@@ -183,6 +271,24 @@ int import_file(const client::ClientOptions& client, const ImportOptions& option
     if (!store_hosts(client, run)) {
         std::printf("%s: no credentials in it\n", path.c_str());
         return 0;
+    }
+    if (run.keyring_failure) {
+        // All or nothing: a keyring that fails for one host leaves no half
+        // import behind (and the file as it was).
+        const int left = take_back(client, run);
+        const std::string taken_back =
+            run.stored == 0 ? std::string("nothing was stored before it")
+                            : "the " + std::to_string(run.stored) +
+                                  " host(s) stored before it in this run were taken back" +
+                                  (left == 0 ? "" : " (except those named above)");
+        client::print_printable(stderr,
+                                "hostkeeper import: nothing imported from %s: the keyring could "
+                                "not store a host, %s, and the file is left as it is; fix the "
+                                "cause and run hostkeeper import again\n",
+                                path.c_str(), taken_back.c_str());
+        run.imported.clear();
+        // Every host of the file stays in it.
+        return static_cast<int>(run.hosts) + left;
     }
     if (run.imported.empty()) return run.failed;
     if (options.keep_file) {
