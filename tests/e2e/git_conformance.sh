@@ -62,6 +62,9 @@ OPTIONS
 unset GIT_ASKPASS SSH_ASKPASS GIT_CONFIG_PARAMETERS GIT_CONFIG_COUNT
 export PATH=$bin:$PATH
 export GIT_TEST_INSTALLED=/usr/bin GIT_TEST_CREDENTIAL_HELPER=hostkeeper
+# test-lib.sh otherwise preloads glibc's malloc checker into every program it
+# runs, the helper too, which an AddressSanitizer build refuses.
+export TEST_NO_MALLOC_CHECK=1
 unset GIT_TEST_CREDENTIAL_HELPER_TIMEOUT GIT_TEST_CREDENTIAL_HELPER_SETUP
 
 # test-lib.sh gives each test a HOME of its own (and unsets XDG_CONFIG_HOME),
