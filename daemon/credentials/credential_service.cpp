@@ -239,7 +239,8 @@ asio::awaitable<std::optional<Secret>> CredentialService::load(std::string host)
                : std::nullopt;
     if (generation == generation_) {
         if (result) {
-            standing_.read(host, expires, renewal_of(host, *result), rotated_at_of(*result));
+            const std::optional<WallTime> rotated_at = rotated_at_of(*result);
+            standing_.read(host, expires, renewal_of(host, *result, rotated_at), rotated_at);
         } else {
             standing_.read(host, expires);
         }
@@ -248,10 +249,11 @@ asio::awaitable<std::optional<Secret>> CredentialService::load(std::string host)
     co_return result;
 }
 
-Renewal CredentialService::renewal_of(const std::string& host, const Secret& credentials) const {
+Renewal CredentialService::renewal_of(const std::string& host, const Secret& credentials,
+                                      std::optional<WallTime> rotated_at) const {
     if (refresher_ != nullptr && login_of(credentials)) return Renewal::login;
     if (rotated_.contains(host)) return Renewal::rotation;
-    if (rotated_at_of(credentials)) return Renewal::rotated;
+    if (rotated_at) return Renewal::rotated;
     return Renewal::person;
 }
 
@@ -266,7 +268,8 @@ asio::awaitable<void> CredentialService::store(std::string host, Secret credenti
     co_await async::on_worker(worker_, std::move(write));
     // A keyring event (a lock) or another write meanwhile: keep nothing; the
     // next get reads the keyring.
-    standing_.stored(host, expires, renewal_of(host, credentials), rotated_at_of(credentials));
+    const std::optional<WallTime> rotated_at = rotated_at_of(credentials);
+    standing_.stored(host, expires, renewal_of(host, credentials, rotated_at), rotated_at);
     refresh_failures_.erase(host);
     const bool undisturbed = generation == generation_;
     ++generation_;

@@ -160,7 +160,9 @@ class CredentialService final : public KeyringEvents {
     boost::asio::awaitable<std::optional<proto::Secret>> stored(std::string host);
     boost::asio::awaitable<std::optional<proto::Secret>> load(std::string host);
     // Who renews the host's token, as `credentials` and the configuration say.
-    Renewal renewal_of(const std::string& host, const proto::Secret& credentials) const;
+    // `rotated_at`: the credentials' rotated_at (rotated_at_of()), read once by the caller.
+    Renewal renewal_of(const std::string& host, const proto::Secret& credentials,
+                       std::optional<WallTime> rotated_at) const;
     // `credentials`, or the refreshed ones when they are due (see above).
     boost::asio::awaitable<std::optional<proto::Secret>> kept_fresh(std::string host,
                                                                     proto::Secret credentials);
