@@ -7,7 +7,8 @@
 #      conformance, packaging, and end to end with terraform when it is
 #      installed), in build-tests;
 #   2. asan:  the same suite (unity build too) built with AddressSanitizer and
-#      UndefinedBehaviorSanitizer (leaks included), in build-asan; a report
+#      UndefinedBehaviorSanitizer (leaks included), in build-asan, its unit
+#      tests' cases all in one process (tests/CMakeLists.txt); a report
 #      from any process (daemons started on demand too) fails it;
 #   3. fuzz:  every libFuzzer target from its seed corpus, in build-fuzz
 #      (tests/fuzz/run.sh), two at a time, sharing one budget of

@@ -33,15 +33,13 @@
 #include "daemon/discovery/discovery_service.hpp"
 #include "daemon/handlers/config_error_handler.hpp"
 #include "daemon/handlers/dispatcher.hpp"
-#include "daemon/handlers/registry_port_requests.hpp"
 #include "daemon/http/curl_http_client.hpp"
 #include "daemon/notify/desktop_notifications.hpp"
 #include "daemon/registry/registry_service.hpp"
 #include "daemon/registry_cache/cache_config.hpp"
 #include "daemon/registry_cache/config_error_answer.hpp"
-#include "daemon/registry_cache/port_link.hpp"
 #include "daemon/registry_cache/registry_cache.hpp"
-#include "daemon/server/http_listener.hpp"
+#include "daemon/registry_cache/registry_door.hpp"
 #include "daemon/server/server.hpp"
 #include "daemon/server/socket_owner.hpp"
 #include "proto/paths.hpp"
@@ -233,20 +231,12 @@ std::function<void()> end_event_loop(asio::io_context& io, asio::signal_set& sig
     };
 }
 
-// The registry port's connections, which reach the registry cache through
-// hostkeeper-portd and the link it keeps there.
-struct RegistryPort {
-    std::optional<server::HttpListener> listener;
-    std::optional<registry_cache::PortLink> link;
-};
-
 server::StopHooks stop_hooks(asio::io_context& io, asio::signal_set& signals, Services& services,
-                             RegistryPort& port) {
-    return server::StopHooks{[&services, &port] {
+                             std::optional<registry_cache::RegistryDoor>& door) {
+    return server::StopHooks{[&services, &door] {
                                  sd_notify(0, "STOPPING=1");
                                  services.registry_cache.stop();
-                                 if (port.link) port.link->stop();
-                                 if (port.listener) port.listener->stop();
+                                 if (door) door->stop();
                                  // Fetches in flight fail now ("hostkeeperd is stopping"), so
                                  // that their clients get an answer instead of waiting out the
                                  // shutdown timeout.
@@ -269,34 +259,6 @@ void close_passed_tcp_port(const server::SystemdListeners& passed) {
         "--registry-cache to remove the drop-in)");
 }
 
-// Registers with hostkeeper-portd and serves the connections it hands over.
-// `own_socket`: the daemon's socket, named in its registration.
-void open_registry_port(asio::io_context& io, Services& services, server::Server& server,
-                        handlers::RegistryPortRequests& requests, RegistryPort& port,
-                        const std::string& own_socket) {
-    registry_cache::RegistryCache& registry_cache = services.registry_cache;
-    if (!proto::port_socket_override().empty() && proto::root_is_unmapped()) {
-        spdlog::warn(
-            "registry cache: HOSTKEEPER_PORT_SOCKET is ignored: this user namespace does not map "
-            "root, so only {} can be told to be root's",
-            proto::kPortSocket);
-    }
-    port.listener.emplace(io, requests, server::ListenerOptions{},
-                          [&server] { server.activity(); });
-    registry_cache::PortEvents events{
-        [&registry_cache](std::uint16_t number) { registry_cache.port_registered(number); },
-        [&registry_cache](const std::string& why) { registry_cache.port_lost(why); },
-        [&registry_cache](const std::string& why) { registry_cache.port_unavailable(why); },
-        [&registry_cache](const proto::PortHolder& holder) {
-            registry_cache.port_held_elsewhere(holder);
-        }};
-    port.link.emplace(
-        io, services.keyring.thread.get_executor(), proto::port_socket_path(), std::move(events),
-        [&port](asio::ip::tcp::socket socket) { port.listener->adopt(std::move(socket)); },
-        own_socket);
-    port.link->start();
-}
-
 // A desktop notification for each warning of a stored token's expiry,
 // unless `notify = false`.
 void notify_expiries(credentials::CredentialService& credentials,
@@ -315,8 +277,7 @@ int serve(const Config& config, StartupReport& report) {
     notify::DesktopNotifications notifications;  // outlives the services that use it
     Services services(io, config, listening.location);
     notify_expiries(services.keyring.credentials, notifications, config.notify);
-    handlers::RegistryPortRequests port_requests(services.registry_cache.gate());
-    RegistryPort registry_port;
+    std::optional<registry_cache::RegistryDoor> registry_door;
     // Started on demand or by socket activation, it exits when idle: the next
     // client starts it again (the helper, or systemd through the socket).
     // Started by hand, it runs until it is stopped.
@@ -338,7 +299,7 @@ int serve(const Config& config, StartupReport& report) {
     server::Server server(io, listening.listen_fd, dispatcher,
                           server::ServerOptions{config.max_connections, config.read_timeout,
                                                 config.shutdown_timeout, idle_timeout},
-                          stop_hooks(io, signals, services, registry_port));
+                          stop_hooks(io, signals, services, registry_door));
     const std::function<std::size_t()> flush_all = [&services] {
         return services.keyring.credentials.flush() + services.discovery.flush() +
                services.registry.flush();
@@ -352,12 +313,14 @@ int serve(const Config& config, StartupReport& report) {
     });
     server.start();
     close_passed_tcp_port(listening.passed);
-    if (services.registry_cache.enabled())
+    if (services.registry_cache.enabled()) {
         // The daemon binds its own socket under a temporary name, so only
         // a passed one is asked its name.
-        open_registry_port(
-            io, services, server, port_requests, registry_port,
+        registry_door.emplace(io, services.registry_cache, server);
+        registry_door->open_port(
+            services.keyring.thread.get_executor(),
             listening.activated ? bound_path(listening.listen_fd) : listening.socket_path);
+    }
     if (!services.cache_setting.problem.empty())
         services.registry_cache.port_unavailable(services.cache_setting.problem);
 
@@ -417,15 +380,14 @@ int refuse_to_run(const InvalidConfig& error) {
     asio::thread_pool worker(1);  // the port link's reconnections
     asio::signal_set signals(io, SIGINT, SIGTERM);
     handlers::ConfigErrorHandler handler(error.what());
-    std::optional<server::HttpListener> refusals;
-    std::optional<registry_cache::PortLink> port_link;
+    std::optional<registry_cache::RegistryDoor> refusals;
     // Idle for 10 s: exit, so the next connection starts a daemon that reads the fixed file.
     server::Server server(
         io, listen_fd, handler,
         server::ServerOptions{command_line.max_connections, command_line.read_timeout,
                               command_line.shutdown_timeout, std::chrono::seconds(10)},
-        server::StopHooks{[&port_link] {
-                              if (port_link) port_link->stop();
+        server::StopHooks{[&refusals] {
+                              if (refusals) refusals->stop();
                           },
                           end_event_loop(io, signals)});
     server.on_idle([&] { server.stop(); });
@@ -435,16 +397,9 @@ int refuse_to_run(const InvalidConfig& error) {
     server.start();
     // With the registry cache on, Terraform's own requests hear the reason too.
     if (registry_cache_enabled()) {
-        // Each connection's first request answered, then closed; 64 at most.
-        refusals.emplace(io, registry_cache::config_error_answer(error.what()),
-                         server::ListenerOptions{64, std::chrono::seconds(10),
-                                                 std::chrono::seconds(10), "registry cache"},
-                         [&server] { server.activity(); });
-        port_link.emplace(
-            io, worker.get_executor(), proto::port_socket_path(), registry_cache::PortEvents{},
-            [&refusals](asio::ip::tcp::socket socket) { refusals->adopt(std::move(socket)); },
-            listening.activated ? bound_path(listen_fd) : listening.socket_path);
-        port_link->start();
+        refusals.emplace(io, registry_cache::config_error_answer(error.what()), server);
+        refusals->open_port(worker.get_executor(),
+                            listening.activated ? bound_path(listen_fd) : listening.socket_path);
     }
     sd_notifyf(0, "READY=1\nSTATUS=cannot run with its configuration: %s", error.what());
     io.run();

@@ -1,8 +1,8 @@
 #pragma once
-// One request on the daemon's HTTP listener and its answer: what the answer
-// depends on, read from the request's head, and what is written back. The
-// listener (daemon/server/http_listener) reads and writes them; the registry
-// cache (daemon/registry_cache) answers them.
+// One request on the registry cache's HTTP listener and its answer: what
+// the answer depends on, read from the request's head, and what is written
+// back. The listener (daemon/registry_cache/http_listener) reads and writes
+// them; the registry cache's gate answers them.
 
 #include <memory>
 #include <optional>

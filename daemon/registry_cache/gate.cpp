@@ -59,7 +59,7 @@ bool archive_or_mirror(RouteKind kind) {
 
 // A request it cannot answer (a target that is not UTF-8 cannot go into a
 // JSON document, say) still gets one: 400.
-asio::awaitable<ListenerResponse> Gate::serve(ListenerRequest request) {
+asio::awaitable<ListenerResponse> Gate::answer(ListenerRequest request) {
     std::string failure;
     try {
         auto serving = checked(std::move(request));  // named first (async/toolchain.hpp)
@@ -109,14 +109,14 @@ asio::awaitable<ListenerResponse> Gate::checked(ListenerRequest request) {
     }
     if (response.status == 200) {
         std::string authorization(request.authorization ? request.authorization->view() : "");
-        auto answering = answer(std::move(route), std::move(authorization));  // named first
+        auto answering = answer_route(std::move(route), std::move(authorization));  // named first
         response = co_await std::move(answering);
     }
     response.authorized = true;
     co_return response;
 }
 
-asio::awaitable<ListenerResponse> Gate::answer(Route route, std::string authorization) {
+asio::awaitable<ListenerResponse> Gate::answer_route(Route route, std::string authorization) {
     struct Scrub {
         std::string& text;
         ~Scrub() { proto::scrub(text); }

@@ -18,13 +18,14 @@
 
 #include "daemon/credentials/credential_service.hpp"
 #include "daemon/registry_cache/host_routing.hpp"
+#include "daemon/registry_cache/http_handler.hpp"
 #include "daemon/registry_cache/listener_messages.hpp"
 #include "daemon/registry_cache/listener_routes.hpp"
 #include "daemon/registry_cache/registry_answers.hpp"
 
 namespace hostkeeper::daemon::registry_cache {
 
-class Gate {
+class Gate : public HttpHandler {
   public:
     // `enabled`: false when the cache is off (every request is refused).
     Gate(bool enabled, HostRouting& routing, credentials::CredentialService& credentials,
@@ -33,7 +34,7 @@ class Gate {
 
     // One request on the listener: its answer, never an exception (a
     // request that cannot be answered at all gets 400).
-    boost::asio::awaitable<ListenerResponse> serve(ListenerRequest request);
+    boost::asio::awaitable<ListenerResponse> answer(ListenerRequest request) override;
 
     std::uint64_t requests() const { return requests_; }
     std::uint64_t refused() const { return refused_; }
@@ -46,7 +47,7 @@ class Gate {
 
     boost::asio::awaitable<ListenerResponse> checked(ListenerRequest request);
     std::optional<ListenerResponse> refusal(const ListenerRequest& request);
-    boost::asio::awaitable<ListenerResponse> answer(Route route, std::string authorization);
+    boost::asio::awaitable<ListenerResponse> answer_route(Route route, std::string authorization);
     boost::asio::awaitable<ListenerResponse> registry_answer(const Route& route,
                                                              const std::string& authorization);
     std::optional<ListenerResponse> token_refusal(const Route& route,

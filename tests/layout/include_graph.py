@@ -38,7 +38,7 @@ ALLOWED = {
                         'daemon/credentials', 'daemon/upstream', 'daemon/discovery'},
     'daemon/registry_cache': {'proto', 'daemon/async', 'daemon/cache', 'daemon/http', 'daemon/archives',
                               'daemon/credentials', 'daemon/upstream', 'daemon/discovery',
-                              'daemon/registry'},
+                              'daemon/registry', 'daemon/server'},
     'daemon/server': {'proto', 'daemon/async', 'daemon/http'},
     'daemon/portd': {'proto'},
     'daemon/handlers': {'proto', 'daemon/async', 'daemon/cache', 'daemon/http', 'daemon/archives',

@@ -1,4 +1,4 @@
-#include "daemon/server/http_listener.hpp"
+#include "daemon/registry_cache/http_listener.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -12,12 +12,12 @@
 #include <string_view>
 #include <utility>
 
-#include "daemon/server/growing_answer.hpp"
+#include "daemon/registry_cache/growing_answer.hpp"
 
-namespace hostkeeper::daemon::server {
+namespace hostkeeper::daemon::registry_cache {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-namespace http = boost::beast::http;
+namespace bhttp = boost::beast::http;
 using boost::system::error_code;
 
 namespace {
@@ -39,7 +39,7 @@ class Tracked {
     Item* item_;
 };
 
-using Head = http::request<http::empty_body>;
+using Head = bhttp::request<bhttp::empty_body>;
 
 // The first header in `request` that only a web browser sends, by name:
 // Origin, or any Sec-Fetch-* (Fetch Metadata). Go's net/http, Terraform's
@@ -48,7 +48,7 @@ std::string browser_header(const Head& request) {
     constexpr std::string_view kSecFetch = "sec-fetch-";
     for (const auto& field : request) {
         const std::string_view name(field.name_string().data(), field.name_string().size());
-        if (field.name() == http::field::origin) return std::string(name);
+        if (field.name() == bhttp::field::origin) return std::string(name);
         if (name.size() < kSecFetch.size()) continue;
         bool sec_fetch = true;
         for (std::size_t i = 0; i < kSecFetch.size() && sec_fetch; ++i) {
@@ -60,11 +60,11 @@ std::string browser_header(const Head& request) {
     return {};
 }
 
-HttpRequest request_of(const Head& head) {
-    HttpRequest asked;
+ListenerRequest request_of(const Head& head) {
+    ListenerRequest asked;
     asked.target = std::string(head.target());
-    asked.host_header = std::string(head[http::field::host]);
-    if (const auto it = head.find(http::field::authorization); it != head.end())
+    asked.host_header = std::string(head[bhttp::field::host]);
+    if (const auto it = head.find(bhttp::field::authorization); it != head.end())
         asked.authorization.emplace(std::string_view(it->value().data(), it->value().size()));
     asked.browser_header = browser_header(head);
     return asked;
@@ -72,7 +72,7 @@ HttpRequest request_of(const Head& head) {
 
 // The request's header block held the token: scrub what the parser kept.
 void scrub_authorization(Head& head) {
-    if (const auto it = head.find(http::field::authorization); it != head.end()) {
+    if (const auto it = head.find(bhttp::field::authorization); it != head.end()) {
         // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): the parser's own buffer
         proto::scrub(const_cast<char*>(it->value().data()), it->value().size());
     }
@@ -92,21 +92,22 @@ auto log_failure(std::string name) {
 
 template <typename Body>
 asio::awaitable<error_code> write_response(beast::tcp_stream& stream,
-                                           http::response<Body>& response, bool head) {
+                                           bhttp::response<Body>& response, bool head) {
     error_code ec;
     if (head) {
-        http::response_serializer<Body> serializer(response);
-        co_await http::async_write_header(stream, serializer,
-                                          asio::redirect_error(asio::use_awaitable, ec));
+        bhttp::response_serializer<Body> serializer(response);
+        co_await bhttp::async_write_header(stream, serializer,
+                                           asio::redirect_error(asio::use_awaitable, ec));
     } else {
-        co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, ec));
+        co_await bhttp::async_write(stream, response,
+                                    asio::redirect_error(asio::use_awaitable, ec));
     }
     co_return ec;
 }
 
-asio::awaitable<error_code> write_file_answer(beast::tcp_stream& stream, HttpAnswer& answer,
+asio::awaitable<error_code> write_file_answer(beast::tcp_stream& stream, ListenerResponse& answer,
                                               bool keep_alive, bool head) {
-    http::response<http::file_body> response;
+    bhttp::response<bhttp::file_body> response;
     response.result(answer.status);
     response.version(11);
     beast::file_posix file;
@@ -114,7 +115,7 @@ asio::awaitable<error_code> write_file_answer(beast::tcp_stream& stream, HttpAns
     error_code ec;
     response.body().reset(std::move(file), ec);
     if (ec) co_return ec;
-    response.set(http::field::content_type, answer.content_type);
+    response.set(bhttp::field::content_type, answer.content_type);
     for (const auto& [name, value] : answer.headers) response.set(name, value);
     response.keep_alive(keep_alive);
     response.prepare_payload();
@@ -122,7 +123,7 @@ asio::awaitable<error_code> write_file_answer(beast::tcp_stream& stream, HttpAns
     co_return co_await std::move(writing);
 }
 
-asio::awaitable<error_code> write_answer(beast::tcp_stream& stream, HttpAnswer& answer,
+asio::awaitable<error_code> write_answer(beast::tcp_stream& stream, ListenerResponse& answer,
                                          bool keep_alive, bool head,
                                          std::chrono::seconds write_timeout) {
     if (answer.file && answer.growing) {
@@ -133,11 +134,11 @@ asio::awaitable<error_code> write_answer(beast::tcp_stream& stream, HttpAnswer& 
         auto writing = write_file_answer(stream, answer, keep_alive, head);  // named first
         co_return co_await std::move(writing);
     }
-    http::response<http::string_body> response;
+    bhttp::response<bhttp::string_body> response;
     response.result(answer.status);
     response.version(11);
     if (!answer.reason.empty()) response.reason(answer.reason);
-    if (!answer.content_type.empty()) response.set(http::field::content_type, answer.content_type);
+    if (!answer.content_type.empty()) response.set(bhttp::field::content_type, answer.content_type);
     for (const auto& [name, value] : answer.headers) response.set(name, value);
     response.keep_alive(keep_alive);
     if (answer.status != 204 && answer.status != 304) {
@@ -150,17 +151,17 @@ asio::awaitable<error_code> write_answer(beast::tcp_stream& stream, HttpAnswer& 
 
 // A malformed request: a plain 400 (the connection is closed after it).
 asio::awaitable<void> write_bad_request(beast::tcp_stream& stream) {
-    http::response<http::string_body> bad{http::status::bad_request, 11};
-    bad.set(http::field::content_type, "text/plain");
+    bhttp::response<bhttp::string_body> bad{bhttp::status::bad_request, 11};
+    bad.set(bhttp::field::content_type, "text/plain");
     bad.body() = "bad request\n";
     bad.keep_alive(false);
     bad.prepare_payload();
     error_code ec;
-    co_await http::async_write(stream, bad, asio::redirect_error(asio::use_awaitable, ec));
+    co_await bhttp::async_write(stream, bad, asio::redirect_error(asio::use_awaitable, ec));
 }
 
 bool quiet_end(const error_code& ec) {
-    return ec == http::error::end_of_stream || ec == asio::error::eof ||
+    return ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
            ec == beast::error::timeout;
 }
 
@@ -195,14 +196,14 @@ struct HttpListener::Connection {
     beast::basic_flat_buffer<ScrubbingAllocator<char>> buffer;
 
     // One request's head; `ec` says why there is none.
-    asio::awaitable<error_code> read(http::request_parser<http::empty_body>& parser,
+    asio::awaitable<error_code> read(bhttp::request_parser<bhttp::empty_body>& parser,
                                      std::chrono::seconds timeout) {
         parser.header_limit(kMaxHeaderBytes);
         parser.body_limit(0);
         error_code ec;
         stream.expires_after(timeout);
-        co_await http::async_read(stream, buffer, parser,
-                                  asio::redirect_error(asio::use_awaitable, ec));
+        co_await bhttp::async_read(stream, buffer, parser,
+                                   asio::redirect_error(asio::use_awaitable, ec));
         co_return ec;
     }
 };
@@ -211,7 +212,7 @@ HttpListener::HttpListener(asio::io_context& io, HttpHandler& handler, ListenerO
                            std::function<void()> activity)
     : io_(io), handler_(&handler), options_(std::move(options)), activity_(std::move(activity)) {}
 
-HttpListener::HttpListener(asio::io_context& io, HttpAnswer fixed, ListenerOptions options,
+HttpListener::HttpListener(asio::io_context& io, ListenerResponse fixed, ListenerOptions options,
                            std::function<void()> activity)
     : io_(io),
       fixed_(std::move(fixed)),
@@ -248,7 +249,7 @@ void HttpListener::stop() {
 asio::awaitable<void> HttpListener::serve(std::shared_ptr<Connection> connection) {
     const Tracked<Connection> tracked(connections_, connection.get());
     for (;;) {
-        http::request_parser<http::empty_body> parser;
+        bhttp::request_parser<bhttp::empty_body> parser;
         auto reading = connection->read(parser, options_.read_timeout);  // named first
         if (const error_code ec = co_await std::move(reading)) {
             if (!quiet_end(ec) && ec != asio::error::operation_aborted) {
@@ -259,19 +260,19 @@ asio::awaitable<void> HttpListener::serve(std::shared_ptr<Connection> connection
         }
         Head& request = parser.get();
         bool keep_alive = request.keep_alive() && !stopping_;
-        const bool head = request.method() == http::verb::head;
-        HttpAnswer answer;
-        if (request.count(http::field::host) != 1) {
+        const bool head = request.method() == bhttp::verb::head;
+        ListenerResponse answer;
+        if (request.count(bhttp::field::host) != 1) {
             // RFC 9112, 3.2: exactly one Host field, else 400.
             answer.status = 400;
             answer.body = R"({"errors":["a request needs exactly one Host header"]})";
             keep_alive = false;
-        } else if (request.method() != http::verb::get && !head) {
+        } else if (request.method() != bhttp::verb::get && !head) {
             answer.status = 405;
             answer.body = R"({"errors":["only GET and HEAD"]})";
             answer.headers.emplace_back("Allow", "GET, HEAD");
         } else {
-            HttpRequest asked = request_of(request);
+            ListenerRequest asked = request_of(request);
             auto answering = handler_->answer(std::move(asked));  // named first
             answer = co_await std::move(answering);
         }
@@ -293,11 +294,11 @@ asio::awaitable<void> HttpListener::serve(std::shared_ptr<Connection> connection
 // not reset a connection whose request is still unread.
 asio::awaitable<void> HttpListener::answer_fixed(std::shared_ptr<Connection> connection) {
     const Tracked<Connection> tracked(connections_, connection.get());
-    http::request_parser<http::empty_body> parser;
+    bhttp::request_parser<bhttp::empty_body> parser;
     auto reading = connection->read(parser, options_.read_timeout);  // named first
     if (quiet_end(co_await std::move(reading))) co_return;
     if (activity_) activity_();
-    HttpAnswer answer;
+    ListenerResponse answer;
     answer.status = fixed_->status;
     answer.reason = fixed_->reason;
     answer.content_type = fixed_->content_type;
@@ -310,4 +311,4 @@ asio::awaitable<void> HttpListener::answer_fixed(std::shared_ptr<Connection> con
     connection->stream.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
 }
 
-}  // namespace hostkeeper::daemon::server
+}  // namespace hostkeeper::daemon::registry_cache

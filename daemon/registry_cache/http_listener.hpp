@@ -20,9 +20,9 @@
 #include <set>
 #include <string>
 
-#include "daemon/server/http_handler.hpp"
+#include "daemon/registry_cache/http_handler.hpp"
 
-namespace hostkeeper::daemon::server {
+namespace hostkeeper::daemon::registry_cache {
 
 struct ListenerOptions {
     std::size_t max_connections = 256;
@@ -41,7 +41,7 @@ class HttpListener {
                  std::function<void()> activity);
     // Every request is answered with `fixed` (never a file) and its
     // connection closed; `activity` runs for each.
-    HttpListener(boost::asio::io_context& io, HttpAnswer fixed, ListenerOptions options,
+    HttpListener(boost::asio::io_context& io, ListenerResponse fixed, ListenerOptions options,
                  std::function<void()> activity);
     // Serves one connection until it closes; over the cap it is reset.
     void adopt(boost::asio::ip::tcp::socket socket);
@@ -54,7 +54,7 @@ class HttpListener {
 
     boost::asio::io_context& io_;
     HttpHandler* handler_ = nullptr;
-    std::optional<HttpAnswer> fixed_;
+    std::optional<ListenerResponse> fixed_;
     ListenerOptions options_;
     std::function<void()> activity_;
     // Shared with each connection's coroutine: a frame the io_context
@@ -63,4 +63,4 @@ class HttpListener {
     bool stopping_ = false;
 };
 
-}  // namespace hostkeeper::daemon::server
+}  // namespace hostkeeper::daemon::registry_cache

@@ -1,4 +1,4 @@
-#include "daemon/server/growing_answer.hpp"
+#include "daemon/registry_cache/growing_answer.hpp"
 
 #include <unistd.h>
 
@@ -13,10 +13,10 @@
 #include <optional>
 #include <utility>
 
-namespace hostkeeper::daemon::server {
+namespace hostkeeper::daemon::registry_cache {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-namespace http = boost::beast::http;
+namespace bhttp = boost::beast::http;
 using boost::system::error_code;
 
 namespace {
@@ -26,23 +26,23 @@ constexpr std::size_t kPiece = std::size_t{64} * 1024;
 using Piece = std::array<char, kPiece>;
 
 // The head: Content-Length when the body's length is known, else chunked.
-asio::awaitable<error_code> write_head(beast::tcp_stream& stream, const HttpAnswer& answer,
+asio::awaitable<error_code> write_head(beast::tcp_stream& stream, const ListenerResponse& answer,
                                        bool keep_alive, std::optional<std::uint64_t> length) {
-    http::response<http::empty_body> response;
+    bhttp::response<bhttp::empty_body> response;
     response.result(answer.status);
     response.version(11);
     if (!answer.reason.empty()) response.reason(answer.reason);
-    response.set(http::field::content_type, answer.content_type);
+    response.set(bhttp::field::content_type, answer.content_type);
     for (const auto& [name, value] : answer.headers) response.set(name, value);
     response.keep_alive(keep_alive);
     if (length)
         response.content_length(*length);
     else
         response.chunked(true);
-    http::response_serializer<http::empty_body> serializer(response);
+    bhttp::response_serializer<bhttp::empty_body> serializer(response);
     error_code ec;
-    co_await http::async_write_header(stream, serializer,
-                                      asio::redirect_error(asio::use_awaitable, ec));
+    co_await bhttp::async_write_header(stream, serializer,
+                                       asio::redirect_error(asio::use_awaitable, ec));
     co_return ec;
 }
 
@@ -55,7 +55,7 @@ asio::awaitable<error_code> write_piece(beast::tcp_stream& stream, int fd, Piece
     const auto bytes = asio::buffer(piece.data(), static_cast<std::size_t>(got));
     error_code ec;
     if (chunked) {
-        co_await asio::async_write(stream, http::make_chunk(bytes),
+        co_await asio::async_write(stream, bhttp::make_chunk(bytes),
                                    asio::redirect_error(asio::use_awaitable, ec));
     } else {
         co_await asio::async_write(stream, bytes, asio::redirect_error(asio::use_awaitable, ec));
@@ -67,9 +67,9 @@ asio::awaitable<error_code> write_piece(beast::tcp_stream& stream, int fd, Piece
 
 }  // namespace
 
-asio::awaitable<error_code> write_growing_answer(beast::tcp_stream& stream, HttpAnswer& answer,
-                                                 bool keep_alive, bool head,
-                                                 std::chrono::seconds write_timeout) {
+asio::awaitable<error_code> write_growing_answer(beast::tcp_stream& stream,
+                                                 ListenerResponse& answer, bool keep_alive,
+                                                 bool head, std::chrono::seconds write_timeout) {
     const std::shared_ptr<daemon::http::GrowingBody> body = answer.growing;
     const std::optional<std::uint64_t> length = body->announced();
     stream.expires_after(write_timeout);
@@ -95,7 +95,7 @@ asio::awaitable<error_code> write_growing_answer(beast::tcp_stream& stream, Http
             if (length && extent.sendable != *length) co_return asio::error::connection_aborted;
             if (!length) {
                 stream.expires_after(write_timeout);
-                co_await asio::async_write(stream, http::make_chunk_last(),
+                co_await asio::async_write(stream, bhttp::make_chunk_last(),
                                            asio::redirect_error(asio::use_awaitable, ec));
             }
             co_return ec;
@@ -105,4 +105,4 @@ asio::awaitable<error_code> write_growing_answer(beast::tcp_stream& stream, Http
     }
 }
 
-}  // namespace hostkeeper::daemon::server
+}  // namespace hostkeeper::daemon::registry_cache

@@ -1,17 +1,13 @@
 #pragma once
 // What the HTTP listener asks of whatever answers its requests: one request
 // in (what the answer depends on, read from the request's head), one answer
-// out. The registry cache answers the registry port's requests; a daemon
-// that cannot run with its configuration gives every request one fixed answer.
+// out. The gate answers the registry cache's requests.
 
 #include <boost/asio/awaitable.hpp>
 
-#include "daemon/http/listener_exchange.hpp"
+#include "daemon/registry_cache/listener_messages.hpp"
 
-namespace hostkeeper::daemon::server {
-
-using HttpRequest = daemon::http::ListenerRequest;
-using HttpAnswer = daemon::http::ListenerResponse;
+namespace hostkeeper::daemon::registry_cache {
 
 class HttpHandler {
   public:
@@ -21,7 +17,7 @@ class HttpHandler {
     virtual ~HttpHandler() = default;
 
     // Never throws for bad input: every request gets an answer.
-    virtual boost::asio::awaitable<HttpAnswer> answer(HttpRequest request) = 0;
+    virtual boost::asio::awaitable<ListenerResponse> answer(ListenerRequest request) = 0;
 };
 
-}  // namespace hostkeeper::daemon::server
+}  // namespace hostkeeper::daemon::registry_cache
