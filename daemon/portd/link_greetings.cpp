@@ -1,15 +1,14 @@
-// The link socket: connections accepted, their peer's uid taken, and the
-// request line read: a probe is answered, a registration made.
+#include "daemon/portd/link_greetings.hpp"
 
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
-#include <boost/asio/post.hpp>
+#include <boost/asio/error.hpp>
 #include <cerrno>
-#include <cstring>
 #include <optional>
+#include <utility>
+#include <vector>
 
-#include "daemon/portd/port_state.hpp"
 #include "daemon/portd/socket_calls.hpp"
 #include "proto/port_link.hpp"
 #include "proto/socket_path.hpp"
@@ -18,92 +17,78 @@ namespace hostkeeper::daemon::portd {
 
 namespace asio = boost::asio;
 
-void PortService::Impl::wait_link_listener() {
-    link_listener->descriptor.async_wait(
-        Descriptor::wait_read, [this](const boost::system::error_code& ec) {
-            if (ec == asio::error::operation_aborted) return;
-            if (ec) {
-                spdlog::error("link socket listener: {}", ec.message());
-                pause_link_listener();
-                return;
-            }
-            accept_links();
-        });
-}
+LinkGreetings::LinkGreetings(asio::io_context& io, proto::UniqueFd listener,
+                             const PortLimits& limits, std::uint16_t port, Budget& budget,
+                             HolderOf holder_of, PortCounters& counters, DeadlineSweep& sweep,
+                             Register registration)
+    : io_(io),
+      limits_(limits),
+      port_(port),
+      budget_(budget),
+      holder_of_(std::move(holder_of)),
+      counters_(counters),
+      sweep_(sweep),
+      register_(std::move(registration)),
+      listener_(io, std::move(listener), limits.accepts_per_turn, "link socket", accept_failures_,
+                [this](proto::UniqueFd fd) { on_link_connection(std::move(fd)); }) {}
 
-void PortService::Impl::pause_link_listener() {
-    link_listener->pause.expires_after(kAcceptPause);
-    link_listener->pause.async_wait([this](const boost::system::error_code& ec) {
-        if (!ec) accept_links();
-    });
-}
-
-void PortService::Impl::accept_links() {
-    for (std::size_t i = 0; i < limits.accepts_per_turn; ++i) {
-        const int fd =
-            ::accept4(link_listener->descriptor.native_handle(), nullptr, nullptr, SOCK_CLOEXEC);
-        if (fd >= 0) {
-            on_link_connection(UniqueFd(fd));
-            continue;
-        }
-        if (errno == EINTR || errno == ECONNABORTED) continue;
-        if (would_block(errno)) {
-            wait_link_listener();
-            return;
-        }
-        static std::uint64_t failures = 0;
-        if (worth_logging(++failures))
-            spdlog::error("link socket: accept: {} ({} times)", std::strerror(errno), failures);
-        pause_link_listener();
-        return;
+bool LinkGreetings::expire(Clock::time_point now) {
+    std::vector<std::uint64_t> late;
+    for (const auto& [id, greeting] : greetings_)
+        if (greeting->deadline <= now) late.push_back(id);
+    for (const std::uint64_t id : late) {
+        std::unique_ptr<Greeting> greeting = take_greeting(id);
+        ++counters_.bad_links;
+        if (worth_logging(counters_.bad_links))
+            spdlog::warn("link connection of uid {}: no request line in time", greeting->uid);
     }
-    asio::post(io, [this] { accept_links(); });
+    return !greetings_.empty();
 }
 
-void PortService::Impl::on_link_connection(UniqueFd fd) {
+void LinkGreetings::on_link_connection(proto::UniqueFd fd) {
     const std::optional<proto::PeerCredentials> peer = proto::peer_credentials(fd.get());
     if (!peer) return;
-    const BudgetHolder holder = budgets.holder_of(peer->uid);
-    Budget::Slot slot = budgets.greetings.take(holder);
+    const BudgetHolder holder = holder_of_(peer->uid);
+    Budget::Slot slot = budget_.take(holder);
     if (!slot) {
         // Answered, not reset: a daemon that registers says why it could not.
-        ++counters.refused_greetings;
-        if (worth_logging(counters.refused_greetings))
+        ++counters_.refused_greetings;
+        if (worth_logging(counters_.refused_greetings))
             spdlog::warn(
                 "refused a link connection of uid {} (budget of {}): too many are in flight ({} "
                 "such refusals so far)",
-                peer->uid, holder.describe(), counters.refused_greetings);
+                peer->uid, holder.describe(), counters_.refused_greetings);
         send_now(fd.get(), proto::port_reply_error(
                                "too many link connections of this user are in flight; try again"));
         return;
     }
-    const std::uint64_t id = ++next_id;
+    const std::uint64_t id = ++next_id_;
     auto greeting =
-        std::make_unique<Greeting>(io, fd.release(), peer->uid, holder,
-                                   Clock::now() + limits.greeting_deadline, std::move(slot));
-    greetings.emplace(id, std::move(greeting));
-    arm_sweep();
+        std::make_unique<Greeting>(io_, fd.release(), peer->uid, holder,
+                                   Clock::now() + limits_.greeting_deadline, std::move(slot));
+    greetings_.emplace(id, std::move(greeting));
+    sweep_.arm();
     read_greeting(id);  // the line usually came with the connection
 }
 
-std::unique_ptr<PortService::Impl::Greeting> PortService::Impl::take_greeting(std::uint64_t id) {
-    const auto found = greetings.find(id);
-    if (found == greetings.end()) return nullptr;
+std::unique_ptr<LinkGreetings::Greeting> LinkGreetings::take_greeting(std::uint64_t id) {
+    const auto found = greetings_.find(id);
+    if (found == greetings_.end()) return nullptr;
     std::unique_ptr<Greeting> greeting = std::move(found->second);
-    greetings.erase(found);
+    greetings_.erase(found);
     greeting->slot = Budget::Slot();  // no longer in flight
     return greeting;
 }
 
-void PortService::Impl::bad_greeting(std::unique_ptr<Greeting> greeting, std::string_view why) {
-    ++counters.bad_links;
-    if (worth_logging(counters.bad_links))
+void LinkGreetings::bad_greeting(std::unique_ptr<Greeting> greeting, std::string_view why) {
+    ++counters_.bad_links;
+    if (worth_logging(counters_.bad_links))
         spdlog::warn("link connection of uid {}: {} ({} bad link connections so far)",
-                     greeting->uid, why, counters.bad_links);
+                     greeting->uid, why, counters_.bad_links);
     send_now(greeting->descriptor.native_handle(), proto::port_reply_error(why));
 }
 
-void PortService::Impl::wait_greeting(Greeting& greeting, std::uint64_t id) {
+void LinkGreetings::wait_greeting(Greeting& greeting, std::uint64_t id) {
     greeting.descriptor.async_wait(Descriptor::wait_read,
                                    [this, id](const boost::system::error_code& ec) {
                                        if (ec == asio::error::operation_aborted) return;
@@ -115,9 +100,9 @@ void PortService::Impl::wait_greeting(Greeting& greeting, std::uint64_t id) {
                                    });
 }
 
-void PortService::Impl::read_greeting(std::uint64_t id) {
-    const auto found = greetings.find(id);
-    if (found == greetings.end()) return;
+void LinkGreetings::read_greeting(std::uint64_t id) {
+    const auto found = greetings_.find(id);
+    if (found == greetings_.end()) return;
     const int fd = found->second->descriptor.native_handle();
     char line[proto::kMaxPortLine];
     ssize_t n = 0;
@@ -157,11 +142,15 @@ void PortService::Impl::read_greeting(std::uint64_t id) {
         return;
     }
     if (parsed->verb == proto::PortVerb::probe) {
-        ++counters.probes;
-        send_now(greeting->descriptor.native_handle(), proto::port_reply_ok(port));
+        ++counters_.probes;
+        send_now(greeting->descriptor.native_handle(), proto::port_reply_ok(port_));
         return;
     }
-    register_daemon(std::move(greeting), std::move(parsed->socket));
+    const uid_t uid = greeting->uid;
+    const BudgetHolder holder = greeting->holder;
+    proto::UniqueFd link(greeting->descriptor.release());
+    greeting.reset();
+    register_(uid, holder, std::move(link), std::move(parsed->socket));
 }
 
 }  // namespace hostkeeper::daemon::portd

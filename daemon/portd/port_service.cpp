@@ -8,9 +8,16 @@
 #include <stdexcept>
 #include <utility>
 
-#include "daemon/portd/port_state.hpp"
+#include "daemon/portd/daemon_links.hpp"
+#include "daemon/portd/deadline_sweep.hpp"
+#include "daemon/portd/link_greetings.hpp"
+#include "daemon/portd/port_budgets.hpp"
 #include "daemon/portd/socket_calls.hpp"
+#include "daemon/portd/tcp_connections.hpp"
+#include "daemon/portd/unregistered_answers.hpp"
+#include "daemon/portd/waiting_connections.hpp"
 #include "proto/sock_diag.hpp"
+#include "proto/unique_fd.hpp"
 
 namespace hostkeeper::daemon::portd {
 
@@ -19,49 +26,62 @@ using proto::UniqueFd;
 
 namespace {
 
-// Deadlines are checked this often while anything has one.
-constexpr std::chrono::milliseconds kSweepInterval{100};
+// Accepting never waits: the listeners are made non-blocking (the accepted
+// connections are not: accept4 does not inherit the flag).
+void make_non_blocking(const UniqueFd& fd) {
+    const int flags = ::fcntl(fd.get(), F_GETFL);
+    if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK) != 0)
+        throw std::runtime_error(std::string("fcntl: ") + std::strerror(errno));
+}
 
 }  // namespace
 
-void PortService::Impl::arm_sweep() {
-    if (sweeping) return;
-    sweeping = true;
-    sweep_timer.expires_after(kSweepInterval);
-    sweep_timer.async_wait([this](const boost::system::error_code& ec) {
-        sweeping = false;
-        if (ec) return;
-        sweep();
-    });
-}
+// The parts of the service, each the owner of its table, wired to each
+// other: a TCP connection goes from the intake to its user's daemon link, or
+// waits for one in the waiting room and is answered 503 from there; a
+// registration comes from the link socket's greetings.
+struct PortService::Impl {
+    Impl(asio::io_context& io, const PortLimits& limits, std::uint16_t registry_port,
+         std::vector<UniqueFd> tcp, UniqueFd netlink, UniqueFd link_listener)
+        : port(registry_port),
+          budgets(limits),
+          sweep(io),
+          answers(io, limits, counters, sweep),
+          waiting(
+              limits, budgets.waiting, [this](uid_t uid) { return budgets.holder_of(uid); },
+              counters, sweep, answers,
+              [this](uid_t uid, UniqueFd fd) { links.deliver(uid, std::move(fd)); }),
+          links(
+              io, limits, registry_port, {budgets.queued, budgets.registrations}, counters,
+              [this](uid_t uid, UniqueFd fd) { waiting.hold(uid, std::move(fd)); },
+              [this](uid_t uid) { waiting.release(uid); }),
+          greetings(
+              io, std::move(link_listener), limits, registry_port, budgets.greetings,
+              [this](uid_t uid) { return budgets.holder_of(uid); }, counters, sweep,
+              [this](uid_t uid, BudgetHolder holder, UniqueFd fd, std::string socket) {
+                  links.register_daemon(uid, holder, std::move(fd), std::move(socket));
+              }),
+          intake(io, std::move(tcp), std::move(netlink), limits.accepts_per_turn, counters,
+                 [this](uid_t uid, UniqueFd fd) { links.deliver(uid, std::move(fd)); }) {
+        sweep.add([this](Clock::time_point now) { return waiting.expire(now); });
+        sweep.add([this](Clock::time_point now) { return greetings.expire(now); });
+        sweep.add([this](Clock::time_point now) { return answers.expire(now); });
+    }
 
-void PortService::Impl::sweep() {
-    const Clock::time_point now = Clock::now();
-    expire_pending(now);
-    std::vector<std::uint64_t> late;
-    for (const auto& [id, greeting] : greetings)
-        if (greeting->deadline <= now) late.push_back(id);
-    for (const std::uint64_t id : late) {
-        std::unique_ptr<Greeting> greeting = take_greeting(id);
-        ++counters.bad_links;
-        if (worth_logging(counters.bad_links))
-            spdlog::warn("link connection of uid {}: no request line in time", greeting->uid);
-    }
-    for (auto it = drains.begin(); it != drains.end();) {
-        if (it->second->deadline <= now) {
-            // Still open after the bound: reset, so no TIME_WAIT is left.
-            reset_and_close(it->second->descriptor.release());
-            it = drains.erase(it);
-        } else {
-            ++it;
-        }
-    }
-    if (!pending.empty() || !greetings.empty() || !drains.empty()) arm_sweep();
-}
+    std::uint16_t port;
+    PortCounters counters;
+    // Declared before the tables whose entries hold its slots.
+    PortBudgets budgets;
+    DeadlineSweep sweep;
+    UnregisteredAnswers answers;
+    WaitingRoom waiting;
+    DaemonLinks links;
+    LinkGreetings greetings;
+    TcpIntake intake;
+};
 
 PortService::PortService(asio::io_context& io, const std::vector<int>& tcp_listeners,
-                         int link_listener, PortLimits limits)
-    : impl_(std::make_unique<Impl>(io, limits)) {
+                         int link_listener, PortLimits limits) {
     // Owned from here on, whatever is thrown below.
     std::vector<UniqueFd> owned;
     owned.reserve(tcp_listeners.size());
@@ -71,39 +91,32 @@ PortService::PortService(asio::io_context& io, const std::vector<int>& tcp_liste
     if (owned.empty() || owned.size() > 2)
         throw std::runtime_error("the registry port needs one or two TCP listeners, not " +
                                  std::to_string(owned.size()));
+    std::uint16_t registry_port = 0;
     for (const UniqueFd& fd : owned) {
         if (std::string problem = tcp_listener_problem(fd.get()); !problem.empty())
             throw std::runtime_error("TCP listener (fd " + std::to_string(fd.get()) +
                                      "): " + problem);
         const std::uint16_t port = bound_port(fd.get());
-        if (impl_->port != 0 && port != impl_->port)
+        if (registry_port != 0 && port != registry_port)
             throw std::runtime_error("the TCP listeners are on different ports (" +
-                                     std::to_string(impl_->port) + " and " + std::to_string(port) +
-                                     "): the registry port is one port");
-        impl_->port = port;
+                                     std::to_string(registry_port) + " and " +
+                                     std::to_string(port) + "): the registry port is one port");
+        registry_port = port;
     }
-    impl_->netlink = UniqueFd(proto::open_sock_diag());
-    if (impl_->netlink.get() < 0)
+    UniqueFd netlink(proto::open_sock_diag());
+    if (netlink.get() < 0)
         throw std::runtime_error(std::string("NETLINK_SOCK_DIAG socket: ") + std::strerror(errno));
-    // Accepting never waits: the listeners are non-blocking (the accepted
-    // connections are not: accept4 does not inherit the flag).
-    for (UniqueFd& fd : owned) {
-        const int flags = ::fcntl(fd.get(), F_GETFL);
-        if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK) != 0)
-            throw std::runtime_error(std::string("fcntl: ") + std::strerror(errno));
-        impl_->tcp.push_back(std::make_unique<Impl::TcpListener>(io, fd.release()));
-    }
-    const int flags = ::fcntl(link.get(), F_GETFL);
-    if (flags < 0 || ::fcntl(link.get(), F_SETFL, flags | O_NONBLOCK) != 0)
-        throw std::runtime_error(std::string("fcntl: ") + std::strerror(errno));
-    impl_->link_listener = std::make_unique<Impl::TcpListener>(io, link.release());
+    for (const UniqueFd& fd : owned) make_non_blocking(fd);
+    make_non_blocking(link);
+    impl_ = std::make_unique<Impl>(io, limits, registry_port, std::move(owned), std::move(netlink),
+                                   std::move(link));
 }
 
 PortService::~PortService() = default;
 
 void PortService::start() {
-    for (auto& listener : impl_->tcp) impl_->accept_tcp(*listener);
-    impl_->accept_links();
+    impl_->intake.start();
+    impl_->greetings.start();
 }
 
 std::uint16_t PortService::port() const {
