@@ -51,7 +51,140 @@ std::string check_log_level(const std::string& level, const std::string& where) 
     return level;
 }
 
-// Reads one TOML value of a known key into its setting.
+// Where a value is, for its errors.
+struct Place {
+    std::string where;      // FILE:LINE: LABEL, the value's line
+    std::string host;       // FILE:LINE: hosts."NAME", its host's table (a host's value)
+    std::string_view key;   // its key in its table
+    std::string_view file;  // FILE alone
+};
+
+// `node` as a duration; `where` ("FILE:LINE: LABEL") names it in errors.
+std::chrono::seconds duration_value(const toml::node& node, const std::string& where) {
+    // Strict types: toml++'s value<T>() would turn true into 1.
+    if (const auto* seconds = node.as_integer()) {
+        if (seconds->get() < 0) throw ConfigError(where + " must not be negative");
+        if (seconds->get() > kMaxDurationSeconds)
+            throw ConfigError(where + " must be at most " + kMaxDurationText);
+        return std::chrono::seconds(seconds->get());
+    }
+    if (const auto* text = node.as_string()) {
+        try {
+            return parse_duration(text->get());
+        } catch (const ConfigError& e) {
+            throw ConfigError(where + ": " + e.what());
+        }
+    }
+    throw ConfigError(where + " must be a duration: seconds, or a string such as \"10m\"");
+}
+
+std::string string_value(const toml::node& node, const Place& place) {
+    const auto* value = node.as_string();
+    if (value == nullptr) throw ConfigError(place.where + " must be a string");
+    return value->get();
+}
+
+// The one reader of each type of value, for the top level's settings and
+// a host's alike: `node` into `field` of `owner`.
+template <class Owner>
+void read_value(const toml::node& node, const PathIn<Owner>& field, Owner& owner,
+                const Place& place) {
+    field.get(owner) = string_value(node, place);
+}
+template <class Owner>
+void read_value(const toml::node& node, const TextIn<Owner>& field, Owner& owner,
+                const Place& place) {
+    field.get(owner) = string_value(node, place);
+}
+template <class Owner>
+void read_value(const toml::node& node, const LogLevelIn<Owner>& field, Owner& owner,
+                const Place& place) {
+    field.get(owner) = check_log_level(string_value(node, place), std::string(place.file));
+}
+template <class Owner>
+void read_value(const toml::node& node, const DurationIn<Owner>& field, Owner& owner,
+                const Place& place) {
+    field.get(owner) = duration_value(node, place.where);
+}
+template <class Owner>
+void read_value(const toml::node& node, const CountIn<Owner>& field, Owner& owner,
+                const Place& place) {
+    const auto* value = node.as_integer();
+    if (value == nullptr || value->get() < 0)
+        throw ConfigError(place.where + " must be a whole number of 0 or more");
+    field.get(owner) = static_cast<std::size_t>(value->get());
+}
+template <class Owner>
+void read_value(const toml::node& node, const BoolIn<Owner>& field, Owner& owner,
+                const Place& place) {
+    const auto* value = node.as_boolean();
+    if (value == nullptr) throw ConfigError(place.where + " must be true or false");
+    field.get(owner) = value->get();
+}
+template <class Owner>
+void read_value(const toml::node& node, const UsernameIn<Owner>& field, Owner& owner,
+                const Place& place) {
+    const auto* text = node.as_string();
+    if (text == nullptr || text->get().empty())
+        throw ConfigError(place.where + " must be a string, not empty");
+    try {
+        field.get(owner) = proto::git_username(text->get());
+    } catch (const proto::Error& e) {
+        throw ConfigError(place.host + ": " + std::string(place.key) + ": " + e.what());
+    }
+}
+template <class Owner>
+void read_value(const toml::node& node, const ArgvIn<Owner>& field, Owner& owner,
+                const Place& place) {
+    const std::string bad = place.where +
+                            " must be an array of strings, the program first (no shell), such as "
+                            "[\"aws\", \"codeartifact\", ...]";
+    const auto* array = node.as_array();
+    if (array == nullptr || array->empty()) throw ConfigError(bad);
+    std::vector<std::string> argv;
+    for (const toml::node& element : *array) {
+        const auto* text = element.as_string();
+        if (text == nullptr || text->get().find('\0') != std::string::npos) throw ConfigError(bad);
+        argv.push_back(text->get());
+    }
+    if (argv.front().empty()) throw ConfigError(bad);
+    field.get(owner) = std::move(argv);
+}
+// A table's errors name its host's line.
+template <class Owner>
+void read_value(const toml::node& node, const JsonTableIn<Owner>& field, Owner& owner,
+                const Place& place) {
+    const std::string key(place.key);
+    const auto* table = node.as_table();
+    if (table == nullptr) throw ConfigError(place.host + ": \"" + key + "\" must be a table");
+    // toml++ writes the table as JSON; nlohmann reads it back.
+    std::ostringstream json;
+    json << toml::json_formatter{*table};
+    try {
+        field.get(owner) = proto::parse_json(json.str());
+    } catch (const proto::JsonError& e) {
+        throw ConfigError(place.host + ": " + key + " " + e.what());
+    }
+}
+
+// `text` with "{host}" as `host`.
+std::string with_host(std::string_view text, const std::string& host) {
+    constexpr std::string_view kHost = "{host}";
+    std::string out(text);
+    if (const auto at = out.find(kHost); at != std::string::npos)
+        out.replace(at, kHost.size(), host);
+    return out;
+}
+
+const HostSetting* host_setting(std::string_view key) {
+    for (const HostSetting& setting : host_settings()) {
+        if (setting.key == key) return &setting;
+    }
+    return nullptr;
+}
+
+// Reads config.toml's values into their settings: the top level's and its
+// tables' by settings(), each [hosts."NAME"] table's by host_settings().
 class TomlReader {
   public:
     TomlReader(const toml::table& root, std::string origin)
@@ -59,198 +192,80 @@ class TomlReader {
 
     void check_known(const std::set<std::string>& known) const { check_table(root_, "", known); }
 
-    template <typename F>
-    void string(const std::string& key, F&& set) const {
-        if (const auto* node = find(key)) {
-            const auto* value = node->as_string();
-            if (value == nullptr) throw ConfigError(where(key) + " must be a string");
-            set(value->get());
+    void settings(Config& config) const {
+        for (const Setting& setting : app::settings()) {
+            const std::string key(setting.key);
+            const toml::node* node = root_.at_path(key).node();
+            if (node == nullptr) continue;
+            const Place place{at(*node) + ": \"" + key + "\"", "", setting.key, origin_};
+            std::visit([&](const auto& field) { read_value(*node, field, config, place); },
+                       setting.field);
         }
     }
 
-    void duration(const std::string& key, std::chrono::seconds& out) const {
-        if (const auto* node = find(key)) out = duration_value(*node, where(key));
-    }
-
-    // `node` as a duration; `where_key` ("FILE:LINE: "KEY"") names it in errors.
-    static std::chrono::seconds duration_value(const toml::node& node,
-                                               const std::string& where_key) {
-        // Strict types: toml++'s value<T>() would turn true into 1.
-        if (const auto* seconds = node.as_integer()) {
-            if (seconds->get() < 0) throw ConfigError(where_key + " must not be negative");
-            if (seconds->get() > kMaxDurationSeconds)
-                throw ConfigError(where_key + " must be at most " + kMaxDurationText);
-            return std::chrono::seconds(seconds->get());
-        }
-        if (const auto* text = node.as_string()) {
-            try {
-                return parse_duration(text->get());
-            } catch (const ConfigError& e) {
-                throw ConfigError(where_key + ": " + e.what());
-            }
-        }
-        throw ConfigError(where_key + " must be a duration: seconds, or a string such as \"10m\"");
-    }
-
-    void boolean(const std::string& key, bool& out) const {
-        if (const auto* node = find(key)) {
-            const auto* value = node->as_boolean();
-            if (value == nullptr) throw ConfigError(where(key) + " must be true or false");
-            out = value->get();
-        }
-    }
-
-    void count(const std::string& key, std::size_t& out) const {
-        if (const auto* node = find(key)) {
-            const auto* value = node->as_integer();
-            if (value == nullptr || value->get() < 0) {
-                throw ConfigError(where(key) + " must be a whole number of 0 or more");
-            }
-            out = static_cast<std::size_t>(value->get());
-        }
-    }
-
-    // [hosts."NAME"]: "services", forced discovery answers, as Terraform's
-    // `host "NAME" { services = {...} }` blocks; "git_username", the
-    // username git is answered with the host's Terraform token;
-    // "token_command" with "token_ttl" and "token_command_timeout", a
-    // command that prints the host's token; "rotate" and "rotate_lifetime",
-    // the host's token rotation.
-    void host_tables(discovery::DiscoveryOptions& discovery,
-                     std::map<std::string, std::string>& git_usernames,
-                     credentials::TokenCommandOptions& commands) const {
-        std::map<std::string, proto::Json>& services = discovery.forced;
+    // [hosts."NAME"] tables, each by host_settings().
+    void host_tables(Config& config) const {
         const auto* hosts_node = root_.get("hosts");
         if (hosts_node == nullptr) return;
         const auto* hosts = hosts_node->as_table();
         if (hosts == nullptr)
             throw ConfigError(at(*hosts_node) + ": \"hosts\" must be a table of hosts");
-        for (const auto& [name, node] : *hosts) {
-            const std::string label = "hosts.\"" + std::string(name.str()) + "\"";
-            const std::string where_host = at(node) + ": " + label;
-            std::string host;
-            try {
-                host = proto::normalize_hostname(name.str());
-            } catch (const proto::Error& e) {
-                throw ConfigError(where_host + ": " + e.what());
-            }
-            const auto* table = node.as_table();
-            if (table == nullptr) throw ConfigError(where_host + " must be a table");
-            for (const auto& [key, value] : *table) {
-                if (!kHostKeys.contains(key.str())) {
-                    throw ConfigError(at(value) + ": unknown key \"hosts." +
-                                      std::string(name.str()) + "." + std::string(key.str()) +
-                                      "\"");
-                }
-            }
-            if (const auto* username = table->get("git_username"))
-                git_usernames[host] = git_username(*username, where_host);
-            if (auto command = token_command(*table, label)) commands.hosts[host] = *command;
-            rotation(*table, host, discovery);
-            if (table->get("services") == nullptr) {
-                if (!table->empty()) continue;
-                throw ConfigError(where_host +
-                                  " needs a \"services\" table, a git_username, a "
-                                  "token_command or rotate");
-            }
-            const auto* forced = table->get_as<toml::table>("services");
-            if (forced == nullptr) throw ConfigError(where_host + ": \"services\" must be a table");
-            // toml++ writes the table as JSON; nlohmann reads it back.
-            std::ostringstream json;
-            json << toml::json_formatter{*forced};
-            try {
-                services[host] = proto::parse_json(json.str());
-            } catch (const proto::JsonError& e) {
-                throw ConfigError(where_host + ": services " + e.what());
-            }
-        }
+        for (const auto& [name, node] : *hosts) host_table(std::string(name.str()), node, config);
     }
 
   private:
-    static inline const std::set<std::string, std::less<>> kHostKeys{
-        "services", "git_username",    "token_command",        "token_ttl",
-        "rotate",   "rotate_lifetime", "token_command_timeout"};
-
-    // A host's token_command (an argv of strings, the first not empty) with
-    // its token_ttl and token_command_timeout (durations of 1s or more).
-    std::optional<credentials::TokenCommand> token_command(const toml::table& table,
-                                                           const std::string& label) const {
-        const auto* argv = table.get("token_command");
-        if (argv == nullptr) {
-            for (const char* key : {"token_ttl", "token_command_timeout"}) {
-                if (const auto* node = table.get(key))
-                    throw ConfigError(at(*node) + ": " + label + ": " + key +
-                                      " needs a token_command");
-            }
-            return std::nullopt;
-        }
-        const auto* array = argv->as_array();
-        const std::string bad = at(*argv) + ": " + label +
-                                ": token_command must be an array of strings, the program first "
-                                "(no shell), such as [\"aws\", \"codeartifact\", ...]";
-        if (array == nullptr || array->empty()) throw ConfigError(bad);
-        credentials::TokenCommand command;
-        for (const toml::node& element : *array) {
-            const auto* text = element.as_string();
-            if (text == nullptr || text->get().find('\0') != std::string::npos)
-                throw ConfigError(bad);
-            command.argv.push_back(text->get());
-        }
-        if (command.argv.front().empty()) throw ConfigError(bad);
-        host_duration(table, "token_ttl", label, command.ttl);
-        host_duration(table, "token_command_timeout", label, command.timeout);
-        return command;
-    }
-
-    // A duration in a host's table, of 1 second or more.
-    void host_duration(const toml::table& table, const char* key, const std::string& label,
-                       std::chrono::seconds& out) const {
-        const auto* node = table.get(key);
-        if (node == nullptr) return;
-        const std::string where = at(*node) + ": " + label + ": " + key;
-        out = duration_value(*node, where);
-        if (out.count() < 1) throw ConfigError(where + " must be 1 second or more");
-    }
-
-    // A host's "rotate" (automatic rotation) and "rotate_lifetime".
-    void rotation(const toml::table& table, const std::string& host,
-                  discovery::DiscoveryOptions& discovery) const {
-        if (const auto* node = table.get("rotate")) {
-            const auto* on = node->as_boolean();
-            if (on == nullptr)
-                throw ConfigError(at(*node) + ": hosts rotate must be true or false");
-            if (on->get()) discovery.rotate.insert(host);
-        }
-        if (const auto* node = table.get("rotate_lifetime")) {
-            const std::chrono::seconds lifetime =
-                duration_value(*node, at(*node) + ": \"rotate_lifetime\"");
-            if (lifetime < std::chrono::minutes(1))
-                throw ConfigError(at(*node) + ": hosts rotate_lifetime must be at least 1m");
-            discovery.host_rotate_lifetime[host] = lifetime;
-        }
-    }
-
-    // A host's git_username: a string git can send (proto/git_credential.hpp), not empty.
-    std::string git_username(const toml::node& node, const std::string& where_host) const {
-        const auto* text = node.as_string();
-        if (text == nullptr || text->get().empty())
-            throw ConfigError(at(node) + ": hosts git_username must be a string, not empty");
+    void host_table(const std::string& name, const toml::node& node, Config& config) const {
+        const std::string label = "hosts.\"" + name + "\"";
+        const std::string where_host = at(node) + ": " + label;
+        std::string host;
         try {
-            return proto::git_username(text->get());
+            host = proto::normalize_hostname(name);
         } catch (const proto::Error& e) {
-            throw ConfigError(where_host + ": git_username: " + e.what());
+            throw ConfigError(where_host + ": " + e.what());
         }
+        const auto* table = node.as_table();
+        if (table == nullptr) throw ConfigError(where_host + " must be a table");
+        for (const auto& [key, value] : *table) {
+            if (host_setting(key.str()) == nullptr)
+                throw ConfigError(at(value) + ": unknown key \"hosts." + name + "." +
+                                  std::string(key.str()) + "\"");
+        }
+        if (table->empty()) {
+            throw ConfigError(where_host +
+                              " needs a \"services\" table, a git_username, a token_command or "
+                              "rotate");
+        }
+        HostEntry entry;
+        for (const HostSetting& setting : host_settings()) {
+            const toml::node* value = table->get(setting.key);
+            if (value == nullptr) continue;
+            const Place place{at(*value) + ": " + with_host(setting.label, label), where_host,
+                              setting.key, origin_};
+            if (!setting.needs.empty() && !table->contains(setting.needs))
+                throw ConfigError(place.where + " needs a " + std::string(setting.needs));
+            std::visit([&](const auto& field) { read_value(*value, field, entry, place); },
+                       setting.field);
+            const auto* duration = std::get_if<DurationIn<HostEntry>>(&setting.field);
+            if (duration != nullptr && duration->get(entry) < setting.min)
+                throw ConfigError(at(*value) + ": " + with_host(setting.below_min, label));
+        }
+        store_host(config, host, *table, std::move(entry));
+    }
+
+    // What the host's table gave, into Config by normalized host.
+    static void store_host(Config& config, const std::string& host, const toml::table& given,
+                           HostEntry entry) {
+        if (given.contains("services")) config.discovery.forced[host] = std::move(entry.services);
+        if (given.contains("git_username")) config.git_usernames[host] = entry.git_username;
+        if (given.contains("token_command"))
+            config.token_commands.hosts[host] = std::move(entry.token_command);
+        if (entry.rotate) config.discovery.rotate.insert(host);
+        if (given.contains("rotate_lifetime"))
+            config.discovery.host_rotate_lifetime[host] = entry.rotate_lifetime;
     }
 
     std::string at(const toml::node& node) const {
         return origin_ + ":" + std::to_string(node.source().begin.line);
-    }
-
-    const toml::node* find(const std::string& dotted) const { return root_.at_path(dotted).node(); }
-    // FILE:LINE: "KEY", for a key that is there.
-    std::string where(const std::string& key) const {
-        const toml::node* node = find(key);
-        return (node != nullptr ? at(*node) : origin_) + ": \"" + key + "\"";
     }
 
     void check_table(const toml::table& table, const std::string& prefix,
@@ -387,29 +402,10 @@ void apply_toml(Config& config, const std::string& text, const std::string& orig
         throw ConfigError(origin + ":" + std::to_string(e.source().begin.line) + ": " +
                           std::string(e.description()));
     }
-    const TomlReader r(root, origin);
-    r.check_known(config_file_keys());
-    for (const Setting& setting : settings()) {
-        const std::string key(setting.key);
-        std::visit(Overloaded{
-                       [&](const PathField& f) {
-                           r.string(key, [&](const std::string& v) { f.get(config) = v; });
-                       },
-                       [&](const TextField& f) {
-                           r.string(key, [&](const std::string& v) { f.get(config) = v; });
-                       },
-                       [&](const LogLevelField& f) {
-                           r.string(key, [&](const std::string& v) {
-                               f.get(config) = check_log_level(v, origin);
-                           });
-                       },
-                       [&](const DurationField& f) { r.duration(key, f.get(config)); },
-                       [&](const CountField& f) { r.count(key, f.get(config)); },
-                       [&](const BoolField& f) { r.boolean(key, f.get(config)); },
-                   },
-                   setting.field);
-    }
-    r.host_tables(config.discovery, config.git_usernames, config.token_commands);
+    const TomlReader reader(root, origin);
+    reader.check_known(config_file_keys());
+    reader.settings(config);
+    reader.host_tables(config);
 }
 
 namespace {

@@ -11,6 +11,7 @@ namespace {
 // argument is a member path, which parentheses cannot enclose.
 // clang-format off
 #define HK_AT(member) +[](Config& c) -> auto& { return c.member; }  // NOLINT(bugprone-macro-parentheses)
+#define HK_HOST(member) +[](HostEntry& h) -> auto& { return h.member; }  // NOLINT(bugprone-macro-parentheses)
 // clang-format on
 
 // In config.toml's order: top level, then each table.
@@ -137,6 +138,57 @@ constexpr std::array kSettings{
             "$XDG_CACHE_HOME/hostkeeper/archives"},
 };
 
+// hostkeeper.toml(5)'s sections on a host's table.
+constexpr std::string_view kServicesDoc = "[hosts.\"NAME\".services]";
+constexpr std::string_view kGitDoc = "[hosts.\"NAME\"] git_username";
+constexpr std::string_view kCommandDoc =
+    "[hosts.\"NAME\"] token_command, token_ttl, token_command_timeout";
+constexpr std::string_view kRotateDoc = "[hosts.\"NAME\"] rotate, rotate_lifetime";
+
+// In the order they are read: the first error found is the one reported.
+const std::array kHostSettings{
+    HostSetting{.key = "git_username",
+                .field = UsernameIn<HostEntry>{HK_HOST(git_username)},
+                .label = "hosts git_username",
+                .default_text = "oauth2",
+                .doc = kGitDoc},
+    HostSetting{.key = "token_command",
+                .field = ArgvIn<HostEntry>{HK_HOST(token_command.argv)},
+                .label = "{host}: token_command",
+                .doc = kCommandDoc},
+    HostSetting{.key = "token_ttl",
+                .field = DurationIn<HostEntry>{HK_HOST(token_command.ttl)},
+                .label = "{host}: token_ttl",
+                .default_text = "10m",
+                .doc = kCommandDoc,
+                .needs = "token_command",
+                .min = std::chrono::seconds(1),
+                .below_min = "{host}: token_ttl must be 1 second or more"},
+    HostSetting{.key = "token_command_timeout",
+                .field = DurationIn<HostEntry>{HK_HOST(token_command.timeout)},
+                .label = "{host}: token_command_timeout",
+                .default_text = "60s",
+                .doc = kCommandDoc,
+                .needs = "token_command",
+                .min = std::chrono::seconds(1),
+                .below_min = "{host}: token_command_timeout must be 1 second or more"},
+    HostSetting{.key = "rotate",
+                .field = BoolIn<HostEntry>{HK_HOST(rotate)},
+                .label = "hosts rotate",
+                .default_text = "false",
+                .doc = kRotateDoc},
+    HostSetting{.key = "rotate_lifetime",
+                .field = DurationIn<HostEntry>{HK_HOST(rotate_lifetime)},
+                .label = "\"rotate_lifetime\"",
+                .default_text = "30d",
+                .doc = kRotateDoc,
+                .min = std::chrono::minutes(1),
+                .below_min = "hosts rotate_lifetime must be at least 1m"},
+    HostSetting{
+        .key = "services", .field = JsonTableIn<HostEntry>{HK_HOST(services)}, .doc = kServicesDoc},
+};
+
+#undef HK_HOST
 #undef HK_AT
 
 // 1800 s -> "30m", as config.toml.example and the man page write defaults.
@@ -167,6 +219,10 @@ std::string plain_value(const SettingField& field, Config& config) {
 
 std::span<const Setting> settings() {
     return kSettings;
+}
+
+std::span<const HostSetting> host_settings() {
+    return kHostSettings;
 }
 
 bool is_zero(const Setting& setting, Config& config) {

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <variant>
 
 #include "daemon/app/config.hpp"
 #include "daemon/app/settings.hpp"
@@ -140,12 +141,13 @@ TEST_CASE("the example configuration shows every key the daemon knows", "[packag
     CHECK(config.git_usernames.size() == 1);
     CHECK(config.token_commands.hosts.size() == 1);
     CHECK(config.discovery.rotate.size() == 1);
-    // A host's table holds services, git_username, a token command and
-    // rotation (TomlReader::host_tables).
+    // A host's table holds the keys of host_settings(); its tables
+    // ([hosts."NAME".services]) are "hosts" above.
     std::set<std::string> known = config_file_keys();
-    for (const char* key : {"git_username", "token_command", "token_ttl", "token_command_timeout",
-                            "rotate", "rotate_lifetime"})
-        known.insert(std::string("hosts.\"NAME\".") + key);
+    for (const HostSetting& setting : host_settings()) {
+        if (!std::holds_alternative<JsonTableIn<HostEntry>>(setting.field))
+            known.insert("hosts.\"NAME\"." + std::string(setting.key));
+    }
     CHECK(keys_in(all) == known);
 }
 

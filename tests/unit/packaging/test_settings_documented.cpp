@@ -1,8 +1,10 @@
-// The man pages against the table of settings (settings.hpp): hostkeeper.toml(5)
-// describes every key with its default, hostkeeperd(8) names every option, and
-// neither names one the daemon does not know; nor does the manual (docs/manual)
-// name a dotted key or a hostkeeperd option the daemon does not know.
+// The man pages against the tables of settings (settings.hpp): hostkeeper.toml(5)
+// describes every key with its default, a host table's keys in their
+// sections, hostkeeperd(8) names every option, and neither names one the
+// daemon does not know; nor does the manual (docs/manual) name a dotted key, a
+// host table's key or a hostkeeperd option the daemon does not know.
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -12,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/app/config.hpp"
 #include "daemon/app/settings.hpp"
 #include "packaging/source_file.hpp"
 
@@ -122,6 +125,69 @@ std::set<std::string> listed_options(const std::string& page) {
     return options;
 }
 
+// hostkeeper.toml(5)'s sections on a host's table: each heading (after
+// ".SS ") -> its text.
+std::map<std::string, std::string> host_sections(const std::string& page) {
+    std::map<std::string, std::string> sections;
+    std::istringstream lines(page);
+    std::string heading;
+    for (std::string line; std::getline(lines, line);) {
+        if (line.rfind(".SS ", 0) == 0 || line.rfind(".SH", 0) == 0) {
+            heading = line.rfind(".SS [hosts.", 0) == 0 ? line.substr(4) : "";
+            if (!heading.empty()) sections[heading];
+        } else if (!heading.empty()) {
+            sections[heading] += unescaped(line) + " ";
+        }
+    }
+    return sections;
+}
+
+// The keys a host section's heading names: `[hosts."NAME".services]` ->
+// services; `[hosts."NAME"] a, b` -> a, b.
+std::vector<std::string> heading_keys(const std::string& heading) {
+    std::smatch m;
+    if (std::regex_match(heading, m, std::regex(R"(\[hosts\."NAME"\.([a-z_]+)\])")))
+        return {m[1].str()};
+    std::vector<std::string> keys;
+    REQUIRE(std::regex_search(heading, m, std::regex(R"(^\[hosts\."NAME"\] )")));
+    std::string list = m.suffix();
+    for (const std::regex word(R"([a-z_]+)"); std::regex_search(list, m, word); list = m.suffix())
+        keys.push_back(m[0].str());
+    return keys;
+}
+
+// Each value a section's "Default: A." and "Defaults: B, C." give, in order.
+std::vector<std::string> section_defaults(const std::string& text) {
+    std::vector<std::string> values;
+    std::smatch m;
+    for (std::string rest = text;
+         std::regex_search(rest, m, std::regex(R"(Defaults?: ([^.]*(\.[0-9][^.]*)*)\.)"));
+         rest = m.suffix()) {
+        std::string list = m[1].str();
+        for (std::size_t at; (at = list.find(", ")) != std::string::npos; list.erase(0, at + 2))
+            values.push_back(list.substr(0, at));
+        values.push_back(list);
+    }
+    return values;
+}
+
+// Whether `setting`'s default text is the value HostEntry{} holds.
+bool default_is_code(const HostSetting& setting) {
+    HostEntry defaults;
+    const std::string text(setting.default_text);
+    return std::visit(
+        Overloaded{
+            [&](const DurationIn<HostEntry>& f) { return parse_duration(text) == f.get(defaults); },
+            [&](const BoolIn<HostEntry>& f) {
+                return text == (f.get(defaults) ? "true" : "false");
+            },
+            [&](const UsernameIn<HostEntry>& f) { return text == f.get(defaults); },
+            [&](const ArgvIn<HostEntry>& f) { return text.empty() && f.get(defaults).empty(); },
+            [&](const JsonTableIn<HostEntry>&) { return text.empty(); },
+        },
+        setting.field);
+}
+
 }  // namespace
 
 TEST_CASE("hostkeeper.toml(5) describes every setting with its default, and no other",
@@ -144,6 +210,32 @@ TEST_CASE("hostkeeper.toml(5) describes every setting with its default, and no o
     for (const auto& [key, value] : documented) {
         INFO("hostkeeper.toml.5 describes " << key);
         CHECK(keys.count(key) == 1);
+    }
+}
+
+TEST_CASE("hostkeeper.toml(5) describes each host setting in its section, with its default",
+          "[packaging][config]") {
+    const std::map<std::string, std::string> sections =
+        host_sections(man_page("hostkeeper.toml.5"));
+    std::map<std::string, const HostSetting*> rows;
+    for (const HostSetting& setting : host_settings()) {
+        INFO("host setting " << setting.key << ", documented in " << setting.doc);
+        CHECK(rows.emplace(std::string(setting.key), &setting).second);
+        CHECK(default_is_code(setting));
+        CHECK(sections.count(std::string(setting.doc)) == 1);
+    }
+    for (const auto& [heading, text] : sections) {
+        INFO("hostkeeper.toml.5: .SS " << heading);
+        std::vector<std::string> defaults;
+        for (const std::string& key : heading_keys(heading)) {
+            INFO("names " << key);
+            const auto row = rows.find(key);
+            REQUIRE(row != rows.end());
+            CHECK(row->second->doc == heading);
+            if (!row->second->default_text.empty())
+                defaults.emplace_back(row->second->default_text);
+        }
+        CHECK(section_defaults(text) == defaults);
     }
 }
 
@@ -184,6 +276,21 @@ TEST_CASE("the manual names only settings and options the daemon knows", "[packa
         }
     }
     CHECK(named > 0);
+}
+
+TEST_CASE("the manual names every key of a host's table, and no other", "[packaging][config]") {
+    const std::string page = source_file("docs/manual/configuration.md");
+    const auto begin = page.find("A host's table may hold ");
+    REQUIRE(begin != std::string::npos);
+    const std::string paragraph = page.substr(begin, page.find("\n\n", begin) - begin);
+    std::set<std::string> named;
+    std::smatch m;
+    for (std::string rest = paragraph; std::regex_search(rest, m, std::regex("`([a-z_]+)`"));
+         rest = m.suffix())
+        named.insert(m[1].str());
+    std::set<std::string> keys;
+    for (const HostSetting& setting : host_settings()) keys.emplace(setting.key);
+    CHECK(named == keys);
 }
 
 }  // namespace test_settings_documented

@@ -365,4 +365,112 @@ TEST_CASE("notify: desktop notifications on unless false", "[daemon][config]") {
                       Catch::Contains("--notify must be true or false"));
 }
 
+TEST_CASE("host tables: each error names the file, the line and the key, word for word",
+          "[daemon][config]") {
+    const auto error_in = [](const std::string& text) -> std::string {
+        Config config;
+        try {
+            apply_toml(config, text, "config.toml");
+        } catch (const ConfigError& e) {
+            return e.what();
+        }
+        return "(accepted)";
+    };
+    CHECK(error_in("log_level = \"loud\"") ==
+          "config.toml: log level \"loud\" is not one of trace, debug, info, warn, error, off");
+    CHECK(error_in("socket = 5") == "config.toml:1: \"socket\" must be a string");
+    CHECK(error_in("notify = 0") == "config.toml:1: \"notify\" must be true or false");
+    CHECK(error_in("max_connections = \"many\"") ==
+          "config.toml:1: \"max_connections\" must be a whole number of 0 or more");
+    CHECK(error_in("[credentials]\nttl = true") ==
+          "config.toml:2: \"credentials.ttl\" must be a duration: seconds, or a string such as "
+          "\"10m\"");
+    CHECK(error_in("[credentials]\n\nttl = \"soon\"") ==
+          "config.toml:3: \"credentials.ttl\": \"soon\" is not a duration such as 90, 90s, 10m, 2h "
+          "or 1d");
+    CHECK(error_in("[discovery]\nca_file = []") ==
+          "config.toml:2: \"discovery.ca_file\" must be a string");
+    CHECK(error_in("hosts = 3") == "config.toml:1: \"hosts\" must be a table of hosts");
+    CHECK(error_in("[hosts.\"ex_ample.com\".services]\n\"modules.v1\" = \"/m/\"") ==
+          "config.toml:1: hosts.\"ex_ample.com\": invalid hostname \"ex_ample.com\": character '_' "
+          "is not allowed in a hostname");
+    CHECK(error_in("[hosts]\n\"a.example\" = 3") ==
+          "config.toml:2: hosts.\"a.example\" must be a table");
+    CHECK(error_in("[hosts.\"a.example\"]\nservice = 1") ==
+          "config.toml:2: unknown key \"hosts.a.example.service\"");
+    CHECK(error_in("[hosts.\"a.example\"]\ngit_username = 5\nzzz = 1") ==
+          "config.toml:3: unknown key \"hosts.a.example.zzz\"");
+    CHECK(error_in("[hosts.\"a.example\"]\n") ==
+          "config.toml:1: hosts.\"a.example\" needs a \"services\" table, a git_username, a "
+          "token_command or rotate");
+    CHECK(error_in("[hosts.\"a.example\"]\ngit_username = 5") ==
+          "config.toml:2: hosts git_username must be a string, not empty");
+    CHECK(error_in("[hosts.\"a.example\"]\ngit_username = \"\"") ==
+          "config.toml:2: hosts git_username must be a string, not empty");
+    CHECK(error_in("[hosts.\"a.example\"]\n\ngit_username = \"a\\tb\"") ==
+          "config.toml:1: hosts.\"a.example\": git_username: the git username holds a control "
+          "character");
+    CHECK(error_in("[hosts.\"a.example\"]\ngit_username = \"u\"\n\nservices = 3") ==
+          "config.toml:1: hosts.\"a.example\": \"services\" must be a table");
+    CHECK(error_in("[hosts.\"a.example\"]\n\ntoken_ttl = \"1m\"") ==
+          "config.toml:3: hosts.\"a.example\": token_ttl needs a token_command");
+    CHECK(error_in("[hosts.\"a.example\"]\n\ntoken_command_timeout = 5\ntoken_ttl = 5") ==
+          "config.toml:4: hosts.\"a.example\": token_ttl needs a token_command");
+    CHECK(error_in("[hosts.\"a.example\"]\ntoken_command = []") ==
+          "config.toml:2: hosts.\"a.example\": token_command must be an array of strings, the "
+          "program first (no shell), such as [\"aws\", \"codeartifact\", ...]");
+    CHECK(error_in("[hosts.\"a.example\"]\ntoken_command = \"aws\"") ==
+          "config.toml:2: hosts.\"a.example\": token_command must be an array of strings, the "
+          "program first (no shell), such as [\"aws\", \"codeartifact\", ...]");
+    CHECK(error_in("[hosts.\"a.example\"]\ntoken_command = [\"\"]") ==
+          "config.toml:2: hosts.\"a.example\": token_command must be an array of strings, the "
+          "program first (no shell), such as [\"aws\", \"codeartifact\", ...]");
+    CHECK(error_in("[hosts.\"a.example\"]\ntoken_command = [\"a\", 1]") ==
+          "config.toml:2: hosts.\"a.example\": token_command must be an array of strings, the "
+          "program first (no shell), such as [\"aws\", \"codeartifact\", ...]");
+    CHECK(error_in("[hosts.\"a.example\"]\ntoken_ttl = 0\ntoken_command = 3") ==
+          "config.toml:3: hosts.\"a.example\": token_command must be an array of strings, the "
+          "program first (no shell), such as [\"aws\", \"codeartifact\", ...]");
+    CHECK(error_in("[hosts.\"a.example\"]\ntoken_command = [\"a\"]\ntoken_ttl = \"10 minutes\"") ==
+          "config.toml:3: hosts.\"a.example\": token_ttl: \"10 minutes\" is not a duration such as "
+          "90, 90s, 10m, 2h or 1d");
+    CHECK(error_in("[hosts.\"a.example\"]\ntoken_command = [\"a\"]\ntoken_ttl = 0") ==
+          "config.toml:3: hosts.\"a.example\": token_ttl must be 1 second or more");
+    CHECK(error_in("[hosts.\"a.example\"]\ntoken_command = [\"a\"]\ntoken_ttl = -1") ==
+          "config.toml:3: hosts.\"a.example\": token_ttl must not be negative");
+    CHECK(error_in("[hosts.\"a.example\"]\ntoken_command = [\"a\"]\ntoken_ttl = true") ==
+          "config.toml:3: hosts.\"a.example\": token_ttl must be a duration: seconds, or a string "
+          "such as \"10m\"");
+    CHECK(error_in("[hosts.\"a.example\"]\ntoken_command = [\"a\"]\ntoken_ttl = 999999999999") ==
+          "config.toml:3: hosts.\"a.example\": token_ttl must be at most 10 years (315360000 "
+          "seconds)");
+    CHECK(error_in(
+              "[hosts.\"a.example\"]\ntoken_command = [\"a\"]\ntoken_command_timeout = \"0s\"") ==
+          "config.toml:3: hosts.\"a.example\": token_command_timeout must be 1 second or more");
+    CHECK(error_in("[hosts.\"a.example\"]\nrotate = \"yes\"") ==
+          "config.toml:2: hosts rotate must be true or false");
+    CHECK(error_in("[hosts.\"a.example\"]\nrotate_lifetime = \"30s\"") ==
+          "config.toml:2: hosts rotate_lifetime must be at least 1m");
+    CHECK(error_in("[hosts.\"a.example\"]\nrotate_lifetime = \"soon\"") ==
+          "config.toml:2: \"rotate_lifetime\": \"soon\" is not a duration such as 90, 90s, 10m, 2h "
+          "or 1d");
+    CHECK(error_in("[hosts.\"a.example\"]\nrotate_lifetime = false") ==
+          "config.toml:2: \"rotate_lifetime\" must be a duration: seconds, or a string such as "
+          "\"10m\"");
+    CHECK(error_in("[hosts.\"a.example\"]\nrotate = 1\ngit_username = 5") ==
+          "config.toml:3: hosts git_username must be a string, not empty");
+    CHECK(error_in("[hosts.\"b.example\"]\nrotate = 1\n[hosts.\"a.example\"]\nrotate = 2") ==
+          "config.toml:4: hosts rotate must be true or false");
+    CHECK(error_in("[hosts.\"a.example\"]\nrotate = true\nservices = 3") ==
+          "config.toml:1: hosts.\"a.example\": \"services\" must be a table");
+    CHECK(
+        error_in(
+            "[hosts.\"a.example\"]\nrotate_lifetime = 60\n[hosts.\"b.example\"]\nrotate = false") ==
+        "(accepted)");
+    std::string nested = "\"/m/\"";
+    for (int i = 0; i < 70; ++i) nested = "{ a = " + nested + " }";
+    CHECK(error_in("[hosts.\"a.example\".services]\n\"modules.v1\" = " + nested) ==
+          "config.toml:1: hosts.\"a.example\": services JSON nested deeper than 64 levels");
+}
+
 }  // namespace test_config
