@@ -1,15 +1,11 @@
 #include "daemon/registry_cache/gate.hpp"
 
-#include <openssl/crypto.h>
-#include <openssl/sha.h>
 #include <spdlog/spdlog.h>
 
-#include <array>
 #include <exception>
 
 #include "daemon/cache/answer_cache.hpp"
 #include "daemon/registry_cache/error_answers.hpp"
-#include "daemon/upstream/bearer_token.hpp"
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
 
@@ -19,18 +15,6 @@ using proto::Error;
 using proto::ErrorCode;
 
 namespace {
-
-// Compared as SHA-256 digests, in constant time: neither the content nor the
-// length of the secret shows in how long a refusal takes.
-bool equal_secret(std::string_view a, std::string_view b) {
-    std::array<unsigned char, SHA256_DIGEST_LENGTH> da{};
-    std::array<unsigned char, SHA256_DIGEST_LENGTH> db{};
-    SHA256(reinterpret_cast<const unsigned char*>(a.data()), a.size(),  // NOLINT: OpenSSL's API
-           da.data());
-    SHA256(reinterpret_cast<const unsigned char*>(b.data()), b.size(),  // NOLINT: OpenSSL's API
-           db.data());
-    return CRYPTO_memcmp(da.data(), db.data(), da.size()) == 0;
-}
 
 unsigned status_of(const Error& e) {
     switch (e.code()) {
@@ -160,15 +144,15 @@ asio::awaitable<ListenerResponse> Gate::registry_answer(const Route& route,
                                                         const std::string& authorization) {
     if (!routing_.routes(route.host))
         co_return refuse(404, route.host + " is not routed through hostkeeper's registry cache");
-    // The host's own token, or nothing for a host without one.
-    std::string problem;
-    const std::string purpose = "a registry cache request for " + route.host;
-    auto looking_up = upstream::bearer_token(credentials_, route.host, purpose, &problem);
-    const std::optional<proto::Secret> token = co_await std::move(looking_up);
-    if (!problem.empty())
-        co_return refuse(503,
-                         "the credentials of " + route.host + " cannot be checked: " + problem);
-    if (std::optional<ListenerResponse> refused = token_refusal(route, token, authorization))
+    // Whether the request carries the host's own token (a host without one
+    // takes any).
+    std::string purpose = "a registry cache request for " + route.host;
+    auto checking = credentials_.check_bearer(route.host, authorization, std::move(purpose));
+    const credentials::BearerAnswer bearer = co_await std::move(checking);  // named first
+    if (!bearer.problem.empty())
+        co_return refuse(
+            503, "the credentials of " + route.host + " cannot be checked: " + bearer.problem);
+    if (std::optional<ListenerResponse> refused = token_refusal(route, bearer.match))
         co_return std::move(*refused);
     auto following = routing_.follow_discovery(route.host);
     co_await std::move(following);
@@ -177,9 +161,8 @@ asio::awaitable<ListenerResponse> Gate::registry_answer(const Route& route,
 }
 
 std::optional<ListenerResponse> Gate::token_refusal(const Route& route,
-                                                    const std::optional<proto::Secret>& token,
-                                                    const std::string& authorization) {
-    if (!token) return std::nullopt;
+                                                    credentials::BearerAnswer::Match bearer) {
+    if (bearer == credentials::BearerAnswer::Match::no_token) return std::nullopt;
     // Terraform fetches SHA256SUMS and its signature without credentials,
     // as it fetches archives: only this user's connections reach them ...
     if (route.kind == RouteKind::provider_shasums || route.kind == RouteKind::provider_signature) {
@@ -192,11 +175,7 @@ std::optional<ListenerResponse> Gate::token_refusal(const Route& route,
         return refuse(401, "ask for the package document first, with the credentials stored for " +
                                route.host);
     }
-    std::string expected = "Bearer ";
-    expected.append(token->view());
-    const bool ok = equal_secret(authorization, expected);
-    proto::scrub(expected);
-    if (ok) return std::nullopt;
+    if (bearer == credentials::BearerAnswer::Match::current) return std::nullopt;
     return refuse(401, "this request must carry the credentials stored for " + route.host);
 }
 

@@ -16,7 +16,7 @@
 #include <set>
 #include <string>
 
-#include "daemon/credentials/credential_service.hpp"
+#include "daemon/credentials/bearer_check.hpp"
 #include "daemon/registry_cache/host_routing.hpp"
 #include "daemon/registry_cache/http_handler.hpp"
 #include "daemon/registry_cache/listener_messages.hpp"
@@ -28,7 +28,7 @@ namespace hostkeeper::daemon::registry_cache {
 class Gate : public HttpHandler {
   public:
     // `enabled`: false when the cache is off (every request is refused).
-    Gate(bool enabled, HostRouting& routing, credentials::CredentialService& credentials,
+    Gate(bool enabled, HostRouting& routing, credentials::BearerCheck& credentials,
          RegistryAnswers& answers)
         : enabled_(enabled), routing_(routing), credentials_(credentials), answers_(answers) {}
 
@@ -51,13 +51,12 @@ class Gate : public HttpHandler {
     boost::asio::awaitable<ListenerResponse> registry_answer(const Route& route,
                                                              const std::string& authorization);
     std::optional<ListenerResponse> token_refusal(const Route& route,
-                                                  const std::optional<proto::Secret>& token,
-                                                  const std::string& authorization);
+                                                  credentials::BearerAnswer::Match bearer);
     ListenerResponse refuse(unsigned status, const std::string& message);
 
     bool enabled_;
     HostRouting& routing_;
-    credentials::CredentialService& credentials_;
+    credentials::BearerCheck& credentials_;
     RegistryAnswers& answers_;
     // Provider package documents answered with the host's token (route paths).
     std::set<std::string> answered_packages_;
