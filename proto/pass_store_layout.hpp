@@ -7,8 +7,9 @@
 // The store is `keyring.password_store_dir`, else $PASSWORD_STORE_DIR, else
 // ~/.password-store. Host H's entry is `hostkeeper/H` (the file
 // hostkeeper/H.gpg); H:P, a host with a port, is `hostkeeper/H_P` (a
-// normalized hostname never holds `_`, so the two cannot collide); Docker
-// credentials are under hostkeeper/docker/, git items under hostkeeper/git/. An entry's recipients
+// normalized hostname never holds `_`, so the two cannot collide); the
+// daemon's other kinds of items (Docker credentials, git items) are in
+// folders of their own under hostkeeper/. An entry's recipients
 // are $PASSWORD_STORE_KEY's ids when that is set, else the lines of the
 // `.gpg-id` in the entry's folder or the nearest parent folder up to the
 // store's root (`#` starts a comment).
@@ -22,8 +23,6 @@
 namespace hostkeeper::proto {
 
 inline constexpr std::string_view kPassEntryFolder = "hostkeeper";
-inline constexpr std::string_view kPassDockerFolder = "docker";  // inside kPassEntryFolder
-inline constexpr std::string_view kPassGitFolder = "git";        // inside kPassEntryFolder
 inline constexpr std::string_view kPassEntrySuffix = ".gpg";
 
 // The store: `configured` when set, else $PASSWORD_STORE_DIR, else

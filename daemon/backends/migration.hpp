@@ -7,9 +7,12 @@
 // Only when all are copied are they removed from the source. A host the
 // target already holds with the same credentials counts as copied; with
 // other credentials it fails (the user decides which is right). Worker
-// thread; tokens are never logged. Docker credentials and git items move
-// with the hosts, under the same rules.
+// thread; tokens are never logged. Every kind of item moves (Docker
+// credentials and git items with the hosts), under the same rules, as its
+// description says (credentials/item_kinds.hpp: what is copied, and how
+// the result names it).
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,12 +21,11 @@
 
 namespace hostkeeper::daemon::backends {
 
-// A failure names a host, or (Docker credentials) a server, or (a git
-// item) its URL.
+// A failure names its item: the kind and its key (a host, a Docker
+// server, a git item's URL).
 struct MigrationFailure {
-    std::string host;
-    std::string server;
-    std::string url;
+    credentials::ItemKind kind = credentials::ItemKind::terraform;
+    std::string key;
     proto::ErrorCode code = proto::ErrorCode::keyring_error;
     std::string message;
 };
@@ -31,12 +33,14 @@ struct MigrationFailure {
 struct MigrationResult {
     std::string from;
     std::string to;
-    std::vector<std::string> migrated;         // now in the target only
-    std::vector<std::string> docker_migrated;  // Docker credentials' servers, likewise
-    std::vector<std::string> git_migrated;     // git items' URLs, likewise
-    std::vector<MigrationFailure> failed;      // why nothing moved
-    std::vector<MigrationFailure> leftover;    // moved, but still in the source too
-    bool switched = false;                     // the daemon uses `to` from now on
+    // Each kind's keys now in the target only (none: no entry).
+    std::map<credentials::ItemKind, std::vector<std::string>> migrated;
+    std::vector<MigrationFailure> failed;    // why nothing moved
+    std::vector<MigrationFailure> leftover;  // moved, but still in the source too
+    bool switched = false;                   // the daemon uses `to` from now on
+
+    // The kind's keys moved; empty when none.
+    const std::vector<std::string>& moved(credentials::ItemKind kind) const;
 };
 
 // Throws proto::Error when the source's items cannot be listed (nothing changed then).

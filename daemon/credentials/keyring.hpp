@@ -3,9 +3,10 @@
 // (a Terraform host, a Docker server URL, a git credential's URL). The
 // Terraform view (host -> credentials), the Docker view (server -> username
 // and secret) and the git view (URL -> password) sit above it
-// (terraform_items.hpp, docker_items.hpp, git_items.hpp); a backend maps each kind
-// to its own naming in one table (the Secret Service's schemas, pass's
-// folders) and knows nothing else of what an item is for.
+// (terraform_items.hpp, docker_items.hpp, git_items.hpp). Each kind is
+// described once (item_kinds.hpp): a backend maps it to its own naming from
+// that description (the Secret Service's schemas, pass's folders) and knows
+// nothing else of what an item is for.
 // Implementations block (D-Bus round trips, unlock prompts) and are called
 // from one worker thread, never from the event loop.
 
@@ -15,17 +16,12 @@
 #include <string_view>
 #include <vector>
 
+#include "daemon/credentials/item_kinds.hpp"
 #include "proto/secret.hpp"
 
 namespace hostkeeper::daemon::credentials {
 
 using WallTime = std::chrono::system_clock::time_point;
-
-enum class ItemKind {
-    terraform,  // a normalized host's credentials JSON object
-    docker,     // a Docker server's username and secret (docker-credential-hostkeeper)
-    git,        // a git credential (git-credential-hostkeeper): its URL -> password JSON
-};
 
 struct ItemKey {
     ItemKind kind = ItemKind::terraform;

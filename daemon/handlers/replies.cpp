@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "daemon/credentials/item_kinds.hpp"
 #include "daemon/credentials/token_expiry.hpp"
 #include "proto/framing.hpp"
 #include "proto/git_credential.hpp"
@@ -401,9 +402,7 @@ namespace {
 Json migration_failures(const std::vector<backends::MigrationFailure>& failures) {
     Json out = Json::array();
     for (const backends::MigrationFailure& f : failures) {
-        Json entry = !f.url.empty()     ? Json{{"url", f.url}}
-                     : f.server.empty() ? Json{{"host", f.host}}
-                                        : Json{{"server", f.server}};
+        Json entry = {{credentials::describe(f.kind).migration.reply_failed, f.key}};
         entry["code"] = proto::to_string(f.code);
         entry["message"] = f.message;
         out.push_back(std::move(entry));
@@ -417,9 +416,8 @@ std::string migrated(const backends::MigrationResult& result) {
     Json response = proto::make_ok();
     response["from"] = result.from;
     response["to"] = result.to;
-    response["migrated"] = result.migrated;
-    response["docker_migrated"] = result.docker_migrated;
-    response["git_migrated"] = result.git_migrated;
+    for (const credentials::ItemKindDescription& kind : credentials::item_kinds())
+        response[kind.migration.reply_moved] = result.moved(kind.kind);
     response["failed"] = migration_failures(result.failed);
     response["leftover"] = migration_failures(result.leftover);
     response["switched"] = result.switched;

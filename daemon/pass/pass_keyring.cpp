@@ -15,7 +15,6 @@
 #include "daemon/pass/store_layout.hpp"
 #include "proto/error.hpp"
 #include "proto/file_io.hpp"
-#include "proto/json.hpp"
 
 namespace hostkeeper::daemon::pass {
 namespace fs = std::filesystem;
@@ -49,81 +48,6 @@ std::string getenv_or_empty(const char* name) {
                 "the password store " + store.string() +
                     " is not initialized (no .gpg-id): run `pass init YOUR-GPG-KEY-ID`, or set "
                     "keyring.password_store_dir to your store");
-}
-
-// Each kind of item as pass keeps it: the folder of its entries, an
-// entry's name for a key (and back), and the entry's text for an item (and
-// back). The one place that knows the kinds.
-struct EntryKind {
-    std::string folder;
-    std::string (*entry)(std::string_view key);
-    std::optional<std::string> (*key_of_file)(std::string_view file_name);
-    Secret (*text_of)(const credentials::StoredItem& item);
-    credentials::StoredItem (*item_of)(const std::string& entry, const credentials::ItemKey& key,
-                                       const Secret& text);
-    bool username_inside;  // listing reads each entry for its username
-};
-
-Secret terraform_text(const credentials::StoredItem& item) {
-    return item.secret.clone();
-}
-
-credentials::StoredItem terraform_item(const std::string& /*entry*/,
-                                       const credentials::ItemKey& key, const Secret& text) {
-    return {key, {}, entry_text(text.view())};
-}
-
-Secret docker_text(const credentials::StoredItem& item) {
-    proto::Json json = {{"ServerURL", item.key.key},
-                        {"Username", item.username},
-                        {"Secret", std::string(item.secret.view())}};
-    const proto::ScrubGuard json_guard(json);
-    std::string text = json.dump();
-    return Secret::adopt(text);
-}
-
-credentials::StoredItem docker_item(const std::string& entry, const credentials::ItemKey& key,
-                                    const Secret& text) {
-    credentials::DockerCredentials found = docker_entry_text(entry, entry_text(text.view()));
-    if (found.server != key.key)
-        throw Error(ErrorCode::keyring_error,
-                    entry + " holds the credentials of another server (" + found.server + ")");
-    return {key, std::move(found.username), std::move(found.secret)};
-}
-
-credentials::StoredItem git_item(const std::string& entry, const credentials::ItemKey& key,
-                                 const Secret& text) {
-    return git_entry_item(entry, key.key, entry_text(text.view()));
-}
-
-const EntryKind& entry_kind(credentials::ItemKind kind) {
-    static const EntryKind terraform{std::string(kEntryFolder),
-                                     entry_name,
-                                     host_of_entry_file,
-                                     terraform_text,
-                                     terraform_item,
-                                     false};
-    static const EntryKind docker{std::string(kEntryFolder) + "/" + std::string(kDockerFolder),
-                                  docker_entry_name,
-                                  server_of_docker_entry_file,
-                                  docker_text,
-                                  docker_item,
-                                  true};
-    static const EntryKind git{std::string(kEntryFolder) + "/" + std::string(kGitFolder),
-                               git_entry_name,
-                               url_of_git_entry_file,
-                               git_entry_text,
-                               git_item,
-                               false};
-    switch (kind) {
-        case credentials::ItemKind::terraform:
-            return terraform;
-        case credentials::ItemKind::docker:
-            return docker;
-        case credentials::ItemKind::git:
-            return git;
-    }
-    throw Error(ErrorCode::keyring_error, "an item of an unknown kind");
 }
 
 }  // namespace
@@ -252,21 +176,19 @@ bool PassKeyring::remove_entry(const std::string& entry) {
 }
 
 std::optional<credentials::StoredItem> PassKeyring::lookup(const credentials::ItemKey& key) {
-    const EntryKind& kind = entry_kind(key.kind);
-    const std::string entry = kind.entry(key.key);
+    const std::string entry = entry_name(key.kind, key.key);
     const std::optional<Secret> text = read_entry(entry);
     if (!text) return std::nullopt;
-    return kind.item_of(entry, key, *text);
+    return entry_item(entry, key, text->view());
 }
 
 void PassKeyring::store(const credentials::StoredItem& item) {
-    const EntryKind& kind = entry_kind(item.key.kind);
-    const Secret text = kind.text_of(item);
-    write_entry(kind.entry(item.key.key), text.view());
+    const Secret text = entry_text_of(item);
+    write_entry(entry_name(item.key.kind, item.key.key), text.view());
 }
 
 bool PassKeyring::remove(const credentials::ItemKey& key) {
-    return remove_entry(entry_kind(key.kind).entry(key.key));
+    return remove_entry(entry_name(key.kind, key.key));
 }
 
 std::vector<std::pair<std::string, credentials::WallTime>> PassKeyring::folder_files(
@@ -285,22 +207,20 @@ std::vector<std::pair<std::string, credentials::WallTime>> PassKeyring::folder_f
 
 // A kind whose username is inside the encrypted entry has each entry read,
 // and one whose key gpg-agent does not hold unlocked is listed without it.
-std::vector<credentials::ListedItem> PassKeyring::list(credentials::ItemKind item_kind) {
-    const EntryKind& kind = entry_kind(item_kind);
+std::vector<credentials::ListedItem> PassKeyring::list(credentials::ItemKind kind) {
     if (!open_store_folder(store_, kEntryFolder, std::nullopt).fd.valid() &&
         !is_initialized(store_))
         not_initialized(store_);
     std::vector<credentials::ListedItem> out;
-    for (auto& [file, written] : folder_files(kind.folder)) {
-        if (auto key = kind.key_of_file(file))
-            out.push_back({*key, std::nullopt, kind.entry(*key), written});
+    for (auto& [file, written] : folder_files(entry_folder(kind))) {
+        if (auto key = key_of_entry_file(kind, file))
+            out.push_back({*key, std::nullopt, entry_name(kind, *key), written});
     }
     std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
-    if (!kind.username_inside) return out;
+    if (!credentials::describe(kind).pass.username_inside) return out;
     for (credentials::ListedItem& item : out) {
         try {
-            if (auto found = lookup({item_kind, item.key}))
-                item.username = std::move(found->username);
+            if (auto found = lookup({kind, item.key})) item.username = std::move(found->username);
         } catch (const Error& e) {
             if (e.code() != ErrorCode::keyring_locked) throw;
         }

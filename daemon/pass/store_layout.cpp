@@ -14,13 +14,8 @@
 #include <cstring>
 #include <random>
 
-#include "daemon/credentials/stored_object.hpp"
 #include "proto/error.hpp"
 #include "proto/file_io.hpp"
-#include "proto/git_credential.hpp"
-#include "proto/hostname.hpp"
-#include "proto/json.hpp"
-#include "proto/messages.hpp"
 
 namespace hostkeeper::daemon::pass {
 namespace fs = std::filesystem;
@@ -78,77 +73,36 @@ std::optional<std::string> decoded_entry_file(std::string_view folder, std::stri
 
 }  // namespace
 
-std::string docker_entry_name(std::string_view server) {
-    std::optional<std::string> name = encoded_entry_name(kDockerFolder, server);
-    if (!name)
-        throw proto::Error(proto::ErrorCode::bad_request,
-                           "the server URL is too long for a pass entry name (at most 188 bytes)");
+std::string entry_folder(credentials::ItemKind kind) {
+    const std::string_view folder = credentials::describe(kind).pass.folder;
+    if (folder.empty()) return std::string(kEntryFolder);
+    return std::string(kEntryFolder) + "/" + std::string(folder);
+}
+
+std::string entry_name(credentials::ItemKind kind, std::string_view key) {
+    const credentials::PassEntries& entries = credentials::describe(kind).pass;
+    if (!entries.encoded) return entry_name(key);
+    std::optional<std::string> name = encoded_entry_name(entries.folder, key);
+    if (!name) throw proto::Error(proto::ErrorCode::bad_request, entries.too_long);
     return std::move(*name);
 }
 
-std::optional<std::string> server_of_docker_entry_file(std::string_view file_name) {
-    std::optional<std::string> decoded = decoded_entry_file(kDockerFolder, file_name);
-    if (!decoded) return std::nullopt;
-    try {
-        // Only names hostkeeper itself writes: the key of a valid server URL.
-        if (proto::docker_server_key(*decoded) != *decoded) return std::nullopt;
-    } catch (const proto::Error&) {
-        return std::nullopt;
-    }
+std::optional<std::string> key_of_entry_file(credentials::ItemKind kind,
+                                             std::string_view file_name) {
+    const credentials::PassEntries& entries = credentials::describe(kind).pass;
+    if (!entries.encoded) return host_of_entry_file(file_name);
+    std::optional<std::string> decoded = decoded_entry_file(entries.folder, file_name);
+    if (!decoded || !entries.writes_key(*decoded)) return std::nullopt;
     return decoded;
 }
 
-std::string git_entry_name(std::string_view url) {
-    std::optional<std::string> name = encoded_entry_name(kGitFolder, url);
-    if (!name)
-        throw proto::Error(proto::ErrorCode::bad_request,
-                           "the git credential's URL (username, host and path) is too long for a "
-                           "pass entry name (at most 188 bytes)");
-    return std::move(*name);
+proto::Secret entry_text_of(const credentials::StoredItem& item) {
+    return credentials::describe(item.key.kind).pass.text_of(item);
 }
 
-std::optional<std::string> url_of_git_entry_file(std::string_view file_name) {
-    std::optional<std::string> decoded = decoded_entry_file(kGitFolder, file_name);
-    if (!decoded || !proto::parse_git_item_key(*decoded)) return std::nullopt;
-    return decoded;
-}
-
-credentials::StoredItem git_entry_item(const std::string& entry, const std::string& url,
-                                       const proto::Secret& text) {
-    proto::Json json = credentials::stored_object(text, entry);
-    const proto::ScrubGuard guard(json);
-    if (credentials::stored_string(json, "url", entry, ": not a git credential") != url)
-        throw proto::Error(proto::ErrorCode::keyring_error,
-                           entry + " holds the credentials of another URL");
-    json.erase("url");
-    std::string secret = json.dump();
-    const std::optional<proto::GitItemKey> key = proto::parse_git_item_key(url);
-    return {{credentials::ItemKind::git, url},
-            key ? key->username : std::string(),
-            proto::Secret::adopt(secret)};
-}
-
-proto::Secret git_entry_text(const credentials::StoredItem& item) {
-    proto::Json json;
-    try {
-        json = proto::parse_json(item.secret.view());
-    } catch (const std::exception&) {
-        throw proto::Error(proto::ErrorCode::internal, "a git item's secret is not JSON");
-    }
-    const proto::ScrubGuard guard(json);
-    json["url"] = item.key.key;
-    std::string text = json.dump();
-    return proto::Secret::adopt(text);
-}
-
-credentials::DockerCredentials docker_entry_text(const std::string& entry,
-                                                 const proto::Secret& text) {
-    proto::Json json = credentials::stored_object(text, entry);
-    const proto::ScrubGuard guard(json);
-    const char* const otherwise = ": not a Docker credential";
-    return {credentials::stored_string(json, "ServerURL", entry, otherwise),
-            credentials::stored_string(json, "Username", entry, otherwise),
-            proto::Secret(credentials::stored_string(json, "Secret", entry, otherwise))};
+credentials::StoredItem entry_item(const std::string& entry, const credentials::ItemKey& key,
+                                   std::string_view plaintext) {
+    return credentials::describe(key.kind).pass.item_of(entry, key, entry_text(plaintext));
 }
 
 proto::Secret entry_text(std::string_view plaintext) {

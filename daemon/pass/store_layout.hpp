@@ -2,8 +2,8 @@
 // A `pass` password store as hostkeeperd reads and writes it: the layout
 // (where the store is, entry names, which .gpg-id governs an entry) is
 // proto/pass_store_layout.hpp's, shared with the command line; here are
-// Docker entries' names and text, an entry's text, and the entries as files
-// opened without following links.
+// each kind's entries (named and read as the kind's description says), an
+// entry's text, and the entries as files opened without following links.
 
 #include <sys/types.h>
 
@@ -35,35 +35,24 @@ inline std::optional<std::string> host_of_entry_file(std::string_view file_name)
     return proto::host_of_pass_entry_file(file_name);
 }
 
-// Docker credentials' entries: "hostkeeper/docker/B64", B64 being the
-// server URL in unpadded base64url (it may hold any character). Throws
-// proto::Error{bad_request} when the file name would be over 255 bytes
-// (NAME_MAX): a server URL of more than 188 bytes.
-inline constexpr std::string_view kDockerFolder = proto::kPassDockerFolder;
-std::string docker_entry_name(std::string_view server);
-// The server a file under hostkeeper/docker/ stands for; nullopt for any
-// other file name.
-std::optional<std::string> server_of_docker_entry_file(std::string_view file_name);
-
-// git items' entries: "hostkeeper/git/B64", B64 being the item's URL
-// (its key) in unpadded base64url, as Docker's. Throws
-// proto::Error{bad_request} past NAME_MAX: a URL of more than 188 bytes.
-inline constexpr std::string_view kGitFolder = proto::kPassGitFolder;
-std::string git_entry_name(std::string_view url);
-// The URL a file under hostkeeper/git/ stands for; nullopt for any other
-// file name (and a URL that is not a git item's key).
-std::optional<std::string> url_of_git_entry_file(std::string_view file_name);
-// A git entry's text is the item's JSON object with "url": the item's key
-// added; read back, "url" must be `url` (else proto::Error{keyring_error}
-// naming `entry`) and is dropped from the item's secret.
-proto::Secret git_entry_text(const credentials::StoredItem& item);
-credentials::StoredItem git_entry_item(const std::string& entry, const std::string& url,
-                                       const proto::Secret& text);
-
-// A Docker entry's text, {"ServerURL":...,"Username":...,"Secret":...}, read;
-// throws proto::Error{keyring_error} naming `entry` for anything else.
-credentials::DockerCredentials docker_entry_text(const std::string& entry,
-                                                 const proto::Secret& text);
+// The folder of a kind's entries, "hostkeeper" or "hostkeeper/FOLDER"
+// (the kind's description: credentials/item_kinds.hpp).
+std::string entry_folder(credentials::ItemKind kind);
+// The entry of a kind's key: a host's as entry_name() names it; else
+// "hostkeeper/FOLDER/B64", B64 being the key in unpadded base64url (it may
+// hold any character). Throws proto::Error{bad_request} when that file name
+// would be over 255 bytes (NAME_MAX): a key of more than 188 bytes.
+std::string entry_name(credentials::ItemKind kind, std::string_view key);
+// The key a file in the kind's folder stands for; nullopt for any other
+// file name, and for a key hostkeeper does not write.
+std::optional<std::string> key_of_entry_file(credentials::ItemKind kind,
+                                             std::string_view file_name);
+// An entry's text for an item, and the item of an entry's decrypted text
+// (entry_text() first); throws proto::Error{keyring_error} naming `entry`
+// for a text that is not the kind's, or holds another key's item.
+proto::Secret entry_text_of(const credentials::StoredItem& item);
+credentials::StoredItem entry_item(const std::string& entry, const credentials::ItemKey& key,
+                                   std::string_view plaintext);
 
 using proto::gpg_id_file_for;
 using proto::parse_gpg_ids;
@@ -83,7 +72,7 @@ bool is_initialized(const std::filesystem::path& store);
 
 // Entries as files. An entry is a regular file in real folders of the
 // store: no symbolic link is followed to it, neither the entry's own file
-// nor hostkeeper/ or hostkeeper/docker/ (a store synced with git may carry
+// nor hostkeeper/ or a kind's folder in it (a store synced with git may carry
 // links; one could make a request for one host read another host's entry,
 // or a write land outside the store). Each folder is opened relative to the
 // one above it (openat, O_NOFOLLOW), so that no component of the path can

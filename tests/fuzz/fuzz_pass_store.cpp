@@ -12,9 +12,26 @@
 #include "fuzz_support.hpp"
 #include "proto/error.hpp"
 #include "proto/git_credential.hpp"
+#include "proto/json.hpp"
 #include "proto/messages.hpp"
 
 using namespace hostkeeper::daemon::pass;
+using hostkeeper::daemon::credentials::ItemKind;
+
+namespace {
+
+// The "ServerURL" an entry's text names, if it is a JSON object with one.
+std::string named_server(std::string_view text) {
+    try {
+        const hostkeeper::proto::Json json = hostkeeper::proto::parse_json(entry_text(text).view());
+        const auto it = json.find("ServerURL");
+        if (json.is_object() && it != json.end() && it->is_string()) return it->get<std::string>();
+    } catch (const std::exception&) {
+    }
+    return {};
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text = hostkeeper::fuzz::text_of(data, size);
@@ -37,39 +54,40 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                   "an accepted entry name does not round-trip");
     }
 
-    if (const auto server = server_of_docker_entry_file(text)) {
-        hostkeeper::fuzz::require(
-            docker_entry_name(*server) + ".gpg" == "hostkeeper/docker/" + std::string(text),
-            "an accepted Docker entry name does not round-trip");
+    if (const auto server = key_of_entry_file(ItemKind::docker, text)) {
+        hostkeeper::fuzz::require(entry_name(ItemKind::docker, *server) + ".gpg" ==
+                                      "hostkeeper/docker/" + std::string(text),
+                                  "an accepted Docker entry name does not round-trip");
         hostkeeper::fuzz::require(hostkeeper::proto::docker_server_key(*server) == *server,
                                   "an accepted Docker server is not a server key");
     }
     try {
-        const auto docker = docker_entry_text("e", hostkeeper::proto::Secret(text));
+        // Read as the entry of the server it names, so that a valid entry reads.
+        const auto docker = entry_item("e", {ItemKind::docker, named_server(text)}, text);
         hostkeeper::fuzz::require(
-            docker.server.size() + docker.username.size() + docker.secret.size() <= text.size(),
+            docker.key.key.size() + docker.username.size() + docker.secret.size() <= text.size(),
             "a Docker entry read more than it held");
     } catch (const hostkeeper::proto::Error& e) {
         hostkeeper::fuzz::require(e.code() == hostkeeper::proto::ErrorCode::keyring_error,
                                   "a bad Docker entry is not keyring_error");
     }
 
-    if (const auto url = url_of_git_entry_file(text)) {
+    if (const auto url = key_of_entry_file(ItemKind::git, text)) {
         hostkeeper::fuzz::require(
-            git_entry_name(*url) + ".gpg" == "hostkeeper/git/" + std::string(text),
+            entry_name(ItemKind::git, *url) + ".gpg" == "hostkeeper/git/" + std::string(text),
             "an accepted git entry name does not round-trip");
         hostkeeper::fuzz::require(hostkeeper::proto::parse_git_item_key(*url).has_value(),
                                   "an accepted git entry's URL is not a git item key");
     }
     try {
         const std::string url = "https://u@h.example";
-        const auto git = git_entry_item("e", url, hostkeeper::proto::Secret(text));
+        const auto git = entry_item("e", {ItemKind::git, url}, text);
         hostkeeper::fuzz::require(git.key.key == url && git.username == "u",
                                   "a git entry read back another item");
         // What it holds besides the URL is written back with the URL.
-        const hostkeeper::proto::Secret again = git_entry_text(git);
+        const hostkeeper::proto::Secret again = entry_text_of(git);
         hostkeeper::fuzz::require(
-            git_entry_item("e", url, again).secret.view() == git.secret.view(),
+            entry_item("e", {ItemKind::git, url}, again.view()).secret.view() == git.secret.view(),
             "a git entry's text does not read back the same");
     } catch (const hostkeeper::proto::Error& e) {
         hostkeeper::fuzz::require(e.code() == hostkeeper::proto::ErrorCode::keyring_error,

@@ -74,7 +74,6 @@ TEST_CASE("pass store layout: the configured store, else PASSWORD_STORE_DIR, els
 TEST_CASE("pass store layout: hostkeeper/HOST, a port as HOST_PORT, and back",
           "[proto][pass_store_layout]") {
     CHECK(proto::kPassEntryFolder == "hostkeeper");
-    CHECK(proto::kPassDockerFolder == "docker");
     CHECK(proto::pass_entry_name("app.example.com") == "hostkeeper/app.example.com");
     CHECK(proto::pass_entry_name("app.example.com:8443") == "hostkeeper/app.example.com_8443");
     CHECK(proto::host_of_pass_entry_file("app.example.com.gpg") == "app.example.com");

@@ -11,6 +11,7 @@ namespace test_migration {
 
 using namespace hostkeeper;
 using daemon::backends::migrate;
+using daemon::credentials::ItemKind;
 
 namespace {
 
@@ -36,7 +37,8 @@ TEST_CASE("migrate moves every host, read back and compared, then removed from t
     CHECK(result.to == "pass");
     CHECK(result.failed.empty());
     CHECK(result.switched);
-    CHECK(result.migrated == std::vector<std::string>{"a.example", "b.example:8443", "c.example"});
+    CHECK(result.moved(ItemKind::terraform) ==
+          std::vector<std::string>{"a.example", "b.example:8443", "c.example"});
     CHECK(hosts(from).empty());
     CHECK(to.text("a.example") == R"({"token":"ta"})");
     CHECK(to.text("b.example:8443") == R"({"token":"tb","extra":1})");
@@ -52,10 +54,11 @@ TEST_CASE("one host the target cannot store: nothing moves, every copy is taken 
     from.put("c.example", R"({"token":"tc"})");
     to.fail_store_of("b.example");
     const auto result = migrate(from, to);
-    CHECK(result.migrated.empty());
+    CHECK(result.moved(ItemKind::terraform).empty());
     CHECK_FALSE(result.switched);
     REQUIRE(result.failed.size() == 1);
-    CHECK(result.failed[0].host == "b.example");
+    CHECK(result.failed[0].kind == ItemKind::terraform);
+    CHECK(result.failed[0].key == "b.example");
     CHECK(result.failed[0].code == proto::ErrorCode::keyring_error);
     // The source as it was; the target as it was (empty).
     CHECK(hosts(from) == std::vector<std::string>{"a.example", "b.example", "c.example"});
@@ -86,7 +89,7 @@ TEST_CASE("a host the target already holds: the same counts as copied, different
     SECTION("only the same one: it moves") {
         const auto result = migrate(from, to);
         CHECK(result.switched);
-        CHECK(result.migrated == std::vector<std::string>{"same.example"});
+        CHECK(result.moved(ItemKind::terraform) == std::vector<std::string>{"same.example"});
         CHECK_FALSE(from.has("same.example"));
         CHECK(to.text("same.example") == R"({"token":"t"})");
     }
@@ -96,7 +99,8 @@ TEST_CASE("a host the target already holds: the same counts as copied, different
         const auto result = migrate(from, to);
         CHECK_FALSE(result.switched);
         REQUIRE(result.failed.size() == 1);
-        CHECK(result.failed[0].host == "other.example");
+        CHECK(result.failed[0].kind == ItemKind::terraform);
+        CHECK(result.failed[0].key == "other.example");
         CHECK(result.failed[0].message.find("already holds other credentials") !=
               std::string::npos);
         CHECK(from.text("other.example") == R"({"token":"mine"})");
@@ -115,9 +119,10 @@ TEST_CASE("a host that cannot be removed from the source after the copy is left 
     from.fail_remove_of("a.example");
     const auto result = migrate(from, to);
     CHECK(result.switched);
-    CHECK(result.migrated == std::vector<std::string>{"a.example"});
+    CHECK(result.moved(ItemKind::terraform) == std::vector<std::string>{"a.example"});
     REQUIRE(result.leftover.size() == 1);
-    CHECK(result.leftover[0].host == "a.example");
+    CHECK(result.leftover[0].kind == ItemKind::terraform);
+    CHECK(result.leftover[0].key == "a.example");
     CHECK(from.has("a.example"));
     CHECK(to.text("a.example") == R"({"token":"ta"})");
 }
@@ -142,8 +147,8 @@ TEST_CASE("Docker credentials move with the hosts", "[daemon][backends][docker]"
         {"https://index.docker.io/v1/", "bob", proto::Secret(std::string_view("s2"))});
     const auto result = migrate(from, to);
     CHECK(result.switched);
-    CHECK(result.migrated == std::vector<std::string>{"a.example"});
-    CHECK(result.docker_migrated ==
+    CHECK(result.moved(ItemKind::terraform) == std::vector<std::string>{"a.example"});
+    CHECK(result.moved(ItemKind::docker) ==
           std::vector<std::string>{"https://index.docker.io/v1/", "reg.example:5000"});
     CHECK(docker(from).items().empty());
     const auto moved = docker(to).lookup("reg.example:5000");
@@ -162,8 +167,8 @@ TEST_CASE("a Docker server the target cannot store: nothing moves, hosts include
     const auto result = migrate(from, to);
     CHECK_FALSE(result.switched);
     REQUIRE(result.failed.size() == 1);
-    CHECK(result.failed[0].server == "reg.example:5000");
-    CHECK(result.failed[0].host.empty());
+    CHECK(result.failed[0].kind == ItemKind::docker);
+    CHECK(result.failed[0].key == "reg.example:5000");
     CHECK(hosts(to).empty());
     CHECK(docker(to).items().empty());
     CHECK(hosts(from) == std::vector<std::string>{"a.example"});
@@ -181,7 +186,7 @@ TEST_CASE("git items move with the hosts, expiry and refresh token included",
                                                proto::Secret(std::string_view("refresh"))});
     const auto result = migrate(from, to);
     CHECK(result.switched);
-    CHECK(result.git_migrated == std::vector<std::string>{"https://alice@g.example/r.git"});
+    CHECK(result.moved(ItemKind::git) == std::vector<std::string>{"https://alice@g.example/r.git"});
     CHECK(daemon::credentials::GitItems(from).items().empty());
     const auto moved = daemon::credentials::GitItems(to).lookup({"g.example", "r.git", "alice"});
     REQUIRE(moved);
@@ -204,8 +209,8 @@ TEST_CASE("a git item the target cannot store: nothing moves, and the failure na
     const auto result = migrate(from, to);
     CHECK_FALSE(result.switched);
     REQUIRE(result.failed.size() == 1);
-    CHECK(result.failed[0].url == "https://bob@g.example");
-    CHECK(result.failed[0].host.empty());
+    CHECK(result.failed[0].kind == ItemKind::git);
+    CHECK(result.failed[0].key == "https://bob@g.example");
     CHECK(hosts(to).empty());
     CHECK(daemon::credentials::GitItems(to).items().empty());
     CHECK(daemon::credentials::GitItems(from).items().size() == 1);

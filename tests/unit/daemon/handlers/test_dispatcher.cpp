@@ -8,6 +8,8 @@
 #include <chrono>
 #include <filesystem>
 
+#include "daemon/credentials/docker_items.hpp"
+#include "daemon/credentials/git_items.hpp"
 #include "dispatcher_fixture.hpp"
 #include "socket_fixture.hpp"
 
@@ -151,6 +153,43 @@ TEST_CASE("migrate moves every item to the other backend and says so per host",
     migrate["to"] = "keepassxc";
     CHECK(f.request(migrate)["error"]["code"] == "bad_request");
     CHECK(f.request(proto::make_request(proto::Op::migrate))["error"]["code"] == "bad_request");
+}
+
+TEST_CASE("migrate names Docker servers and git items in its reply as it names hosts",
+          "[daemon][server][backends][docker][git]") {
+    ServerFixture f;
+    f.keyring.put("a.example", R"({"token":"ta"})");
+    daemon::credentials::DockerItems(f.keyring).store(
+        {"reg.example:5000", "alice", proto::Secret(std::string_view("s1"))});
+    daemon::credentials::GitItems(f.keyring).store({{"g.example", "", "bob"},
+                                                    proto::Secret(std::string_view("pw")),
+                                                    std::nullopt,
+                                                    std::nullopt});
+    proto::Json migrate = proto::make_request(proto::Op::migrate);
+    migrate["to"] = "pass";
+    f.other_keyring.fail_store_of("reg.example:5000");
+    const proto::Json failed = f.request(migrate);
+    REQUIRE(failed["failed"].size() == 1);
+    CHECK(failed["failed"][0] == proto::Json{{"server", "reg.example:5000"},
+                                             {"code", "keyring_error"},
+                                             {"message", failed["failed"][0]["message"]}});
+    f.other_keyring.fail_store_of("https://bob@g.example");
+    const proto::Json git_failed = f.request(migrate);
+    REQUIRE(git_failed["failed"].size() == 1);
+    CHECK(git_failed["failed"][0].begin().key() == "url");
+    CHECK(git_failed["failed"][0]["url"] == "https://bob@g.example");
+
+    f.other_keyring.fail_store_of(std::nullopt);
+    const proto::Json moved = f.request(migrate);
+    std::vector<std::string> members;
+    for (const auto& member : moved.items()) members.push_back(member.key());
+    CHECK(members == std::vector<std::string>{"v", "ok", "from", "to", "migrated",
+                                              "docker_migrated", "git_migrated", "failed",
+                                              "leftover", "switched"});
+    CHECK(moved["migrated"] == proto::Json::array({"a.example"}));
+    CHECK(moved["docker_migrated"] == proto::Json::array({"reg.example:5000"}));
+    CHECK(moved["git_migrated"] == proto::Json::array({"https://bob@g.example"}));
+    CHECK(moved["switched"] == true);
 }
 
 TEST_CASE("status says which keyring backend is used and why; unlock asks it",

@@ -19,6 +19,7 @@
 namespace test_store_layout {
 
 using namespace hostkeeper::daemon::pass;
+using hostkeeper::daemon::credentials::ItemKind;
 namespace fs = std::filesystem;
 
 TEST_CASE("entry names: hostkeeper/HOST, a port as HOST_PORT, and back", "[daemon][pass]") {
@@ -39,60 +40,60 @@ TEST_CASE("entry names: hostkeeper/HOST, a port as HOST_PORT, and back", "[daemo
 }
 
 TEST_CASE("Docker entry names: the server URL in unpadded base64url, and back", "[daemon][pass]") {
-    CHECK(docker_entry_name("reg.example:5000") == "hostkeeper/docker/cmVnLmV4YW1wbGU6NTAwMA");
-    CHECK(server_of_docker_entry_file("cmVnLmV4YW1wbGU6NTAwMA.gpg") == "reg.example:5000");
+    CHECK(entry_name(ItemKind::docker, "reg.example:5000") ==
+          "hostkeeper/docker/cmVnLmV4YW1wbGU6NTAwMA");
+    CHECK(key_of_entry_file(ItemKind::docker, "cmVnLmV4YW1wbGU6NTAwMA.gpg") == "reg.example:5000");
     // '/' and '+' of base64 are '_' and '-': any URL is one file name.
     const std::string hub = "https://index.docker.io/v1/";
-    const std::string name = docker_entry_name(hub);
+    const std::string name = entry_name(ItemKind::docker, hub);
     CHECK(name.find('/', std::string("hostkeeper/docker/").size()) == std::string::npos);
-    CHECK(server_of_docker_entry_file(name.substr(name.rfind('/') + 1) + ".gpg") == hub);
+    CHECK(key_of_entry_file(ItemKind::docker, name.substr(name.rfind('/') + 1) + ".gpg") == hub);
     for (const std::string server : {"a", "ab", "abc", "abcd", "h\xc3\xbc.example/x?y=~~~"}) {
-        const std::string n = docker_entry_name(server);
-        CHECK(server_of_docker_entry_file(n.substr(n.rfind('/') + 1) + ".gpg") == server);
+        const std::string n = entry_name(ItemKind::docker, server);
+        CHECK(key_of_entry_file(ItemKind::docker, n.substr(n.rfind('/') + 1) + ".gpg") == server);
     }
     // Too long for a file name: a clear refusal, not a truncated name.
-    CHECK_NOTHROW(docker_entry_name(std::string(188, 'x')));
-    CHECK_THROWS_WITH(docker_entry_name(std::string(189, 'x')),
+    CHECK_NOTHROW(entry_name(ItemKind::docker, std::string(188, 'x')));
+    CHECK_THROWS_WITH(entry_name(ItemKind::docker, std::string(189, 'x')),
                       Catch::Contains("too long for a pass entry name"));
     // Not hostkeeper's names.
-    CHECK_FALSE(server_of_docker_entry_file("cmVnLmV4YW1wbGU6NTAwMA=.gpg"));  // padded
-    CHECK_FALSE(server_of_docker_entry_file("cmVn+.gpg"));
-    CHECK_FALSE(server_of_docker_entry_file("YQ"));       // no .gpg
-    CHECK_FALSE(server_of_docker_entry_file("Y.gpg"));    // not base64 of anything
-    CHECK_FALSE(server_of_docker_entry_file("IA.gpg"));   // " ": not a server key
-    CHECK_FALSE(server_of_docker_entry_file("YQo.gpg"));  // "a\n": a control character
+    CHECK_FALSE(key_of_entry_file(ItemKind::docker, "cmVnLmV4YW1wbGU6NTAwMA=.gpg"));  // padded
+    CHECK_FALSE(key_of_entry_file(ItemKind::docker, "cmVn+.gpg"));
+    CHECK_FALSE(key_of_entry_file(ItemKind::docker, "YQ"));       // no .gpg
+    CHECK_FALSE(key_of_entry_file(ItemKind::docker, "Y.gpg"));    // not base64 of anything
+    CHECK_FALSE(key_of_entry_file(ItemKind::docker, "IA.gpg"));   // " ": not a server key
+    CHECK_FALSE(key_of_entry_file(ItemKind::docker, "YQo.gpg"));  // "a\n": a control character
 }
 
 TEST_CASE("git entry names: the item's URL in unpadded base64url, and back; its text",
           "[daemon][pass][git]") {
     const std::string url = "https://alice@gitlab.example.com/group/net.git";
-    const std::string name = git_entry_name(url);
+    const std::string name = entry_name(ItemKind::git, url);
     CHECK(name.rfind("hostkeeper/git/", 0) == 0);
     CHECK(name.find('/', std::string("hostkeeper/git/").size()) == std::string::npos);
-    CHECK(url_of_git_entry_file(name.substr(name.rfind('/') + 1) + ".gpg") == url);
+    CHECK(key_of_entry_file(ItemKind::git, name.substr(name.rfind('/') + 1) + ".gpg") == url);
     // Only the keys hostkeeper writes: not a Docker server's, not another spelling.
-    const std::string docker = docker_entry_name("reg.example:5000");
-    CHECK_FALSE(url_of_git_entry_file(docker.substr(docker.rfind('/') + 1) + ".gpg"));
-    const std::string upper = git_entry_name("https://alice@GitLab.example.com");
-    CHECK_FALSE(url_of_git_entry_file(upper.substr(upper.rfind('/') + 1) + ".gpg"));
-    CHECK_THROWS_WITH(git_entry_name("https://u@h.example/" + std::string(200, 'p')),
+    const std::string docker = entry_name(ItemKind::docker, "reg.example:5000");
+    CHECK_FALSE(key_of_entry_file(ItemKind::git, docker.substr(docker.rfind('/') + 1) + ".gpg"));
+    const std::string upper = entry_name(ItemKind::git, "https://alice@GitLab.example.com");
+    CHECK_FALSE(key_of_entry_file(ItemKind::git, upper.substr(upper.rfind('/') + 1) + ".gpg"));
+    CHECK_THROWS_WITH(entry_name(ItemKind::git, "https://u@h.example/" + std::string(200, 'p')),
                       Catch::Contains("too long for a pass entry name"));
     // The entry holds the item's JSON with its URL; read back, the URL is checked and dropped.
     const hostkeeper::daemon::credentials::StoredItem item{
-        {hostkeeper::daemon::credentials::ItemKind::git, url},
+        {ItemKind::git, url},
         "alice",
         hostkeeper::proto::Secret(std::string_view(R"({"password":"pw"})"))};
-    const hostkeeper::proto::Secret text = git_entry_text(item);
+    const hostkeeper::proto::Secret text = entry_text_of(item);
     CHECK(text.view() == R"({"password":"pw","url":")" + url + "\"}");
-    const auto back = git_entry_item("hostkeeper/git/X", url, text);
+    const auto back = entry_item("hostkeeper/git/X", {ItemKind::git, url}, text.view());
     CHECK(back.secret.view() == R"({"password":"pw"})");
     CHECK(back.username == "alice");
-    CHECK_THROWS_WITH(git_entry_item("hostkeeper/git/X", "https://bob@h.example", text),
-                      Catch::Contains("another URL"));
     CHECK_THROWS_WITH(
-        git_entry_item("hostkeeper/git/X", url,
-                       hostkeeper::proto::Secret(std::string_view("just a password"))),
-        Catch::Contains("hostkeeper/git/X does not hold a JSON object"));
+        entry_item("hostkeeper/git/X", {ItemKind::git, "https://bob@h.example"}, text.view()),
+        Catch::Contains("another URL"));
+    CHECK_THROWS_WITH(entry_item("hostkeeper/git/X", {ItemKind::git, url}, "just a password"),
+                      Catch::Contains("hostkeeper/git/X does not hold a JSON object"));
 }
 
 TEST_CASE(".gpg-id lines as pass reads them", "[daemon][pass]") {
@@ -224,7 +225,7 @@ TEST_CASE("links: get for a host whose entry links to another host's entry is re
     CHECK(keyring.used_keyids().empty());  // nothing was decrypted
 
     // A Docker entry alike.
-    const std::string docker = docker_entry_name("reg.example:5000");
+    const std::string docker = entry_name(ItemKind::docker, "reg.example:5000");
     fs::create_directories(w.store / "hostkeeper" / "docker");
     fs::create_symlink("../b.example.gpg", w.store / (docker + ".gpg"));
     const auto [docker_code, docker_message] = refusal([&] {
@@ -326,7 +327,7 @@ TEST_CASE("links: listings leave out entries that are links", "[daemon][pass][li
     fs::create_symlink(w.outside / "gone.gpg", w.store / "hostkeeper" / "dangling.example.gpg");
     fs::create_directories(w.store / "hostkeeper" / "docker");
     fs::create_symlink("../a.example.gpg",
-                       w.store / (docker_entry_name("reg.example:5000") + ".gpg"));
+                       w.store / (entry_name(ItemKind::docker, "reg.example:5000") + ".gpg"));
     PassKeyring keyring(w.store);
     CHECK(terraform(keyring).hosts() == std::vector<std::string>{"a.example", "b.example:8443"});
     const auto items = terraform(keyring).items();
