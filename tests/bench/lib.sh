@@ -1,6 +1,7 @@
-# tests/bench/lib.sh: sourced by run.sh, discovery.sh and registry.sh.
-# Logging, number formatting, the CPU accounting that tells whether other
-# processes competed with a phase, the load generator, and (discovery.sh,
+# tests/bench/lib.sh: sourced by the benchmark scripts (run.sh and the ones
+# it runs). Logging, number formatting, the CPU accounting that tells whether
+# other processes competed with a phase, the load generator, starting and
+# stopping hostkeeperd (hkd_launch, hkd_stop), and (discovery.sh,
 # registry.sh) a private nginx and hostkeeperd over TLS on loopback; and
 # tests/support/script_lib.sh (die, on_exit). The sourcing script sets
 # script_name and die_status for die, and defines own_pids: the pids of its
@@ -168,28 +169,40 @@ loadavg() { cut -d" " -f1-3 /proc/loadavg; }
 hk() { "$BIN/hostkeeper" --socket "$SOCK" "$@"; }
 hk_status() { hk status --json; }
 
-# hostkeeperd in the foreground on $SOCK, trusting $CA when set, with
-# --max-connections 512 (the default 128 would refuse part of a 200-connection
-# burst) and ARGS; waits until it answers.
-# shellcheck disable=SC2120  # ARGS are optional
-hkd_start() {
-    DAEMON_N=$(( DAEMON_N + 1 ))
-    DAEMON_LOG=$DIR/hostkeeperd-$DAEMON_N.log
-    local ca=()
-    [[ -n "${CA:-}" ]] && ca=(--ca-file "$CA")
-    "$BIN/hostkeeperd" --socket "$SOCK" "${ca[@]}" --log-level warn --idle-timeout 0 \
-        --max-connections 512 "$@" >"$DAEMON_LOG" 2>&1 &
+# Credential settings under which nothing expires or is evicted during a
+# run (run.sh, consumers.sh, pass.sh).
+# shellcheck disable=SC2034  # read by the sourcing scripts
+HKD_KEEP_CREDENTIALS=(--credentials-ttl 2h --credentials-max-lifetime 4h --credentials-negative-ttl 2h)
+
+# hkd_launch NAME LOG ARGS...: hostkeeperd in the foreground on $SOCK with
+# --log-level warn, --idle-timeout 0 and ARGS, its output in LOG; sets
+# DAEMON_PID and DAEMON_LOG and waits until it answers, and is the one that
+# answers. NAME (may be empty) names it in the messages of a failed start.
+hkd_launch() {
+    local name=${1:+ ($1)} _
+    DAEMON_LOG=$2
+    shift 2
+    "$BIN/hostkeeperd" --socket "$SOCK" --log-level warn --idle-timeout 0 "$@" >"$DAEMON_LOG" 2>&1 &
     DAEMON_PID=$!
-    local _
     for _ in $(seq 1 500); do
         if hk --timeout 1 status >/dev/null 2>&1; then
             [[ "$(hk_status | jq -r .daemon.pid)" == "$DAEMON_PID" ]] || die "another hostkeeperd answers on $SOCK"
             return 0
         fi
-        kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$DAEMON_LOG" >&2; die "hostkeeperd exited at start-up"; }
+        kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$DAEMON_LOG" >&2; die "hostkeeperd$name exited at start-up"; }
         sleep 0.02
     done
-    die "hostkeeperd did not answer within 10 s"
+    die "hostkeeperd$name did not answer within 10 s"
+}
+
+# hkd_launch in $DIR, trusting $CA when set, with --max-connections 512 (the
+# default 128 would refuse part of a 200-connection burst) and ARGS.
+# shellcheck disable=SC2120  # ARGS are optional
+hkd_start() {
+    DAEMON_N=$(( DAEMON_N + 1 ))
+    local ca=()
+    [[ -n "${CA:-}" ]] && ca=(--ca-file "$CA")
+    hkd_launch "" "$DIR/hostkeeperd-$DAEMON_N.log" "${ca[@]}" --max-connections 512 "$@"
 }
 
 hkd_stop() {

@@ -48,10 +48,7 @@ BIN="" OUT="" RAW="" SOCK="" DAEMON_PID="" DAEMON_LOG=""
 # shellcheck disable=SC2317  # run at exit
 stop_bench() {
     local rc=$exit_status
-    if [[ -n "$DAEMON_PID" ]]; then
-        "$BIN/hostkeeper" --socket "$SOCK" stop >/dev/null 2>&1 || kill "$DAEMON_PID" 2>/dev/null || true
-        wait "$DAEMON_PID" 2>/dev/null || true
-    fi
+    hkd_stop
     if [[ $rc -ne 0 && -n "$DAEMON_LOG" && -s "$DAEMON_LOG" ]]; then
         echo "bench (pass): hostkeeperd's log ($DAEMON_LOG):" >&2
         tail -n 20 "$DAEMON_LOG" >&2
@@ -61,18 +58,9 @@ stop_bench() {
 # start_daemon NAME ARGS...: hostkeeperd on $SOCK (nothing expires during a
 # run), waited for.
 start_daemon() {
-    local name=$1 _
+    local name=$1
     shift
-    DAEMON_LOG=$HK_TEST_ROOT/hostkeeperd-$name.log
-    "$BIN/hostkeeperd" --socket "$SOCK" --log-level warn --idle-timeout 0 --credentials-ttl 2h \
-        --credentials-max-lifetime 4h --credentials-negative-ttl 2h "$@" >"$DAEMON_LOG" 2>&1 &
-    DAEMON_PID=$!
-    for _ in $(seq 1 500); do
-        "$BIN/hostkeeper" --socket "$SOCK" --timeout 1 status >/dev/null 2>&1 && return 0
-        kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$DAEMON_LOG" >&2; die "hostkeeperd ($name) exited at start-up"; }
-        sleep 0.02
-    done
-    die "hostkeeperd ($name) did not answer within 10 s"
+    hkd_launch "$name" "$HK_TEST_ROOT/hostkeeperd-$name.log" "${HKD_KEEP_CREDENTIALS[@]}" "$@"
 }
 
 median() { jq -r --arg n "$2" '.results[] | select(.command == $n) | .median' "$1"; }

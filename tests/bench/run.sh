@@ -187,34 +187,13 @@ lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 
-# Starts hostkeeperd on $SOCK, settings such that nothing expires or is
-# evicted during a run, and waits until it answers.
+# start_daemon NAME: hostkeeperd on $SOCK, settings such that nothing
+# expires or is evicted during a run, waited for.
 start_daemon() {
-    local name=$1
-    DAEMON_LOG=$HK_TEST_ROOT/hostkeeperd-$name.log
-    "$BIN/hostkeeperd" --socket "$SOCK" --log-level warn --idle-timeout 0 \
-        --credentials-max-entries 20000 --credentials-ttl 2h --credentials-max-lifetime 4h \
-        --credentials-negative-ttl 2h >"$DAEMON_LOG" 2>&1 &
-    DAEMON_PID=$!
-    local _
-    for _ in $(seq 1 500); do
-        if "$BIN/hostkeeper" --socket "$SOCK" --timeout 1 status >/dev/null 2>&1; then
-            [[ "$(daemon_status | jq -r .daemon.pid)" == "$DAEMON_PID" ]] ||
-                die "another hostkeeperd answers on $SOCK"
-            return 0
-        fi
-        kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$DAEMON_LOG" >&2; die "hostkeeperd ($name) exited at start-up"; }
-        sleep 0.02
-    done
-    die "hostkeeperd ($name) did not answer within 10 s"
+    hkd_launch "$1" "$HK_TEST_ROOT/hostkeeperd-$1.log" --credentials-max-entries 20000 "${HKD_KEEP_CREDENTIALS[@]}"
 }
 
-stop_daemon() {
-    [[ -n "$DAEMON_PID" ]] || return 0
-    "$BIN/hostkeeper" --socket "$SOCK" stop >/dev/null 2>&1 || kill "$DAEMON_PID" 2>/dev/null || true
-    wait "$DAEMON_PID" 2>/dev/null || true
-    DAEMON_PID=
-}
+stop_daemon() { hkd_stop; }
 
 daemon_status() { "$BIN/hostkeeper" --socket "$SOCK" status --json; }
 

@@ -90,11 +90,7 @@ start_daemons() {
 }
 
 stop_daemons() {
-    if [[ -n "$DAEMON_PID" ]]; then
-        hk stop >/dev/null 2>&1 || kill "$DAEMON_PID" 2>/dev/null || true
-        wait "$DAEMON_PID" 2>/dev/null || true
-        DAEMON_PID=
-    fi
+    hkd_stop
     if [[ -n "$GIT_DAEMON_PID" ]]; then
         git credential-cache --socket "$GIT_SOCK" exit 2>/dev/null || kill "$GIT_DAEMON_PID" 2>/dev/null || true
         wait "$GIT_DAEMON_PID" 2>/dev/null || true

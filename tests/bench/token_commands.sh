@@ -49,10 +49,7 @@ own_pids() { echo "${DAEMON_PID:-0}" "${REG_PID:-0}" "${HK_KEYRING_PID:-0}" "${H
 # shellcheck disable=SC2317  # run at exit
 stop_bench() {
     local rc=$exit_status
-    if [[ -n "$DAEMON_PID" ]]; then
-        "$BIN/hostkeeper" --socket "$SOCK" stop >/dev/null 2>&1 || kill "$DAEMON_PID" 2>/dev/null || true
-        wait "$DAEMON_PID" 2>/dev/null || true
-    fi
+    hkd_stop
     if [[ -n "$REG_PID" ]]; then
         kill "$REG_PID" 2>/dev/null || true
         wait "$REG_PID" 2>/dev/null || true
@@ -63,7 +60,6 @@ stop_bench() {
     fi
 }
 
-hk() { "$BIN/hostkeeper" --socket "$SOCK" "$@"; }
 get() { "$BIN/terraform-credentials-hostkeeper" get "$1"; }
 # command_state HOST: the host's object in status's credentials.commands.
 command_state() { hk status --json | jq -c --arg h "$1" '.credentials.commands[] | select(.host == $h)'; }
@@ -100,17 +96,8 @@ start_registry() {
 }
 
 start_daemon() {
-    local _
-    DAEMON_LOG=$DIR/hostkeeperd.log
-    "$BIN/hostkeeperd" --socket "$SOCK" --config "$XDG_CONFIG_HOME/hostkeeper/config.toml" --log-level warn \
-        --idle-timeout 0 --credentials-ttl 2h --credentials-max-lifetime 4h >"$DAEMON_LOG" 2>&1 &
-    DAEMON_PID=$!
-    for _ in $(seq 1 500); do
-        hk --timeout 1 status >/dev/null 2>&1 && return 0
-        kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$DAEMON_LOG" >&2; die "hostkeeperd exited at start-up"; }
-        sleep 0.02
-    done
-    die "hostkeeperd did not answer within 10 s"
+    hkd_launch "" "$DIR/hostkeeperd.log" --config "$XDG_CONFIG_HOME/hostkeeper/config.toml" \
+        --credentials-ttl 2h --credentials-max-lifetime 4h
 }
 
 # many_inits N: N terraform init at once, each in a fresh directory; sets
