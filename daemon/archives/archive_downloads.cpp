@@ -108,7 +108,7 @@ asio::awaitable<void> ArchiveStore::download(std::shared_ptr<Flight> flight, Arc
     std::uint64_t size = 0;
     std::exception_ptr error;
     try {
-        // Named first (async/toolchain.hpp).
+        // Named first.
         auto inserting = insert(*flight, std::move(request), std::move(expected));
         size = co_await std::move(inserting);
     } catch (...) {
@@ -117,7 +117,7 @@ asio::awaitable<void> ArchiveStore::download(std::shared_ptr<Flight> flight, Arc
     finished(key, *flight, size, error);
 }
 
-// Not a coroutine: its try block would trip GCC's false warning (async/toolchain.hpp).
+// Not a coroutine: its try block would trip GCC bug 109224.
 void ArchiveStore::finished(const std::string& key, const Flight& flight, std::uint64_t size,
                             const std::exception_ptr& error) {
     flights_.erase(key);
@@ -165,7 +165,7 @@ asio::awaitable<std::uint64_t> ArchiveStore::insert(Flight& flight, ArchiveReque
     const std::string key = request.key;
     const std::string what = request.what;
     http::BodyObserver observer = follow(flight.growing);
-    // Named first (async/toolchain.hpp).
+    // Named first.
     auto downloading =
         download_verified(http_, hashing_.get_executor(), flight.file.get(), flight.temp,
                           std::move(request.url), std::move(request.credentials),
@@ -185,7 +185,7 @@ asio::awaitable<std::uint64_t> ArchiveStore::insert(Flight& flight, ArchiveReque
 
 // The verified download stored as `name` (store_download), or nullopt when
 // it cannot be: said (not_kept), and served from its open file only. Not a
-// coroutine (async/toolchain.hpp).
+// coroutine (GCC bug 109224).
 std::optional<OwnedFd> ArchiveStore::keep_download(const Flight& flight, const std::string& name,
                                                    const std::string& what) {
     try {
@@ -199,7 +199,7 @@ std::optional<OwnedFd> ArchiveStore::keep_download(const Flight& flight, const s
 }
 
 // The verified download `out` (`temp_file` in this user's temp directory)
-// stored as `name`, opened. Not a coroutine (async/toolchain.hpp).
+// stored as `name`, opened. Not a coroutine (GCC bug 109224).
 OwnedFd ArchiveStore::store_download(const StoreDirs& dirs, const OwnedFd& out,
                                      const std::string& temp_file, const std::string& name,
                                      const std::string& what) const {

@@ -277,7 +277,7 @@ void ArchiveStore::prepare() {
 }
 
 // Before an insert: the directories, else StoreUnwritable. Not a coroutine:
-// a try block in insert() would trip GCC's false warning (async/toolchain.hpp).
+// a try block in insert() would trip GCC bug 109224.
 void ArchiveStore::prepare_to_store() {
     try {
         prepare();
@@ -362,11 +362,11 @@ asio::awaitable<std::optional<Archive>> ArchiveStore::find(const std::string& ke
     std::optional<Opened> opened = open_stored(key);
     if (!opened) co_return std::nullopt;
     if (opened->verify && opened->foreign) {
-        auto adopting = adopt(std::move(*opened));  // named first (async/toolchain.hpp)
+        auto adopting = adopt(std::move(*opened));  // named first
         co_return co_await std::move(adopting);
     }
     if (opened->verify) {
-        // Named first (async/toolchain.hpp).
+        // Named first.
         auto hashing = hash_of(opened->archive.fd.get());
         const std::string hash = co_await std::move(hashing);
         if (!accept_hashed(*opened, hash)) co_return std::nullopt;
@@ -384,7 +384,7 @@ asio::awaitable<Archive> ArchiveStore::get(ArchiveRequest request) {
         throw Error(ErrorCode::bad_request,
                     request.what + ": a provider package is always verified before it is stored");
     }
-    auto finding = find(request.key);  // named first (async/toolchain.hpp)
+    auto finding = find(request.key);  // named first
     if (std::optional<Archive> hit = co_await std::move(finding)) co_return std::move(*hit);
     const std::string name = stored_name(request.key);
     std::shared_ptr<Flight> flight;
@@ -399,7 +399,7 @@ asio::awaitable<Archive> ArchiveStore::get(ArchiveRequest request) {
         flight = start(std::move(request));
     }
     while (!flight->growing->started()) {
-        auto waiting = flight->growing->changed();  // named first (async/toolchain.hpp)
+        auto waiting = flight->growing->changed();  // named first
         co_await std::move(waiting);
     }
     if (flight->growing->error()) std::rethrow_exception(flight->growing->error());

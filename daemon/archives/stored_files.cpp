@@ -112,7 +112,7 @@ asio::awaitable<std::optional<Archive>> ArchiveStore::adopt(Opened opened) {
             return std::string();
         }
     };
-    // Named first (async/toolchain.hpp).
+    // Named first.
     auto hashing = async::on_worker(hashing_.get_executor(), std::move(hash));
     const std::string hashed = co_await std::move(hashing);
     co_return adopted(std::move(opened), *dirs, copy, copy_file, hashed);

@@ -129,7 +129,7 @@ asio::awaitable<DownloadedFile> download_verified(
         streamed = std::make_shared<StreamingSha256>();
         rules.on_body = hashing_observer(streamed, std::move(on_body));
     }
-    // Named first (async/toolchain.hpp).
+    // Named first.
     auto fetching = http::fetch_following(http, url, credentials.token, credentials.origin, rules);
     const http::FetchResult result = co_await std::move(fetching);
     if (!result.response) {
@@ -157,7 +157,7 @@ asio::awaitable<DownloadedFile> download_verified(
         auto check = [&path, &expected, &refusing, &zh] {
             return verify_package(path, *expected, refusing, zh);
         };
-        // Named first (async/toolchain.hpp).
+        // Named first.
         auto hashed = async::on_worker(hashing, std::move(check));
         out = co_await std::move(hashed);
     }

@@ -17,9 +17,9 @@
 namespace hostkeeper::daemon::async {
 
 // Runs `f` on `worker` and resumes the awaiting coroutine on its own
-// executor with f's result or exception. (Plain handlers, not a lambda
-// coroutine: async/toolchain.hpp.) A void `f`
-// yields std::monostate.
+// executor with f's result or exception (plain handlers, not a lambda
+// coroutine: see "Named first" in docs/DEVELOPMENT.md). A void `f` yields
+// std::monostate.
 template <typename F>
 auto on_worker(const boost::asio::any_io_executor& worker, F f) {
     using Raw = std::invoke_result_t<F>;

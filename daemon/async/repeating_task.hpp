@@ -60,7 +60,7 @@ class RepeatingTask {
             boost::system::error_code ec;
             co_await timer->async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
             if (*stopped) co_return;
-            auto ticking = tick(is_first);  // named first (async/toolchain.hpp)
+            auto ticking = tick(is_first);  // named first
             co_await std::move(ticking);
         }
     }

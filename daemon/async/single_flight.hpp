@@ -38,7 +38,7 @@ class SingleFlight {
         auto flight = std::make_shared<Flight>(io_);
         flights_.emplace(key, flight);
         try {
-            // Named first (async/toolchain.hpp).
+            // Named first.
             auto operation = work();
             flight->result.emplace(co_await std::move(operation));
         } catch (...) {

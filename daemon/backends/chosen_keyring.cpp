@@ -281,8 +281,7 @@ asio::awaitable<MigrationResult> ChosenKeyring::migrate_to(std::string backend) 
                                          " moved every item here from " + result.from);
         return result;
     };
-    auto moving =
-        async::on_worker(impl_->worker, std::move(work));  // named first (async/toolchain.hpp)
+    auto moving = async::on_worker(impl_->worker, std::move(work));  // named first
     co_return co_await std::move(moving);
 }
 

@@ -143,7 +143,7 @@ class AnswerCache {
             if (std::optional<Result> cached = lookup(key)) co_return std::move(*cached);
         }
         ++misses_;
-        // Named first (async/toolchain.hpp).
+        // Named first.
         auto work = [this, key, fetch = std::move(fetch), label = std::move(label)] {
             return fetch_and_settle(key, fetch, label);
         };

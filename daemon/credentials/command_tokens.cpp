@@ -96,12 +96,12 @@ asio::awaitable<Secret> CommandTokens::get(std::string host) {
     }
     if (entry.failed_until && now < *entry.failed_until && !entry.state.running)
         throw Error(ErrorCode::token_command_failed, entry.state.last_error);
-    auto running = shared_run(host);  // named first (async/toolchain.hpp)
+    auto running = shared_run(host);  // named first
     co_return co_await std::move(running);
 }
 
 asio::awaitable<Secret> CommandTokens::shared_run(const std::string& host) {
-    // Named first (async/toolchain.hpp).
+    // Named first.
     auto work = [this, host] { return fetch(host); };
     auto shared = flights_.run(host, std::move(work), clone);
     co_return co_await std::move(shared);
@@ -120,7 +120,7 @@ void CommandTokens::start_refresh(const std::string& host, Entry& entry) {
 }
 
 asio::awaitable<void> CommandTokens::refresh(std::string host) {
-    auto running = shared_run(host);  // named first (async/toolchain.hpp)
+    auto running = shared_run(host);  // named first
     (void)co_await std::move(running);
 }
 

@@ -11,7 +11,7 @@
 namespace hostkeeper::daemon::credentials {
 namespace asio = boost::asio;
 
-// Each work item is named before it is awaited (async/toolchain.hpp).
+// Each work item is named before it is awaited (named first).
 
 namespace {
 

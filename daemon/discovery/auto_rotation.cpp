@@ -55,7 +55,7 @@ void AutoRotation::stop() {
 
 asio::awaitable<void> AutoRotation::visit_all() {
     for (const std::string& host : hosts_) {
-        auto visiting = visit(host);  // named first (async/toolchain.hpp)
+        auto visiting = visit(host);  // named first
         co_await std::move(visiting);
         if (task_.stopped()) co_return;
     }

@@ -62,7 +62,7 @@ asio::awaitable<DiscoveryAnswer> DiscoveryService::discover(std::string host, bo
         answer.document = forced->second;
         co_return answer;
     }
-    // Named first (async/toolchain.hpp).
+    // Named first.
     auto fetch_host = [this, host] { return fetch(host); };
     auto lookup = cache_.get(host, refresh_now, fetch_host, host);
     const Cache::Result result = co_await std::move(lookup);
@@ -91,13 +91,13 @@ asio::awaitable<DiscoveryService::Cache::Fetched> DiscoveryService::fetch(std::s
     request.rules.max_body = kMaxDiscoveryDocument;
     request.rules.max_redirects = kMaxDiscoveryRedirects;
     request.rules.timeout = options_.timeout;
-    // Named first (async/toolchain.hpp).
+    // Named first.
     auto fetching = upstream_.fetch(std::move(request));
     upstream::Verdict verdict = co_await std::move(fetching);
     co_return settle(std::move(verdict));
 }
 
-// Out of the coroutine (async/toolchain.hpp, rule 3).
+// Out of the coroutine (GCC bug 109224).
 DiscoveryService::Cache::Fetched DiscoveryService::settle(upstream::Verdict verdict) {
     const upstream::Freshness fresh{options_.ttl, options_.min_ttl, options_.max_ttl,
                                     options_.negative_ttl};
@@ -111,7 +111,7 @@ DiscoveryService::Cache::Fetched DiscoveryService::settle(upstream::Verdict verd
 }
 
 asio::awaitable<TokenCheck> DiscoveryService::check_token(std::string host) {
-    // Named first (async/toolchain.hpp).
+    // Named first.
     auto checking =
         discovery::check_token(upstream_, credentials_, std::move(host), options_.timeout);
     co_return co_await std::move(checking);
@@ -131,7 +131,7 @@ void log_learned(const std::string& host, const TokenCheck& check) {
 }  // namespace
 
 asio::awaitable<void> DiscoveryService::learn_expiry(std::string host) {
-    auto checking = check_token(host);  // named first (async/toolchain.hpp)
+    auto checking = check_token(host);  // named first
     const TokenCheck check = co_await std::move(checking);
     log_learned(host, check);
 }

@@ -129,7 +129,7 @@ namespace {
 
 // After the discovery document: where to ask "who am I" (the tfe.v2 URL's
 // account/details), or the answer already (accepted, failed). A plain
-// function: its try blocks must not sit in the coroutine (async/toolchain.hpp, rule 3).
+// function: its try blocks must not sit in the coroutine (GCC bug 109224).
 struct NextStep {
     std::string details_url;
     std::string tfe_url;
@@ -216,7 +216,7 @@ asio::awaitable<void> learn_expiry(upstream::Upstream& upstream,
                                    std::chrono::milliseconds timeout, TokenCheck& out) {
     upstream::UpstreamRequest request =
         request_for(host, std::move(url), timeout, kMaxAccountDocument);
-    auto asking = upstream.fetch(std::move(request));  // named first (async/toolchain.hpp)
+    auto asking = upstream.fetch(std::move(request));  // named first
     const upstream::Verdict listed = co_await std::move(asking);
     if (auto early = refusal_or_failure(host, listed)) {
         out.expiry_note = "expiry unknown: " + early->message;
@@ -231,7 +231,7 @@ asio::awaitable<void> learn_expiry(upstream::Upstream& upstream,
 asio::awaitable<TokenCheck> check_token(upstream::Upstream& upstream,
                                         credentials::CredentialService& credentials,
                                         std::string host, std::chrono::milliseconds timeout) {
-    // Each awaited call is named first (async/toolchain.hpp).
+    // Each awaited call is named first.
     std::string token_id;  // as stored, when hostkeeper created the token
     bool dated = false;    // the stored object has an expires_at
     {

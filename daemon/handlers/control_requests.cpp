@@ -32,7 +32,7 @@ boost::asio::awaitable<server::Reply> ControlRequests::handle(const Request& req
                     hosts.push_back(proto::normalize_hostname(host.get<std::string>()));
                 }
             }
-            auto syncing = cache_.sync(std::move(hosts));  // named first (async/toolchain.hpp)
+            auto syncing = cache_.sync(std::move(hosts));  // named first
             const proto::Json state = co_await std::move(syncing);
             co_return server::Reply{reply::registry_cache(state)};
         }

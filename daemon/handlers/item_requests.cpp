@@ -39,7 +39,7 @@ std::vector<std::string> field_names(const proto::Secret& credentials) {
 }
 
 // One host's field names, or nullopt when its item is locked. Its own
-// coroutine: an await after a try block trips GCC bug 109224 (async/toolchain.hpp).
+// coroutine: an await after a try block trips GCC bug 109224.
 asio::awaitable<std::optional<std::vector<std::string>>> fields_of(
     credentials::CredentialService& credentials, std::string host) {
     try {
@@ -68,7 +68,7 @@ credentials::DockerCredentials docker_credentials_field(const proto::Json& field
 
 // The host's Terraform token as git_store compares it: an item `get`
 // cannot serve (one without a "token") holds none. Its own coroutine: an
-// await after a try block trips GCC bug 109224 (async/toolchain.hpp).
+// await after a try block trips GCC bug 109224.
 asio::awaitable<std::optional<proto::Secret>> comparable_token(
     credentials::CredentialService& credentials, std::string host) {
     try {

@@ -126,7 +126,7 @@ asio::awaitable<server::Reply> RegistryRequests::handle(const Request& r) {
                                   : answer.document->body;
             if (op == Op::provider_package)
                 co_return server::Reply{reply::registry(head, answer, &package)};
-            // Named first (async/toolchain.hpp).
+            // Named first.
             std::string download_url = package.at("download_url").get<std::string>();
             std::vector<std::string> hashes = package.at("hashes").get<std::vector<std::string>>();
             auto fetching =

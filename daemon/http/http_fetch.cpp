@@ -45,7 +45,7 @@ asio::awaitable<FetchResult> fetch_once(HttpClient& http, HttpRequest request) {
     FetchResult out;
     out.requests = 1;
     try {
-        auto sending = http.fetch(std::move(request));  // named first (async/toolchain.hpp)
+        auto sending = http.fetch(std::move(request));  // named first
         out.response = co_await std::move(sending);
     } catch (const HttpError& e) {
         out.error = e.what();
@@ -79,7 +79,7 @@ asio::awaitable<FetchResult> fetch_following(HttpClient& http, std::string url,
         }
         if (token && same_origin(url, token_origin)) request.bearer_token = token->clone();
         ++out.requests;
-        auto sending = fetch_once(http, std::move(request));  // named first (async/toolchain.hpp)
+        auto sending = fetch_once(http, std::move(request));  // named first
         FetchResult once = co_await std::move(sending);
         out.response = std::move(once.response);
         out.write_errno = once.write_errno;

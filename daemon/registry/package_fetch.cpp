@@ -56,8 +56,7 @@ asio::awaitable<FetchedPackage> PackageFetcher::fetch(std::string url,
         }
     } partial{path};
 
-    // Without credentials, as Terraform downloads a package. (Named first:
-    // async/toolchain.hpp.)
+    // Without credentials, as Terraform downloads a package; named first.
     auto download = archives::download_verified(http_, hashing_.get_executor(), fd.get(), path,
                                                 std::move(url), archives::DownloadCredentials(),
                                                 std::move(expected), std::move(what), timeout_);

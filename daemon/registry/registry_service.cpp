@@ -139,8 +139,7 @@ RegistryService::Job RegistryService::mirror_job(Kind kind, const Mirror& mirror
     return job;
 }
 
-// Jobs (and their lambdas) are made outside the coroutines
-// (async/toolchain.hpp, rule 3).
+// Jobs (and their lambdas) are made outside the coroutines (GCC bug 109224).
 RegistryService::Job RegistryService::module_versions_job(
     const proto::ModuleAddress& module) const {
     const std::string path = module.name_space + "/" + module.name + "/" + module.system;
@@ -256,7 +255,7 @@ RegistryService::Job RegistryService::provider_package_job(
 
 asio::awaitable<RegistryAnswer> RegistryService::module_versions(proto::ModuleAddress module,
                                                                  bool refresh) {
-    // Named first (async/toolchain.hpp).
+    // Named first.
     auto answering = get(module_versions_job(module), refresh);
     co_return co_await std::move(answering);
 }
@@ -264,7 +263,7 @@ asio::awaitable<RegistryAnswer> RegistryService::module_versions(proto::ModuleAd
 asio::awaitable<RegistryAnswer> RegistryService::module_download(proto::ModuleAddress module,
                                                                  proto::SemVer version,
                                                                  bool refresh) {
-    // Named first (async/toolchain.hpp).
+    // Named first.
     auto answering = get(module_download_job(module, version), refresh);
     co_return co_await std::move(answering);
 }
@@ -272,7 +271,7 @@ asio::awaitable<RegistryAnswer> RegistryService::module_download(proto::ModuleAd
 asio::awaitable<RegistryAnswer> RegistryService::provider_versions(proto::ProviderAddress provider,
                                                                    std::optional<Mirror> mirror,
                                                                    bool refresh) {
-    // Named first (async/toolchain.hpp).
+    // Named first.
     auto answering = get(provider_versions_job(provider, mirror), refresh);
     co_return co_await std::move(answering);
 }
@@ -283,7 +282,7 @@ asio::awaitable<RegistryAnswer> RegistryService::provider_package(proto::Provide
                                                                   std::optional<Mirror> mirror,
                                                                   bool refresh) {
     proto::check_platform(platform);
-    // Named first (async/toolchain.hpp).
+    // Named first.
     auto answering = get(provider_package_job(provider, version, platform, mirror), refresh);
     co_return co_await std::move(answering);
 }
@@ -303,7 +302,7 @@ asio::awaitable<RegistryAnswer> RegistryService::published_file(std::string url,
         Json bytes = Json::binary(Json::binary_t::container_type(r.body.begin(), r.body.end()));
         return RegistryDocument(r.url, std::move(bytes));
     };
-    // Named first (async/toolchain.hpp).
+    // Named first.
     auto answering = get(std::move(job), false);
     co_return co_await std::move(answering);
 }
@@ -312,7 +311,7 @@ asio::awaitable<RegistryAnswer> RegistryService::get(Job job, bool refresh) {
     const std::string key = job.key;
     const std::string label = job.label;
     const std::string not_found = job.not_found;
-    // Named first (async/toolchain.hpp).
+    // Named first.
     auto lookup =
         cache_.get(key, refresh, fetcher(std::make_shared<const Job>(std::move(job))), label);
     const Cache::Result result = co_await std::move(lookup);
@@ -360,14 +359,14 @@ asio::awaitable<RegistryService::Cache::Fetched> RegistryService::fetch(
     // a coroutine's co_return evaluated twice (a false use after move).
     if (!failed.empty()) co_return settle(*job, upstream_.failed(failed));
     // In a coroutine of its own: awaited here, after the try block above,
-    // it would trip a false warning (async/toolchain.hpp, rule 3).
+    // it would trip GCC bug 109224.
     auto fetching = fetch_from(std::move(job), std::move(url));
     co_return co_await std::move(fetching);
 }
 
 asio::awaitable<RegistryService::Cache::Fetched> RegistryService::fetch_from(
     std::shared_ptr<const Job> job, std::string url) {
-    // Named first (async/toolchain.hpp).
+    // Named first.
     auto fetching = upstream_.fetch(request_of(*job, url));
     upstream::Verdict verdict = co_await std::move(fetching);
     co_return settle(*job, std::move(verdict));

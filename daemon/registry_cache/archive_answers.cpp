@@ -53,7 +53,7 @@ void RegistryAnswers::remember(const std::string& key, PendingArchive pending) {
 }
 
 asio::awaitable<ListenerResponse> RegistryAnswers::archive_answer(const Route& route) {
-    auto finding = archives_.find(route.key);  // named first (async/toolchain.hpp)
+    auto finding = archives_.find(route.key);  // named first
     if (std::optional<archives::Archive> found = co_await std::move(finding)) {
         ListenerResponse out;
         out.content_type = "application/octet-stream";
@@ -74,7 +74,7 @@ asio::awaitable<ListenerResponse> RegistryAnswers::archive_answer(const Route& r
     request.published = pending.published;
     request.verify = pending.verify;
     request.what = pending.what;
-    // Named first (async/toolchain.hpp).
+    // Named first.
     auto asking = download_credentials(pending.token_host, pending.token_origin, pending.what);
     request.credentials = co_await std::move(asking);
     const std::string upstream_url = request.url;
@@ -133,7 +133,7 @@ asio::awaitable<ListenerResponse> RegistryAnswers::mirror_answer(const Route& ro
                             "provider " + provider.to_string() + " " + version.to_string()));
 }
 
-// Not a coroutine: it makes a lambda (async/toolchain.hpp, rule 3).
+// Not a coroutine: it makes a lambda (GCC bug 109224).
 Json RegistryAnswers::mirror_version(const Json& body, const std::string& what) {
     const std::optional<registry::Mirror>& mirror = registry_.default_mirror();
     const std::string mirror_host = mirror ? mirror->host : std::string();

@@ -46,7 +46,7 @@ bool archive_or_mirror(RouteKind kind) {
 asio::awaitable<ListenerResponse> Gate::answer(ListenerRequest request) {
     std::string failure;
     try {
-        auto serving = checked(std::move(request));  // named first (async/toolchain.hpp)
+        auto serving = checked(std::move(request));  // named first
         co_return co_await std::move(serving);
     } catch (const std::exception& e) {
         failure = e.what();
@@ -111,7 +111,7 @@ asio::awaitable<ListenerResponse> Gate::answer_route(Route route, std::string au
         if (!archive_or_mirror(route.kind)) route.host = proto::normalize_hostname(route.host);
         auto answering = archive_or_mirror(route.kind) ? answers_.answer(route)
                                                        : registry_answer(route, authorization);
-        response = co_await std::move(answering);  // named first (async/toolchain.hpp)
+        response = co_await std::move(answering);  // named first
     } catch (const cache::FetchFailure& e) {
         // The last answer kept on disk stands in, as the answer cache's stale
         // one would have before a restart.

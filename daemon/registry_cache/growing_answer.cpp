@@ -100,7 +100,7 @@ asio::awaitable<error_code> write_growing_answer(beast::tcp_stream& stream,
             }
             co_return ec;
         }
-        auto waiting = body->changed();  // named first (async/toolchain.hpp)
+        auto waiting = body->changed();  // named first
         co_await std::move(waiting);
     }
 }

@@ -116,7 +116,7 @@ void HostRouting::learn(const std::string& host) {
 asio::awaitable<void> HostRouting::discover_and_route(std::string host, bool refresh) {
     std::string failure;
     try {
-        auto discovering = discovery_.discover(host, refresh);  // named first (async/toolchain.hpp)
+        auto discovering = discovery_.discover(host, refresh);  // named first
         const discovery::DiscoveryAnswer answer = co_await std::move(discovering);
         seen_[host] = answer.document;
         if (routed_->discovered(host, answer.services().services)) {
@@ -137,7 +137,7 @@ asio::awaitable<void> HostRouting::discover_and_route(std::string host, bool ref
 asio::awaitable<void> HostRouting::follow_discovery(std::string host) {
     std::shared_ptr<const discovery::DiscoveryDocument> document;
     try {
-        auto discovering = discovery_.discover(host, false);  // named first (async/toolchain.hpp)
+        auto discovering = discovery_.discover(host, false);  // named first
         const discovery::DiscoveryAnswer answer = co_await std::move(discovering);
         document = answer.document;
     } catch (const std::exception&) {
@@ -157,7 +157,7 @@ asio::awaitable<void> HostRouting::sync(std::vector<std::string> hosts) {
         for (const auto& [host, entry] : routed_->hosts()) hosts.push_back(host);
     }
     for (const std::string& host : hosts) {
-        auto routing = discover_and_route(host, true);  // named first (async/toolchain.hpp)
+        auto routing = discover_and_route(host, true);  // named first
         co_await std::move(routing);
     }
 }

@@ -119,7 +119,7 @@ asio::awaitable<error_code> write_file_answer(beast::tcp_stream& stream, Listene
     for (const auto& [name, value] : answer.headers) response.set(name, value);
     response.keep_alive(keep_alive);
     response.prepare_payload();
-    auto writing = write_response(stream, response, head);  // named first (async/toolchain.hpp)
+    auto writing = write_response(stream, response, head);  // named first
     co_return co_await std::move(writing);
 }
 
@@ -128,7 +128,7 @@ asio::awaitable<error_code> write_answer(beast::tcp_stream& stream, ListenerResp
                                          std::chrono::seconds write_timeout) {
     if (answer.file && answer.growing) {
         auto writing = write_growing_answer(stream, answer, keep_alive, head, write_timeout);
-        co_return co_await std::move(writing);  // named first (async/toolchain.hpp)
+        co_return co_await std::move(writing);  // named first
     }
     if (answer.file) {
         auto writing = write_file_answer(stream, answer, keep_alive, head);  // named first
@@ -145,7 +145,7 @@ asio::awaitable<error_code> write_answer(beast::tcp_stream& stream, ListenerResp
         response.body() = std::move(answer.body);
         response.prepare_payload();
     }
-    auto writing = write_response(stream, response, head);  // named first (async/toolchain.hpp)
+    auto writing = write_response(stream, response, head);  // named first
     co_return co_await std::move(writing);
 }
 
@@ -280,7 +280,7 @@ asio::awaitable<void> HttpListener::serve(std::shared_ptr<Connection> connection
         if (answer.authorized && activity_) activity_();
         scrub_authorization(request);
         connection->stream.expires_after(options_.write_timeout);
-        // Named first (async/toolchain.hpp).
+        // Named first.
         auto writing =
             write_answer(connection->stream, answer, keep_alive, head, options_.write_timeout);
         const error_code ec = co_await std::move(writing);

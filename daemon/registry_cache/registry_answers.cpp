@@ -42,7 +42,7 @@ asio::awaitable<ListenerResponse> RegistryAnswers::answer(const Route& route) {
     switch (route.kind) {
         case RouteKind::provider_archive:
         case RouteKind::module_archive: {
-            auto serving = archive_answer(route);  // named first (async/toolchain.hpp)
+            auto serving = archive_answer(route);  // named first
             co_return co_await std::move(serving);
         }
         case RouteKind::mirror_index:
@@ -91,7 +91,7 @@ asio::awaitable<ListenerResponse> RegistryAnswers::registry_answer(const Route& 
     }
     ListenerResponse out;
     try {
-        auto answering = document_answer(route);  // named first (async/toolchain.hpp)
+        auto answering = document_answer(route);  // named first
         out = co_await std::move(answering);
     } catch (const cache::FetchFailure& e) {
         if (!e.cached()) snapshots_.save_failure(kept_key, e.what(), e.retry_in());

@@ -23,7 +23,7 @@ void RegistryCache::port_registered(std::uint16_t port) {
 }
 
 asio::awaitable<Json> RegistryCache::sync(std::vector<std::string> hosts) {
-    auto syncing = routing_.sync(std::move(hosts));  // named first (async/toolchain.hpp)
+    auto syncing = routing_.sync(std::move(hosts));  // named first
     co_await std::move(syncing);
     co_return status();
 }

@@ -53,7 +53,7 @@ asio::awaitable<void> write_passing(asio::local::stream_protocol::socket& socket
             ec = error_code(errno, boost::system::system_category());
             co_return;
         }
-        // Named first (async/toolchain.hpp).
+        // Named first.
         auto writable = socket.async_wait(asio::socket_base::wait_write,
                                           asio::redirect_error(asio::use_awaitable, ec));
         co_await std::move(writable);

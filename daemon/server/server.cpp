@@ -235,7 +235,7 @@ asio::awaitable<bool> Server::exchange(Connection& connection) {
     connection.writing = true;
     arm_deadline(connection);
     if (reply.file) {
-        // Named first (async/toolchain.hpp).
+        // Named first.
         auto passing = write_passing(connection.socket, frame, reply.file->fd(), ec);
         co_await std::move(passing);
     } else {

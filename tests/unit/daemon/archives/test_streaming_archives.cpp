@@ -107,7 +107,7 @@ ArchiveRequest module_request(FakeHttpClient& http, const std::string& body) {
     return r;
 }
 
-// A plain function, not a lambda coroutine (daemon/async/toolchain.hpp).
+// A plain function, not a lambda coroutine (named first).
 asio::awaitable<void> count_change(GrowingArchive& growing, int& woken) {
     auto waiting = growing.changed();
     co_await std::move(waiting);
