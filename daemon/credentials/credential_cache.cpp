@@ -75,7 +75,7 @@ asio::awaitable<std::optional<Secret>> CredentialCache::read(std::string host) {
         co_return clone_optional(cached->credentials);
     }
     ++misses_;
-    // Named first (async/toolchain.hpp).
+    // Named first.
     auto work = [this, host] { return load(host); };
     // A lookup started before a keyring event (a lock, an edit) is not shared
     // with a read that comes after it: that one asks the keyring itself.
@@ -88,7 +88,7 @@ asio::awaitable<std::optional<Secret>> CredentialCache::read(std::string host) {
 asio::awaitable<std::optional<Secret>> CredentialCache::load(std::string host) {
     const std::uint64_t generation = generation_;
     ++keyring_lookups_;
-    // Named first (async/toolchain.hpp).
+    // Named first.
     auto lookup = [this, host]() -> std::optional<Secret> {
         std::optional<Secret> text = TerraformItems(keyring_).lookup(host);
         if (!text) return std::nullopt;

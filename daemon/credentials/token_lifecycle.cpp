@@ -27,7 +27,7 @@ struct Asked {
     std::string failure;
 };
 
-// Its own coroutine: an await after a try block trips GCC bug 109224 (async/toolchain.hpp).
+// Its own coroutine: an await after a try block trips GCC bug 109224 (docs/DEVELOPMENT.md).
 asio::awaitable<Asked> ask(TokenRefresher& refresher, std::string host, LoginRecord record) {
     Asked out;
     try {
@@ -50,7 +50,7 @@ TokenLifecycle::TokenLifecycle(asio::any_io_executor io, CredentialStore& store,
       refreshes_(io_) {}
 
 asio::awaitable<std::optional<Secret>> TokenLifecycle::get(std::string host) {
-    auto reading = stored(host);  // named first (async/toolchain.hpp)
+    auto reading = stored(host);  // named first
     std::optional<Secret> credentials = co_await std::move(reading);
     if (!credentials || refresher_ == nullptr) co_return credentials;
     auto refreshing = kept_fresh(host, std::move(*credentials));  // named first
@@ -111,7 +111,7 @@ bool TokenLifecycle::refresh_held_back(const std::string& host) const {
 }
 
 asio::awaitable<void> TokenLifecycle::refresh(std::string host) {
-    auto reading = stored(host);  // named first (async/toolchain.hpp)
+    auto reading = stored(host);  // named first
     const std::optional<Secret> credentials = co_await std::move(reading);
     std::optional<LoginRecord> record = credentials ? login_of(*credentials) : std::nullopt;
     if (!record || refresher_ == nullptr)
@@ -131,7 +131,7 @@ asio::awaitable<void> TokenLifecycle::refresh(std::string host) {
 // The stored credentials: a token_command's, or the store's.
 asio::awaitable<std::optional<Secret>> TokenLifecycle::stored(std::string host) {
     if (commands_ != nullptr && commands_->has(host)) {
-        auto fetching = commands_->get(host);  // named first (async/toolchain.hpp)
+        auto fetching = commands_->get(host);  // named first
         co_return co_await std::move(fetching);
     }
     auto reading = store_.read(std::move(host));  // named first
@@ -140,7 +140,7 @@ asio::awaitable<std::optional<Secret>> TokenLifecycle::stored(std::string host) 
 
 asio::awaitable<std::optional<Secret>> TokenLifecycle::serve(std::string host,
                                                              std::optional<Withheld>* why) {
-    auto reading = get(host);  // named first (async/toolchain.hpp)
+    auto reading = get(host);  // named first
     std::optional<Secret> credentials = co_await std::move(reading);
     if (!credentials) co_return credentials;
     std::optional<Withheld> withheld = standing_.withheld(host);
@@ -158,7 +158,7 @@ asio::awaitable<std::optional<Secret>> TokenLifecycle::bearer_token(std::string 
                                                                     std::string* problem,
                                                                     bool send_refused) {
     try {
-        auto reading = get(host);  // named first (async/toolchain.hpp)
+        auto reading = get(host);  // named first
         const std::optional<Secret> credentials = co_await std::move(reading);
         if (!credentials) co_return std::nullopt;
         if (const auto withheld = standing_.withheld(host);
@@ -180,7 +180,7 @@ asio::awaitable<BearerAnswer> TokenLifecycle::check_bearer(std::string host,
                                                            std::string purpose) {
     BearerAnswer answer;
     auto looking_up = bearer_token(std::move(host), std::move(purpose), &answer.problem,
-                                   false);  // named first (async/toolchain.hpp)
+                                   false);  // named first
     const std::optional<Secret> token = co_await std::move(looking_up);
     if (token) {
         answer.match = is_bearer_of(authorization, *token) ? BearerAnswer::Match::current
