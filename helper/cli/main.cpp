@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "helper/cli/command.hpp"
+#include "helper/cli/help_footer.hpp"
 #include "helper/client/common_cli.hpp"
 #include "helper/client/daemon_client.hpp"
 #include "helper/client/exit_codes.hpp"
@@ -16,15 +17,6 @@
 namespace {
 using namespace hostkeeper;
 using namespace hostkeeper::helper;
-
-constexpr const char* kFooter =
-    "Exit codes: 0 ok, 1 the daemon, keyring, discovery or registry failed, 2 bad arguments, 3 "
-    "the host "
-    "lacks the service or the registry lacks the module, provider, version or package, or "
-    "no credentials are stored for the host (rotate: or it offers no tfe.v2), 4 no daemon, 5 timed "
-    "out, 6 the daemon stayed "
-    "busy, 7 check, rotate: a host rejected its token; exec: COMMAND's own status, 126/127 when it "
-    "cannot be run.";
 
 struct Added {
     std::unique_ptr<cli::Command> command;
@@ -54,7 +46,7 @@ int main(int argc, char** argv) {
     client::CommonOptions common;
     common.add_to(app, "give up after this many seconds");
     app.set_version_flag("--version", program + " " + proto::product_version());
-    app.footer(kFooter);
+    app.footer(cli::kHelpFooter);
 
     std::vector<Added> added;
     for (auto& command : cli::commands()) {

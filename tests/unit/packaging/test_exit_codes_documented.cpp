@@ -1,7 +1,7 @@
 // The documented exit codes against helper/client/exit_codes.hpp: the
 // manual's tables (docs/manual/exit-codes.md) list every exit code and every
-// daemon error's exit code as the code has them, and the man pages name no
-// exit code the programs do not have.
+// daemon error's exit code as the code has them, and the man pages and
+// hostkeeper --help's epilogue name no exit code the programs do not have.
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <map>
@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "helper/cli/help_footer.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "packaging/source_file.hpp"
 #include "proto/error.hpp"
@@ -54,6 +55,20 @@ std::set<int> named_codes(const std::string& section) {
     std::smatch m;
     for (std::string rest = section; std::regex_search(rest, m, clause); rest = m.suffix()) {
         codes.insert(std::stoi(m[2].str()));
+    }
+    return codes;
+}
+
+// The exit codes hostkeeper --help's epilogue names: a number that starts a
+// clause after "Exit codes:" ("0 ok, 1 the daemon ...; exec: ..."), and both
+// of a pair ("126/127 when").
+std::set<int> footer_codes(const std::string& footer) {
+    std::set<int> codes;
+    const std::regex clause(R"((: |, |; )([0-9]{1,3})(/([0-9]{1,3}))? )");
+    std::smatch m;
+    for (std::string rest = footer; std::regex_search(rest, m, clause); rest = m.suffix()) {
+        codes.insert(std::stoi(m[2].str()));
+        if (m[4].matched) codes.insert(std::stoi(m[4].str()));
     }
     return codes;
 }
@@ -113,6 +128,13 @@ TEST_CASE("the man pages name only the exit codes the programs have", "[packagin
     const std::set<int> docker = named_codes(
         exit_status_section(source_file("packaging/man/docker-credential-hostkeeper.1")));
     CHECK(docker == std::set<int>{kExitOk, kExitFailed});
+}
+
+TEST_CASE("hostkeeper --help names every exit code, and no other", "[packaging][exit]") {
+    const std::string footer = helper::cli::kHelpFooter;
+    INFO(footer);
+    REQUIRE(footer.rfind("Exit codes: ", 0) == 0);
+    CHECK(footer_codes(footer) == kAllCodes);
 }
 
 }  // namespace test_exit_codes_documented
