@@ -10,7 +10,7 @@ CredentialService::CredentialService(asio::any_io_executor io, asio::any_io_exec
                                      Clock clock, WallClock wall_clock)
     : clock_(std::move(clock)),
       cache_(io, std::move(worker), keyring, options, clock_),
-      lifecycle_(io, cache_, clock_, std::move(wall_clock)) {
+      lifecycle_(std::move(io), cache_, clock_, std::move(wall_clock)) {
     cache_.check_reads(std::bind_front(&TokenLifecycle::keyring_read, &lifecycle_));
 }
 

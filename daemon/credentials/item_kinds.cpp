@@ -2,10 +2,10 @@
 
 #include <array>
 
-#include "daemon/credentials/credential_service.hpp"
 #include "daemon/credentials/docker_items.hpp"
 #include "daemon/credentials/git_items.hpp"
 #include "daemon/credentials/keyring.hpp"
+#include "daemon/credentials/keyring_text.hpp"
 #include "daemon/credentials/stored_object.hpp"
 #include "daemon/credentials/terraform_items.hpp"
 #include "proto/error.hpp"

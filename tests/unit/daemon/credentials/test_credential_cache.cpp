@@ -9,6 +9,7 @@
 
 #include "credential_fixture.hpp"
 #include "daemon/credentials/credential_cache.hpp"
+#include "daemon/credentials/keyring_text.hpp"
 #include "proto/error.hpp"
 
 namespace test_credential_cache {
