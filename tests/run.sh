@@ -13,13 +13,16 @@
 #   3. fuzz:  every libFuzzer target from its seed corpus, in build-fuzz
 #      (tests/fuzz/run.sh), two at a time, sharing one budget of
 #      HOSTKEEPER_FUZZ_BUDGET seconds (default 200) of wall time, or each for
-#      HOSTKEEPER_FUZZ_SECONDS when that is set;
+#      HOSTKEEPER_FUZZ_SECONDS when that is set; it builds and runs beside
+#      the asan stage's tests;
 #   4. style: clang-format (check mode), the include rules and clang-tidy on
 #      the whole tree (tests/style.sh), on build-tests' unity batches; it
-#      runs beside the suite stage's tests, which leave the machine mostly
-#      idle, and its output is printed in its turn.
-# All four run even when one fails; the last lines say which passed and how
-# long each took (style's own time, spent within the other stages').
+#      runs beside the suite stage's tests.
+# The suite's and the asan stage's tests leave the machine mostly idle (they
+# wait on daemons, keyrings and servers), so the stage beside them costs
+# little wall time; its output is printed in its own turn. All four run even
+# when one fails; the last lines say which passed and how long each took
+# (fuzz's and style's own times, spent within the other stages').
 #
 # Usage: tests/run.sh                       all four
 #        tests/run.sh suite|asan [BUILD_DIR] one of them
@@ -65,17 +68,46 @@ suite() {
     return "$rc"
 }
 
-# style_beside: the style stage, run beside the suite's tests, which leave
-# most of the machine idle (they wait on daemons, keyrings and servers), with
-# build-tests' unity batches as clang-tidy's units; where the suite did not
-# configure build-tests, with build-style's files (tests/style.sh). Its
-# output, status and time go to files the style stage then reports.
+# beside NAME COMMAND...: a stage run beside another stage's tests, which
+# leave most of the machine idle (they wait on daemons, keyrings and
+# servers). Its output, status and time go to build-side/NAME.log and
+# NAME.status, which the stage then reports in its turn.
+beside() {
+    local name=$1 started=$SECONDS rc=0
+    shift
+    mkdir -p build-side
+    "$@" >"build-side/$name.log" 2>&1 || rc=$?
+    echo "$rc $((SECONDS - started))" >"build-side/$name.status"
+}
+
+# style_beside: the style stage, with build-tests' unity batches as
+# clang-tidy's units; where the suite did not configure build-tests, with
+# build-style's files (tests/style.sh).
 style_beside() {
-    local started=$SECONDS rc=0 tree=build-style
-    grep -qx 'HOSTKEEPER_UNITY:BOOL=ON' build-tests/CMakeCache.txt 2>/dev/null && tree=build-tests
-    mkdir -p build-tests
-    ./tests/style.sh "$tree" >build-tests/style.log 2>&1 || rc=$?
-    echo "$rc $((SECONDS - started))" >build-tests/style.status
+    local tree=build-style
+    grep -qx 'HOSTKEEPER_UNITY:BOOL=ON' build-tests/CMakeCache.txt 2>/dev/null && tree="build-tests"
+    beside style ./tests/style.sh "$tree"
+}
+
+# fuzz_beside: the fuzz stage, two targets at a time, without the asan
+# stage's report settings (each target's run sets its own).
+fuzz_beside() {
+    (
+        unset ASAN_OPTIONS UBSAN_OPTIONS
+        export HOSTKEEPER_FUZZ_JOBS=${HOSTKEEPER_FUZZ_JOBS:-2}
+        beside fuzz fuzz
+    )
+}
+
+# report NAME: prints the output of a stage that ran beside another (running
+# it now where that stage did not get so far) and sets result and took.
+report() {
+    local rc
+    [[ -f build-side/$1.status ]] || "$1_beside"
+    cat "build-side/$1.log"
+    read -r rc "took[$1]" <"build-side/$1.status"
+    result[$1]=passed
+    [[ $rc == 0 ]] || result[$1]=FAILED
 }
 
 # asan BUILD_DIR [--beside 'COMMAND ARGS']
@@ -138,26 +170,15 @@ case "${1:-all}" in
             started=$SECONDS
             case $stage in
                 suite)
-                    rm -f build-tests/style.status
+                    rm -f build-side/*.status
                     (suite build-tests OFF --beside style_beside) && result[$stage]=passed ||
                         result[$stage]=FAILED
                     ;;
-                asan) (asan build-asan) && result[$stage]=passed ||
+                asan) (asan build-asan --beside fuzz_beside) && result[$stage]=passed ||
                     result[$stage]=FAILED ;;
-                fuzz) (HOSTKEEPER_FUZZ_JOBS=${HOSTKEEPER_FUZZ_JOBS:-2} fuzz) && result[$stage]=passed ||
-                    result[$stage]=FAILED ;;
-                style)
-                    # It ran beside the suite's tests; where the suite
-                    # did not get that far, it runs now, on its own.
-                    [[ -f build-tests/style.status ]] || style_beside
-                    cat build-tests/style.log
-                    read -r style_rc style_took <build-tests/style.status
-                    result[$stage]=passed
-                    [[ $style_rc == 0 ]] || result[$stage]=FAILED
-                    ;;
+                fuzz | style) report "$stage" ;;
             esac
-            took[$stage]=$((SECONDS - started))
-            [[ $stage == style ]] && took[$stage]=$style_took
+            [[ $stage == suite || $stage == asan ]] && took[$stage]=$((SECONDS - started))
             echo "=== tests/run.sh: $stage ${result[$stage]} in ${took[$stage]} s"
         done
         failed=0
@@ -166,7 +187,7 @@ case "${1:-all}" in
             [[ ${result[$stage]} == passed ]] || failed=$((failed + 1))
         done
         echo "tests/run.sh: $((4 - failed)) of 4 stages passed, $failed failed, in $((SECONDS / 60)) min $((SECONDS % 60)) s" \
-            "(style beside the suite's tests)"
+            "(style beside the suite's tests, fuzz beside asan's)"
         [[ $failed -eq 0 ]]
         ;;
     *)
