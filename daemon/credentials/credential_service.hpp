@@ -13,7 +13,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <string_view>
 #include <utility>
 
 #include "daemon/credentials/bearer_check.hpp"
@@ -30,7 +29,7 @@ struct CredentialStats : CacheStats, LifecycleStats {
     std::chrono::steady_clock::time_point now;  // the service's clock when this was made
 };
 
-class CredentialService final : public KeyringEvents, public BearerCheck {
+class CredentialService final : public KeyringEvents {
   public:
     using Clock = std::function<std::chrono::steady_clock::time_point()>;
     using WallClock = TokenLifecycle::WallClock;
@@ -75,11 +74,9 @@ class CredentialService final : public KeyringEvents, public BearerCheck {
                                                                       bool send_refused) {
         return lifecycle_.bearer_token(std::move(host), std::move(purpose), problem, send_refused);
     }
-    boost::asio::awaitable<BearerAnswer> check_bearer(std::string host,
-                                                      std::string_view authorization,
-                                                      std::string purpose) override {
-        return lifecycle_.check_bearer(std::move(host), authorization, std::move(purpose));
-    }
+    // The registry cache's one question (bearer_check.hpp), asked of the
+    // life cycle itself.
+    BearerCheck& bearer_check() { return lifecycle_; }
     boost::asio::awaitable<void> store(std::string host, proto::Secret credentials) {
         return lifecycle_.store(std::move(host), std::move(credentials));
     }

@@ -39,7 +39,7 @@ struct LifecycleStats {
     WallTime wall_now;                                    // the wall clock when this was made
 };
 
-class TokenLifecycle {
+class TokenLifecycle final : public BearerCheck {
   public:
     using Clock = std::function<std::chrono::steady_clock::time_point()>;
     using WallClock = TokenStanding::WallClock;
@@ -86,7 +86,7 @@ class TokenLifecycle {
     // BearerCheck's question, of bearer_token()'s answer.
     boost::asio::awaitable<BearerAnswer> check_bearer(std::string host,
                                                       std::string_view authorization,
-                                                      std::string purpose);
+                                                      std::string purpose) override;
     // Throws proto::Error bad_request for an expires_at that is not RFC 3339.
     boost::asio::awaitable<void> store(std::string host, proto::Secret credentials);
     boost::asio::awaitable<void> forget(std::string host);

@@ -15,7 +15,7 @@ RegistryCache::RegistryCache(asio::any_io_executor io, std::optional<CacheConfig
       archives_(archives),
       routing_(std::move(io), config_, std::move(state_file), discovery),
       answers_(registry, archives, credentials, std::move(snapshot_dir)),
-      gate_(config_.has_value(), routing_, credentials, answers_) {}
+      gate_(config_.has_value(), routing_, credentials.bearer_check(), answers_) {}
 
 void RegistryCache::port_registered(std::uint16_t port) {
     routing_.port_registered(port);

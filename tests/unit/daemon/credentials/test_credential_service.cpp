@@ -73,7 +73,7 @@ TEST_CASE("flush counts what the cache and the life cycle drop; the bearer check
           "[daemon][credentials]") {
     Fixture f;
     f.keyring.put("h", R"({"token":"t"})");
-    daemon::credentials::BearerCheck& check = f.service;
+    daemon::credentials::BearerCheck& check = f.service.bearer_check();
     const std::string authorization = "Bearer t";
     CHECK(f.run(check.check_bearer("h", authorization, "a test")).match ==
           daemon::credentials::BearerAnswer::Match::current);
