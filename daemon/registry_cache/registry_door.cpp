@@ -33,7 +33,7 @@ ListenerOptions fixed_answer_options() {
 
 RegistryDoor::RegistryDoor(asio::io_context& io, RegistryCache& cache, server::Server& clients)
     : io_(io),
-      cache_(&cache),
+      events_(events_for(cache)),
       listener_(io, cache.gate(), ListenerOptions{}, [&clients] { clients.activity(); }) {}
 
 RegistryDoor::RegistryDoor(asio::io_context& io, ListenerResponse fixed, server::Server& clients)
@@ -47,9 +47,8 @@ void RegistryDoor::open_port(asio::any_io_executor worker, const std::string& ow
             "root, so only {} can be told to be root's",
             proto::kPortSocket);
     }
-    PortEvents events = cache_ != nullptr ? events_for(*cache_) : PortEvents{};
     link_.emplace(
-        io_, std::move(worker), proto::port_socket_path(), std::move(events),
+        io_, std::move(worker), proto::port_socket_path(), events_,
         [this](asio::ip::tcp::socket socket) { adopt(std::move(socket)); }, own_socket);
     link_->start();
 }

@@ -49,7 +49,7 @@ class RegistryDoor {
 
   private:
     boost::asio::io_context& io_;
-    RegistryCache* cache_ = nullptr;  // none for a fixed answer
+    PortEvents events_;  // to the registry cache; none for a fixed answer
     HttpListener listener_;
     std::optional<PortLink> link_;
 };
