@@ -68,6 +68,8 @@ class DocumentSnapshots {
     // A good answer came: its kept failure (if any) goes, and `response`
     // is kept (save) when `keep`.
     void answered(const Key& key, const ListenerResponse& response, bool keep);
+    // Whether this daemon has written (or found the same) answer for `key`.
+    bool kept(const Key& key) const { return written_.count(key.stem()) != 0; }
 
   private:
     std::filesystem::path file_of(const Key& key) const;

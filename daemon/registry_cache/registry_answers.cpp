@@ -83,46 +83,52 @@ bool RegistryAnswers::worth_keeping(const Route& route, const ListenerResponse& 
 
 // A failure kept on disk and still fresh stands for the registry's answer
 // (after a restart too); a fresh failure is kept, a good answer forgets it
-// and is kept itself when it is worth keeping.
+// and is kept itself when it is worth keeping, unless it is an answer from
+// the TTL cache already kept under this key (it was, when it came).
 asio::awaitable<ListenerResponse> RegistryAnswers::registry_answer(const Route& route) {
     const DocumentSnapshots::Key kept_key(base_url_ + route_path(route));
     if (std::optional<DocumentSnapshots::Failure> kept = snapshots_.load_failure(kept_key)) {
         throw cache::FetchFailure(ErrorCode::registry_failed, kept->message, true, kept->retry_in);
     }
     ListenerResponse out;
+    cache::AnswerSource source = cache::AnswerSource::network;
     try {
-        auto answering = document_answer(route);  // named first
+        auto answering = document_answer(route, source);  // named first
         out = co_await std::move(answering);
     } catch (const cache::FetchFailure& e) {
         if (!e.cached()) snapshots_.save_failure(kept_key, e.what(), e.retry_in());
         throw;
     }
-    snapshots_.answered(kept_key, out, worth_keeping(route, out));
+    const bool unchanged = source != cache::AnswerSource::network && snapshots_.kept(kept_key);
+    snapshots_.answered(kept_key, out, !unchanged && worth_keeping(route, out));
     co_return out;
 }
 
-asio::awaitable<ListenerResponse> RegistryAnswers::document_answer(const Route& route) {
+asio::awaitable<ListenerResponse> RegistryAnswers::document_answer(const Route& route,
+                                                                   cache::AnswerSource& source) {
     switch (route.kind) {
         case RouteKind::module_versions: {
             const proto::ModuleAddress module = module_of(route);
             auto asking = registry_.module_versions(module, false);
             const registry::RegistryAnswer answer = co_await std::move(asking);
+            source = answer.source;
             co_return json_response(200, module_versions_wire(answer.document->body));
         }
         case RouteKind::module_download: {
-            auto answering = module_download_answer(route);
+            auto answering = module_download_answer(route, source);
             co_return co_await std::move(answering);
         }
         case RouteKind::provider_versions: {
             const proto::ProviderAddress provider = provider_of(route);
             auto asking = registry_.provider_versions(provider, std::nullopt, false);
             const registry::RegistryAnswer answer = co_await std::move(asking);
+            source = answer.source;
             co_return json_response(200, provider_versions_wire(answer.document->body));
         }
         case RouteKind::provider_package:
         case RouteKind::provider_shasums:
         case RouteKind::provider_signature: {
-            auto answering = provider_answer(route);
+            auto answering = provider_answer(route, source);
             co_return co_await std::move(answering);
         }
         default:
@@ -130,11 +136,13 @@ asio::awaitable<ListenerResponse> RegistryAnswers::document_answer(const Route& 
     }
 }
 
-asio::awaitable<ListenerResponse> RegistryAnswers::module_download_answer(const Route& route) {
+asio::awaitable<ListenerResponse> RegistryAnswers::module_download_answer(
+    const Route& route, cache::AnswerSource& source) {
     const proto::ModuleAddress module = module_of(route);
     const proto::SemVer version = proto::parse_semver(route.version);
     auto asking = registry_.module_download(module, version, false);
     const registry::RegistryAnswer answer = co_await std::move(asking);
+    source = answer.source;
     const std::string& location =
         answer.document->body.at("location").get_ref<const std::string&>();
     if (!header_safe(location))
@@ -159,16 +167,18 @@ asio::awaitable<ListenerResponse> RegistryAnswers::module_download_answer(const 
     co_return out;
 }
 
-asio::awaitable<ListenerResponse> RegistryAnswers::provider_answer(const Route& route) {
+asio::awaitable<ListenerResponse> RegistryAnswers::provider_answer(const Route& route,
+                                                                   cache::AnswerSource& source) {
     const proto::ProviderAddress provider = provider_of(route);
     const proto::SemVer version = proto::parse_semver(route.version);
     const std::string platform = route.os + "_" + route.arch;
     auto asking = registry_.provider_package(provider, version, platform, std::nullopt, false);
     const registry::RegistryAnswer answer = co_await std::move(asking);
+    source = answer.source;
     const std::string what = provider.to_string() + " " + version.to_string();
     if (route.kind == RouteKind::provider_package)
         co_return package_answer(route, answer.document->body, what);
-    auto fetching = published_file_answer(route, answer.document->body, what);
+    auto fetching = published_file_answer(route, answer.document->body, what, source);
     co_return co_await std::move(fetching);
 }
 
@@ -191,9 +201,8 @@ ListenerResponse RegistryAnswers::package_answer(const Route& route, const Json&
                          provider_package_wire(body, archive_url, base_url_ + route_path(sums)));
 }
 
-asio::awaitable<ListenerResponse> RegistryAnswers::published_file_answer(const Route& route,
-                                                                         const Json& body,
-                                                                         const std::string& what) {
+asio::awaitable<ListenerResponse> RegistryAnswers::published_file_answer(
+    const Route& route, const Json& body, const std::string& what, cache::AnswerSource& source) {
     const bool shasums = route.kind == RouteKind::provider_shasums;
     const char* field = shasums ? "shasums_url" : "shasums_signature_url";
     const auto it = body.find(field);
@@ -203,6 +212,7 @@ asio::awaitable<ListenerResponse> RegistryAnswers::published_file_answer(const R
     const std::string url = it->get<std::string>();
     auto fetching = registry_.published_file(url, label, route.host);
     const registry::RegistryAnswer file = co_await std::move(fetching);
+    source = file.source;
     ListenerResponse out;
     out.content_type = shasums ? "text/plain; charset=utf-8" : "application/octet-stream";
     const auto& bytes = file.document->body.get_binary();

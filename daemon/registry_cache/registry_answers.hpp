@@ -63,12 +63,18 @@ class RegistryAnswers {
     };
 
     boost::asio::awaitable<ListenerResponse> registry_answer(const Route& route);
-    boost::asio::awaitable<ListenerResponse> document_answer(const Route& route);
-    boost::asio::awaitable<ListenerResponse> module_download_answer(const Route& route);
-    boost::asio::awaitable<ListenerResponse> provider_answer(const Route& route);
+    // `source`: where the registry's document came from (the network, or
+    // the TTL cache, which holds only what came from the network before).
+    boost::asio::awaitable<ListenerResponse> document_answer(const Route& route,
+                                                             cache::AnswerSource& source);
+    boost::asio::awaitable<ListenerResponse> module_download_answer(const Route& route,
+                                                                    cache::AnswerSource& source);
+    boost::asio::awaitable<ListenerResponse> provider_answer(const Route& route,
+                                                             cache::AnswerSource& source);
     boost::asio::awaitable<ListenerResponse> published_file_answer(const Route& route,
                                                                    const proto::Json& body,
-                                                                   const std::string& what);
+                                                                   const std::string& what,
+                                                                   cache::AnswerSource& source);
     ListenerResponse package_answer(const Route& route, const proto::Json& body,
                                     const std::string& what);
     boost::asio::awaitable<ListenerResponse> archive_answer(const Route& route);

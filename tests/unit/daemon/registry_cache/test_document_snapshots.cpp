@@ -79,7 +79,12 @@ TEST_CASE("document snapshots: an answer the same as last time is not written ag
     answer.body = R"({"versions":[]})";
     {
         DocumentSnapshots snapshots(dir);
+        CHECK_FALSE(snapshots.kept(key));
+        snapshots.answered(key, answer, false);
+        CHECK_FALSE(snapshots.kept(key));  // not asked to keep it
         snapshots.answered(key, answer, true);
+        CHECK(snapshots.kept(key));
+        CHECK_FALSE(snapshots.kept(DocumentSnapshots::Key(key.text() + "x")));
         const ino_t first = inode_of(file);
         REQUIRE(first != 0);
         // The same answer again: the file stays the one written (no replace).
@@ -98,8 +103,10 @@ TEST_CASE("document snapshots: an answer the same as last time is not written ag
     // After a restart the file already holds the answer: it is not written again.
     const ino_t kept = inode_of(file);
     DocumentSnapshots later(dir);
+    CHECK_FALSE(later.kept(key));  // not known until this daemon writes or finds it
     later.answered(key, answer, true);
     CHECK(inode_of(file) == kept);
+    CHECK(later.kept(key));
     fs::remove_all(dir);
 }
 
