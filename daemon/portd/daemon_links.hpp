@@ -64,19 +64,12 @@ class DaemonLinks {
         Budget::Slot slot;  // of budgets_.queued
     };
     // A registered daemon: its link, and what could not be handed yet.
-    struct Link {
+    // Its slot is of budgets_.registrations.
+    struct Link : HeldConnection {
         Link(boost::asio::io_context& io, int fd, uid_t owner, BudgetHolder holder_of_owner,
              std::uint64_t number, Budget::Slot registration)
-            : descriptor(io, fd),
-              uid(owner),
-              holder(holder_of_owner),
-              id(number),
-              slot(std::move(registration)) {}
-        Descriptor descriptor;
-        uid_t uid;
-        BudgetHolder holder;
+            : HeldConnection(io, fd, owner, holder_of_owner, std::move(registration)), id(number) {}
         std::uint64_t id;
-        Budget::Slot slot;  // of budgets_.registrations
         std::deque<Queued> queue;
         bool writing = false;
         // Who registered: named to a second daemon of the user.

@@ -1,14 +1,18 @@
 #pragma once
 // What hostkeeper-portd's handlers share: the clock of their deadlines, the
-// descriptors they wait on, and how refusals are logged.
+// descriptors they wait on, a connection held for a user, and how refusals
+// are logged.
 
 #include <sys/types.h>
 
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <chrono>
 #include <cstdint>
 #include <string_view>
+#include <utility>
 
+#include "daemon/portd/budget.hpp"
 #include "daemon/portd/port_service.hpp"
 #include "proto/unique_fd.hpp"
 
@@ -16,6 +20,19 @@ namespace hostkeeper::daemon::portd {
 
 using Clock = std::chrono::steady_clock;
 using Descriptor = boost::asio::posix::stream_descriptor;
+
+// A connection one of the tables holds for a user: the descriptor it waits
+// on, whose it is (the uid, and the holder its budgets count it for) and the
+// slot it takes of the table's budget, given back when it goes.
+struct HeldConnection {
+    HeldConnection(boost::asio::io_context& io, int fd, uid_t owner, BudgetHolder holder_of_owner,
+                   Budget::Slot taken)
+        : descriptor(io, fd), uid(owner), holder(holder_of_owner), slot(std::move(taken)) {}
+    Descriptor descriptor;
+    uid_t uid;
+    BudgetHolder holder;
+    Budget::Slot slot;
+};
 
 // Refusals are logged the first few times, then at every power of two, with
 // the count: a flood cannot flood the journal.

@@ -45,19 +45,12 @@ class LinkGreetings {
 
   private:
     // A link connection that has not sent its request line yet.
-    struct Greeting {
+    // Its slot is of budget_.
+    struct Greeting : HeldConnection {
         Greeting(boost::asio::io_context& io, int fd, uid_t owner, BudgetHolder holder_of_owner,
                  Clock::time_point until, Budget::Slot taken)
-            : descriptor(io, fd),
-              uid(owner),
-              holder(holder_of_owner),
-              deadline(until),
-              slot(std::move(taken)) {}
-        Descriptor descriptor;
-        uid_t uid;
-        BudgetHolder holder;
+            : HeldConnection(io, fd, owner, holder_of_owner, std::move(taken)), deadline(until) {}
         Clock::time_point deadline;
-        Budget::Slot slot;  // of budget_
     };
 
     void on_link_connection(proto::UniqueFd fd);
