@@ -27,7 +27,7 @@
 #include "daemon/archives/package_hash.hpp"
 #include "fake_http_client.hpp"
 #include "proto/error.hpp"
-#include "run_until_idle.hpp"
+#include "run_awaitable.hpp"
 
 namespace test_archive_store {
 

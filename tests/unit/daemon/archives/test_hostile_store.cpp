@@ -25,7 +25,7 @@
 #include "daemon/archives/shared_store.hpp"
 #include "daemon/archives/verified_download.hpp"
 #include "fake_http_client.hpp"
-#include "run_until_idle.hpp"
+#include "run_awaitable.hpp"
 
 namespace test_hostile_store {
 

@@ -20,7 +20,7 @@
 #include "daemon/archives/package_hash.hpp"
 #include "daemon/archives/shared_store.hpp"
 #include "fake_http_client.hpp"
-#include "run_until_idle.hpp"
+#include "run_awaitable.hpp"
 
 namespace test_shared_store {
 

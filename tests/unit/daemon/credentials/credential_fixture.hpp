@@ -1,7 +1,7 @@
 #pragma once
 // What the credential tests share: an event loop, a worker for keyring
 // calls, an in-memory keyring, clocks the test moves, and running one
-// awaitable to completion (the cache's purge timer would keep run() going).
+// awaitable to completion (run_awaitable.hpp).
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -16,33 +16,14 @@
 #include "daemon/credentials/keyring.hpp"
 #include "memory_keyring.hpp"
 #include "proto/secret.hpp"
+#include "run_awaitable.hpp"
 
 namespace hostkeeper::test {
 
 struct CredentialFixture {
     template <typename T>
     T run(boost::asio::awaitable<T> task) {
-        std::optional<T> result;
-        std::exception_ptr failure;
-        boost::asio::co_spawn(io, std::move(task), [&](const std::exception_ptr& e, T value) {
-            failure = e;
-            if (!e) result = std::move(value);
-            io.stop();
-        });
-        io.restart();
-        io.run();
-        if (failure) std::rethrow_exception(failure);
-        return std::move(*result);
-    }
-    void run(boost::asio::awaitable<void> task) {
-        std::exception_ptr failure;
-        boost::asio::co_spawn(io, std::move(task), [&](const std::exception_ptr& e) {
-            failure = e;
-            io.stop();
-        });
-        io.restart();
-        io.run();
-        if (failure) std::rethrow_exception(failure);
+        return run_to_completion(io, std::move(task));
     }
     static std::optional<std::string> text(const std::optional<proto::Secret>& secret) {
         if (!secret) return std::nullopt;

@@ -15,6 +15,7 @@
 #include "daemon/credentials/keyring_items.hpp"
 #include "memory_keyring.hpp"
 #include "proto/error.hpp"
+#include "run_awaitable.hpp"
 
 namespace test_expiry_watch {
 
@@ -35,16 +36,7 @@ struct Fixture {
         service.stop();
         pool.join();
     }
-    void run(asio::awaitable<void> task) {
-        std::exception_ptr failure;
-        asio::co_spawn(io, std::move(task), [&](const std::exception_ptr& e) {
-            failure = e;
-            io.stop();  // the purge timer would keep run() going
-        });
-        io.restart();
-        io.run();
-        if (failure) std::rethrow_exception(failure);
-    }
+    void run(asio::awaitable<void> task) { test::run_to_completion(io, std::move(task)); }
     void look() { run(watch.look()); }
     void run_learning() { run(watch.look(true)); }
 

@@ -11,6 +11,7 @@
 #include "daemon/discovery/discovery_service.hpp"
 #include "fake_http_client.hpp"
 #include "memory_keyring.hpp"
+#include "run_awaitable.hpp"
 
 namespace test_discovery_service {
 
@@ -52,18 +53,7 @@ struct Fixture {
     }
 
     DiscoveryAnswer discover(const std::string& host = "h.example", bool refresh = false) {
-        std::optional<DiscoveryAnswer> result;
-        std::exception_ptr failure;
-        asio::co_spawn(io, discovery.discover(host, refresh),
-                       [&](std::exception_ptr e, DiscoveryAnswer a) {
-                           failure = e;
-                           if (!e) result = std::move(a);
-                           io.stop();
-                       });
-        io.restart();
-        io.run();
-        if (failure) std::rethrow_exception(failure);
-        return std::move(*result);
+        return test::run_to_completion(io, discovery.discover(host, refresh));
     }
     DiscoveryError discover_error(const std::string& host = "h.example") {
         try {

@@ -20,6 +20,7 @@
 #include "memory_keyring.hpp"
 #include "proto/registry_address.hpp"
 #include "proto/semver.hpp"
+#include "run_awaitable.hpp"
 
 namespace test_registry_service {
 
@@ -118,17 +119,7 @@ struct Fixture {
 
     template <typename T>
     T run(asio::awaitable<T> work) {
-        std::optional<T> result;
-        std::exception_ptr failure;
-        asio::co_spawn(io, std::move(work), [&](std::exception_ptr e, T value) {
-            failure = e;
-            if (!e) result = std::move(value);
-            io.stop();
-        });
-        io.restart();
-        io.run();
-        if (failure) std::rethrow_exception(failure);
-        return std::move(*result);
+        return test::run_to_completion(io, std::move(work));
     }
 
     // The exception of type E that `work` throws.
