@@ -11,7 +11,7 @@
 #      tests' cases all in one process (tests/CMakeLists.txt); a report
 #      from any process (daemons started on demand too) fails it;
 #   3. fuzz:  every libFuzzer target from its seed corpus, in build-fuzz
-#      (tests/fuzz/run.sh), two at a time, sharing one budget of
+#      (tests/fuzz/run.sh), one at a time, sharing one budget of
 #      HOSTKEEPER_FUZZ_BUDGET seconds (default 200) of wall time, or each for
 #      HOSTKEEPER_FUZZ_SECONDS when that is set; it builds and runs beside
 #      the asan stage's tests;
@@ -89,12 +89,13 @@ style_beside() {
     beside style ./tests/style.sh "$tree"
 }
 
-# fuzz_beside: the fuzz stage, two targets at a time, without the asan
-# stage's report settings (each target's run sets its own).
+# fuzz_beside: the fuzz stage, one target at a time (the instrumented
+# tests beside it need CPU too), without the asan stage's report settings
+# (each target's run sets its own).
 fuzz_beside() {
     (
         unset ASAN_OPTIONS UBSAN_OPTIONS
-        export HOSTKEEPER_FUZZ_JOBS=${HOSTKEEPER_FUZZ_JOBS:-2}
+        export HOSTKEEPER_FUZZ_JOBS=${HOSTKEEPER_FUZZ_JOBS:-1}
         beside fuzz fuzz
     )
 }
