@@ -4,6 +4,7 @@
 // back. The listener (daemon/registry_cache/http_listener) reads and writes
 // them; the registry cache's gate answers them.
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,6 +24,9 @@ struct ListenerRequest {
     // The first header only a web browser sends (Origin, Sec-Fetch-*), by
     // name; "" when there is none.
     std::string browser_header;
+    // The local port of the connection it came on (the registry port, or a
+    // run's own); 0 when the socket could not say.
+    std::uint16_t local_port = 0;
 };
 
 struct ListenerResponse {

@@ -129,12 +129,13 @@ asio::awaitable<ListenerResponse> RegistryAnswers::mirror_answer(const Route& ro
     auto asking = registry_.provider_package(provider, version, platform, mirror, false);
     const registry::RegistryAnswer answer = co_await std::move(asking);
     co_return json_response(
-        200, mirror_version(answer.document->body,
+        200, mirror_version(route, answer.document->body,
                             "provider " + provider.to_string() + " " + version.to_string()));
 }
 
 // Not a coroutine: it makes a lambda (GCC bug 109224).
-Json RegistryAnswers::mirror_version(const Json& body, const std::string& what) {
+Json RegistryAnswers::mirror_version(const Route& route, const Json& body,
+                                     const std::string& what) {
     const std::optional<registry::Mirror>& mirror = registry_.default_mirror();
     const std::string mirror_host = mirror ? mirror->host : std::string();
     const std::string mirror_base = mirror ? mirror->base : std::string();
@@ -148,7 +149,7 @@ Json RegistryAnswers::mirror_version(const Json& body, const std::string& what) 
         // A mirror's archives get the mirror's token, on the mirror's origin.
         remember(key, {url, entry.at("hashes").get<std::vector<std::string>>(), true,
                        what + " " + platform, mirror_host, mirror_base});
-        served = base_url_ + "archives/" + key + "/" + filename;
+        served = route.base_url + "archives/" + key + "/" + filename;
         return served;
     });
 }

@@ -63,9 +63,16 @@ ListenerResponse Gate::refuse(unsigned status, const std::string& message) {
     return error_response(status, message);
 }
 
+// The port a request came to: its connection's, else (a socket that could
+// not say) the registry port's, when this daemon is registered for it.
+std::optional<std::uint16_t> Gate::port_of(const ListenerRequest& request) const {
+    if (request.local_port != 0) return request.local_port;
+    return routing_.port();
+}
+
 std::optional<ListenerResponse> Gate::refusal(const ListenerRequest& request) {
     if (!enabled_) return refuse(404, "the registry cache is off");
-    const std::optional<std::uint16_t>& port = routing_.port();
+    const std::optional<std::uint16_t> port = port_of(request);
     if (!port) return refuse(503, "hostkeeperd is not registered for the registry port");
     const std::string listen = listen_address(*port);
     if (request.host_header != listen &&
@@ -86,6 +93,11 @@ asio::awaitable<ListenerResponse> Gate::checked(ListenerRequest request) {
     Route route;
     try {
         route = parse_target(request.target);
+        // The answer's URLs point back at the listener the request came to.
+        if (const std::optional<std::uint16_t> port = port_of(request)) {
+            route.base_url = base_url(*port);
+            route.registry_port = port == routing_.port();
+        }
     } catch (const OldPrefixTarget& e) {
         response = refuse(410, e.what());
     } catch (const RouteError&) {

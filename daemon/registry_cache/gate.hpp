@@ -46,6 +46,7 @@ class Gate : public HttpHandler {
     static constexpr std::size_t kMaxAnswered = 4096;
 
     boost::asio::awaitable<ListenerResponse> checked(ListenerRequest request);
+    std::optional<std::uint16_t> port_of(const ListenerRequest& request) const;
     std::optional<ListenerResponse> refusal(const ListenerRequest& request);
     boost::asio::awaitable<ListenerResponse> answer_route(Route route, std::string authorization);
     boost::asio::awaitable<ListenerResponse> registry_answer(const Route& route,

@@ -8,6 +8,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cctype>
+#include <cstdint>
 #include <exception>
 #include <string_view>
 #include <utility>
@@ -60,14 +61,22 @@ std::string browser_header(const Head& request) {
     return {};
 }
 
-ListenerRequest request_of(const Head& head) {
+ListenerRequest request_of(const Head& head, std::uint16_t local_port) {
     ListenerRequest asked;
+    asked.local_port = local_port;
     asked.target = std::string(head.target());
     asked.host_header = std::string(head[bhttp::field::host]);
     if (const auto it = head.find(bhttp::field::authorization); it != head.end())
         asked.authorization.emplace(std::string_view(it->value().data(), it->value().size()));
     asked.browser_header = browser_header(head);
     return asked;
+}
+
+// The local port of `socket`: 0 when it cannot be read.
+std::uint16_t port_of(const asio::ip::tcp::socket& socket) {
+    error_code ec;
+    const asio::ip::tcp::endpoint local = socket.local_endpoint(ec);
+    return ec ? 0 : local.port();
 }
 
 // The request's header block held the token: scrub what the parser kept.
@@ -191,7 +200,10 @@ struct ScrubbingAllocator {
 };
 
 struct HttpListener::Connection {
-    explicit Connection(asio::ip::tcp::socket socket) : stream(std::move(socket)) {}
+    explicit Connection(asio::ip::tcp::socket socket)
+        : local_port(port_of(socket)), stream(std::move(socket)) {}
+    // The port it came to (0: the socket could not say).
+    std::uint16_t local_port;
     beast::tcp_stream stream;
     beast::basic_flat_buffer<ScrubbingAllocator<char>> buffer;
 
@@ -272,7 +284,7 @@ asio::awaitable<void> HttpListener::serve(std::shared_ptr<Connection> connection
             answer.body = R"({"errors":["only GET and HEAD"]})";
             answer.headers.emplace_back("Allow", "GET, HEAD");
         } else {
-            ListenerRequest asked = request_of(request);
+            ListenerRequest asked = request_of(request, connection->local_port);
             auto answering = handler_->answer(std::move(asked));  // named first
             answer = co_await std::move(answering);
         }

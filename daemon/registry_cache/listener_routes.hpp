@@ -31,6 +31,12 @@ struct Route {
     std::string os, arch;
     std::string key;       // an archive's store key ("providers/SHA256", "modules/KEY")
     std::string filename;  // an archive's file name
+    // The listener the request came to ("http://127.0.0.1:PORT/"), set by
+    // the gate: the URLs in its answer point there.
+    std::string base_url;
+    // Whether it came to the registry port: only its answers are kept on
+    // disk (a run's own port changes with every run).
+    bool registry_port = true;
 };
 
 // Thrown for a target that names nothing the listener serves (a 404).

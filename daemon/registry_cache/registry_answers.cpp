@@ -58,7 +58,8 @@ asio::awaitable<ListenerResponse> RegistryAnswers::answer(const Route& route) {
 }
 
 std::optional<ListenerResponse> RegistryAnswers::kept(const Route& route) const {
-    return snapshots_.load(DocumentSnapshots::Key(base_url_ + route_path(route)));
+    if (!route.registry_port) return std::nullopt;
+    return snapshots_.load(DocumentSnapshots::Key(route.base_url + route_path(route)));
 }
 
 // Answers that hold only registry metadata and the listener's own URLs: a
@@ -73,9 +74,9 @@ bool RegistryAnswers::worth_keeping(const Route& route, const ListenerResponse& 
             return true;
         case RouteKind::module_download:
             return response.headers.size() == 1 &&
-                   response.headers.front().second.rfind(base_url_, 0) == 0;
+                   response.headers.front().second.rfind(route.base_url, 0) == 0;
         case RouteKind::provider_package:
-            return response.body.find("\"download_url\":\"" + base_url_) != std::string::npos;
+            return response.body.find("\"download_url\":\"" + route.base_url) != std::string::npos;
         default:
             return false;
     }
@@ -86,7 +87,12 @@ bool RegistryAnswers::worth_keeping(const Route& route, const ListenerResponse& 
 // and is kept itself when it is worth keeping, unless it is an answer from
 // the TTL cache already kept under this key (it was, when it came).
 asio::awaitable<ListenerResponse> RegistryAnswers::registry_answer(const Route& route) {
-    const DocumentSnapshots::Key kept_key(base_url_ + route_path(route));
+    if (!route.registry_port) {
+        cache::AnswerSource ignored = cache::AnswerSource::network;
+        auto answering = document_answer(route, ignored);  // named first
+        co_return co_await std::move(answering);
+    }
+    const DocumentSnapshots::Key kept_key(route.base_url + route_path(route));
     if (std::optional<DocumentSnapshots::Failure> kept = snapshots_.load_failure(kept_key)) {
         throw cache::FetchFailure(ErrorCode::registry_failed, kept->message, true, kept->retry_in);
     }
@@ -158,7 +164,7 @@ asio::awaitable<ListenerResponse> RegistryAnswers::module_download_answer(
                        "module " + module.to_string() + " " + version.to_string(),
                        module.host,
                        registry::registry_origin(module.host)});
-        served = base_url_ + "archives/" + key + "/" + archive->filename + archive->suffix;
+        served = route.base_url + "archives/" + key + "/" + archive->filename + archive->suffix;
     }
     ListenerResponse out;
     out.status = 204;
@@ -193,12 +199,12 @@ ListenerResponse RegistryAnswers::package_answer(const Route& route, const Json&
         remember(key, {upstream_url, body.at("hashes").get<std::vector<std::string>>(), true,
                        "provider " + what + " " + route.os + "_" + route.arch, route.host,
                        registry::registry_origin(route.host)});
-        archive_url = base_url_ + "archives/" + key + "/" + filename;
+        archive_url = route.base_url + "archives/" + key + "/" + filename;
     }
     Route sums = route;
     sums.kind = RouteKind::provider_shasums;
-    return json_response(200,
-                         provider_package_wire(body, archive_url, base_url_ + route_path(sums)));
+    return json_response(
+        200, provider_package_wire(body, archive_url, route.base_url + route_path(sums)));
 }
 
 asio::awaitable<ListenerResponse> RegistryAnswers::published_file_answer(

@@ -38,9 +38,6 @@ class RegistryAnswers {
           credentials_(credentials),
           snapshots_(std::move(snapshot_dir)) {}
 
-    // "http://127.0.0.1:PORT/": the listener's URLs in the answers.
-    void base_url(std::string url) { base_url_ = std::move(url); }
-
     // The answer to `route` (a registry route's host normalized); a good
     // registry answer that holds only registry metadata and the listener's
     // own URLs is kept on disk. Throws proto::Error, cache::FetchFailure (a
@@ -82,7 +79,8 @@ class RegistryAnswers {
                                                                                std::string origin,
                                                                                std::string what);
     boost::asio::awaitable<ListenerResponse> mirror_answer(const Route& route);
-    proto::Json mirror_version(const proto::Json& body, const std::string& what);
+    proto::Json mirror_version(const Route& route, const proto::Json& body,
+                               const std::string& what);
     bool worth_keeping(const Route& route, const ListenerResponse& response) const;
     void remember(const std::string& key, PendingArchive pending);
 
@@ -90,7 +88,6 @@ class RegistryAnswers {
     archives::ArchiveStore& archives_;
     credentials::CredentialService& credentials_;
     DocumentSnapshots snapshots_;
-    std::string base_url_;
     // Archives Terraform was pointed at, by store key: where to fetch them.
     std::map<std::string, PendingArchive> pending_;
     std::deque<std::string> pending_order_;  // its keys, oldest first

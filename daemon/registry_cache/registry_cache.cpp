@@ -19,7 +19,6 @@ RegistryCache::RegistryCache(asio::any_io_executor io, std::optional<CacheConfig
 
 void RegistryCache::port_registered(std::uint16_t port) {
     routing_.port_registered(port);
-    if (config_) answers_.base_url(base_url(port));
 }
 
 asio::awaitable<Json> RegistryCache::sync(std::vector<std::string> hosts) {
