@@ -27,6 +27,7 @@ enum class Op {
     provider_package,
     provider_fetch,
     registry_cache_sync,
+    registry_run,
     migrate,
     unlock,
     list,

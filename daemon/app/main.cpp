@@ -313,10 +313,11 @@ int serve(const Config& config, StartupReport& report) {
     });
     server.start();
     close_passed_tcp_port(listening.passed);
+    // Runs' own ports are served whether or not the registry port is.
+    registry_door.emplace(io, services.registry_cache, server);
     if (services.registry_cache.enabled()) {
         // The daemon binds its own socket under a temporary name, so only
         // a passed one is asked its name.
-        registry_door.emplace(io, services.registry_cache, server);
         registry_door->open_port(
             services.keyring.thread.get_executor(),
             listening.activated ? bound_path(listening.listen_fd) : listening.socket_path);

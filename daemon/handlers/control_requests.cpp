@@ -3,6 +3,11 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
 #include "daemon/backends/keyring_admin.hpp"
 #include "daemon/handlers/replies.hpp"
 #include "daemon/registry_cache/registry_cache.hpp"
@@ -11,6 +16,27 @@
 
 namespace hostkeeper::daemon::handlers {
 using proto::Op;
+
+namespace {
+
+// The request's array of hostnames `name`, normalized; none when absent.
+std::vector<std::string> hostnames(const proto::Json& fields, const char* name) {
+    std::vector<std::string> hosts;
+    const auto it = fields.find(name);
+    if (it == fields.end()) return hosts;
+    if (!it->is_array())
+        throw proto::Error(proto::ErrorCode::bad_request,
+                           std::string("\"") + name + "\" must be an array");
+    for (const proto::Json& host : *it) {
+        if (!host.is_string())
+            throw proto::Error(proto::ErrorCode::bad_request,
+                               std::string("\"") + name + "\" must hold hostnames");
+        hosts.push_back(proto::normalize_hostname(host.get<std::string>()));
+    }
+    return hosts;
+}
+
+}  // namespace
 
 boost::asio::awaitable<server::Reply> ControlRequests::handle(const Request& request) {
     switch (request.op) {
@@ -21,20 +47,26 @@ boost::asio::awaitable<server::Reply> ControlRequests::handle(const Request& req
                                                   discovery_.stats(), registry_.stats(),
                                                   cache_.status(), keyring_.state())};
         case Op::registry_cache_sync: {
-            std::vector<std::string> hosts;
-            if (const auto it = request.fields.find("hosts"); it != request.fields.end()) {
-                if (!it->is_array())
-                    throw proto::Error(proto::ErrorCode::bad_request, "\"hosts\" must be an array");
-                for (const proto::Json& host : *it) {
-                    if (!host.is_string())
-                        throw proto::Error(proto::ErrorCode::bad_request,
-                                           "\"hosts\" must hold hostnames");
-                    hosts.push_back(proto::normalize_hostname(host.get<std::string>()));
-                }
-            }
+            std::vector<std::string> hosts = hostnames(request.fields, "hosts");
             auto syncing = cache_.sync(std::move(hosts));  // named first
             const proto::Json state = co_await std::move(syncing);
             co_return server::Reply{reply::registry_cache(state)};
+        }
+        case Op::registry_run: {
+            const auto link = request.fields.find("link");
+            if (link == request.fields.end() || !link->is_string())
+                throw proto::Error(proto::ErrorCode::bad_request, "request needs a \"link\" path");
+            const auto port = request.fields.find("port");
+            if (port == request.fields.end() || !port->is_number_unsigned() ||
+                port->get<std::uint64_t>() == 0 || port->get<std::uint64_t>() > 65535)
+                throw proto::Error(proto::ErrorCode::bad_request, "request needs a TCP \"port\"");
+            const auto number = static_cast<std::uint16_t>(port->get<std::uint64_t>());
+            std::vector<std::string> kept = hostnames(request.fields, "kept");
+            cache_.runs().attach(link->get<std::string>(), number);
+            auto rendering = cache_.run_tfrc(number, hostnames(request.fields, "hosts"),
+                                             std::set<std::string>(kept.begin(), kept.end()));
+            const std::string tfrc = co_await std::move(rendering);  // named first
+            co_return server::Reply{reply::registry_run(tfrc)};
         }
         case Op::flush: {
             std::size_t flushed = 0;

@@ -85,6 +85,7 @@ asio::awaitable<server::Reply> Dispatcher::route(const Request& request) {
         case Op::git_erase:
             co_return co_await items_.handle(request);
         case Op::registry_cache_sync:
+        case Op::registry_run:
         case Op::hello:
         case Op::status:
         case Op::flush:

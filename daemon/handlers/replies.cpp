@@ -430,6 +430,12 @@ std::string registry_cache(const Json& state) {
     return ok_payload(response);
 }
 
+std::string registry_run(const std::string& tfrc) {
+    Json response = proto::make_ok();
+    response["tfrc"] = tfrc;
+    return ok_payload(response);
+}
+
 const std::string& fields_of(const discovery::DiscoveryDocument& document) {
     if (document.reply_fields.empty()) {
         Json object = {{"url", document.url}, {"services", document.services.services}};

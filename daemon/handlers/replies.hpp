@@ -95,6 +95,8 @@ std::string git_erased(std::size_t erased);
 std::string docker_servers(const std::vector<credentials::DockerItemInfo>& items);
 // registry_cache_sync: {"v":1,"ok":true,"registry_cache":{...}}
 std::string registry_cache(const proto::Json& state);
+// registry_run: {"v":1,"ok":true,"tfrc":TEXT}
+std::string registry_run(const std::string& tfrc);
 
 // `host`'s answer. Throws proto::Error{too_large} past the response frame size.
 std::string discovery(const std::string& host, const discovery::DiscoveryAnswer& answer);

@@ -71,7 +71,7 @@ std::optional<std::uint16_t> Gate::port_of(const ListenerRequest& request) const
 }
 
 std::optional<ListenerResponse> Gate::refusal(const ListenerRequest& request) {
-    if (!enabled_) return refuse(404, "the registry cache is off");
+    if (!routing_.active()) return refuse(404, "the registry cache is off");
     const std::optional<std::uint16_t> port = port_of(request);
     if (!port) return refuse(503, "hostkeeperd is not registered for the registry port");
     const std::string listen = listen_address(*port);

@@ -27,10 +27,10 @@ namespace hostkeeper::daemon::registry_cache {
 
 class Gate : public HttpHandler {
   public:
-    // `enabled`: false when the cache is off (every request is refused).
-    Gate(bool enabled, HostRouting& routing, credentials::BearerCheck& credentials,
-         RegistryAnswers& answers)
-        : enabled_(enabled), routing_(routing), credentials_(credentials), answers_(answers) {}
+    // Every request is refused while `routing` is not active (the cache is
+    // off and no run was served).
+    Gate(HostRouting& routing, credentials::BearerCheck& credentials, RegistryAnswers& answers)
+        : routing_(routing), credentials_(credentials), answers_(answers) {}
 
     // One request on the listener: its answer, never an exception (a
     // request that cannot be answered at all gets 400).
@@ -55,7 +55,6 @@ class Gate : public HttpHandler {
                                                   credentials::BearerAnswer::Match bearer);
     ListenerResponse refuse(unsigned status, const std::string& message);
 
-    bool enabled_;
     HostRouting& routing_;
     credentials::BearerCheck& credentials_;
     RegistryAnswers& answers_;

@@ -40,6 +40,12 @@ HostRouting::HostRouting(asio::any_io_executor io, const std::optional<CacheConf
     for (const std::string& host : config->hosts) spawn_discovery(host);
 }
 
+void HostRouting::serve_runs() {
+    if (!routed_)
+        routed_.emplace(std::vector<std::string>{}, std::filesystem::path(),
+                        std::vector<std::filesystem::path>{}, std::string());
+}
+
 void HostRouting::spawn_discovery(const std::string& host) {
     asio::co_spawn(io_, discover_and_route(host, false), [host](const std::exception_ptr& failure) {
         if (!failure) return;
@@ -149,7 +155,7 @@ asio::awaitable<void> HostRouting::follow_discovery(std::string host) {
     if (routed_->discovered(host, document->services.services)) write_files();
 }
 
-asio::awaitable<void> HostRouting::sync(std::vector<std::string> hosts) {
+asio::awaitable<void> HostRouting::sync(std::vector<std::string> hosts, bool refresh) {
     if (!routed_)
         throw proto::Error(proto::ErrorCode::unsupported_service,
                            "the registry cache is off: run hostkeeper setup --registry-cache");
@@ -157,7 +163,7 @@ asio::awaitable<void> HostRouting::sync(std::vector<std::string> hosts) {
         for (const auto& [host, entry] : routed_->hosts()) hosts.push_back(host);
     }
     for (const std::string& host : hosts) {
-        auto routing = discover_and_route(host, true);  // named first
+        auto routing = discover_and_route(host, refresh);  // named first
         co_await std::move(routing);
     }
 }

@@ -49,13 +49,25 @@ class HostRouting {
     // A routed host's block follows its discovery document: a new document
     // (refreshed by any request) with other services rewrites the files.
     boost::asio::awaitable<void> follow_discovery(std::string host);
-    // Discovers `hosts` (all known when empty) again, routes or unroutes them.
-    boost::asio::awaitable<void> sync(std::vector<std::string> hosts);
+    // Discovers `hosts` (all known when empty), routes or unroutes them;
+    // `refresh`: asks each host again rather than taking a cached answer.
+    boost::asio::awaitable<void> sync(std::vector<std::string> hosts, bool refresh = true);
 
     // status's fields of the port (listen, held, held_by, error,
     // blocks_withdrawn, other_daemon), and of the files (files_error, hosts).
     void port_status(proto::Json& out) const;
     void files_status(proto::Json& out) const;
+
+    // Whether hosts are routed at all: the cache is on, or serves runs.
+    bool active() const { return routed_.has_value(); }
+    // Routes hosts for runs' own ports even while the cache is off (then
+    // with no file: the runs' configurations name the hosts).
+    void serve_runs();
+
+    // The hosts known, routed or not (none while the cache is off).
+    std::map<std::string, RoutedHost> hosts() const {
+        return routed_ ? routed_->hosts() : std::map<std::string, RoutedHost>{};
+    }
 
     void stop() { stopped_ = true; }
 

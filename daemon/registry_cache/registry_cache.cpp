@@ -1,21 +1,23 @@
 #include "daemon/registry_cache/registry_cache.hpp"
 
+#include <map>
 #include <utility>
 
 namespace hostkeeper::daemon::registry_cache {
 namespace asio = boost::asio;
 using proto::Json;
 
-RegistryCache::RegistryCache(asio::any_io_executor io, std::optional<CacheConfig> config,
+RegistryCache::RegistryCache(const asio::any_io_executor& io, std::optional<CacheConfig> config,
                              std::filesystem::path state_file, std::filesystem::path snapshot_dir,
                              credentials::CredentialService& credentials,
                              discovery::DiscoveryService& discovery,
                              registry::RegistryService& registry, archives::ArchiveStore& archives)
     : config_(std::move(config)),
       archives_(archives),
-      routing_(std::move(io), config_, std::move(state_file), discovery),
+      routing_(io, config_, std::move(state_file), discovery),
       answers_(registry, archives, credentials, std::move(snapshot_dir)),
-      gate_(config_.has_value(), routing_, credentials.bearer_check(), answers_) {}
+      gate_(routing_, credentials.bearer_check(), answers_),
+      runs_(io) {}
 
 void RegistryCache::port_registered(std::uint16_t port) {
     routing_.port_registered(port);
@@ -25,6 +27,19 @@ asio::awaitable<Json> RegistryCache::sync(std::vector<std::string> hosts) {
     auto syncing = routing_.sync(std::move(hosts));  // named first
     co_await std::move(syncing);
     co_return status();
+}
+
+asio::awaitable<std::string> RegistryCache::run_tfrc(std::uint16_t port,
+                                                     std::vector<std::string> hosts,
+                                                     std::set<std::string> kept) {
+    routing_.serve_runs();
+    if (!hosts.empty()) {
+        auto syncing = routing_.sync(std::move(hosts), false);  // named first
+        co_await std::move(syncing);
+    }
+    std::map<std::string, RoutedHost> shown = routing_.hosts();
+    std::erase_if(shown, [&kept](const auto& entry) { return kept.count(entry.first) != 0; });
+    co_return render_tfrc(shown, base_url(port));
 }
 
 Json RegistryCache::status() const {

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@
 #include "daemon/registry_cache/host_routing.hpp"
 #include "daemon/registry_cache/listener_messages.hpp"
 #include "daemon/registry_cache/registry_answers.hpp"
+#include "daemon/registry_cache/run_ports.hpp"
 #include "proto/json.hpp"
 
 namespace hostkeeper::daemon::registry_cache {
@@ -38,7 +40,7 @@ class RegistryCache {
   public:
     // `config`: nullopt when the cache is off (every listener request is
     // refused, no host is routed).
-    RegistryCache(boost::asio::any_io_executor io, std::optional<CacheConfig> config,
+    RegistryCache(const boost::asio::any_io_executor& io, std::optional<CacheConfig> config,
                   std::filesystem::path state_file, std::filesystem::path snapshot_dir,
                   credentials::CredentialService& credentials,
                   discovery::DiscoveryService& discovery, registry::RegistryService& registry,
@@ -76,7 +78,19 @@ class RegistryCache {
     // status's "registry_cache" object.
     proto::Json status() const;
 
-    void stop() { routing_.stop(); }
+    // The runs' own ports (hostkeeper exec --registry-cache).
+    RunPorts& runs() { return runs_; }
+
+    // A run on `port`: discovers `hosts` (routing those that offer a
+    // registry) and returns the tfrc text of host blocks for every routed
+    // host but those in `kept` (the user's own blocks win), pointed at `port`.
+    boost::asio::awaitable<std::string> run_tfrc(std::uint16_t port, std::vector<std::string> hosts,
+                                                 std::set<std::string> kept);
+
+    void stop() {
+        runs_.stop();
+        routing_.stop();
+    }
 
   private:
     std::optional<CacheConfig> config_;
@@ -84,6 +98,7 @@ class RegistryCache {
     HostRouting routing_;
     RegistryAnswers answers_;
     Gate gate_;
+    RunPorts runs_;
 };
 
 }  // namespace hostkeeper::daemon::registry_cache

@@ -34,7 +34,9 @@ ListenerOptions fixed_answer_options() {
 RegistryDoor::RegistryDoor(asio::io_context& io, RegistryCache& cache, server::Server& clients)
     : io_(io),
       events_(events_for(cache)),
-      listener_(io, cache.gate(), ListenerOptions{}, [&clients] { clients.activity(); }) {}
+      listener_(io, cache.gate(), ListenerOptions{}, [&clients] { clients.activity(); }) {
+    cache.runs().hand_to([this](asio::ip::tcp::socket socket) { adopt(std::move(socket)); });
+}
 
 RegistryDoor::RegistryDoor(asio::io_context& io, ListenerResponse fixed, server::Server& clients)
     : io_(io),

@@ -1,8 +1,9 @@
 #pragma once
 // The registry cache's one door: where Terraform's and OpenTofu's registry
 // requests enter and are answered. It owns both ends: the connections (the
-// ones hostkeeper-portd hands over through the port link, and any other
-// connection of this user's given to adopt()) and the HTTP listener that
+// ones hostkeeper-portd hands over through the port link, those of this
+// user's on a run's own port (RunPorts), and any other connection of this
+// user's given to adopt()) and the HTTP listener that
 // reads each request and hands it to the handler: the registry cache's gate,
 // or, in a daemon that cannot run with its configuration, one fixed answer.
 // What becomes of the registry port is told to the registry cache.

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -10,12 +11,14 @@
 #include "helper/cli/command.hpp"
 #include "helper/cli/dash_command.hpp"
 #include "helper/cli/list.hpp"
+#include "helper/cli/registry_run.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "helper/client/printable_output.hpp"
 #include "helper/terraform_config/token_variables.hpp"
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
 #include "proto/messages.hpp"
+#include "proto/port_link.hpp"
 
 namespace hostkeeper::helper::cli {
 namespace {
@@ -115,6 +118,10 @@ CLI::App* add_exec_command(CLI::App& app, ExecOptions& options) {
     cmd->add_option("--tfe", options.tfe,
                     "also set TFE_TOKEN, TFE_HOSTNAME and TFE_ADDRESS for this HCP Terraform or "
                     "Terraform Enterprise host (the tfe provider, go-tfe)");
+    cmd->add_flag("--registry-cache", options.registry_cache,
+                  "give COMMAND and everything it starts the registry cache for this run: a "
+                  "loopback port of the run's own where the registry port is not set up (CI "
+                  "jobs, containers); no token is added unless --host or --tfe asks");
     cmd->add_option("command", options.command, "COMMAND [ARGS...], after --")->required();
     cmd->footer(
         "Exit status: COMMAND's; 127 COMMAND not found, 126 not executable; 1 the keyring is "
@@ -222,6 +229,22 @@ std::vector<std::string_view> current_environment() {
     return entries;
 }
 
+namespace {
+
+// Whether hostkeeper-portd holds the registry port here: then the host
+// blocks setup wrote name it, and a run needs no port of its own.
+bool registry_port_usable() {
+    try {
+        proto::connect_port_service(proto::port_socket_path(), proto::PortVerb::probe,
+                                    std::chrono::seconds(1));
+        return true;
+    } catch (const proto::PortServiceError&) {
+        return false;
+    }
+}
+
+}  // namespace
+
 int run_exec(const client::ClientOptions& client, const ExecOptions& options) {
     if (options.command.empty()) {
         client::print_printable(stderr,
@@ -233,7 +256,10 @@ int run_exec(const client::ClientOptions& client, const ExecOptions& options) {
     if (!options.tfe.empty()) tfe_host = proto::normalize_hostname(options.tfe);
     ExecEnvironment environment;
     {
-        std::vector<HostToken> tokens = collect_tokens(client, options);
+        // A run of the registry cache needs no keyring: tokens only when asked.
+        const bool no_tokens = options.registry_cache && options.hosts.empty();
+        std::vector<HostToken> tokens =
+            no_tokens ? std::vector<HostToken>{} : collect_tokens(client, options);
         if (!tfe_host.empty()) {
             auto token = fetch_token(client, tfe_host);
             if (!token) {
@@ -254,6 +280,8 @@ int run_exec(const client::ClientOptions& client, const ExecOptions& options) {
             unportable_note(environment.unportable, options.command.front()).c_str());
     }
     std::fflush(stderr);
+    if (options.registry_cache && !registry_port_usable())
+        return run_with_registry_cache(client, options.command, environment.entries);
 
     std::vector<char*> argv;
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): execvp's type; it does not write

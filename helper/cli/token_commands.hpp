@@ -36,6 +36,7 @@ struct ExecOptions {
     std::vector<std::string> hosts;  // --host, in order; empty: every stored host
     std::string tfe;                 // --tfe HOST, "" when not given
     std::vector<std::string> command;
+    bool registry_cache = false;  // --registry-cache (registry_run.hpp)
 };
 
 struct TokenOptions {

@@ -77,6 +77,7 @@ class Scanner {
                        tokens_.front().line};
         if (block.type == "credentials_helper") result_.helpers.push_back(block);
         if (block.type == "credentials") result_.credentials.push_back(block);
+        if (block.type == "host") result_.hosts.push_back(block);
         tokens_.clear();
     }
 
@@ -174,7 +175,7 @@ std::vector<ScannedFile> scan_cli_config_files(const ToolPaths& paths) {
         const auto text = proto::read_file_if_exists(file);
         if (!text) continue;
         try {
-            scanned.push_back({file, scan_cli_config(*text)});
+            scanned.push_back({file, scan_cli_config(*text), *text});
         } catch (const CliConfigError& e) {
             throw CliConfigError(file.string() + ": " + e.what());
         }

@@ -1,6 +1,6 @@
 #pragma once
 // Terraform/OpenTofu CLI configuration files (HCL): finding the
-// credentials_helper and credentials blocks in them, with their lines.
+// credentials_helper, credentials and host blocks in them, with their lines.
 //
 // There is no HCL library for C++ in Debian, so this is a small scanner, not
 // a parser. It follows strings (with escapes), #, // and /* */ comments,
@@ -21,7 +21,7 @@
 namespace hostkeeper::helper::terraform_config {
 
 struct HclBlock {
-    std::string type;   // "credentials_helper", "credentials"
+    std::string type;   // "credentials_helper", "credentials", "host"
     std::string label;  // its first label ("" when it has none)
     int line = 0;       // 1-based line of the block's type
 };
@@ -29,6 +29,7 @@ struct HclBlock {
 struct CliConfigScan {
     std::vector<HclBlock> helpers;      // credentials_helper blocks
     std::vector<HclBlock> credentials;  // credentials "HOST" blocks
+    std::vector<HclBlock> hosts;        // host "HOST" blocks
 };
 
 // Thrown when the text is not balanced HCL (an unterminated string, comment,
@@ -44,6 +45,7 @@ CliConfigScan scan_cli_config(std::string_view text);
 struct ScannedFile {
     std::filesystem::path path;
     CliConfigScan scan;
+    std::string text;
 };
 
 // The files a tool reads its CLI configuration from: the main file (when it

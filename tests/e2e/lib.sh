@@ -101,6 +101,31 @@ output "greeting" {
 TF
 }
 
+# workdir DIR HOST MODULE PROVIDER VERSION: a configuration using HOST's
+# MODULE (NS/NAME/SYSTEM, version 1.0.0) and provider PROVIDER (NS/TYPE) at VERSION.
+workdir() {
+    mkdir -p "$1"
+    cat >"$1/main.tf" <<TF
+terraform {
+  required_providers {
+    p = {
+      source  = "$2/$4"
+      version = "$5"
+    }
+  }
+}
+
+module "m" {
+  source  = "$2/$3"
+  version = "1.0.0"
+}
+
+output "greeting" {
+  value = module.m.greeting
+}
+TF
+}
+
 # init DIR OUTFILE: runs terraform init in DIR; its status is init's.
 init() {
     (cd "$1" && "$terraform" init -input=false -no-color) >"$2" 2>&1

@@ -118,31 +118,6 @@ status_json() {
     [[ $rc == 0 ]] || { show "$1.stderr"; fail "hostkeeper status --json exited with $rc"; }
 }
 
-# workdir DIR HOST MODULE PROVIDER VERSION: a configuration using HOST's
-# MODULE (NS/NAME/SYSTEM, version 1.0.0) and provider PROVIDER (NS/TYPE) at VERSION.
-workdir() {
-    mkdir -p "$1"
-    cat >"$1/main.tf" <<TF
-terraform {
-  required_providers {
-    p = {
-      source  = "$2/$4"
-      version = "$5"
-    }
-  }
-}
-
-module "m" {
-  source  = "$2/$3"
-  version = "1.0.0"
-}
-
-output "greeting" {
-  value = module.m.greeting
-}
-TF
-}
-
 # must_init DIR WHAT: terraform init in DIR succeeds (output in DIR.out).
 must_init() {
     if ! init "$1" "$1.out"; then

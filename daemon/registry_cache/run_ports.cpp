@@ -1,0 +1,199 @@
+#include "daemon/registry_cache/run_ports.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "proto/error.hpp"
+#include "proto/port_link.hpp"
+#include "proto/sock_diag.hpp"
+#include "proto/socket_path.hpp"
+
+namespace hostkeeper::daemon::registry_cache {
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+using boost::system::error_code;
+using proto::Error;
+using proto::ErrorCode;
+
+struct RunPorts::Run {
+    Run(const asio::any_io_executor& io, std::uint64_t number, std::uint16_t on)
+        : id(number), port(on), link(io), acceptor(io) {}
+    std::uint64_t id;
+    std::uint16_t port;
+    asio::local::stream_protocol::socket link;
+    asio::ip::tcp::acceptor acceptor;
+};
+
+namespace {
+
+// The link must be a socket (not a symlink) in a private directory of ours.
+void check_link_path(const fs::path& link) {
+    if (!link.is_absolute() || link.filename().empty())
+        throw Error(ErrorCode::bad_request, "\"link\" must be an absolute socket path");
+    try {
+        proto::check_private_directory(link.parent_path(), ::geteuid());
+    } catch (const std::exception& e) {
+        throw Error(ErrorCode::bad_request, std::string("the run's link: ") + e.what());
+    }
+    struct stat st {};
+    if (::lstat(link.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode))
+        throw Error(ErrorCode::bad_request, "the run's link " + link.string() + " is not a socket");
+}
+
+// Resets the connection (RST) as it is closed: another uid learns nothing.
+void reset(asio::ip::tcp::socket& socket) {
+    error_code ignored;
+    socket.set_option(asio::socket_base::linger(true, 0), ignored);
+    socket.close(ignored);
+}
+
+}  // namespace
+
+std::string RunPorts::listener_problem(int fd, std::uint16_t port) {
+    int listening = 0;
+    socklen_t len = sizeof listening;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || listening == 0)
+        return "it is not a listening socket";
+    int type = 0;
+    len = sizeof type;
+    if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM)
+        return "it is not a stream socket";
+    sockaddr_storage local{};
+    len = sizeof local;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) != 0)
+        return std::string("its address cannot be read: ") + std::strerror(errno);
+    if (local.ss_family == AF_INET) {
+        const auto& in = reinterpret_cast<const sockaddr_in&>(local);
+        if ((ntohl(in.sin_addr.s_addr) >> 24) != 127) return "it is not on a loopback address";
+        if (ntohs(in.sin_port) != port) return "it is not on port " + std::to_string(port);
+        return {};
+    }
+    if (local.ss_family == AF_INET6) {
+        const auto& in6 = reinterpret_cast<const sockaddr_in6&>(local);
+        if (!IN6_IS_ADDR_LOOPBACK(&in6.sin6_addr)) return "it is not on a loopback address";
+        if (ntohs(in6.sin6_port) != port) return "it is not on port " + std::to_string(port);
+        return {};
+    }
+    return "it is not a TCP socket";
+}
+
+void RunPorts::attach(const fs::path& link, std::uint16_t port) {
+    if (port == 0) throw Error(ErrorCode::bad_request, "\"port\" must be a TCP port");
+    if (!handed_) throw Error(ErrorCode::internal, "this hostkeeperd serves no registry cache");
+    check_link_path(link);
+    if (diag_.get() < 0) {
+        diag_ = proto::UniqueFd(proto::open_sock_diag());
+        if (diag_.get() < 0)
+            throw Error(ErrorCode::internal,
+                        std::string("the kernel's socket lookup: ") + std::strerror(errno));
+    }
+    auto run = std::make_shared<Run>(io_, next_id_++, port);
+    error_code ec;
+    run->link.connect(asio::local::stream_protocol::endpoint(link.string()), ec);
+    if (ec)
+        throw Error(ErrorCode::bad_request,
+                    "the run's link " + link.string() + " cannot be reached: " + ec.message());
+    // The run is the process that listens there: it must be ours.
+    try {
+        proto::check_peer(run->link.native_handle(), ::geteuid(), link);
+    } catch (const proto::UnsafeSocket& e) {
+        throw Error(ErrorCode::forbidden, e.what());
+    }
+    runs_.emplace(run->id, run);
+    asio::co_spawn(io_, follow(run), asio::detached);
+}
+
+asio::awaitable<void> RunPorts::follow(std::shared_ptr<Run> run) {
+    error_code ec;
+    co_await run->link.async_wait(asio::socket_base::wait_read,
+                                  asio::redirect_error(asio::use_awaitable, ec));
+    int received = -1;
+    if (!ec && proto::receive_handed_connection(run->link.native_handle(), received) == 1) {
+        proto::UniqueFd listener(received);
+        const std::string problem = listener_problem(listener.get(), run->port);
+        if (!problem.empty()) {
+            spdlog::warn("registry cache: a run's socket for port {} is refused: {}", run->port,
+                         problem);
+        } else {
+            run->acceptor.assign(asio::ip::tcp::v4(), listener.release(), ec);
+            if (!ec) {
+                spdlog::info("registry cache: serving a run's port {}", run->port);
+                asio::co_spawn(io_, accept_loop(run), asio::detached);
+                // Held until the run closes the link (or sends anything).
+                co_await run->link.async_wait(asio::socket_base::wait_read,
+                                              asio::redirect_error(asio::use_awaitable, ec));
+                spdlog::info("registry cache: the run on port {} has ended", run->port);
+            }
+        }
+    }
+    end(run->id);
+}
+
+asio::awaitable<void> RunPorts::accept_loop(std::shared_ptr<Run> run) {
+    while (run->acceptor.is_open()) {
+        error_code ec;
+        asio::ip::tcp::socket socket =
+            co_await run->acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+        if (ec == asio::error::operation_aborted || !run->acceptor.is_open()) break;
+        if (ec) {
+            spdlog::warn("registry cache: accepting on a run's port {}: {}", run->port,
+                         ec.message());
+            asio::steady_timer pause(io_, std::chrono::milliseconds(100));
+            co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+            continue;
+        }
+        if (!ours(socket)) {
+            ++refused_;
+            reset(socket);
+            continue;
+        }
+        if (handed_) handed_(std::move(socket));
+    }
+}
+
+bool RunPorts::ours(asio::ip::tcp::socket& socket) {
+    sockaddr_storage local{};
+    sockaddr_storage peer{};
+    socklen_t len = sizeof local;
+    if (::getsockname(socket.native_handle(), reinterpret_cast<sockaddr*>(&local), &len) != 0)
+        return false;
+    len = sizeof peer;
+    if (::getpeername(socket.native_handle(), reinterpret_cast<sockaddr*>(&peer), &len) != 0)
+        return false;
+    const std::optional<uid_t> uid = proto::peer_uid(diag_.get(), local, peer);
+    if (uid == ::geteuid()) return true;
+    spdlog::warn(
+        "registry cache: reset a connection to a run's port from {}",
+        uid ? "uid " + std::to_string(*uid) : std::string("a client the kernel cannot name"));
+    return false;
+}
+
+void RunPorts::end(std::uint64_t id) {
+    const auto it = runs_.find(id);
+    if (it == runs_.end()) return;
+    error_code ignored;
+    it->second->acceptor.close(ignored);
+    it->second->link.close(ignored);
+    runs_.erase(it);
+}
+
+void RunPorts::stop() {
+    while (!runs_.empty()) end(runs_.begin()->first);
+}
+
+}  // namespace hostkeeper::daemon::registry_cache

@@ -1,0 +1,39 @@
+#pragma once
+// The CLI configuration of one `hostkeeper exec --registry-cache` run: the
+// user's own configuration (every file Terraform would read, in its order,
+// so credentials_helper, provider_installation, plugin_cache_dir and
+// credentials blocks all hold) followed by the run's host blocks, which
+// name the run's own port. The user's own host blocks win: hosts they name
+// get no block from the run. The generated file is what TF_CLI_CONFIG_FILE
+// names for the run; Terraform then reads nothing else.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "helper/terraform_config/cli_config.hpp"
+#include "helper/terraform_config/tool_locations.hpp"
+
+namespace hostkeeper::helper::terraform_config {
+
+struct RunConfig {
+    std::string user_text;                // the user's files, each introduced by a comment
+    std::vector<std::string> kept_hosts;  // hosts with a user's own host block (normalized)
+    // The hosts the run routes: the public registries, the hosts of the
+    // environment's TF_TOKEN_* variables and of the user's credentials blocks.
+    std::vector<std::string> hosts;
+    std::vector<std::filesystem::path> files;  // the files read
+};
+
+// The user's configuration for `paths` (Terraform's or OpenTofu's), and the
+// hosts to route; `environment`: the names of COMMAND's variables.
+// Files hostkeeperd writes (they start with kTfrcHeader) are left out: the
+// run's blocks stand for them. Throws CliConfigError naming the file (and
+// the line) for a file that does not scan, or for a *.tfrc.json file in the
+// configuration directory, whose JSON cannot be joined to HCL text.
+RunConfig read_run_config(const ToolPaths& paths, const std::vector<std::string>& environment);
+
+// The generated file's text: `config`'s user text, then `host_blocks`.
+std::string run_config_text(const RunConfig& config, const std::string& host_blocks);
+
+}  // namespace hostkeeper::helper::terraform_config

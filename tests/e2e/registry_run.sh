@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# registry_run.sh BIN_DIR
+#
+# End to end: `hostkeeper exec --registry-cache -- COMMAND`, the registry
+# cache of one run, where there is no registry port (a CI job's container:
+# support/container-env.sh, any user may bind any port), with the real
+# terraform and the suite's HTTPS registry, which logs every request. No
+# `setup` was ever run. The scenarios, in order:
+#   1. a run's terraform init installs a private module and provider through
+#      the run's own port (its TF_CLI_CONFIG_FILE names it, 0600, in a 0700
+#      directory), with the user's own configuration (TF_CLI_CONFIG_FILE:
+#      credentials, provider_installation and a host block of theirs) in it;
+#      the run says that the user's host block wins; afterwards nothing of
+#      the run is left;
+#   2. a second run in another directory makes no upstream metadata request;
+#   3. another uid, during a run, loops on binding the run's port and on
+#      connecting to it: it never binds, never gets an answer;
+#   4. the daemon killed during a run: a request then gets a 503 naming the
+#      reason (or an answer from the daemon already started again), and a
+#      terraform init after it installs through the restarted daemon;
+#   5. SIGTERM to a run leaves no generated file; a run killed outright
+#      leaves its directory, which the next run removes;
+#   6. COMMAND not found: 127; a user configuration that does not scan:
+#      exit 2 naming file and line, nothing run.
+#
+#   tests/support/container-env.sh tests/support/keyring-env.sh tests/e2e/registry_run.sh BIN_DIR
+# Exit status: 0 pass, 1 fail, 2 usage/set-up error, 77 skipped.
+
+# The sh -c scripts below expand in COMMAND's environment, not here.
+# shellcheck disable=SC2016
+set -euo pipefail
+
+e2e_name=e2e-registry-run  # read by lib.sh
+# shellcheck disable=SC2054  # the commas are https_registry.py's list syntax
+registry_args=(--modules acme/hello/null --providers acme/thing
+    --registry-provider-versions 1.0.0 --gpg-home "$HK_TEST_ROOT/e2e-registry-run/gnupg")
+# shellcheck source-path=SCRIPTDIR
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+hk=$bin/hostkeeper
+need curl setpriv
+[[ ${HK_CONTAINER_NETNS:-} == 1 ]] || die "run me through tests/support/container-env.sh"
+tf_platform=$("$terraform" version -json | python3 -c 'import json, sys; print(json.load(sys.stdin)["platform"])')
+case $tf_platform in
+    linux_amd64 | darwin_arm64) ;;
+    *) echo "SKIP: terraform runs on $tf_platform; the test registry serves linux_amd64 and darwin_arm64"; exit 77 ;;
+esac
+runs=$XDG_RUNTIME_DIR/hostkeeper/runs
+
+# counts LOG: "COUNT PATH" for every path requested in LOG.
+counts() {
+    python3 - "$1" <<'PY'
+import collections, json, sys
+c = collections.Counter(json.loads(l)["path"] for l in open(sys.argv[1], encoding="utf-8"))
+for path, n in sorted(c.items()):
+    print(n, path)
+PY
+}
+metadata_requests() { counts "$1" | awk '$2 !~ /\.(zip|tar\.gz)$/ { n += $1 } END { print n + 0 }'; }
+
+# The user's own configuration, as a CI job would have it: the token in a
+# credentials block, provider_installation, and a host block for a host of
+# theirs, which must win over the run's.
+user_config=$root/user.tfrc
+cat >"$user_config" <<HCL
+credentials "$host" {
+  token = "$TOKEN"
+}
+provider_installation {
+  direct {}
+}
+host "own.example.com" {
+  services = {
+    "modules.v1" = "https://own.example.com/modules/"
+  }
+}
+HCL
+export TF_CLI_CONFIG_FILE=$user_config
+printf '{"token":"%s"}' "$TOKEN" | "$helper" store "$host" || fail "storing the token for $host failed"
+
+# run_init DIR OUT: hostkeeper exec --registry-cache -- terraform init in
+# DIR, keeping a copy of the run's configuration in DIR.tfrc.
+run_init() {
+    (cd "$1" && "$hk" exec --registry-cache -- sh -c \
+        'cp "$TF_CLI_CONFIG_FILE" "$0.tfrc" && stat -c %a "$TF_CLI_CONFIG_FILE" >"$0.mode" &&
+         stat -c %a "$(dirname "$TF_CLI_CONFIG_FILE")" >>"$0.mode" &&
+         exec "$1" init -input=false -no-color' "$1" "$terraform") >"$2" 2>&1
+}
+
+# --- 1. a run's init through its own port ---------------------------------------------
+workdir "$root/one" "$host" acme/hello/null acme/thing 1.0.0
+: >"$log"
+run_init "$root/one" "$root/one.out" || { show "$root/one.out"; fail "the run's terraform init failed"; }
+installed=$root/one/.terraform/providers/$host/acme/thing/1.0.0/$tf_platform/terraform-provider-thing_v1.0.0
+[[ -x $installed ]] || { show "$root/one.out"; fail "the provider is not installed"; }
+grep -qE "\"modules.v1\" *= *\"http://127\.0\.0\.1:[0-9]+/" "$root/one.tfrc" ||
+    { show "$root/one.tfrc"; fail "the run's configuration names no port of its own"; }
+for kept in "credentials \"$host\"" "provider_installation" "host \"own.example.com\""; do
+    grep -qF "$kept" "$root/one.tfrc" || { show "$root/one.tfrc"; fail "the run's configuration lost the user's $kept"; }
+done
+[[ $(grep -c 'host "own.example.com"' "$root/one.tfrc") == 1 ]] ||
+    { show "$root/one.tfrc"; fail "the run wrote a block of its own for the user's host"; }
+grep -q "own.example.com keeps your own host block" "$root/one.out" ||
+    { show "$root/one.out"; fail "the run did not say that the user's host block wins"; }
+[[ $(tr '\n' ' ' <"$root/one.mode") == "600 700 " ]] ||
+    fail "the run's configuration and directory have modes $(tr '\n' ' ' <"$root/one.mode"), not 600 700"
+ua=$(python3 -c 'import json,sys; print(sorted({json.loads(l).get("user_agent") or "" for l in open(sys.argv[1])}))' "$log")
+[[ $ua == *hostkeeper/* && $ua != *Terraform* ]] ||
+    fail "the upstream saw user agents $ua: not only hostkeeperd's"
+left=$(find "$runs" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+[[ $left == 0 ]] || { ls -la "$runs"; fail "the run left $left entries in $runs"; }
+pass "a run's init installs through the run's own port, with the user's configuration kept"
+
+# --- 2. a second run: from the cache ------------------------------------------------
+workdir "$root/two" "$host" acme/hello/null acme/thing 1.0.0
+: >"$log"
+run_init "$root/two" "$root/two.out" || { show "$root/two.out"; fail "the second run's init failed"; }
+n=$(metadata_requests "$log")
+[[ $n == 0 ]] || { counts "$log"; fail "the second run made $n upstream metadata request(s)"; }
+pass "a second run is served from the cache: 0 upstream metadata requests"
+
+# run_port TFRC: the run's port, from its configuration.
+run_port() { sed -nE 's|.*"modules.v1" *= *"http://127\.0\.0\.1:([0-9]+)/.*|\1|p' "$1" | head -n 1; }
+
+# --- 3. another uid against the run's port ----------------------------------------
+# As nobody, for 3 s: bind the port (must fail) and ask it (must get nothing).
+# In a directory of its own that nobody may enter (the test root is private).
+outside=$(mktemp -d /tmp/hk-intruder.XXXXXX)
+on_exit rm -rf "$outside"
+chmod 1777 "$outside"
+cat >"$outside/intruder.py" <<'PY'
+import socket, sys, time
+port, out = int(sys.argv[1]), sys.argv[2]
+bound = answered = tries = 0
+end = time.time() + 3
+while time.time() < end:
+    tries += 1
+    b = socket.socket()
+    try:
+        b.bind(("127.0.0.1", port)); b.listen(1); bound += 1
+    except OSError:
+        pass
+    b.close()
+    c = socket.socket()
+    c.settimeout(1)
+    try:
+        c.connect(("127.0.0.1", port))
+        c.sendall(b"GET /.well-known/terraform.json HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % port)
+        if c.recv(100):
+            answered += 1
+    except OSError:
+        pass
+    c.close()
+open(out, "w").write("%d %d %d\n" % (tries, bound, answered))
+PY
+chmod 0755 "$outside/intruder.py"
+workdir "$root/three" "$host" acme/hello/null acme/thing 1.0.0
+(cd "$root/three" && "$hk" exec --registry-cache -- sh -c '
+    port=$(sed -nE "s|.*\"modules.v1\" *= *\"http://127\.0\.0\.1:([0-9]+)/.*|\1|p" "$TF_CLI_CONFIG_FILE" | head -n 1)
+    setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 "$0" "$port" "$1" 2>"$1.stderr" || exit 9
+    exec "$2" init -input=false -no-color' "$outside/intruder.py" "$outside/intruder.txt" "$terraform") \
+    >"$root/three.out" 2>&1 || { show "$root/three.out"; show "$outside/intruder.txt.stderr"; fail "the run beside another uid failed"; }
+read -r tries bound answered <"$outside/intruder.txt"
+[[ $tries -gt 10 && $bound == 0 && $answered == 0 ]] ||
+    fail "another uid, in $tries tries, bound the run's port $bound time(s) and got $answered answer(s)"
+pass "another uid never binds the run's port and gets no answer ($tries tries); the run's init still works"
+
+# --- 4. the daemon killed during a run --------------------------------------------
+# A copy of the programs, so the daemon can be kept from starting for a moment.
+kill_bin=$root/kill-bin
+mkdir -p "$kill_bin"
+cp "$bin/hostkeeper" "$bin/hostkeeperd" "$bin/terraform-credentials-hostkeeper" "$kill_bin/"
+"$hk" stop >/dev/null 2>&1 || true
+workdir "$root/four" "$host" acme/hello/null acme/thing 1.0.0
+cat >"$root/four.sh" <<'SH'
+set -u
+port=$(sed -nE 's|.*"modules.v1" *= *"http://127\.0\.0\.1:([0-9]+)/.*|\1|p' "$TF_CLI_CONFIG_FILE" | head -n 1)
+pid=$("$KILL_BIN/hostkeeper" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["daemon"]["pid"])')
+echo "$pid" >"$OUT.pid1"
+chmod -x "$KILL_BIN/hostkeeperd"
+kill -KILL "$pid"
+sleep 1
+curl -sS -o "$OUT.body" -w '%{http_code}\n' "http://127.0.0.1:$port/.well-known/terraform.json" >"$OUT.code" 2>&1
+chmod +x "$KILL_BIN/hostkeeperd"
+sleep 3
+"$KILL_BIN/hostkeeper" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["daemon"]["pid"])' >"$OUT.pid2"
+exec "$TERRAFORM" init -input=false -no-color
+SH
+: >"$log"
+(cd "$root/four" && KILL_BIN=$kill_bin OUT=$root/four TERRAFORM=$terraform \
+    "$kill_bin/hostkeeper" exec --registry-cache -- bash "$root/four.sh") >"$root/four.out" 2>&1 ||
+    { show "$root/four.out"; fail "the run whose daemon was killed failed"; }
+[[ $(cat "$root/four.code") == 503 ]] || { show "$root/four.code"; show "$root/four.body"; fail "while no daemon served the run, a request got $(cat "$root/four.code"), not 503"; }
+grep -q "hostkeeperd is not serving this run" "$root/four.body" || { show "$root/four.body"; fail "the 503 does not say why"; }
+[[ -s $root/four.pid2 && $(cat "$root/four.pid2") != "$(cat "$root/four.pid1")" ]] ||
+    fail "no new daemon after the kill ($(cat "$root/four.pid1") then $(cat "$root/four.pid2" 2>/dev/null))"
+grep -q "hostkeeperd has gone; starting it again" "$root/four.out" || { show "$root/four.out"; fail "the run did not say the daemon had gone"; }
+pass "the daemon killed during a run: 503 naming the reason, then a new daemon serves the run's init"
+
+# --- 5. SIGTERM, and a run killed outright ----------------------------------------
+(cd "$root/one" && exec "$hk" exec --registry-cache -- sh -c 'echo "$TF_CLI_CONFIG_FILE" >"$0"; exec sleep 30' "$root/five.path") \
+    >"$root/five.out" 2>&1 &
+run_pid=$!
+for _ in $(seq 1 100); do [[ -s $root/five.path ]] && break; sleep 0.1; done
+generated=$(cat "$root/five.path")
+[[ -f $generated ]] || fail "no generated configuration during the run"
+kill -TERM "$run_pid"
+rc=0
+wait "$run_pid" || rc=$?
+[[ $rc == 143 ]] || { show "$root/five.out"; fail "the run ended with $rc after SIGTERM, not 143 (its COMMAND's)"; }
+[[ ! -e $generated && ! -e $(dirname "$generated") ]] || fail "SIGTERM left $(dirname "$generated")"
+: >"$root/five.path"
+(cd "$root/one" && exec "$hk" exec --registry-cache -- sh -c 'echo "$TF_CLI_CONFIG_FILE" >"$0"; exec sleep 30' "$root/five.path") \
+    >"$root/five-kill.out" 2>&1 &
+run_pid=$!
+for _ in $(seq 1 100); do [[ -s $root/five.path ]] && break; sleep 0.1; done
+generated=$(cat "$root/five.path")
+kill -KILL "$run_pid"
+wait "$run_pid" 2>/dev/null || true
+pkill -KILL -f "sleep 30" || true
+[[ -e $generated ]] || fail "the killed run's file is gone already (the test proves nothing)"
+"$hk" exec --registry-cache -- true >"$root/five-next.out" 2>&1 || { show "$root/five-next.out"; fail "a run after a killed one failed"; }
+[[ ! -e $(dirname "$generated") ]] || fail "the next run left the killed run's $(dirname "$generated")"
+pass "SIGTERM leaves no generated file; the next run removes a killed run's directory"
+
+# --- 6. bad input -----------------------------------------------------------------
+rc=0
+"$hk" exec --registry-cache -- hk-no-such-command-x9 >"$root/six.out" 2>&1 || rc=$?
+if [[ $rc != 127 ]] || ! grep -q "command not found" "$root/six.out"; then
+    show "$root/six.out"
+    fail "COMMAND not found: exit $rc"
+fi
+printf 'credentials "x.example" {\n  token = "unterminated\n}\n' >"$root/bad.tfrc"
+rc=0
+TF_CLI_CONFIG_FILE=$root/bad.tfrc "$hk" exec --registry-cache -- touch "$root/six.ran" >"$root/six-bad.out" 2>&1 || rc=$?
+[[ $rc == 2 && ! -e $root/six.ran ]] || { show "$root/six-bad.out"; fail "a bad configuration: exit $rc, COMMAND ran: $([[ -e $root/six.ran ]] && echo yes || echo no)"; }
+if ! grep -qF "$root/bad.tfrc" "$root/six-bad.out" || ! grep -q "line" "$root/six-bad.out"; then
+    show "$root/six-bad.out"
+    fail "the error does not name the file and line"
+fi
+pass "COMMAND not found: 127; a configuration that does not scan: 2, naming file and line, nothing run"

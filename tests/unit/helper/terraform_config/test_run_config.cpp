@@ -1,0 +1,97 @@
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "helper/terraform_config/run_config.hpp"
+#include "proto/registry_cache_file.hpp"
+#include "scratch_dir.hpp"
+
+namespace test_run_config {
+
+using namespace hostkeeper::helper::terraform_config;
+namespace fs = std::filesystem;
+
+namespace {
+
+void write(const fs::path& path, const std::string& text) {
+    fs::create_directories(path.parent_path());
+    std::ofstream(path) << text;
+}
+
+ToolPaths paths_in(const fs::path& home, bool from_env) {
+    ToolPaths paths;
+    paths.cli_config = home / ".terraformrc";
+    paths.cli_config_from_env = from_env;
+    paths.config_dir = home / ".terraform.d";
+    return paths;
+}
+
+bool has(const std::vector<std::string>& list, const std::string& item) {
+    return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+}  // namespace
+
+TEST_CASE("unit: a run's configuration holds the user's files in Terraform's order") {
+    const hostkeeper::test::ScratchDir scratch("hk-unit-run-config");
+    const fs::path home = scratch.dir;
+    write(home / ".terraformrc",
+          "plugin_cache_dir = \"/cache\"\ncredentials \"Reg.Example.com\" {\n  token = \"t\"\n}\n"
+          "host \"Own.Example.com\" {\n  services = {}\n}");
+    write(home / ".terraform.d/b.tfrc", "provider_installation {\n  direct {}\n}\n");
+    write(home / ".terraform.d/a.tfrc", "disable_checkpoint = true\n");
+    write(home / ".terraform.d/hostkeeper.tfrc",
+          std::string(hostkeeper::proto::kTfrcHeader) + "\nhost \"x.example.com\" {}\n");
+    const RunConfig config =
+        read_run_config(paths_in(home, false), {"PATH", "TF_TOKEN_tok_example_com", "TF_LOG"});
+    const std::size_t main = config.user_text.find("plugin_cache_dir");
+    const std::size_t a = config.user_text.find("disable_checkpoint");
+    const std::size_t b = config.user_text.find("provider_installation");
+    CHECK(main < a);
+    CHECK(a < b);
+    CHECK(b != std::string::npos);
+    CHECK(config.user_text.find("x.example.com") == std::string::npos);  // hostkeeperd's own file
+    CHECK(config.kept_hosts == std::vector<std::string>{"own.example.com"});
+    CHECK(has(config.hosts, "reg.example.com"));
+    CHECK(has(config.hosts, "tok.example.com"));
+    CHECK(has(config.hosts, "registry.terraform.io"));
+    CHECK(config.files.size() == 3);
+    const std::string blocks = "host \"r.example\" {}\n";
+    const std::string text = run_config_text(config, blocks);
+    CHECK(text.rfind(config.user_text, 0) == 0);
+    CHECK(text.find(blocks) == text.size() - blocks.size());
+}
+
+TEST_CASE("unit: a run's configuration named by TF_CLI_CONFIG_FILE reads that file alone") {
+    const hostkeeper::test::ScratchDir scratch("hk-unit-run-config");
+    write(scratch.dir / ".terraformrc", "disable_checkpoint = true\n");
+    write(scratch.dir / ".terraform.d/a.tfrc", "plugin_cache_dir = \"/x\"\n");
+    write(scratch.dir / ".terraform.d/c.tfrc.json", "{}");  // not read: the file is named
+    const RunConfig config = read_run_config(paths_in(scratch.dir, true), {});
+    CHECK(config.files.size() == 1);
+    CHECK(config.user_text.find("plugin_cache_dir") == std::string::npos);
+}
+
+TEST_CASE("unit: a run refuses a configuration it cannot join, naming the file") {
+    const hostkeeper::test::ScratchDir scratch("hk-unit-run-config");
+    SECTION("a JSON file in the configuration directory") {
+        write(scratch.dir / ".terraform.d/c.tfrc.json", "{}");
+        REQUIRE_THROWS_WITH(read_run_config(paths_in(scratch.dir, false), {}),
+                            Catch::Contains("c.tfrc.json") && Catch::Contains("HCL"));
+    }
+    SECTION("an unterminated string") {
+        write(scratch.dir / ".terraformrc", "a = 1\nb = \"open\n");
+        REQUIRE_THROWS_WITH(read_run_config(paths_in(scratch.dir, false), {}),
+                            Catch::Contains(".terraformrc") && Catch::Contains("line"));
+    }
+    SECTION("a host block that names no hostname") {
+        write(scratch.dir / ".terraformrc", "\n\nhost \"not a host\" {\n}\n");
+        REQUIRE_THROWS_WITH(read_run_config(paths_in(scratch.dir, false), {}),
+                            Catch::Contains(".terraformrc:3"));
+    }
+}
+
+}  // namespace test_run_config
