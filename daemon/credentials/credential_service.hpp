@@ -77,6 +77,7 @@ class CredentialService final : public KeyringEvents {
     // The registry cache's one question (bearer_check.hpp), asked of the
     // life cycle itself.
     BearerCheck& bearer_check() { return lifecycle_; }
+    RunTokens& run_tokens() { return lifecycle_.run_tokens(); }
     boost::asio::awaitable<void> store(std::string host, proto::Secret credentials) {
         return lifecycle_.store(std::move(host), std::move(credentials));
     }

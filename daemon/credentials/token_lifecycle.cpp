@@ -157,6 +157,16 @@ asio::awaitable<std::optional<Secret>> TokenLifecycle::bearer_token(std::string 
                                                                     std::string purpose,
                                                                     std::string* problem,
                                                                     bool send_refused) {
+    if (std::optional<Secret> token = run_tokens_.token(host)) co_return token;
+    auto looking_up = stored_bearer(std::move(host), std::move(purpose), problem,
+                                    send_refused);  // named first
+    co_return co_await std::move(looking_up);
+}
+
+asio::awaitable<std::optional<Secret>> TokenLifecycle::stored_bearer(std::string host,
+                                                                     std::string purpose,
+                                                                     std::string* problem,
+                                                                     bool send_refused) {
     try {
         auto reading = get(host);  // named first
         const std::optional<Secret> credentials = co_await std::move(reading);
@@ -179,12 +189,22 @@ asio::awaitable<BearerAnswer> TokenLifecycle::check_bearer(std::string host,
                                                            std::string_view authorization,
                                                            std::string purpose) {
     BearerAnswer answer;
-    auto looking_up = bearer_token(std::move(host), std::move(purpose), &answer.problem,
-                                   false);  // named first
+    // A run's token: any run's for the host will do (all are this user's).
+    if (run_tokens_.carries(host, authorization)) {
+        answer.match = BearerAnswer::Match::current;
+        co_return answer;
+    }
+    const bool run_held = run_tokens_.holds(host);
+    auto looking_up = stored_bearer(std::move(host), std::move(purpose), &answer.problem,
+                                    false);  // named first
     const std::optional<Secret> token = co_await std::move(looking_up);
     if (token) {
         answer.match = is_bearer_of(authorization, *token) ? BearerAnswer::Match::current
                                                            : BearerAnswer::Match::other;
+    }
+    if (run_held && answer.match == BearerAnswer::Match::no_token) {
+        answer.match = BearerAnswer::Match::other;  // it must carry a run's token
+        answer.problem.clear();
     }
     co_return answer;
 }

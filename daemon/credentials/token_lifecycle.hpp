@@ -25,6 +25,7 @@
 #include "daemon/credentials/command_tokens.hpp"
 #include "daemon/credentials/credential_store.hpp"
 #include "daemon/credentials/login_credentials.hpp"
+#include "daemon/credentials/run_tokens.hpp"
 #include "daemon/credentials/token_standing.hpp"
 #include "proto/secret.hpp"
 
@@ -75,7 +76,8 @@ class TokenLifecycle final : public BearerCheck {
     // (refused, expired): nullopt then, and `why` (if given) says so.
     boost::asio::awaitable<std::optional<proto::Secret>> serve(std::string host,
                                                                std::optional<Withheld>* why);
-    // The token of get()'s answer, as Terraform sends it; nullopt for none or
+    // A run's token for the host (RunTokens), else the token of get()'s
+    // answer, as Terraform sends it; nullopt for none or
     // a withheld one (with `send_refused`, a refused one is given all the
     // same). When the store cannot say, nullopt too, and `problem` (if
     // given) says why. `purpose` is for the log.
@@ -117,7 +119,15 @@ class TokenLifecycle final : public BearerCheck {
     }
     LifecycleStats stats() const;
 
+    // The tokens runs brought: first for their hosts in bearer_token().
+    RunTokens& run_tokens() { return run_tokens_; }
+
   private:
+    // bearer_token() without the runs' tokens: the command's or the keyring's.
+    boost::asio::awaitable<std::optional<proto::Secret>> stored_bearer(std::string host,
+                                                                       std::string purpose,
+                                                                       std::string* problem,
+                                                                       bool send_refused);
     struct RefreshFailure {
         std::string message;
         std::chrono::steady_clock::time_point when;
@@ -149,6 +159,7 @@ class TokenLifecycle final : public BearerCheck {
     async::SingleFlight<std::optional<proto::Secret>> refreshes_;
     std::map<std::string, RefreshFailure> refresh_failures_;
     std::set<std::string> refreshing_hosts_;  // a background refresh runs
+    RunTokens run_tokens_;
 };
 
 }  // namespace hostkeeper::daemon::credentials

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "daemon/registry_cache/registry_cache.hpp"
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
+#include "proto/secret.hpp"
 
 namespace hostkeeper::daemon::handlers {
 using proto::Op;
@@ -34,6 +36,23 @@ std::vector<std::string> hostnames(const proto::Json& fields, const char* name) 
         hosts.push_back(proto::normalize_hostname(host.get<std::string>()));
     }
     return hosts;
+}
+
+// The run's "tokens" (host -> token); none when absent.
+std::map<std::string, proto::Secret> run_tokens(const proto::Json& fields) {
+    std::map<std::string, proto::Secret> tokens;
+    const auto it = fields.find("tokens");
+    if (it == fields.end()) return tokens;
+    if (!it->is_object())
+        throw proto::Error(proto::ErrorCode::bad_request, "\"tokens\" must be an object");
+    for (const auto& [host, token] : it->items()) {
+        if (!token.is_string() || token.get_ref<const std::string&>().empty())
+            throw proto::Error(proto::ErrorCode::bad_request,
+                               "\"tokens\" must map hostnames to tokens");
+        tokens.insert_or_assign(proto::normalize_hostname(host),
+                                proto::Secret(token.get_ref<const std::string&>()));
+    }
+    return tokens;
 }
 
 }  // namespace
@@ -62,7 +81,7 @@ boost::asio::awaitable<server::Reply> ControlRequests::handle(const Request& req
                 throw proto::Error(proto::ErrorCode::bad_request, "request needs a TCP \"port\"");
             const auto number = static_cast<std::uint16_t>(port->get<std::uint64_t>());
             std::vector<std::string> kept = hostnames(request.fields, "kept");
-            cache_.runs().attach(link->get<std::string>(), number);
+            cache_.runs().attach(link->get<std::string>(), number, run_tokens(request.fields));
             auto rendering = cache_.run_tfrc(number, hostnames(request.fields, "hosts"),
                                              std::set<std::string>(kept.begin(), kept.end()));
             const std::string tfrc = co_await std::move(rendering);  // named first

@@ -186,7 +186,7 @@ void HostRouting::port_status(Json& out) const {
 
 void HostRouting::files_status(Json& out) const {
     out["files_error"] = files_error_.empty() ? Json(nullptr) : Json(files_error_);
-    out["hosts"] = routed_ ? routed_->status() : Json::array();
+    out["hosts"] = hosts_status();
 }
 
 }  // namespace hostkeeper::daemon::registry_cache

@@ -58,6 +58,8 @@ class HostRouting {
     void port_status(proto::Json& out) const;
     void files_status(proto::Json& out) const;
 
+    // status's "hosts": each known host, routed or not.
+    proto::Json hosts_status() const { return routed_ ? routed_->status() : proto::Json::array(); }
     // Whether hosts are routed at all: the cache is on, or serves runs.
     bool active() const { return routed_.has_value(); }
     // Routes hosts for runs' own ports even while the cache is off (then

@@ -13,11 +13,12 @@ RegistryCache::RegistryCache(const asio::any_io_executor& io, std::optional<Cach
                              discovery::DiscoveryService& discovery,
                              registry::RegistryService& registry, archives::ArchiveStore& archives)
     : config_(std::move(config)),
+      credentials_(credentials),
       archives_(archives),
       routing_(io, config_, std::move(state_file), discovery),
       answers_(registry, archives, credentials, std::move(snapshot_dir)),
       gate_(routing_, credentials.bearer_check(), answers_),
-      runs_(io) {}
+      runs_(io, credentials.run_tokens()) {}
 
 void RegistryCache::port_registered(std::uint16_t port) {
     routing_.port_registered(port);
@@ -42,15 +43,36 @@ asio::awaitable<std::string> RegistryCache::run_tfrc(std::uint16_t port,
     co_return render_tfrc(shown, base_url(port));
 }
 
+// Where the token for `host`'s upstream requests comes from, first found:
+// a run's, the host's token_command, the keyring (when it holds one).
+std::string RegistryCache::token_source(const std::string& host) const {
+    if (credentials_.run_tokens().holds(host)) return "run";
+    if (credentials_.has_token_command(host)) return "token_command";
+    return "keyring";
+}
+
+Json RegistryCache::hosts_status() const {
+    Json hosts = routing_.hosts_status();
+    for (Json& host : hosts)
+        host["token_source"] = token_source(host.at("host").get<std::string>());
+    return hosts;
+}
+
 Json RegistryCache::status() const {
-    if (!config_) return Json{{"enabled", false}};
-    Json out = {{"enabled", true}};
+    if (!config_) {
+        // Off, but serving runs: their hosts.
+        Json off = {{"enabled", false}, {"runs", runs_.count()}};
+        if (routing_.active()) off["hosts"] = hosts_status();
+        return off;
+    }
+    Json out = {{"enabled", true}, {"runs", runs_.count()}};
     routing_.port_status(out);
     out["config_file"] = config_->origin.string();
     Json files = Json::array();
     for (const auto& file : config_->tfrc_files) files.push_back(file.string());
     out["tfrc_files"] = std::move(files);
     routing_.files_status(out);
+    out["hosts"] = hosts_status();
     out["requests"] = gate_.requests();
     out["refused"] = gate_.refused();
     out["from_disk"] = gate_.from_disk();

@@ -93,7 +93,12 @@ class RegistryCache {
     }
 
   private:
+    std::string token_source(const std::string& host) const;
+    // status's "hosts": each known host, routed or not, and its token's source.
+    proto::Json hosts_status() const;
+
     std::optional<CacheConfig> config_;
+    credentials::CredentialService& credentials_;
     archives::ArchiveStore& archives_;
     HostRouting routing_;
     RegistryAnswers answers_;

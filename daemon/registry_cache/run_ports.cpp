@@ -92,7 +92,8 @@ std::string RunPorts::listener_problem(int fd, std::uint16_t port) {
     return "it is not a TCP socket";
 }
 
-void RunPorts::attach(const fs::path& link, std::uint16_t port) {
+void RunPorts::attach(const fs::path& link, std::uint16_t port,
+                      std::map<std::string, proto::Secret> tokens) {
     if (port == 0) throw Error(ErrorCode::bad_request, "\"port\" must be a TCP port");
     if (!handed_) throw Error(ErrorCode::internal, "this hostkeeperd serves no registry cache");
     check_link_path(link);
@@ -115,6 +116,7 @@ void RunPorts::attach(const fs::path& link, std::uint16_t port) {
         throw Error(ErrorCode::forbidden, e.what());
     }
     runs_.emplace(run->id, run);
+    for (auto& [host, token] : tokens) tokens_.add(run->id, host, std::move(token));
     asio::co_spawn(io_, follow(run), asio::detached);
 }
 
@@ -189,6 +191,7 @@ void RunPorts::end(std::uint64_t id) {
     error_code ignored;
     it->second->acceptor.close(ignored);
     it->second->link.close(ignored);
+    tokens_.drop(id);
     runs_.erase(it);
 }
 

@@ -20,6 +20,8 @@
 #include <memory>
 #include <string>
 
+#include "daemon/credentials/run_tokens.hpp"
+#include "proto/secret.hpp"
 #include "proto/unique_fd.hpp"
 
 namespace hostkeeper::daemon::registry_cache {
@@ -28,7 +30,9 @@ class RunPorts {
   public:
     using Handed = std::function<void(boost::asio::ip::tcp::socket)>;
 
-    explicit RunPorts(boost::asio::any_io_executor io) : io_(std::move(io)) {}
+    // `tokens`: where each run's tokens are held while it lasts.
+    RunPorts(boost::asio::any_io_executor io, credentials::RunTokens& tokens)
+        : io_(std::move(io)), tokens_(tokens) {}
     RunPorts(const RunPorts&) = delete;
     RunPorts& operator=(const RunPorts&) = delete;
     ~RunPorts() { stop(); }
@@ -42,7 +46,9 @@ class RunPorts {
     // is not an absolute path to a socket in a private directory of this
     // user's, a port of 0, or a link that cannot be reached; forbidden for
     // a link another uid serves; internal when no door serves runs.
-    void attach(const std::filesystem::path& link, std::uint16_t port);
+    // `tokens`: the run's own (host -> token), held until the run ends.
+    void attach(const std::filesystem::path& link, std::uint16_t port,
+                std::map<std::string, proto::Secret> tokens = {});
 
     // The runs being served.
     std::size_t count() const { return runs_.size(); }
@@ -64,6 +70,7 @@ class RunPorts {
     void end(std::uint64_t id);
 
     boost::asio::any_io_executor io_;
+    credentials::RunTokens& tokens_;
     Handed handed_;
     std::map<std::uint64_t, std::shared_ptr<Run>> runs_;
     std::uint64_t next_id_ = 0;

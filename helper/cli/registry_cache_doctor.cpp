@@ -224,7 +224,10 @@ void check_hosts(const DoctorSink& report, const Json& cache) {
         std::string what = "registry cache: ";
         what.append(text_of(host, "host", "?")).append(" (").append(text_of(host, "source", "?"));
         if (host.value("routed", false)) {
-            report.ok(what.append(") is routed: ").append(joined(strings_in(host, "services"))));
+            what.append(") is routed: ").append(joined(strings_in(host, "services")));
+            if (host.contains("token_source"))
+                what.append("; its token from: ").append(text_of(host, "token_source", "?"));
+            report.ok(what);
         } else {
             report.warn(what.append(") is not routed: ")
                             .append(text_of(host, "reason", "no reason given")));

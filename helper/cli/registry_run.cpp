@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -22,6 +23,7 @@
 #include "helper/client/exit_codes.hpp"
 #include "helper/client/printable_output.hpp"
 #include "helper/terraform_config/run_config.hpp"
+#include "helper/terraform_config/token_variables.hpp"
 #include "proto/error.hpp"
 #include "proto/file_io.hpp"
 #include "proto/messages.hpp"
@@ -105,8 +107,9 @@ UniqueFd listen_link(const fs::path& path) {
 // The resources of one run, and its link to the daemon.
 class Run {
   public:
-    Run(const client::ClientOptions& client, terraform_config::RunConfig config)
-        : client_(client), config_(std::move(config)) {}
+    Run(const client::ClientOptions& client, terraform_config::RunConfig config,
+        std::map<std::string, proto::Secret> tokens)
+        : client_(client), config_(std::move(config)), tokens_(std::move(tokens)) {}
     Run(const Run&) = delete;
     Run& operator=(const Run&) = delete;
     ~Run() {
@@ -133,6 +136,7 @@ class Run {
 
     const client::ClientOptions& client_;
     terraform_config::RunConfig config_;
+    std::map<std::string, proto::Secret> tokens_;  // the run's TF_TOKEN_* (host -> token)
     fs::path dir_;
     UniqueFd port_fd_{-1};
     UniqueFd link_listener_{-1};
@@ -171,6 +175,9 @@ bool Run::attach(bool first) {
         request["port"] = port_;
         request["hosts"] = config_.hosts;
         request["kept"] = config_.kept_hosts;
+        request["tokens"] = Json::object();
+        for (const auto& [host, token] : tokens_) request["tokens"][host] = token.view();
+        const proto::ScrubGuard guard(request);
         const Json answer = client::DaemonClient(client_).call(request);
         const std::string& blocks = client::answer_string(answer, "registry_run", "tfrc");
         UniqueFd link = accept_daemon(link_listener_.get());
@@ -267,6 +274,24 @@ int Run::follow(pid_t reaper, int signals) {
     }
 }
 
+// The tokens of `environment`'s TF_TOKEN_* variables, by host.
+std::map<std::string, proto::Secret> environment_tokens(
+    const std::vector<proto::Secret>& environment) {
+    std::map<std::string, proto::Secret> tokens;
+    for (const auto& entry : environment) {
+        const std::string_view text = entry.view();
+        const std::size_t equals = text.find('=');
+        if (equals == std::string_view::npos || equals + 1 == text.size()) continue;
+        const std::string_view name = text.substr(0, equals);
+        if (name.substr(0, terraform_config::kTokenVariablePrefix.size()) !=
+            terraform_config::kTokenVariablePrefix)
+            continue;
+        if (const auto host = terraform_config::decode_token_variable(name))
+            tokens.insert_or_assign(*host, proto::Secret(text.substr(equals + 1)));
+    }
+    return tokens;
+}
+
 // COMMAND's environment: `environment` with TF_CLI_CONFIG_FILE naming `config`.
 std::vector<std::string> command_environment(const std::vector<proto::Secret>& environment,
                                              const fs::path& config) {
@@ -315,7 +340,7 @@ int run_with_registry_cache(const client::ClientOptions& client,
     sigemptyset(&blocked);
     for (const int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&blocked, sig);
     ::sigprocmask(SIG_BLOCK, &blocked, &previous);
-    Run run(client, std::move(config));
+    Run run(client, std::move(config), environment_tokens(environment));
     try {
         run.prepare();
     } catch (const std::exception& e) {
