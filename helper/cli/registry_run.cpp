@@ -254,7 +254,9 @@ int Run::follow(pid_t reaper, int signals) {
         if ((fds[0].revents & POLLIN) != 0) {
             signalfd_siginfo info{};
             if (::read(signals, &info, sizeof info) == static_cast<ssize_t>(sizeof info) &&
-                info.ssi_signo != SIGCHLD) {
+                info.ssi_signo != SIGCHLD && info.ssi_code != SI_KERNEL) {
+                // Sent to the run itself (a terminal's ^C reaches COMMAND
+                // directly: passing it on would make it two).
                 ::kill(reaper, static_cast<int>(info.ssi_signo));
             }
             if (reap(reaper, status)) return status;

@@ -49,8 +49,10 @@ bool only_daemons_left() {
         }
         if (ended && only_daemons_left()) ::_exit(status);
         const timespec pause{0, kPollNanoseconds};
-        const int sig = ::sigtimedwait(&waited, nullptr, &pause);
-        if (sig > 0 && sig != SIGCHLD && !ended) ::kill(command, sig);
+        siginfo_t info{};
+        const int sig = ::sigtimedwait(&waited, &info, &pause);
+        // A terminal's signal (SI_KERNEL) reached COMMAND too: not twice.
+        if (sig > 0 && sig != SIGCHLD && info.si_code != SI_KERNEL && !ended) ::kill(command, sig);
     }
 }
 

@@ -4,7 +4,8 @@
 // left, with COMMAND's status. Processes that outlive a run on purpose are
 // not waited for: a hostkeeperd started on demand by a client within the
 // run (it serves other runs and clients, and exits when idle). SIGINT,
-// SIGTERM and SIGHUP sent to it go to COMMAND.
+// SIGTERM and SIGHUP sent to it go to COMMAND, except a terminal's, which
+// reached COMMAND itself (Terraform takes a second ^C as "stop now").
 
 #include <signal.h>
 #include <sys/types.h>

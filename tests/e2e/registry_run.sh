@@ -19,7 +19,8 @@
 #      reason (or an answer from the daemon already started again), and a
 #      terraform init after it installs through the restarted daemon;
 #   5. SIGTERM to a run leaves no generated file; a run killed outright
-#      leaves its directory, which the next run removes;
+#      leaves its directory, which the next run removes; one ^C on the
+#      terminal reaches COMMAND once;
 #   6. COMMAND not found: 127; a user configuration that does not scan:
 #      exit 2 naming file and line, nothing run.
 #
@@ -223,6 +224,42 @@ pkill -KILL -f "sleep 30" || true
 "$hk" exec --registry-cache -- true >"$root/five-next.out" 2>&1 || { show "$root/five-next.out"; fail "a run after a killed one failed"; }
 [[ ! -e $(dirname "$generated") ]] || fail "the next run left the killed run's $(dirname "$generated")"
 pass "SIGTERM leaves no generated file; the next run removes a killed run's directory"
+
+# A terminal's ^C reaches COMMAND once (Terraform takes a second as "stop now").
+cat >"$root/count_int.py" <<'PY'
+import signal, sys, time
+n = 0
+def on_int(*_):
+    global n
+    n += 1
+signal.signal(signal.SIGINT, on_int)
+open(sys.argv[1], "w").write("ready\n")
+end = time.time() + 3
+while time.time() < end:
+    time.sleep(0.05)
+open(sys.argv[1], "w").write("%d\n" % n)
+PY
+python3 - "$hk" "$root/count_int.py" "$root/ints.txt" <<'PY' || fail "the terminal run failed"
+import os, pty, sys, time
+hk, script, out = sys.argv[1:4]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(hk, [hk, "exec", "--registry-cache", "--", sys.executable, script, out])
+for _ in range(200):
+    if os.path.exists(out):
+        break
+    time.sleep(0.05)
+time.sleep(0.3)
+os.write(fd, b"\x03")
+try:
+    while os.read(fd, 1024):
+        pass
+except OSError:
+    pass
+os.waitpid(pid, 0)
+PY
+[[ $(cat "$root/ints.txt") == 1 ]] || fail "one ^C on the terminal reached COMMAND $(cat "$root/ints.txt") time(s)"
+pass "a terminal's ^C reaches COMMAND once"
 
 # --- 6. bad input -----------------------------------------------------------------
 rc=0
