@@ -101,6 +101,7 @@ expected="./usr/bin/docker-credential-hostkeeper
 ./usr/share/doc/hostkeeper/config.toml.example
 ./usr/share/doc/hostkeeper/copyright
 ./usr/share/doc/hostkeeper/docs/manual/README.md
+./usr/share/doc/hostkeeper/docs/manual/ci.md
 ./usr/share/doc/hostkeeper/docs/manual/commands.md
 ./usr/share/doc/hostkeeper/docs/manual/configuration.md
 ./usr/share/doc/hostkeeper/docs/manual/docker-podman.md
