@@ -93,7 +93,7 @@ std::string RunPorts::listener_problem(int fd, std::uint16_t port) {
 }
 
 void RunPorts::attach(const fs::path& link, std::uint16_t port,
-                      std::map<std::string, proto::Secret> tokens) {
+                      std::map<std::string, proto::Secret>&& tokens) {
     if (port == 0) throw Error(ErrorCode::bad_request, "\"port\" must be a TCP port");
     if (!handed_) throw Error(ErrorCode::internal, "this hostkeeperd serves no registry cache");
     check_link_path(link);

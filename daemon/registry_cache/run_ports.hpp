@@ -48,7 +48,7 @@ class RunPorts {
     // a link another uid serves; internal when no door serves runs.
     // `tokens`: the run's own (host -> token), held until the run ends.
     void attach(const std::filesystem::path& link, std::uint16_t port,
-                std::map<std::string, proto::Secret> tokens = {});
+                std::map<std::string, proto::Secret>&& tokens = {});
 
     // The runs being served.
     std::size_t count() const { return runs_.size(); }
