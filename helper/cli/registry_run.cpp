@@ -294,8 +294,11 @@ std::map<std::string, proto::Secret> environment_tokens(
     return tokens;
 }
 
-// COMMAND's environment: `environment` with TF_CLI_CONFIG_FILE naming `config`.
+// COMMAND's environment: `environment` and `passed` (the credentials
+// blocks' tokens as TF_TOKEN_* entries), with TF_CLI_CONFIG_FILE naming
+// `config`.
 std::vector<std::string> command_environment(const std::vector<proto::Secret>& environment,
+                                             const std::vector<proto::Secret>& passed,
                                              const fs::path& config) {
     std::vector<std::string> entries;
     for (const auto& entry : environment) {
@@ -304,8 +307,43 @@ std::vector<std::string> command_environment(const std::vector<proto::Secret>& e
             continue;
         entries.emplace_back(text);
     }
+    for (const auto& entry : passed) entries.emplace_back(entry.view());
     entries.push_back("TF_CLI_CONFIG_FILE=" + config.string());
     return entries;
+}
+
+// Moves the tokens of the user's credentials blocks out of `config` into
+// `tokens` (for the daemon) and `passed` (as COMMAND's TF_TOKEN_* entries),
+// except for hosts that already have a variable, which Terraform reads
+// first. False (with a message) for a host no variable can name.
+bool pass_block_tokens(terraform_config::RunConfig& config,
+                       std::map<std::string, proto::Secret>& tokens,
+                       std::vector<proto::Secret>& passed) {
+    for (auto& [host, token] : config.tokens) {
+        if (tokens.count(host) != 0) continue;
+        const auto name = terraform_config::encode_token_variable(host);
+        if (!name) {
+            client::print_printable(stderr,
+                                    "hostkeeper exec: credentials \"%s\": no TF_TOKEN_ variable "
+                                    "can name this host, so its token cannot reach the run "
+                                    "without writing it to disk; nothing was run\n",
+                                    host.c_str());
+            return false;
+        }
+        if (!terraform_config::shell_portable(*name)) {
+            client::print_printable(stderr,
+                                    "hostkeeper exec: credentials \"%s\": its token reaches "
+                                    "COMMAND as %s, a name a POSIX sh such as dash drops: start "
+                                    "terraform directly or from bash\n",
+                                    host.c_str(), name->c_str());
+        }
+        std::string entry = *name + "=";
+        entry += token.view();
+        passed.push_back(proto::Secret::adopt(entry));
+        tokens.emplace(host, std::move(token));
+    }
+    config.tokens.clear();
+    return true;
 }
 
 }  // namespace
@@ -337,12 +375,15 @@ int run_with_registry_cache(const client::ClientOptions& client,
                                 "do not go through the run's registry cache\n",
                                 host.c_str());
     }
+    std::map<std::string, proto::Secret> tokens = environment_tokens(environment);
+    std::vector<proto::Secret> passed;
+    if (!pass_block_tokens(config, tokens, passed)) return client::kExitUsage;
     sigset_t blocked;
     sigset_t previous;
     sigemptyset(&blocked);
     for (const int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&blocked, sig);
     ::sigprocmask(SIG_BLOCK, &blocked, &previous);
-    Run run(client, std::move(config), environment_tokens(environment));
+    Run run(client, std::move(config), std::move(tokens));
     try {
         run.prepare();
     } catch (const std::exception& e) {
@@ -354,7 +395,7 @@ int run_with_registry_cache(const client::ClientOptions& client,
     UniqueFd signals(::signalfd(-1, &blocked, SFD_CLOEXEC));
     std::vector<int> held = run.descriptors();
     held.push_back(signals.get());
-    std::vector<std::string> entries = command_environment(environment, run.config_file());
+    std::vector<std::string> entries = command_environment(environment, passed, run.config_file());
     const pid_t reaper = start_reaper(command, entries, previous, held);
     for (auto& entry : entries) proto::scrub(entry);
     if (reaper < 0 || signals.get() < 0) {

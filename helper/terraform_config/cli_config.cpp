@@ -42,43 +42,74 @@ class Scanner {
         } else if (c == '/' && peek(1) == '*') {
             skip_block_comment();
         } else if (c == '"') {
+            const std::size_t start = pos_;
             std::string value = read_string();
-            if (depth_ == 0) tokens_.push_back({std::move(value), true, line_});
+            if (depth_ == 0) string_at_top(std::move(value), start);
         } else if (c == '<' && peek(1) == '<' && skip_heredoc()) {
         } else if (c == '{' || c == '[' || c == '(') {
-            if (c == '{' && depth_ == 0) block_opens();
-            if (depth_ == 0) open_line_ = line_;
+            if (depth_ == 0) {
+                open_line_ = line_;
+                open_block_ = nullptr;
+                if (c == '{') open_block_ = block_opens(pos_ + 1);
+            }
             ++depth_;
+            closers_.push_back(c == '{' ? '}' : c == '[' ? ']' : ')');
             ++pos_;
         } else if (c == '}' || c == ']' || c == ')') {
-            if (depth_ == 0)
+            if (depth_ == 0 || closers_.back() != c)
                 throw CliConfigError("line " + std::to_string(line_) + ": unexpected '" + c + "'");
             --depth_;
+            closers_.pop_back();
             ++pos_;
-            if (depth_ == 0) tokens_.clear();
+            if (depth_ == 0) {
+                if (open_block_ != nullptr) open_block_->end = pos_;
+                open_block_ = nullptr;
+                tokens_.clear();
+            }
         } else if (is_ident_char(c)) {
             const std::size_t start = pos_;
             while (pos_ < text_.size() && is_ident_char(text_[pos_])) ++pos_;
-            if (depth_ == 0)
-                tokens_.push_back({std::string(text_.substr(start, pos_ - start)), false, line_});
+            if (depth_ == 0) {
+                tokens_.push_back(
+                    {std::string(text_.substr(start, pos_ - start)), false, line_, start});
+            }
         } else {
-            if (depth_ == 0 && c == '=') tokens_.push_back({"=", false, line_});
+            if (depth_ == 0 && c == '=') tokens_.push_back({"=", false, line_, pos_});
             ++pos_;
         }
     }
 
-    void block_opens() {
-        if (tokens_.empty() || tokens_.front().quoted) return;
+    // A string at the top level: a label, or the value of `name = "value"`.
+    void string_at_top(std::string value, std::size_t offset) {
+        if (tokens_.size() == 2 && !tokens_[0].quoted && tokens_[1].text == "=" &&
+            !tokens_[1].quoted) {
+            result_.attributes.push_back({tokens_[0].text, value, tokens_[0].line});
+        }
+        tokens_.push_back({std::move(value), true, line_, offset});
+    }
+
+    // The block a "{" at the top level opens (null for one that is not
+    // reported); `body` is the offset just past the "{".
+    HclBlock* block_opens(std::size_t body) {
+        if (tokens_.empty() || tokens_.front().quoted) return nullptr;
         if (std::any_of(tokens_.begin(), tokens_.end(),
                         [](const Token& t) { return !t.quoted && t.text == "="; })) {
-            return;  // an attribute whose value is an object
+            return nullptr;  // an attribute whose value is an object
         }
-        HclBlock block{tokens_.front().text, tokens_.size() > 1 ? tokens_[1].text : "",
-                       tokens_.front().line};
-        if (block.type == "credentials_helper") result_.helpers.push_back(block);
-        if (block.type == "credentials") result_.credentials.push_back(block);
-        if (block.type == "host") result_.hosts.push_back(block);
+        HclBlock block{tokens_.front().text,
+                       tokens_.size() > 1 ? tokens_[1].text : "",
+                       tokens_.front().line,
+                       tokens_.front().offset,
+                       body,
+                       0};
         tokens_.clear();
+        std::vector<HclBlock>* list = nullptr;
+        if (block.type == "credentials_helper") list = &result_.helpers;
+        if (block.type == "credentials") list = &result_.credentials;
+        if (block.type == "host") list = &result_.hosts;
+        if (list == nullptr) return nullptr;
+        list->push_back(std::move(block));
+        return &list->back();
     }
 
     void skip_block_comment() {
@@ -141,13 +172,16 @@ class Scanner {
         std::string text;
         bool quoted = false;
         int line = 0;
+        std::size_t offset = 0;
     };
 
     std::string_view text_;
     std::size_t pos_ = 0;
     int line_ = 1;
     int depth_ = 0;
+    std::string closers_;  // the bracket each open one needs, innermost last
     int open_line_ = 0;
+    HclBlock* open_block_ = nullptr;  // the reported block the open "{" began
     std::vector<Token> tokens_;
     CliConfigScan result_;
 };

@@ -4,11 +4,14 @@
 //
 // There is no HCL library for C++ in Debian, so this is a small scanner, not
 // a parser. It follows strings (with escapes), #, // and /* */ comments,
-// heredocs (<<EOF and <<-EOF) and bracket nesting, and reports the blocks
-// that open at the top level: an identifier, then labels (quoted or bare),
-// then "{" on the same line. Limits: it does not validate the rest of the
-// file; a block type split from its labels or "{" across lines is not seen;
-// the JSON form of the CLI configuration (*.tfrc.json) is not scanned.
+// heredocs (<<EOF and <<-EOF) and bracket nesting (each closed by its own kind), and reports the
+// blocks that open at the top level: an identifier, then labels (quoted or bare), then "{" on the
+// same line, with where each begins and ends, and the top-level attributes whose value is one
+// string (`name = "value"`, read inside a block's body to find a credentials block's token).
+// Limits: it does not validate the rest of the file; a block type split from its labels or
+// "{" across lines is not seen; a string's escapes are not decoded (the
+// character after a backslash is kept); the JSON form of the CLI
+// configuration (*.tfrc.json) is not scanned.
 
 #include <filesystem>
 #include <stdexcept>
@@ -21,15 +24,25 @@
 namespace hostkeeper::helper::terraform_config {
 
 struct HclBlock {
-    std::string type;   // "credentials_helper", "credentials", "host"
-    std::string label;  // its first label ("" when it has none)
-    int line = 0;       // 1-based line of the block's type
+    std::string type;            // "credentials_helper", "credentials", "host"
+    std::string label;           // its first label ("" when it has none)
+    int line = 0;                // 1-based line of the block's type
+    std::size_t begin = 0;       // offset of the block's type
+    std::size_t body_begin = 0;  // offset just past its "{"
+    std::size_t end = 0;         // offset just past its closing "}"
+};
+
+struct HclAttribute {
+    std::string name;
+    std::string value;  // the string's characters, escapes not decoded
+    int line = 0;
 };
 
 struct CliConfigScan {
-    std::vector<HclBlock> helpers;      // credentials_helper blocks
-    std::vector<HclBlock> credentials;  // credentials "HOST" blocks
-    std::vector<HclBlock> hosts;        // host "HOST" blocks
+    std::vector<HclBlock> helpers;         // credentials_helper blocks
+    std::vector<HclBlock> credentials;     // credentials "HOST" blocks
+    std::vector<HclBlock> hosts;           // host "HOST" blocks
+    std::vector<HclAttribute> attributes;  // top-level name = "string"
 };
 
 // Thrown when the text is not balanced HCL (an unterminated string, comment,

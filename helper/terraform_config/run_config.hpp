@@ -2,17 +2,26 @@
 // The CLI configuration of one `hostkeeper exec --registry-cache` run: the
 // user's own configuration (every file Terraform would read, in its order,
 // so credentials_helper, provider_installation, plugin_cache_dir and
-// credentials blocks all hold) followed by the run's host blocks, which
-// name the run's own port. The user's own host blocks win: hosts they name
-// get no block from the run. The generated file is what TF_CLI_CONFIG_FILE
-// names for the run; Terraform then reads nothing else.
+// credentials all hold) followed by the run's host blocks, which name the
+// run's own port. The user's own host blocks win: hosts they name get no
+// block from the run. The generated file is what TF_CLI_CONFIG_FILE names for
+// the run; Terraform then reads nothing else.
+//
+// Tokens are not written to the generated file: a credentials block with a
+// token is left out of it (a comment stands in its place) and its token is
+// handed to COMMAND as the host's TF_TOKEN_* variable, which Terraform and
+// OpenTofu read before credentials blocks. A *.tfrc.json file in the
+// configuration directory that holds only "credentials" (the file `terraform
+// login` writes) is read the same way; any other JSON file is refused.
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "helper/terraform_config/cli_config.hpp"
 #include "helper/terraform_config/tool_locations.hpp"
+#include "proto/secret.hpp"
 
 namespace hostkeeper::helper::terraform_config {
 
@@ -23,6 +32,9 @@ struct RunConfig {
     // environment's TF_TOKEN_* variables and of the user's credentials blocks.
     std::vector<std::string> hosts;
     std::vector<std::filesystem::path> files;  // the files read
+    // The tokens of the user's credentials blocks, by normalized host, as
+    // Terraform merges them (a later file's block wins).
+    std::map<std::string, proto::Secret> tokens;
 };
 
 // The user's configuration for `paths` (Terraform's or OpenTofu's), and the

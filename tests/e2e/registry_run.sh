@@ -83,8 +83,9 @@ printf '{"token":"%s"}' "$TOKEN" | "$helper" store "$host" || fail "storing the 
 # run_init DIR OUT: hostkeeper exec --registry-cache -- terraform init in
 # DIR, keeping a copy of the run's configuration in DIR.tfrc.
 run_init() {
-    (cd "$1" && "$hk" exec --registry-cache -- sh -c \
+    (cd "$1" && TOKEN=$TOKEN "$hk" exec --registry-cache -- bash -c \
         'cp "$TF_CLI_CONFIG_FILE" "$0.tfrc" && stat -c %a "$TF_CLI_CONFIG_FILE" >"$0.mode" &&
+         env | grep -c "^TF_TOKEN_.*=$TOKEN\$" >"$0.tokens";
          stat -c %a "$(dirname "$TF_CLI_CONFIG_FILE")" >>"$0.mode" &&
          exec "$1" init -input=false -no-color' "$1" "$terraform") >"$2" 2>&1
 }
@@ -97,7 +98,13 @@ installed=$root/one/.terraform/providers/$host/acme/thing/1.0.0/$tf_platform/ter
 [[ -x $installed ]] || { show "$root/one.out"; fail "the provider is not installed"; }
 grep -qE "\"modules.v1\" *= *\"http://127\.0\.0\.1:[0-9]+/" "$root/one.tfrc" ||
     { show "$root/one.tfrc"; fail "the run's configuration names no port of its own"; }
-for kept in "credentials \"$host\"" "provider_installation" "host \"own.example.com\""; do
+! grep -qF "$TOKEN" "$root/one.tfrc" || fail "the run wrote the credentials block's token to its configuration"
+grep -qF "# credentials \"$host\": its token is passed as a TF_TOKEN_ variable" "$root/one.tfrc" ||
+    { show "$root/one.tfrc"; fail "the run's configuration does not say where the credentials block went"; }
+[[ $(cat "$root/one.tokens") == 1 ]] || fail "COMMAND did not get the credentials block's token as TF_TOKEN_*"
+grep -qF "credentials \"$host\": its token reaches COMMAND as TF_TOKEN_127_0_0_1:$port, a name a POSIX sh" "$root/one.out" ||
+    { show "$root/one.out"; fail "the run did not say that dash drops the token's variable"; }
+for kept in "provider_installation" "host \"own.example.com\""; do
     grep -qF "$kept" "$root/one.tfrc" || { show "$root/one.tfrc"; fail "the run's configuration lost the user's $kept"; }
 done
 [[ $(grep -c 'host "own.example.com"' "$root/one.tfrc") == 1 ]] ||
@@ -157,7 +164,7 @@ open(out, "w").write("%d %d %d\n" % (tries, bound, answered))
 PY
 chmod 0755 "$outside/intruder.py"
 workdir "$root/three" "$host" acme/hello/null acme/thing 1.0.0
-(cd "$root/three" && "$hk" exec --registry-cache -- sh -c '
+(cd "$root/three" && "$hk" exec --registry-cache -- bash -c '
     port=$(sed -nE "s|.*\"modules.v1\" *= *\"http://127\.0\.0\.1:([0-9]+)/.*|\1|p" "$TF_CLI_CONFIG_FILE" | head -n 1)
     setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 "$0" "$port" "$1" 2>"$1.stderr" || exit 9
     exec "$2" init -input=false -no-color' "$outside/intruder.py" "$outside/intruder.txt" "$terraform") \

@@ -65,6 +65,36 @@ TEST_CASE("unit: a run's configuration holds the user's files in Terraform's ord
     CHECK(text.find(blocks) == text.size() - blocks.size());
 }
 
+TEST_CASE("unit: a run's configuration keeps credentials blocks' tokens out of its text") {
+    const hostkeeper::test::ScratchDir scratch("hk-unit-run-config");
+    const fs::path home = scratch.dir;
+    write(home / ".terraformrc",
+          "credentials \"A.example.com\" {\n  token = \"secret-main\"\n}\n"
+          "credentials \"b.example.com\" {\n  token = \"secret-b-main\"\n}\n"
+          "credentials \"notoken.example.com\" {\n}\nplugin_cache_dir = \"/cache\"\n");
+    write(home / ".terraform.d/z.tfrc",
+          "credentials \"b.example.com\" { token = \"secret-b-dir\" }\n");
+    write(
+        home / ".terraform.d/credentials.tfrc.json",
+        R"({"credentials": {"c.example.com": {"token": "secret-json"}, "bad host": {"token": "x"}}})");
+    const RunConfig config = read_run_config(paths_in(home, false), {});
+    CHECK(config.user_text.find("secret") == std::string::npos);
+    CHECK(config.user_text.find("# credentials \"a.example.com\": its token is passed") !=
+          std::string::npos);
+    CHECK(config.user_text.find("credentials \"notoken.example.com\" {") != std::string::npos);
+    // The lines after a block that was taken out stay where they were.
+    const std::size_t cache = config.user_text.find("plugin_cache_dir");
+    REQUIRE(cache != std::string::npos);
+    CHECK(std::count(config.user_text.begin(),
+                     config.user_text.begin() + static_cast<std::ptrdiff_t>(cache), '\n') == 9);
+    REQUIRE(config.tokens.size() == 3);
+    CHECK(config.tokens.at("a.example.com").view() == "secret-main");
+    CHECK(config.tokens.at("b.example.com").view() == "secret-b-dir");  // a later file wins
+    CHECK(config.tokens.at("c.example.com").view() == "secret-json");
+    CHECK(has(config.hosts, "c.example.com"));
+    CHECK(!has(config.hosts, "notoken.example.com"));
+}
+
 TEST_CASE("unit: a run's configuration named by TF_CLI_CONFIG_FILE reads that file alone") {
     const hostkeeper::test::ScratchDir scratch("hk-unit-run-config");
     write(scratch.dir / ".terraformrc", "disable_checkpoint = true\n");
@@ -77,10 +107,16 @@ TEST_CASE("unit: a run's configuration named by TF_CLI_CONFIG_FILE reads that fi
 
 TEST_CASE("unit: a run refuses a configuration it cannot join, naming the file") {
     const hostkeeper::test::ScratchDir scratch("hk-unit-run-config");
-    SECTION("a JSON file in the configuration directory") {
-        write(scratch.dir / ".terraform.d/c.tfrc.json", "{}");
+    SECTION("a JSON file in the configuration directory with more than credentials") {
+        write(scratch.dir / ".terraform.d/c.tfrc.json",
+              R"({"credentials": {}, "plugin_cache_dir": "/x"})");
         REQUIRE_THROWS_WITH(read_run_config(paths_in(scratch.dir, false), {}),
                             Catch::Contains("c.tfrc.json") && Catch::Contains("HCL"));
+    }
+    SECTION("a JSON file that does not parse") {
+        write(scratch.dir / ".terraform.d/credentials.tfrc.json", R"({"credentials": {)");
+        REQUIRE_THROWS_WITH(read_run_config(paths_in(scratch.dir, false), {}),
+                            Catch::Contains("credentials.tfrc.json"));
     }
     SECTION("an unterminated string") {
         write(scratch.dir / ".terraformrc", "a = 1\nb = \"open\n");
