@@ -307,4 +307,20 @@ std::optional<uid_t> peer_uid(int netlink_fd, const sockaddr_storage& local,
     return std::nullopt;
 }
 
+std::optional<uid_t> connection_owner(int netlink_fd, int fd) {
+    sockaddr_storage local{};
+    sockaddr_storage peer{};
+    socklen_t local_len = sizeof local;
+    socklen_t peer_len = sizeof peer;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) != 0 ||
+        ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0)
+        return std::nullopt;
+    return peer_uid(netlink_fd, local, peer);
+}
+
+void reset_on_close(int fd) {
+    const linger reset{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+}
+
 }  // namespace hostkeeper::proto

@@ -5,7 +5,7 @@
 // SO_PEERCRED; this is what `ss -e` shows, without scanning any table.
 //
 // The request and the reply are pure functions of bytes (and fuzzed); only
-// peer_uid() talks to the kernel.
+// peer_uid() (and connection_owner(), through it) talks to the kernel.
 
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -78,5 +78,14 @@ int open_sock_diag(int timeout_ms = 100);
 // when the kernel knows no such socket with an owner.
 std::optional<uid_t> peer_uid(int netlink_fd, const sockaddr_storage& local,
                               const sockaddr_storage& peer);
+
+// The owner of the client's end of the accepted TCP connection `fd`, its two
+// ends read with getsockname and getpeername: peer_uid's answer, or nullopt
+// when an end cannot be read.
+std::optional<uid_t> connection_owner(int netlink_fd, int fd);
+
+// Makes the close of the TCP connection `fd` a reset (SO_LINGER of 0): a
+// refused client learns nothing but that it was refused.
+void reset_on_close(int fd);
 
 }  // namespace hostkeeper::proto

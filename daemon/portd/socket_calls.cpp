@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "proto/sock_diag.hpp"
+
 namespace hostkeeper::daemon::portd {
 
 namespace {
@@ -32,12 +34,6 @@ bool local_address(int fd, sockaddr_storage& out) {
     socklen_t len = sizeof out;
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
     return ::getsockname(fd, reinterpret_cast<sockaddr*>(&out), &len) == 0;
-}
-
-bool peer_address(int fd, sockaddr_storage& out) {
-    socklen_t len = sizeof out;
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
-    return ::getpeername(fd, reinterpret_cast<sockaddr*>(&out), &len) == 0;
 }
 
 bool send_now(int fd, std::string_view text) {
@@ -90,8 +86,7 @@ std::uint16_t bound_port(int fd) {
 }
 
 void reset_and_close(int fd) {
-    const linger reset{1, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+    proto::reset_on_close(fd);
     ::close(fd);
 }
 

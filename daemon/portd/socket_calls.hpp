@@ -22,9 +22,8 @@ std::uint16_t bound_port(int fd);
 // and the client learns at once.
 void reset_and_close(int fd);
 
-// The local and the peer address of `fd`; false when the kernel names none.
+// The local address of `fd`; false when the kernel names none.
 bool local_address(int fd, sockaddr_storage& out);
-bool peer_address(int fd, sockaddr_storage& out);
 
 // Sends all of `text` without waiting; false when the socket would block or
 // failed (a reply or answer this small fits any fresh socket's buffer).

@@ -29,11 +29,7 @@ void TcpIntake::start() {
 }
 
 void TcpIntake::on_connection(proto::UniqueFd fd) {
-    sockaddr_storage local{};
-    sockaddr_storage peer{};
-    std::optional<uid_t> uid;
-    if (local_address(fd.get(), local) && peer_address(fd.get(), peer))
-        uid = proto::peer_uid(netlink_.get(), local, peer);
+    const std::optional<uid_t> uid = proto::connection_owner(netlink_.get(), fd.get());
     if (!uid) {
         ++counters_.refused_unknown_owner;
         if (worth_logging(counters_.refused_unknown_owner))

@@ -169,15 +169,7 @@ asio::awaitable<void> RunPorts::accept_loop(std::shared_ptr<Run> run) {
 }
 
 bool RunPorts::ours(asio::ip::tcp::socket& socket) {
-    sockaddr_storage local{};
-    sockaddr_storage peer{};
-    socklen_t len = sizeof local;
-    if (::getsockname(socket.native_handle(), reinterpret_cast<sockaddr*>(&local), &len) != 0)
-        return false;
-    len = sizeof peer;
-    if (::getpeername(socket.native_handle(), reinterpret_cast<sockaddr*>(&peer), &len) != 0)
-        return false;
-    const std::optional<uid_t> uid = proto::peer_uid(diag_.get(), local, peer);
+    const std::optional<uid_t> uid = proto::connection_owner(diag_.get(), socket.native_handle());
     if (uid == ::geteuid()) return true;
     spdlog::warn(
         "registry cache: reset a connection to a run's port from {}",

@@ -121,14 +121,7 @@ void LoopbackListener::accept_one() {
 }
 
 bool LoopbackListener::from_this_user(int fd) {
-    sockaddr_storage local{};
-    sockaddr_storage peer{};
-    socklen_t local_len = sizeof local;
-    socklen_t peer_len = sizeof peer;
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) != 0 ||
-        ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0)
-        return false;
-    const std::optional<uid_t> owner = proto::peer_uid(netlink_.get(), local, peer);
+    const std::optional<uid_t> owner = proto::connection_owner(netlink_.get(), fd);
     return owner && (*owner == ::geteuid() || *owner == 0);
 }
 

@@ -202,15 +202,8 @@ bool Run::attach(bool first) {
 void Run::answer_unserved() {
     UniqueFd fd(::accept4(port_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
     if (fd.get() < 0) return;
-    sockaddr_storage local{};
-    sockaddr_storage peer{};
-    socklen_t len = sizeof local;
-    ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &len);
-    len = sizeof peer;
-    ::getpeername(fd.get(), reinterpret_cast<sockaddr*>(&peer), &len);
-    if (proto::peer_uid(diag_.get(), local, peer) != ::geteuid()) {
-        const linger reset{1, 0};
-        ::setsockopt(fd.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+    if (proto::connection_owner(diag_.get(), fd.get()) != ::geteuid()) {
+        proto::reset_on_close(fd.get());
         return;
     }
     const Json body = {{"errors", Json::array({"hostkeeperd is not serving this run's registry "
