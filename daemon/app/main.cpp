@@ -311,6 +311,8 @@ int serve(const Config& config, StartupReport& report) {
                      listening.activated ? ", through hostkeeperd.socket" : "");
         server.stop();
     });
+    // A run's port stays served while the run lasts, however quiet it is.
+    server.stay_while([&services] { return services.registry_cache.runs().count() > 0; });
     server.start();
     close_passed_tcp_port(listening.passed);
     // Runs' own ports are served whether or not the registry port is.

@@ -254,7 +254,12 @@ void Server::arm_idle_timer() {
     if (options_.idle_timeout.count() == 0 || stopping_) return;
     idle_timer_.expires_after(options_.idle_timeout);
     idle_timer_.async_wait([this](const error_code& ec) {
-        if (!ec && connections_.empty() && !stopping_ && on_idle_) on_idle_();
+        if (ec || !connections_.empty() || stopping_) return;
+        if (busy_ && busy_()) {
+            arm_idle_timer();
+        } else if (on_idle_) {
+            on_idle_();
+        }
     });
 }
 

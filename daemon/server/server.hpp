@@ -52,8 +52,12 @@ class Server {
     // A reply that asks for it (Reply::stop) stops the server too, once it
     // is written. Idempotent.
     void stop();
-    // Called when no client has been connected for idle_timeout.
+    // Called when no client has been connected for idle_timeout and
+    // `busy` (see stay_while) is false.
     void on_idle(std::function<void()> callback) { on_idle_ = std::move(callback); }
+    // While `busy` returns true (a run's port is being served), idle_timeout
+    // passing starts it again instead of calling on_idle.
+    void stay_while(std::function<bool()> busy) { busy_ = std::move(busy); }
 
     // Another kind of client (the registry cache's listener) was served: the
     // idle timeout starts again.
@@ -80,6 +84,7 @@ class Server {
     boost::asio::steady_timer idle_timer_;
     boost::asio::steady_timer shutdown_timer_;
     std::function<void()> on_idle_;
+    std::function<bool()> busy_;
     StopHooks hooks_;
     bool stopping_ = false;
 };

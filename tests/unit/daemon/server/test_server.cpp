@@ -15,6 +15,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -136,6 +137,30 @@ TEST_CASE("a prepared reply is written whole, header first, and its shared part 
     REQUIRE(response);
     CHECK(response->at("op") == "get");
     CHECK(*f.handler.prepared == std::string(std::size_t{1} << 20, 'x'));  // never scrubbed
+}
+
+TEST_CASE("unit: the idle timeout waits while the server is kept busy, then stops it",
+          "[daemon][server]") {
+    ServerFixture f({1, 5s, 1s, 1s});
+    std::atomic<bool> busy{true};
+    std::atomic<int> idle_calls{0};
+    std::promise<void> set;
+    asio::post(f.io, [&] {
+        f.server->on_idle([&] {
+            ++idle_calls;
+            f.server->stop();
+        });
+        f.server->stay_while([&] { return busy.load(); });
+        set.set_value();
+    });
+    set.get_future().wait();
+    // Two idle timeouts pass while busy: the server stays.
+    std::this_thread::sleep_for(2500ms);
+    CHECK(idle_calls == 0);
+    CHECK(!f.stopped);
+    busy = false;
+    CHECK(test::wait_for([&] { return f.stopped.load(); }));
+    CHECK(idle_calls == 1);
 }
 
 TEST_CASE("a reply that asks for it stops the server once it is written", "[daemon][server]") {
