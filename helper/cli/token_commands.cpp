@@ -5,8 +5,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <set>
+#include <system_error>
 
 #include "helper/cli/command.hpp"
 #include "helper/cli/dash_command.hpp"
@@ -18,6 +21,7 @@
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
 #include "proto/messages.hpp"
+#include "proto/paths.hpp"
 #include "proto/port_link.hpp"
 
 namespace hostkeeper::helper::cli {
@@ -231,9 +235,18 @@ std::vector<std::string_view> current_environment() {
 
 namespace {
 
-// Whether hostkeeper-portd holds the registry port here: then the host
-// blocks setup wrote name it, and a run needs no port of its own.
+// Whether a run can use the registry port: hostkeeper-portd holds it here,
+// `setup --registry-cache` was run (its file exists), and Terraform will
+// read the host blocks setup wrote (no TF_CLI_CONFIG_FILE or
+// TERRAFORM_CONFIG names a file of the user's, which makes Terraform skip
+// its configuration directory). Otherwise the run needs a port of its own.
 bool registry_port_usable() {
+    for (const char* name : {"TF_CLI_CONFIG_FILE", "TERRAFORM_CONFIG"}) {
+        const char* value = std::getenv(name);
+        if (value != nullptr && *value != '\0') return false;
+    }
+    std::error_code ec;
+    if (!std::filesystem::exists(proto::registry_cache_config_path(), ec)) return false;
     try {
         proto::connect_port_service(proto::port_socket_path(), proto::PortVerb::probe,
                                     std::chrono::seconds(1));

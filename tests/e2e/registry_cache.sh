@@ -8,7 +8,9 @@
 # it to the suite's HTTPS registry, which counts every request it gets (its
 # JSON log: path, Authorization, User-Agent). The scenarios, in order:
 #   1. setup writes registry-cache.json (0600, no secret, no port of its
-#      own) and the daemon registers for the registry port;
+#      own) and the daemon registers for the registry port; exec
+#      --registry-cache then uses the registry port, unless
+#      TF_CLI_CONFIG_FILE is set (a port of the run's own);
 #   2. the first init learns the host: the helper's `get` names it, the
 #      daemon discovers it and writes its block (modules.v1 and providers.v1
 #      at the listener) into ~/.terraform.d/hostkeeper.tfrc;
@@ -190,6 +192,22 @@ status_json "$root/status1.json"
 [[ $(json "$root/status1.json" 'd["registry_cache"]["listen"] + " " + d["registry_cache"]["held_by"]') == "$listen hostkeeper-portd" ]] ||
     { show "$root/status1.json"; fail "status does not name the registry port and hostkeeper-portd"; }
 pass "the daemon is registered with hostkeeper-portd for $listen"
+
+# exec --registry-cache: where the registry port is set up, COMMAND runs as
+# under plain exec (no configuration of the run's); where Terraform would not
+# read setup's host blocks (TF_CLI_CONFIG_FILE names the user's own file),
+# the run has a port of its own.
+# shellcheck disable=SC2016  # expanded by COMMAND's shell
+"$hk" exec --registry-cache -- sh -c 'printf "%s\n" "${TF_CLI_CONFIG_FILE-unset}"' >"$root/exec-port.out" 2>&1 ||
+    { show "$root/exec-port.out"; fail "exec --registry-cache with the registry port set up failed"; }
+[[ $(cat "$root/exec-port.out") == unset ]] ||
+    { show "$root/exec-port.out"; fail "exec --registry-cache made a port of its own where the registry port is set up"; }
+# shellcheck disable=SC2016  # expanded by COMMAND's shell
+TF_CLI_CONFIG_FILE=$HOME/.terraformrc "$hk" exec --registry-cache -- sh -c 'printf "%s\n" "$TF_CLI_CONFIG_FILE"' \
+    >"$root/exec-own.out" 2>&1 || { show "$root/exec-own.out"; fail "exec --registry-cache with TF_CLI_CONFIG_FILE failed"; }
+grep -q "/hostkeeper/runs/run-[0-9]*-.*/" "$root/exec-own.out" ||
+    { show "$root/exec-own.out"; fail "with TF_CLI_CONFIG_FILE set, exec --registry-cache did not give the run a port of its own"; }
+pass "exec --registry-cache uses the registry port, or its own port where Terraform would not read setup's blocks"
 
 # --- 2. the first init learns the host ---------------------------------------------
 workdir "$root/w1" "$host" acme/hello/null acme/thing 1.0.0
