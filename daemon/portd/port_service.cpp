@@ -17,6 +17,7 @@
 #include "daemon/portd/unregistered_answers.hpp"
 #include "daemon/portd/waiting_connections.hpp"
 #include "proto/sock_diag.hpp"
+#include "proto/tcp_listener.hpp"
 #include "proto/unique_fd.hpp"
 
 namespace hostkeeper::daemon::portd {
@@ -93,10 +94,11 @@ PortService::PortService(asio::io_context& io, const std::vector<int>& tcp_liste
                                  std::to_string(owned.size()));
     std::uint16_t registry_port = 0;
     for (const UniqueFd& fd : owned) {
-        if (std::string problem = tcp_listener_problem(fd.get()); !problem.empty())
+        if (std::string problem = proto::loopback_listener_problem(fd.get()); !problem.empty())
             throw std::runtime_error("TCP listener (fd " + std::to_string(fd.get()) +
-                                     "): " + problem);
-        const std::uint16_t port = bound_port(fd.get());
+                                     "): " + problem +
+                                     ": the registry port serves only this machine's users");
+        const std::uint16_t port = proto::bound_port(fd.get());
         if (registry_port != 0 && port != registry_port)
             throw std::runtime_error("the TCP listeners are on different ports (" +
                                      std::to_string(registry_port) + " and " +

@@ -22,6 +22,7 @@
 #include "proto/port_link.hpp"
 #include "proto/sock_diag.hpp"
 #include "proto/socket_path.hpp"
+#include "proto/tcp_listener.hpp"
 
 namespace hostkeeper::daemon::registry_cache {
 namespace asio = boost::asio;
@@ -65,31 +66,10 @@ void reset(asio::ip::tcp::socket& socket) {
 }  // namespace
 
 std::string RunPorts::listener_problem(int fd, std::uint16_t port) {
-    int listening = 0;
-    socklen_t len = sizeof listening;
-    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || listening == 0)
-        return "it is not a listening socket";
-    int type = 0;
-    len = sizeof type;
-    if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM)
-        return "it is not a stream socket";
-    sockaddr_storage local{};
-    len = sizeof local;
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) != 0)
-        return std::string("its address cannot be read: ") + std::strerror(errno);
-    if (local.ss_family == AF_INET) {
-        const auto& in = reinterpret_cast<const sockaddr_in&>(local);
-        if ((ntohl(in.sin_addr.s_addr) >> 24) != 127) return "it is not on a loopback address";
-        if (ntohs(in.sin_port) != port) return "it is not on port " + std::to_string(port);
-        return {};
-    }
-    if (local.ss_family == AF_INET6) {
-        const auto& in6 = reinterpret_cast<const sockaddr_in6&>(local);
-        if (!IN6_IS_ADDR_LOOPBACK(&in6.sin6_addr)) return "it is not on a loopback address";
-        if (ntohs(in6.sin6_port) != port) return "it is not on port " + std::to_string(port);
-        return {};
-    }
-    return "it is not a TCP socket";
+    std::string problem = proto::loopback_listener_problem(fd);
+    if (problem.empty() && proto::bound_port(fd) != port)
+        problem = "not on port " + std::to_string(port);
+    return problem;
 }
 
 void RunPorts::attach(const fs::path& link, std::uint16_t port,

@@ -58,7 +58,8 @@ class RunPorts {
     void stop();
 
     // Whether `fd` is a TCP socket listening on a loopback address at
-    // `port`; "" when it is, else what it is not.
+    // `port`; "" when it is, else what it is not
+    // (proto::loopback_listener_problem, or "not on port N").
     static std::string listener_problem(int fd, std::uint16_t port);
 
   private:

@@ -39,11 +39,11 @@ TEST_CASE("unit: a run's socket is served only when it listens on loopback at it
     const UniqueFd listening = tcp_socket(true, port);
     CHECK(RunPorts::listener_problem(listening.get(), port).empty());
     CHECK(RunPorts::listener_problem(listening.get(), static_cast<std::uint16_t>(port + 1)) ==
-          "it is not on port " + std::to_string(port + 1));
+          "not on port " + std::to_string(port + 1));
 
     std::uint16_t other = 0;
     const UniqueFd bound = tcp_socket(false, other);
-    CHECK(RunPorts::listener_problem(bound.get(), other) == "it is not a listening socket");
+    CHECK(RunPorts::listener_problem(bound.get(), other) == "not listening");
 
     UniqueFd unix_socket(::socket(AF_UNIX, SOCK_STREAM, 0));
     sockaddr_un address{};
@@ -51,10 +51,10 @@ TEST_CASE("unit: a run's socket is served only when it listens on loopback at it
     REQUIRE(::bind(unix_socket.get(), reinterpret_cast<sockaddr*>(&address), sizeof(sa_family_t)) ==
             0);
     REQUIRE(::listen(unix_socket.get(), 1) == 0);
-    CHECK(RunPorts::listener_problem(unix_socket.get(), port) == "it is not a TCP socket");
+    CHECK(RunPorts::listener_problem(unix_socket.get(), port) == "not a TCP socket");
 
     UniqueFd datagram(::socket(AF_INET, SOCK_DGRAM, 0));
-    CHECK(RunPorts::listener_problem(datagram.get(), port) == "it is not a listening socket");
+    CHECK(RunPorts::listener_problem(datagram.get(), port) == "not a stream socket");
 }
 
 }  // namespace test_run_ports
