@@ -356,8 +356,15 @@ int run_with_registry_cache(const client::ClientOptions& client,
     }
     terraform_config::RunConfig config;
     try {
+        const terraform_config::ToolPaths terraform =
+            terraform_config::locate(terraform_config::Tool::terraform);
+        const terraform_config::ToolPaths opentofu =
+            terraform_config::locate(terraform_config::Tool::opentofu);
+        const terraform_config::Tool tool =
+            terraform_config::run_tool(command.front(), terraform_config::tool_present(terraform),
+                                       terraform_config::tool_present(opentofu));
         config = terraform_config::read_run_config(
-            terraform_config::locate(terraform_config::Tool::terraform), names);
+            tool == terraform_config::Tool::opentofu ? opentofu : terraform, names);
     } catch (const terraform_config::CliConfigError& e) {
         client::print_printable(stderr, "hostkeeper exec: %s; nothing was run\n", e.what());
         return client::kExitUsage;

@@ -145,6 +145,13 @@ RunConfig read_run_config(const ToolPaths& paths, const std::vector<std::string>
     return config;
 }
 
+Tool run_tool(std::string_view command, bool terraform_present, bool opentofu_present) {
+    const std::string name = fs::path(command).filename().string();
+    if (name == "tofu") return Tool::opentofu;
+    if (name == "terraform") return Tool::terraform;
+    return opentofu_present && !terraform_present ? Tool::opentofu : Tool::terraform;
+}
+
 std::string run_config_text(const RunConfig& config, const std::string& host_blocks) {
     return config.user_text + "# the run's registry cache (hostkeeper exec --registry-cache)\n" +
            host_blocks;

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "helper/terraform_config/cli_config.hpp"
@@ -44,6 +45,12 @@ struct RunConfig {
 // the line) for a file that does not scan, or for a *.tfrc.json file in the
 // configuration directory, whose JSON cannot be joined to HCL text.
 RunConfig read_run_config(const ToolPaths& paths, const std::vector<std::string>& environment);
+
+// Whose configuration a run joins: OpenTofu's when COMMAND is `tofu`, or
+// when OpenTofu is present and Terraform is not; else Terraform's. (Both
+// read the run's TF_CLI_CONFIG_FILE; a script that runs both gets
+// Terraform's configuration.)
+Tool run_tool(std::string_view command, bool terraform_present, bool opentofu_present);
 
 // The generated file's text: `config`'s user text, then `host_blocks`.
 std::string run_config_text(const RunConfig& config, const std::string& host_blocks);

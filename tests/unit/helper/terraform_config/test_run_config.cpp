@@ -105,6 +105,15 @@ TEST_CASE("unit: a run's configuration named by TF_CLI_CONFIG_FILE reads that fi
     CHECK(config.user_text.find("plugin_cache_dir") == std::string::npos);
 }
 
+TEST_CASE("unit: a run joins OpenTofu's configuration for tofu, or where only OpenTofu is") {
+    CHECK(run_tool("tofu", true, true) == Tool::opentofu);
+    CHECK(run_tool("/usr/local/bin/tofu", true, false) == Tool::opentofu);
+    CHECK(run_tool("terraform", false, true) == Tool::terraform);
+    CHECK(run_tool("bash", false, true) == Tool::opentofu);
+    CHECK(run_tool("bash", true, true) == Tool::terraform);
+    CHECK(run_tool("make", false, false) == Tool::terraform);
+}
+
 TEST_CASE("unit: a run refuses a configuration it cannot join, naming the file") {
     const hostkeeper::test::ScratchDir scratch("hk-unit-run-config");
     SECTION("a JSON file in the configuration directory with more than credentials") {
