@@ -13,6 +13,7 @@
 #      the run says that the user's host block wins; afterwards nothing of
 #      the run is left;
 #   2. a second run in another directory makes no upstream metadata request;
+#      two runs at once each get a port and a configuration of their own;
 #   3. another uid, during a run, loops on binding the run's port and on
 #      connecting to it: it never binds, never gets an answer;
 #   4. the daemon killed during a run: a request then gets a 503 naming the
@@ -130,6 +131,22 @@ pass "a second run is served from the cache: 0 upstream metadata requests"
 
 # run_port TFRC: the run's port, from its configuration.
 run_port() { sed -nE 's|.*"modules.v1" *= *"http://127\.0\.0\.1:([0-9]+)/.*|\1|p' "$1" | head -n 1; }
+
+# --- 2b. two runs at once: each its own port and configuration -------------------------
+workdir "$root/twin-a" "$host" acme/hello/null acme/thing 1.0.0
+workdir "$root/twin-b" "$host" acme/hello/null acme/thing 1.0.0
+run_init "$root/twin-a" "$root/twin-a.out" &
+twin_a=$!
+run_init "$root/twin-b" "$root/twin-b.out" || { show "$root/twin-b.out"; fail "the second of two runs at once failed"; }
+wait "$twin_a" || { show "$root/twin-a.out"; fail "the first of two runs at once failed"; }
+port_a=$(run_port "$root/twin-a.tfrc") port_b=$(run_port "$root/twin-b.tfrc")
+[[ -n $port_a && -n $port_b && $port_a != "$port_b" ]] ||
+    fail "two runs at once did not get ports of their own ($port_a, $port_b)"
+for twin in a b; do
+    [[ -x $root/twin-$twin/.terraform/providers/$host/acme/thing/1.0.0/$tf_platform/terraform-provider-thing_v1.0.0 ]] ||
+        { show "$root/twin-$twin.out"; fail "run $twin of two at once installed no provider"; }
+done
+pass "two runs at once: each its own port ($port_a, $port_b) and configuration, both install"
 
 # --- 3. another uid against the run's port ----------------------------------------
 # As nobody, for 3 s: bind the port (must fail) and ask it (must get nothing).
