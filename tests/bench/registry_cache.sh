@@ -3,7 +3,7 @@
 #
 # The registry cache benchmark: `terraform init` of one configuration with
 # 4 modules and 3 providers from a registry on loopback that adds
-# HK_BENCH_TF_DELAY_MS (100) ms to every request, in four variants measured in
+# HK_BENCH_TF_DELAY_MS (100) ms to every request, in five variants measured in
 # the same run, each init in a fresh working directory (no .terraform, no lock
 # file), HK_BENCH_TF_RUNS (5) times each, interleaved:
 #   plain     terraform with only the credentials helper (TF_CLI_CONFIG_FILE);
@@ -13,7 +13,14 @@
 #   cold      hostkeeper's registry cache (hostkeeper setup --registry-cache; no
 #             TF_CLI_CONFIG_FILE, so terraform reads ~/.terraform.d/hostkeeper.tfrc),
 #             hostkeeperd stopped and its archives removed before each run;
-#   warm      the registry cache with the daemon warm.
+#   warm      the registry cache with the daemon warm;
+#   run       `hostkeeper exec --registry-cache -- terraform init` with
+#             TF_CLI_CONFIG_FILE naming the plain variant's file, as a CI job
+#             has it: the run binds a port of its own, hands it to the warm
+#             daemon and writes its own configuration.
+# Then exec's own overhead: `hostkeeper exec --registry-cache -- true` (the
+# run variant's set-up) against `true`, HK_BENCH_TF_EXEC_RUNS (20) times each,
+# interleaved.
 # Then, HK_BENCH_TF_RUNS times each, interleaved: HK_BENCH_TF_CONCURRENT (10)
 # inits at once, each in its own fresh directory, timed until the last ends:
 #   plainxN   plain terraform;
@@ -24,7 +31,8 @@
 # from the registry's own log (tests/support/https_registry.py --log): metadata
 # (discovery, /v1/...) and archives. Targets: warm makes zero upstream metadata
 # requests and is at least 3× faster than plain; cold (one init, and N at
-# once) takes no longer than plain (cold/plain ≤ 1.0).
+# once) takes no longer than plain (cold/plain ≤ 1.0); run makes zero upstream
+# metadata requests, as warm, and exec's overhead is at most 20 ms.
 #
 # run.sh runs it and puts the rows it writes into its own table. It re-runs
 # itself inside tests/support/port-env.sh (a hostkeeper-portd on the registry
@@ -39,7 +47,7 @@
 # 77 without terraform; otherwise non-zero when something broke.
 #
 # Environment: HK_BENCH_TF_RUNS (5), HK_BENCH_TF_DELAY_MS (100),
-# HK_BENCH_TF_CONCURRENT (10).
+# HK_BENCH_TF_CONCURRENT (10), HK_BENCH_TF_EXEC_RUNS (20).
 # Needs: terraform, python3, openssl, gpg.
 
 set -euo pipefail
@@ -88,11 +96,15 @@ write_config() {
 # one_init VARIANT RUN: terraform init in a fresh copy of the configuration,
 # with VARIANT's CLI configuration; appends a line to runs.tsv.
 one_init() {
-    local variant=$1 run=$2 work=$DIR/work/$1-$2 before t0 t1 env=()
+    local variant=$1 run=$2 work=$DIR/work/$1-$2 before t0 t1 env=() prefix=()
     rm -rf "$work"
     write_config "$work"
     case $variant in
         plain) env=(TF_CLI_CONFIG_FILE="$DIR/plain.rc") ;;
+        run)
+            env=(TF_CLI_CONFIG_FILE="$DIR/plain.rc")
+            prefix=("$BIN/hostkeeper" exec --registry-cache --)
+            ;;
         plugin) env=(TF_CLI_CONFIG_FILE="$DIR/plugin.rc") ;;
         cold)
             "$BIN/hostkeeper" stop >/dev/null 2>&1 || true
@@ -102,7 +114,7 @@ one_init() {
     esac
     before=$(wc -l <"$REG_LOG")
     t0=$(date +%s.%N)
-    (cd "$work" && env ${env[@]+"${env[@]}"} "$TF" init -input=false -no-color) >"$work.out" 2>&1 ||
+    (cd "$work" && env ${env[@]+"${env[@]}"} ${prefix[@]+"${prefix[@]}"} "$TF" init -input=false -no-color) >"$work.out" 2>&1 ||
         { cat "$work.out" >&2; die "terraform init ($variant, run $run) failed"; }
     t1=$(date +%s.%N)
     tail -n "+$((before + 1))" "$REG_LOG" >"$work.requests.jsonl"
@@ -150,6 +162,27 @@ many_inits() {
     printf '%s\t%s\t%s\t%s\t%s\n' "${variant}x$n" "$run" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" \
         "$meta" "$arch" >>"$RAW/runs.tsv"
     log "  $variant x$n run $run: $(tail -n1 "$RAW/runs.tsv" | cut -f3) s, upstream: $meta metadata, $arch archive request(s)"
+}
+
+# exec_overhead RUNS: `hostkeeper exec --registry-cache -- true` (a port of
+# the run's own: TF_CLI_CONFIG_FILE is set) and `true`, RUNS times each,
+# interleaved; lines "exec" and "true" in runs.tsv.
+exec_overhead() {
+    local i t0 t1 variant
+    for i in $(seq 1 "$1"); do
+        for variant in exec true; do
+            t0=$(date +%s.%N)
+            if [[ $variant == exec ]]; then
+                TF_CLI_CONFIG_FILE=$DIR/plain.rc "$BIN/hostkeeper" exec --registry-cache -- true ||
+                    die "hostkeeper exec --registry-cache -- true failed"
+            else
+                TF_CLI_CONFIG_FILE=$DIR/plain.rc true
+            fi
+            t1=$(date +%s.%N)
+            printf '%s\t%s\t%s\t0\t0\n' "$variant" "$i" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')" \
+                >>"$RAW/runs.tsv"
+        done
+    done
 }
 
 # median VARIANT COLUMN: the median of runs.tsv's COLUMN (3 time, 4 metadata, 5 archives) for VARIANT.
@@ -220,7 +253,7 @@ inner() {
 
     local run variant
     for run in $(seq 1 "$runs"); do
-        for variant in plain plugin cold warm; do
+        for variant in plain plugin cold warm run; do
             one_init "$variant" "$run"
         done
     done
@@ -232,24 +265,31 @@ inner() {
         done
     done
 
-    local plain plugin cold warm plain_n cold_n
+    log "exec's own overhead: hostkeeper exec --registry-cache -- true against true"
+    exec_overhead "${HK_BENCH_TF_EXEC_RUNS:-20}"
+
+    local plain plugin cold warm run_init exec_true true_alone plain_n cold_n
     plain=$(median plain 3) plugin=$(median plugin 3) cold=$(median cold 3) warm=$(median warm 3)
+    run_init=$(median run 3) exec_true=$(median exec 3) true_alone=$(median true 3)
     plain_n=$(median "plainx$n" 3) cold_n=$(median "coldx$n" 3)
     req() { echo "$(median "$1" 4) / $(median "$1" 5)"; }
     {
         echo "| \`terraform init\`, 4 modules + 3 providers, ${delay} ms per upstream request, warm registry cache vs plain terraform, median of $runs | $(ms "$warm") ms | $(ms "$plain") ms | $(speedup "$plain" "$warm") | ≥ 3× | $(yesno ge "$(ratio "$plain" "$warm")" 3) |"
         echo "| same, warm registry cache vs \`plugin_cache_dir\` (warm) | $(ms "$warm") ms | $(ms "$plugin") ms | $(speedup "$plugin" "$warm") | — | — |"
+        echo "| same, \`hostkeeper exec --registry-cache -- terraform init\` (a run's own port, daemon warm) vs plain terraform | $(ms "$run_init") ms | $(ms "$plain") ms | $(speedup "$plain" "$run_init") | as warm ($(speedup "$plain" "$warm")) | $(yesno le "$(ratio2 "$run_init" "$warm")" 1.2) |"
+        echo "| \`hostkeeper exec --registry-cache -- true\` vs \`true\`, median of ${HK_BENCH_TF_EXEC_RUNS:-20}: exec's own overhead $(ms "$(awk -v a="$exec_true" -v b="$true_alone" 'BEGIN { print a - b }')") ms | $(ms "$exec_true") ms | $(ms "$true_alone") ms | — | overhead ≤ 20 ms | $(yesno le "$(awk -v a="$exec_true" -v b="$true_alone" 'BEGIN { print a - b }')" 0.020) |"
         echo "| same, cold registry cache (daemon restarted, archives removed) vs plain terraform, cold/plain $(ratio2 "$cold" "$plain") | $(ms "$cold") ms | $(ms "$plain") ms | $(speedup "$plain" "$cold") | cold/plain ≤ 1.0 | $(yesno le "$(ratio2 "$cold" "$plain")" 1.0) |"
         echo "| same, $n concurrent cold inits (daemon restarted, archives removed) vs $n concurrent plain inits, until the last ended, cold/plain $(ratio2 "$cold_n" "$plain_n") | $(ms "$cold_n") ms | $(ms "$plain_n") ms | $(speedup "$plain_n" "$cold_n") | cold/plain ≤ 1.0 | $(yesno le "$(ratio2 "$cold_n" "$plain_n")" 1.0) |"
-        echo "| upstream requests per init, metadata / archives (median): warm cache; plain, plugin cache, cold cache | $(req warm) | $(req plain); $(req plugin); $(req cold) | — | warm: 0 metadata | $(yesno test "$(median warm 4)" = 0) |"
+        echo "| upstream requests per init, metadata / archives (median): warm cache; run; plain, plugin cache, cold cache | $(req warm); $(req run) | $(req plain); $(req plugin); $(req cold) | — | warm, run: 0 metadata | $(yesno test "$(median warm 4)$(median run 4)" = 00) |"
         echo "| upstream requests of $n concurrent inits, metadata / archives (median): cold cache; plain | $(req "coldx$n") | $(req "plainx$n") | — | — | — |"
     } >"$OUT/registry-cache-rows.md"
     {
         echo "- Registry cache: tests/support/https_registry.py on 127.0.0.1 (TLS, throw-away CA, ${delay} ms added to" \
              "every request, a token required for metadata), 4 modules and 3 providers (signed SHA256SUMS), terraform" \
              "$("$TF" version -json | python3 -c 'import json, sys; print(json.load(sys.stdin)["terraform_version"])')" \
-             "in a fresh working directory each run; $runs runs per variant, interleaved (plain, plugin, cold, warm)." \
-             "Ranges (s): plain $(range plain 3), plugin $(range plugin 3), cold $(range cold 3), warm $(range warm 3)." \
+             "in a fresh working directory each run; $runs runs per variant, interleaved (plain, plugin, cold, warm, run)." \
+             "Ranges (s): plain $(range plain 3), plugin $(range plugin 3), cold $(range cold 3), warm $(range warm 3), run $(range run 3);" \
+             "exec -- true $(range exec 3), true $(range true 3)." \
              "Cold/plain: $(ratio2 "$cold" "$plain") for one init, $(ratio2 "$cold_n" "$plain_n") for $n at once" \
              "(ranges (s): $n plain $(range "plainx$n" 3), $n cold $(range "coldx$n" 3); $n inits started together," \
              "timed until the last ended, $runs runs each, interleaved, after the single-init runs)." \
