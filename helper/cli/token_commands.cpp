@@ -5,7 +5,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -18,6 +17,7 @@
 #include "helper/client/exit_codes.hpp"
 #include "helper/client/printable_output.hpp"
 #include "helper/terraform_config/token_variables.hpp"
+#include "helper/terraform_config/tool_locations.hpp"
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
 #include "proto/messages.hpp"
@@ -241,10 +241,8 @@ namespace {
 // TERRAFORM_CONFIG names a file of the user's, which makes Terraform skip
 // its configuration directory). Otherwise the run needs a port of its own.
 bool registry_port_usable() {
-    for (const char* name : {"TF_CLI_CONFIG_FILE", "TERRAFORM_CONFIG"}) {
-        const char* value = std::getenv(name);
-        if (value != nullptr && *value != '\0') return false;
-    }
+    if (terraform_config::locate(terraform_config::Tool::terraform).cli_config_from_env)
+        return false;
     std::error_code ec;
     if (!std::filesystem::exists(proto::registry_cache_config_path(), ec)) return false;
     try {

@@ -20,7 +20,7 @@ class Scanner {
 
     CliConfigScan run() {
         while (pos_ < text_.size()) step();
-        if (depth_ != 0)
+        if (!closers_.empty())
             throw CliConfigError("a block opened on line " + std::to_string(open_line_) +
                                  " is never closed");
         return result_;
@@ -36,7 +36,7 @@ class Scanner {
         if (c == '\n') {
             ++line_;
             ++pos_;
-            if (depth_ == 0) tokens_.clear();
+            if (closers_.empty()) tokens_.clear();
         } else if (c == '#' || (c == '/' && peek(1) == '/')) {
             while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
         } else if (c == '/' && peek(1) == '*') {
@@ -44,24 +44,22 @@ class Scanner {
         } else if (c == '"') {
             const std::size_t start = pos_;
             std::string value = read_string();
-            if (depth_ == 0) string_at_top(std::move(value), start);
+            if (closers_.empty()) string_at_top(std::move(value), start);
         } else if (c == '<' && peek(1) == '<' && skip_heredoc()) {
         } else if (c == '{' || c == '[' || c == '(') {
-            if (depth_ == 0) {
+            if (closers_.empty()) {
                 open_line_ = line_;
                 open_block_ = nullptr;
                 if (c == '{') open_block_ = block_opens(pos_ + 1);
             }
-            ++depth_;
             closers_.push_back(c == '{' ? '}' : c == '[' ? ']' : ')');
             ++pos_;
         } else if (c == '}' || c == ']' || c == ')') {
-            if (depth_ == 0 || closers_.back() != c)
+            if (closers_.empty() || closers_.back() != c)
                 throw CliConfigError("line " + std::to_string(line_) + ": unexpected '" + c + "'");
-            --depth_;
             closers_.pop_back();
             ++pos_;
-            if (depth_ == 0) {
+            if (closers_.empty()) {
                 if (open_block_ != nullptr) open_block_->end = pos_;
                 open_block_ = nullptr;
                 tokens_.clear();
@@ -69,12 +67,12 @@ class Scanner {
         } else if (is_ident_char(c)) {
             const std::size_t start = pos_;
             while (pos_ < text_.size() && is_ident_char(text_[pos_])) ++pos_;
-            if (depth_ == 0) {
+            if (closers_.empty()) {
                 tokens_.push_back(
                     {std::string(text_.substr(start, pos_ - start)), false, line_, start});
             }
         } else {
-            if (depth_ == 0 && c == '=') tokens_.push_back({"=", false, line_, pos_});
+            if (closers_.empty() && c == '=') tokens_.push_back({"=", false, line_, pos_});
             ++pos_;
         }
     }
@@ -178,7 +176,6 @@ class Scanner {
     std::string_view text_;
     std::size_t pos_ = 0;
     int line_ = 1;
-    int depth_ = 0;
     std::string closers_;  // the bracket each open one needs, innermost last
     int open_line_ = 0;
     HclBlock* open_block_ = nullptr;  // the reported block the open "{" began

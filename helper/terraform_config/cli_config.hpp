@@ -4,14 +4,16 @@
 //
 // There is no HCL library for C++ in Debian, so this is a small scanner, not
 // a parser. It follows strings (with escapes), #, // and /* */ comments,
-// heredocs (<<EOF and <<-EOF) and bracket nesting (each closed by its own kind), and reports the
-// blocks that open at the top level: an identifier, then labels (quoted or bare), then "{" on the
-// same line, with where each begins and ends, and the top-level attributes whose value is one
-// string (`name = "value"`, read inside a block's body to find a credentials block's token).
-// Limits: it does not validate the rest of the file; a block type split from its labels or
-// "{" across lines is not seen; a string's escapes are not decoded (the
-// character after a backslash is kept); the JSON form of the CLI
-// configuration (*.tfrc.json) is not scanned.
+// heredocs (<<EOF and <<-EOF) and bracket nesting (each closed by its own
+// kind), and reports the blocks that open at the top level: an identifier,
+// then labels (quoted or bare), then "{" on the same line, with where each
+// begins and ends; and the top-level attributes whose value is one string
+// (`name = "value"`, read inside a block's body to find a credentials
+// block's token). Limits: it does not validate the rest of the file; a
+// block type split from its labels or "{" across lines is not seen; a
+// string's escapes are not decoded (the character after a backslash is
+// kept); the JSON form of the CLI configuration (*.tfrc.json) is not
+// scanned.
 
 #include <filesystem>
 #include <stdexcept>

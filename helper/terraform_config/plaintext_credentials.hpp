@@ -34,6 +34,10 @@ class CredentialsFile {
     // The hosts as written in the file, in file order.
     std::vector<std::string> hosts() const;
     const proto::Json& credentials(const std::string& host) const;
+    // Whether the file holds "credentials" and no other key.
+    bool holds_only_credentials() const {
+        return document_.size() == 1 && document_.contains("credentials");
+    }
 
     struct Rewritten {
         bool removed_file = false;         // nothing was left: the file is gone

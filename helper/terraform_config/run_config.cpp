@@ -4,6 +4,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "helper/terraform_config/plaintext_credentials.hpp"
 #include "helper/terraform_config/token_variables.hpp"
 #include "proto/file_io.hpp"
 #include "proto/hostname.hpp"
@@ -31,36 +32,29 @@ bool is_json_config(const fs::path& path) {
 // joined to the run's HCL file and is refused with CliConfigError.
 HostTokens json_file_tokens(const fs::path& path) {
     HostTokens tokens;
-    auto text = proto::read_file_if_exists(path);
-    if (!text) return tokens;
-    proto::Json document;
     try {
-        document = proto::parse_json(*text);
-    } catch (const std::exception& e) {
-        proto::scrub(*text);
-        throw CliConfigError(path.string() + ": " + e.what());
-    }
-    proto::scrub(*text);
-    const bool only_credentials = document.is_object() && document.size() == 1 &&
-                                  document.contains("credentials") &&
-                                  document["credentials"].is_object();
-    if (!only_credentials) {
-        proto::scrub(document);
-        throw CliConfigError(path.string() +
-                             ": a JSON CLI configuration file with more than \"credentials\" "
-                             "cannot be joined to the run's configuration; write it in HCL "
-                             "syntax as a .tfrc file");
-    }
-    for (const auto& [host, entry] : document["credentials"].items()) {
-        if (!entry.is_object() || !entry.contains("token") || !entry["token"].is_string()) continue;
-        try {
-            tokens.insert_or_assign(proto::normalize_hostname(host),
-                                    proto::Secret(entry["token"].get_ref<const std::string&>()));
-        } catch (const std::exception&) {
-            // Terraform itself says what is wrong with the host.
+        const CredentialsFile file(path);
+        if (!file.holds_only_credentials()) {
+            throw CliConfigError(path.string() +
+                                 ": a JSON CLI configuration file with more than \"credentials\" "
+                                 "cannot be joined to the run's configuration; write it in HCL "
+                                 "syntax as a .tfrc file");
         }
+        for (const std::string& host : file.hosts()) {
+            const proto::Json& entry = file.credentials(host);
+            if (!entry.is_object() || !entry.contains("token") || !entry["token"].is_string())
+                continue;
+            try {
+                tokens.insert_or_assign(
+                    proto::normalize_hostname(host),
+                    proto::Secret(entry["token"].get_ref<const std::string&>()));
+            } catch (const std::exception&) {
+                // Terraform itself says what is wrong with the host.
+            }
+        }
+    } catch (const proto::FileError& e) {
+        throw CliConfigError(e.what());
     }
-    proto::scrub(document);
     return tokens;
 }
 
@@ -80,13 +74,14 @@ std::string text_without_tokens(const ScannedFile& file, HostTokens& tokens) {
         const std::string_view body =
             std::string_view(file.text).substr(block.body_begin, block.end - 1 - block.body_begin);
         CliConfigScan scan = scan_cli_config(body);
-        for (const HclAttribute& attribute : scan.attributes) {
-            if (attribute.name == "token")
+        bool had_token = false;
+        for (HclAttribute& attribute : scan.attributes) {
+            if (attribute.name == "token") {
                 tokens.insert_or_assign(host, proto::Secret(attribute.value));
+                had_token = true;
+            }
+            proto::scrub(attribute.value);
         }
-        const bool had_token = std::any_of(scan.attributes.begin(), scan.attributes.end(),
-                                           [](const HclAttribute& a) { return a.name == "token"; });
-        for (HclAttribute& attribute : scan.attributes) proto::scrub(attribute.value);
         if (!had_token) continue;
         text.append(file.text, copied, block.begin - copied);
         text += "# credentials \"" + host + "\": its token is passed as a TF_TOKEN_ variable";
