@@ -150,6 +150,13 @@ Result Spawned::wait() {
     return collect(*this, status);
 }
 
+bool Spawned::running() const {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+        return false;
+    return info.si_pid == 0;
+}
+
 Result run(const std::vector<std::string>& argv, const RunOptions& options) {
     Spawned spawned = spawn(argv, options);
     const auto deadline = std::chrono::steady_clock::now() + options.timeout;

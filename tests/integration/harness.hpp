@@ -32,6 +32,8 @@ Result run(const std::vector<std::string>& argv, const RunOptions& options = {})
 struct Spawned {
     pid_t pid = -1;
     Result wait();
+    // Whether it has not exited yet; leaves its status for wait().
+    bool running() const;
     int out_fd = -1;  // memfds: captured output never touches the disk
     int err_fd = -1;
 };

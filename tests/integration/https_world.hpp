@@ -138,10 +138,6 @@ inline std::string quoted(const std::string& text) {
     return "\"" + text + "\"";
 }
 
-inline double seconds_since(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 // One HTTPS server and one hostkeeperd with a [discovery] configuration.
 class World {
   public:

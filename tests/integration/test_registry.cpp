@@ -665,9 +665,8 @@ TEST_CASE("a registry that is slow or huge is an error, and the daemon keeps ser
     Spawned slow = spawn({bin("hostkeeper"), "--socket", world.socket().string(), "module",
                           "versions", world.host() + "/acme/hang/null"});
     std::this_thread::sleep_for(200ms);
-    const auto start = std::chrono::steady_clock::now();
     CHECK(world.hk_json({"module", "versions", world.module()}).at("source") == "network");
-    CHECK(seconds_since(start) < 1.5);
+    CHECK(slow.running());  // answered while the slow registry still holds its request
     const Result timed_out = slow.wait();
     CHECK(timed_out.exit_code == 1);
     CHECK_THAT(timed_out.err, has("timed out"));
@@ -908,9 +907,16 @@ TEST_CASE("a long versions list goes by reference when asked and reads the same"
     CHECK(passed.at("warnings") == Json::array({"big"}));
 
     // The same answer inline, member for member, in the same order.
-    const Json asked_inline = world.ask({{"op", "provider_versions"}, {"provider", big}});
+    Json asked_inline = world.ask({{"op", "provider_versions"}, {"provider", big}});
     Json asked_passed =
         world.ask({{"op", "provider_versions"}, {"provider", big}, {"document_fd", true}});
+    // The clock moves between the two asks: the ages may differ by a second.
+    for (Json* answer : {&asked_inline, &asked_passed}) {
+        REQUIRE(answer->contains("age_s"));
+        REQUIRE(answer->contains("expires_in_s"));
+        answer->erase("age_s");
+        answer->erase("expires_in_s");
+    }
     CHECK(asked_passed.dump() == asked_inline.dump());
 
     // On the wire: a small frame naming the document, and one sealed memfd.
