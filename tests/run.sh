@@ -11,18 +11,15 @@
 #      tests' cases all in one process (tests/CMakeLists.txt); a report
 #      from any process (daemons started on demand too) fails it;
 #   3. fuzz:  every libFuzzer target from its seed corpus, in build-fuzz
-#      (tests/fuzz/run.sh), one at a time, sharing one budget of
-#      HOSTKEEPER_FUZZ_BUDGET seconds (default 200) of wall time, or each for
-#      HOSTKEEPER_FUZZ_SECONDS when that is set; it builds and runs beside
-#      the asan stage's tests;
+#      (tests/fuzz/run.sh), sharing one budget of HOSTKEEPER_FUZZ_BUDGET
+#      seconds (default 200) of wall time, two at a time
+#      (HOSTKEEPER_FUZZ_JOBS), or each for HOSTKEEPER_FUZZ_SECONDS when
+#      that is set;
 #   4. style: clang-format (check mode), the include rules and clang-tidy on
-#      the whole tree (tests/style.sh), on build-tests' unity batches; it
-#      runs beside the suite stage's tests.
-# The suite's and the asan stage's tests leave the machine mostly idle (they
-# wait on daemons, keyrings and servers), so the stage beside them costs
-# little wall time; its output is printed in its own turn. All four run even
-# when one fails; the last lines say which passed and how long each took
-# (fuzz's and style's own times, spent within the other stages').
+#      the whole tree (tests/style.sh), on build-tests' unity batches.
+# How the four share two cores is described at all() below; each stage's
+# output is printed in its turn, every stage runs even when one fails, and
+# the last lines say which passed and how long each took.
 #
 # Usage: tests/run.sh                       all four
 #        tests/run.sh suite|asan [BUILD_DIR] one of them
@@ -48,39 +45,47 @@ if command -v ccache >/dev/null; then
 fi
 
 # Tests at once (HOSTKEEPER_TEST_JOBS, default 2). Four at a time on two
-# cores, with the stage beside them, made the instrumented integration
-# tests miss their waits and gained no wall time.
+# cores made the instrumented integration tests miss their waits and gained
+# no wall time.
 test_jobs=${HOSTKEEPER_TEST_JOBS:-2}
 
 # Stages run in subshells and return on the first failing step explicitly:
 # `set -e` does not hold inside a function called from `||` or `&&`.
-# suite BUILD_DIR SANITIZE [--beside 'COMMAND ARGS'] [CTEST_ARGS...]:
-# configures, builds and runs ctest; with --beside, COMMAND runs in the
-# background while ctest does, and the suite waits for it.
-suite() {
-    local build=$1 sanitize=$2 beside=() beside_pid="" rc=0
-    shift 2
-    [[ ${1:-} == --beside ]] && { read -ra beside <<<"$2"; shift 2; }
+
+# build BUILD_DIR SANITIZE: configures and builds a unity tree, warnings as
+# errors.
+build() {
+    local build=$1 sanitize=$2 started=$SECONDS
     cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOSTKEEPER_WERROR=ON \
         -DHOSTKEEPER_UNITY=ON -DHOSTKEEPER_SANITIZE="$sanitize" >/dev/null || return
-    local started=$SECONDS
     cmake --build "$build" -j"$(nproc)" || return
     echo "tests/run.sh: $build built in $((SECONDS - started)) s"
-    if ((${#beside[@]})); then
-        "${beside[@]}" &
-        beside_pid=$!
-    fi
-    started=$SECONDS
+}
+
+# run_tests BUILD_DIR [CTEST_ARGS...]
+run_tests() {
+    local build=$1 started=$SECONDS rc=0
+    shift
     (cd "$build" && ctest --output-on-failure -j"$test_jobs" "$@") || rc=$?
     echo "tests/run.sh: $build's tests ran in $((SECONDS - started)) s ($test_jobs at a time)"
-    [[ -z $beside_pid ]] || wait "$beside_pid"
     return "$rc"
 }
 
-# beside NAME COMMAND...: a stage run beside another stage's tests, which
-# leave most of the machine idle (they wait on daemons, keyrings and
-# servers). Its output, status and time go to build-side/NAME.log and
-# NAME.status, which the stage then reports in its turn.
+suite() {
+    build "$1" OFF && run_tests "$1"
+}
+
+# idle: this shell and what it starts from now on at the lowest CPU
+# priority (SCHED_IDLE, else nice 19): they get only the CPU time nothing
+# else wants, so the tests running meanwhile have the machine as if alone.
+idle() {
+    chrt --idle -p 0 "$BASHPID" 2>/dev/null || renice -n 19 -p "$BASHPID" >/dev/null
+}
+
+# beside NAME COMMAND...: a step run in the background while another stage
+# runs. Its output, status and time go to build-side/NAME.log and
+# NAME.status, which the stage that needs it waits for (await) and prints
+# in its turn (report).
 beside() {
     local name=$1 started=$SECONDS rc=0
     shift
@@ -89,39 +94,36 @@ beside() {
     echo "$rc $((SECONDS - started))" >"build-side/$name.status"
 }
 
-# style_beside: the style stage, with build-tests' unity batches as
-# clang-tidy's units; where the suite did not configure build-tests, with
-# build-style's files (tests/style.sh).
-style_beside() {
-    local tree=build-style
-    grep -qx 'HOSTKEEPER_UNITY:BOOL=ON' build-tests/CMakeCache.txt 2>/dev/null && tree="build-tests"
-    beside style ./tests/style.sh "$tree"
+# await NAME PID: waits until step NAME has its status, or until PID, the
+# background chain that would run it, is gone.
+await() {
+    while [[ ! -f build-side/$1.status ]] && kill -0 "$2" 2>/dev/null; do
+        sleep 2
+    done
 }
 
-# fuzz_beside: the fuzz stage, one target at a time (the instrumented
-# tests beside it need CPU too), without the asan stage's report settings
-# (each target's run sets its own).
-fuzz_beside() {
-    (
-        unset ASAN_OPTIONS UBSAN_OPTIONS
-        export HOSTKEEPER_FUZZ_JOBS=${HOSTKEEPER_FUZZ_JOBS:-1}
-        beside fuzz fuzz
-    )
+# side_status NAME: the exit status of step NAME (1 when it never ran), with
+# its time in side_took.
+side_status() {
+    local rc=1
+    side_took=0
+    [[ -f build-side/$1.status ]] && read -r rc side_took <"build-side/$1.status"
+    return "$rc"
 }
 
-# report NAME: prints the output of a stage that ran beside another (running
-# it now where that stage did not get so far) and sets result and took.
-report() {
-    local rc
-    [[ -f build-side/$1.status ]] || "$1_beside"
-    cat "build-side/$1.log"
-    read -r rc "took[$1]" <"build-side/$1.status"
-    result[$1]=passed
-    [[ $rc == 0 ]] || result[$1]=FAILED
+# style_tree: build-tests when the suite configured it as a unity tree (its
+# batches are clang-tidy's units), else build-style (tests/style.sh).
+style_tree() {
+    if grep -qx 'HOSTKEEPER_UNITY:BOOL=ON' build-tests/CMakeCache.txt 2>/dev/null; then
+        echo build-tests
+    else
+        echo build-style
+    fi
 }
 
-# asan BUILD_DIR [--beside 'COMMAND ARGS']
-asan() {
+# asan_tests BUILD_DIR: the instrumented tree's tests; a sanitizer report
+# from any process fails them.
+asan_tests() {
     local build=$1
     local reports
     reports=$(mkdir -p "$build" && cd "$build" && pwd)/sanitizer-reports
@@ -156,7 +158,7 @@ asan() {
     skipped+='|^e2e: terraform and hostkeeper agree on registry versions'
     skipped+='|^e2e: the registry port cannot be taken over'
     skipped+='|^e2e: one daemon per user holds the registry port'
-    suite "$build" ON "${@:2}" -E "$skipped" || rc=$?
+    run_tests "$build" -E "$skipped" || rc=$?
     if compgen -G "$reports/*" >/dev/null; then
         echo "asan: sanitizer reports were written:" >&2
         for report in "$reports"/*; do
@@ -168,6 +170,10 @@ asan() {
     return "$rc"
 }
 
+asan() {
+    build "$1" ON && (asan_tests "$1")
+}
+
 fuzz() {
     if [[ -z ${2:-${HOSTKEEPER_FUZZ_SECONDS:-}} ]]; then
         export HOSTKEEPER_FUZZ_BUDGET=${HOSTKEEPER_FUZZ_BUDGET:-200}
@@ -175,39 +181,81 @@ fuzz() {
     ./tests/fuzz/run.sh "${1:-build-fuzz}" "${2:-${HOSTKEEPER_FUZZ_SECONDS:-45}}" "${@:3}"
 }
 
+# all: the four stages on two cores, the CPU kept busy without making the
+# tests share it. The suite's build and tests and then the asan stage's
+# tests run at normal priority; beside them, from the start and at idle
+# priority (idle), one chain builds the asan tree, then the fuzz targets,
+# then runs the style checks, on the CPU time the suite leaves (the tests
+# wait on daemons, keyrings and servers about half of the time). The asan
+# stage's tests start when its tree is built; the fuzz targets run last,
+# two at a time, once the chain is done. Every stage runs even when another
+# fails.
+all() {
+    local chain rc started=$SECONDS
+    declare -A result took
+    rm -rf build-side && mkdir -p build-side
+    # build-tests is configured first: style reads its unity batches.
+    cmake -S . -B build-tests -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOSTKEEPER_WERROR=ON \
+        -DHOSTKEEPER_UNITY=ON -DHOSTKEEPER_SANITIZE=OFF >/dev/null || true
+    (
+        idle
+        beside asan-build build build-asan ON
+        beside fuzz-build env HOSTKEEPER_FUZZ_BUILD_ONLY=1 ./tests/fuzz/run.sh build-fuzz
+        beside style ./tests/style.sh "$(style_tree)"
+    ) &
+    chain=$!
+
+    echo "=== tests/run.sh: suite"
+    (suite build-tests) && result[suite]=passed || result[suite]=FAILED
+    took[suite]=$((SECONDS - started))
+
+    echo "=== tests/run.sh: asan"
+    await asan-build "$chain"
+    cat build-side/asan-build.log 2>/dev/null || true
+    rc=0
+    side_status asan-build || rc=$?
+    took[asan]=$side_took
+    started=$SECONDS
+    ((rc == 0)) && (asan_tests build-asan) || rc=1
+    took[asan]=$((took[asan] + SECONDS - started))
+    result[asan]=passed
+    ((rc == 0)) || result[asan]=FAILED
+
+    wait "$chain" || true
+    echo "=== tests/run.sh: fuzz"
+    cat build-side/fuzz-build.log 2>/dev/null || true
+    rc=0
+    side_status fuzz-build || rc=$?
+    took[fuzz]=$side_took
+    started=$SECONDS
+    ((rc == 0)) && (HOSTKEEPER_FUZZ_JOBS=${HOSTKEEPER_FUZZ_JOBS:-2} fuzz) || rc=1
+    took[fuzz]=$((took[fuzz] + SECONDS - started))
+    result[fuzz]=passed
+    ((rc == 0)) || result[fuzz]=FAILED
+
+    echo "=== tests/run.sh: style"
+    cat build-side/style.log 2>/dev/null || true
+    result[style]=passed
+    side_status style || result[style]=FAILED
+    took[style]=$side_took
+
+    local failed=0 stage
+    for stage in suite asan fuzz style; do
+        echo "tests/run.sh: $stage ${result[$stage]} ($((took[$stage] / 60)) min $((took[$stage] % 60)) s)"
+        [[ ${result[$stage]} == passed ]] || failed=$((failed + 1))
+    done
+    echo "tests/run.sh: $((4 - failed)) of 4 stages passed, $failed failed, in $((SECONDS / 60)) min $((SECONDS % 60)) s" \
+        "(the asan build, the fuzz build and style at idle priority beside the suite and asan's tests)"
+    ((failed == 0))
+}
+
 case "${1:-all}" in
-    suite) suite "${2:-build-tests}" OFF ;;
+    suite) suite "${2:-build-tests}" ;;
     asan) (asan "${2:-build-asan}") ;;
     fuzz) shift; fuzz "$@" ;;
     style) ./tests/style.sh "${2:-build-style}" ;;
-    all)
-        declare -A result took
-        for stage in suite asan fuzz style; do
-            echo "=== tests/run.sh: $stage"
-            started=$SECONDS
-            case $stage in
-                suite)
-                    rm -f build-side/*.status
-                    (suite build-tests OFF --beside style_beside) && result[$stage]=passed ||
-                        result[$stage]=FAILED
-                    ;;
-                asan) (asan build-asan --beside fuzz_beside) && result[$stage]=passed ||
-                    result[$stage]=FAILED ;;
-                fuzz | style) report "$stage" ;;
-            esac
-            [[ $stage == suite || $stage == asan ]] && took[$stage]=$((SECONDS - started))
-            echo "=== tests/run.sh: $stage ${result[$stage]} in ${took[$stage]} s"
-        done
-        failed=0
-        for stage in suite asan fuzz style; do
-            echo "tests/run.sh: $stage ${result[$stage]} ($((took[$stage] / 60)) min $((took[$stage] % 60)) s)"
-            [[ ${result[$stage]} == passed ]] || failed=$((failed + 1))
-        done
-        echo "tests/run.sh: $((4 - failed)) of 4 stages passed, $failed failed, in $((SECONDS / 60)) min $((SECONDS % 60)) s" \
-            "(style beside the suite's tests, fuzz beside asan's)"
-        [[ $failed -eq 0 ]]
-        ;;
+    all) all ;;
     *)
-        if [[ "${HOSTKEEPER_SANITIZE:-0}" == 1 ]]; then (asan "$1"); else suite "$1" OFF; fi
+        if [[ "${HOSTKEEPER_SANITIZE:-0}" == 1 ]]; then (asan "$1"); else suite "$1"; fi
         ;;
 esac

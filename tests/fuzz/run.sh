@@ -8,6 +8,7 @@
 # its input in BUILD_DIR/fuzz-artifacts/TARGET and makes the script fail.
 #   HOSTKEEPER_FUZZ_JOBS=N   targets run N at a time (default 1)
 #   HOSTKEEPER_FUZZ_MAX_LEN  largest input in bytes (default 4096)
+#   HOSTKEEPER_FUZZ_BUILD_ONLY=1  builds the targets and runs none
 #   HOSTKEEPER_FUZZ_BUDGET=S one budget for the whole run instead: the targets
 #                            share S seconds of wall time, each running
 #                            S * JOBS / TARGETS seconds (at least 10)
@@ -30,6 +31,7 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -
 cmake -S . -B "$build" -DHOSTKEEPER_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOSTKEEPER_WERROR=ON "${launcher[@]}" >/dev/null
 cmake --build "$build" -j"$(nproc)"
+[[ ${HOSTKEEPER_FUZZ_BUILD_ONLY:-0} == 1 ]] && exit 0
 build=$(cd "$build" && pwd)
 
 if [[ $# -gt 0 ]]; then
