@@ -12,14 +12,7 @@ using namespace hostkeeper;
 using std::chrono::seconds;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    std::vector<std::string> headers;
-    std::string_view rest = fuzz::text_of(data, size);
-    while (true) {
-        const auto [header, more] = fuzz::split_at_nul(rest);
-        headers.emplace_back(header);
-        if (more.data() == nullptr || header.size() == rest.size()) break;
-        rest = more;
-    }
+    const std::vector<std::string> headers = fuzz::split_all_at_nul(fuzz::text_of(data, size));
     const daemon::http::CacheDirectives directives = daemon::http::parse_cache_control(headers);
     if (directives.max_age) {
         fuzz::require(directives.max_age->count() >= 0, "max-age is negative");

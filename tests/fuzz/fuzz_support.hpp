@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace hostkeeper::fuzz {
 
@@ -32,6 +34,17 @@ inline TwoParts split_at_nul(std::string_view text) {
     const auto nul = text.find('\0');
     if (nul == std::string_view::npos) return {text, {}};
     return {text.substr(0, nul), text.substr(nul + 1)};
+}
+
+// The input split at every NUL: header values, one per part.
+inline std::vector<std::string> split_all_at_nul(std::string_view text) {
+    std::vector<std::string> parts;
+    while (true) {
+        const auto [part, more] = split_at_nul(text);
+        parts.emplace_back(part);
+        if (more.data() == nullptr || part.size() == text.size()) return parts;
+        text = more;
+    }
 }
 
 }  // namespace hostkeeper::fuzz

@@ -24,6 +24,7 @@ ALLOWED = {
     'daemon/async': {'proto'},
     'daemon/cache': {'proto', 'daemon/async'},
     'daemon/http': {'proto', 'daemon/async'},
+    'daemon/fleet': {'proto'},
     'daemon/archives': {'proto', 'daemon/async', 'daemon/http'},
     'daemon/credentials': {'proto', 'daemon/async', 'daemon/cache'},
     'daemon/libsecret': {'proto', 'daemon/async', 'daemon/credentials'},
