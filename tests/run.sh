@@ -183,20 +183,23 @@ fuzz() {
 
 # all: the four stages on two cores, the CPU kept busy without making the
 # tests share it. The suite's build and tests and then the asan stage's
-# tests run at normal priority; beside them, from the start and at idle
-# priority (idle), one chain builds the asan tree, then the fuzz targets,
-# then runs the style checks, on the CPU time the suite leaves (the tests
-# wait on daemons, keyrings and servers about half of the time). The asan
-# stage's tests start when its tree is built; the fuzz targets run last,
-# two at a time, once the chain is done. Every stage runs even when another
-# fails.
+# tests run at normal priority; once the suite's tree is built, one chain
+# at idle priority (idle) builds the asan tree, then the fuzz targets, then
+# runs the style checks, on the CPU time the tests leave (they wait on
+# daemons, keyrings and servers about half of the time) and then on all of
+# it. The asan stage's tests start when its tree is built; the fuzz targets
+# run last, two at a time, once the chain is done. Every stage runs even
+# when another fails.
 all() {
     local chain rc started=$SECONDS
     declare -A result took
     rm -rf build-side && mkdir -p build-side
-    # build-tests is configured first: style reads its unity batches.
-    cmake -S . -B build-tests -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOSTKEEPER_WERROR=ON \
-        -DHOSTKEEPER_UNITY=ON -DHOSTKEEPER_SANITIZE=OFF >/dev/null || true
+
+    echo "=== tests/run.sh: suite"
+    rc=0
+    build build-tests OFF || rc=$?
+    # The chain starts once the suite's tree is built: beside a build it
+    # would only slow it (both want both cores all the time).
     (
         idle
         beside asan-build build build-asan ON
@@ -204,9 +207,9 @@ all() {
         beside style ./tests/style.sh "$(style_tree)"
     ) &
     chain=$!
-
-    echo "=== tests/run.sh: suite"
-    (suite build-tests) && result[suite]=passed || result[suite]=FAILED
+    ((rc == 0)) && run_tests build-tests || rc=1
+    result[suite]=passed
+    ((rc == 0)) || result[suite]=FAILED
     took[suite]=$((SECONDS - started))
 
     echo "=== tests/run.sh: asan"
