@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -13,6 +14,8 @@
 #include <cstring>
 #include <mutex>
 #include <string_view>
+
+#include "daemon/http/url.hpp"
 
 namespace hostkeeper::daemon::http {
 namespace asio = boost::asio;
@@ -33,6 +36,11 @@ struct CurlHttpClient::Transfer {
     CURL* easy = nullptr;
     curl_slist* headers = nullptr;
     std::optional<proto::Secret> bearer;  // must outlive the transfer; scrubbed on drop
+    std::optional<proto::Secret> basic;   // "USER:PASSWORD", likewise
+    int upload_fd = -1;                   // a PUT's body, read with pread
+    std::uint64_t upload_size = 0;
+    std::uint64_t uploaded = 0;
+    std::string upload_error;  // why the file could not be sent
     std::size_t max_body = 0;
     bool too_large = false;
     int body_fd = -1;
@@ -157,21 +165,34 @@ CurlHttpClient::~CurlHttpClient() {
 
 namespace {
 
-// GET, or a POST of the request's body (copied: libcurl keeps its own), or a DELETE.
+void set_content_type(curl_slist*& headers, const HttpRequest& request, const char* fallback) {
+    const std::string type =
+        "Content-Type: " + (!request.content_type.empty() ? request.content_type
+                            : request.media_type.empty()  ? std::string(fallback)
+                                                          : request.media_type);
+    headers = curl_slist_append(headers, type.c_str());
+}
+
+// GET or HEAD, a POST or PUT of the request's body (copied: libcurl keeps
+// its own), a PUT of a file (its read callback set by the caller), or a DELETE.
 void set_method(CURL* e, curl_slist*& headers, const HttpRequest& request) {
-    if (request.method == "POST") {
+    if (request.method == "PUT" && request.upload_fd >= 0) {
+        curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
+        curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(request.upload_size));
+        set_content_type(headers, request, "application/octet-stream");
+        headers = curl_slist_append(headers, "Expect:");  // no wait for a 100 Continue
+    } else if (request.method == "POST" || request.method == "PUT") {
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
                          static_cast<curl_off_t>(request.body.size()));
         curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, request.body.c_str());
-        const std::string type =
-            "Content-Type: " + (!request.content_type.empty() ? request.content_type
-                                : request.media_type.empty()  ? std::string("application/json")
-                                                              : request.media_type);
-        headers = curl_slist_append(headers, type.c_str());
+        if (request.method == "PUT") curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "PUT");
+        set_content_type(headers, request, "application/json");
     } else if (request.method == "DELETE") {
         curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
     } else if (request.method == "GET") {
         curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    } else if (request.method == "HEAD") {
+        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
     } else {
         throw HttpError("unsupported HTTP method " + request.method);
     }
@@ -189,6 +210,8 @@ asio::awaitable<HttpResponse> CurlHttpClient::fetch(HttpRequest request) {
     t.timeout_ms = static_cast<long>(request.timeout.count());
     t.response.url = request.url;
     t.body_fd = request.body_fd;
+    t.upload_fd = request.upload_fd;
+    t.upload_size = request.upload_size;
     if (t.body_fd >= 0) t.observer = std::move(request.on_body);
     if (t.body_fd >= 0 &&
         (::ftruncate(t.body_fd, 0) != 0 || ::lseek(t.body_fd, 0, SEEK_SET) != 0)) {
@@ -206,6 +229,14 @@ asio::awaitable<HttpResponse> CurlHttpClient::fetch(HttpRequest request) {
                      0L);  // the caller follows, deciding where credentials go
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, std::max(1L, t.timeout_ms));
+    if (request.connect_timeout.count() > 0)
+        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+                         static_cast<long>(request.connect_timeout.count()));
+    if (request.stall_timeout.count() > 0) {
+        curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
+                         static_cast<long>(request.stall_timeout.count()));
+    }
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
     if (!options_.ca_file.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, options_.ca_file.c_str());
@@ -223,6 +254,14 @@ asio::awaitable<HttpResponse> CurlHttpClient::fetch(HttpRequest request) {
         t.bearer = std::move(request.bearer_token);
         curl_easy_setopt(e, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BEARER));
         curl_easy_setopt(e, CURLOPT_XOAUTH2_BEARER, t.bearer->c_str());
+    } else if (request.basic_credentials) {
+        t.basic = std::move(request.basic_credentials);
+        curl_easy_setopt(e, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BASIC));
+        curl_easy_setopt(e, CURLOPT_USERPWD, t.basic->c_str());
+    }
+    if (t.upload_fd >= 0) {
+        curl_easy_setopt(e, CURLOPT_READFUNCTION, &CurlHttpClient::on_upload);
+        curl_easy_setopt(e, CURLOPT_READDATA, &t);
     }
     transfers_.emplace(e, transfer);
     if (const CURLMcode rc = curl_multi_add_handle(multi_of(multi_), e); rc != CURLM_OK) {
@@ -270,6 +309,26 @@ std::size_t CurlHttpClient::on_body(char* data, std::size_t size, std::size_t co
         }
     }
     return n;
+}
+
+// The next piece of a PUT's file, read where the last one ended.
+std::size_t CurlHttpClient::on_upload(char* data, std::size_t size, std::size_t count, void* user) {
+    auto& t = *static_cast<Transfer*>(user);
+    const std::uint64_t left = t.upload_size - t.uploaded;
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(size * count, left));
+    if (want == 0) return 0;
+    for (;;) {
+        const ssize_t got = ::pread(t.upload_fd, data, want, static_cast<off_t>(t.uploaded));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) {
+            // The file ended early or could not be read: the upload is cut short.
+            t.upload_error = got < 0 ? std::string("reading the upload: ") + std::strerror(errno)
+                                     : std::string("reading the upload: the file ended early");
+            return CURL_READFUNC_ABORT;
+        }
+        t.uploaded += static_cast<std::uint64_t>(got);
+        return static_cast<std::size_t>(got);
+    }
 }
 
 // The first piece decides: a 200's body is told, with the length it
@@ -392,6 +451,24 @@ void CurlHttpClient::finish(Transfer& t, int code) {
         text = nullptr;
         curl_easy_getinfo(t.easy, CURLINFO_REDIRECT_URL, &text);
         r.location = text_or_empty(text);
+        if (const std::vector<std::string> location = header_values(t.easy, "Location");
+            r.location.empty() && !location.empty()) {
+            try {
+                r.location = resolve_url(r.url, location.front());
+            } catch (const UrlError&) {
+                r.location.clear();  // not a URL: as if none was given
+            }
+        }
+        r.www_authenticate = header_values(t.easy, "WWW-Authenticate");
+        if (const std::vector<std::string> digest = header_values(t.easy, "Docker-Content-Digest");
+            !digest.empty()) {
+            r.content_digest = digest.front();
+        }
+        curl_off_t length = -1;
+        if (curl_easy_getinfo(t.easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK &&
+            length >= 0) {
+            r.content_length = static_cast<std::uint64_t>(length);
+        }
         curl_off_t retry_after = 0;
         if (curl_easy_getinfo(t.easy, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK &&
             retry_after > 0) {
@@ -405,6 +482,8 @@ void CurlHttpClient::finish(Transfer& t, int code) {
         }
     } else if (!t.write_error.empty()) {
         t.error = t.write_error;
+    } else if (!t.upload_error.empty()) {
+        t.error = t.upload_error;
     } else if (t.too_large || result == CURLE_FILESIZE_EXCEEDED) {
         t.error = "the response body is larger than " + std::to_string(t.max_body / 1024) + " KiB";
     } else if (result == CURLE_OPERATION_TIMEDOUT) {

@@ -52,6 +52,7 @@ class CurlHttpClient final : public HttpClient {
     static int on_socket(void* easy, int fd, int what, void* self, void* socket_data);
     static int on_timer(void* multi, long timeout_ms, void* self);
     static std::size_t on_body(char* data, std::size_t size, std::size_t count, void* transfer);
+    static std::size_t on_upload(char* data, std::size_t size, std::size_t count, void* transfer);
     static void tell(Transfer& t, const char* data, std::size_t n);
     void watch(int fd, int what);
     void arm(const std::shared_ptr<Watch>& w);

@@ -28,6 +28,8 @@ class FakeHttpClient final : public daemon::http::HttpClient {
     struct Seen {
         std::string url;
         std::optional<std::string> bearer;
+        std::string method;
+        std::optional<std::string> basic;  // "USER:PASSWORD"
     };
 
     explicit FakeHttpClient(const boost::asio::any_io_executor& io)
@@ -35,6 +37,9 @@ class FakeHttpClient final : public daemon::http::HttpClient {
 
     // Answers for `url`: a response, or throws daemon::http::HttpError.
     std::map<std::string, std::function<daemon::http::HttpResponse()>> routes;
+    // When set, answers every request instead of `routes` (a server that
+    // looks at the method and the credentials).
+    std::function<daemon::http::HttpResponse(const daemon::http::HttpRequest&)> respond;
     std::vector<Seen> requests;
 
     void hold() { held_ = true; }
@@ -48,18 +53,21 @@ class FakeHttpClient final : public daemon::http::HttpClient {
 
     boost::asio::awaitable<daemon::http::HttpResponse> fetch(
         daemon::http::HttpRequest request) override {
-        requests.push_back({request.url, request.bearer_token
-                                             ? std::optional<std::string>(
-                                                   std::string(request.bearer_token->view()))
-                                             : std::nullopt});
+        requests.push_back({request.url, text_of(request.bearer_token), request.method,
+                            text_of(request.basic_credentials)});
         while (held_) {
             boost::system::error_code ec;
             co_await gate_.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
         }
-        const auto route = routes.find(request.url);
-        if (route == routes.end())
-            throw daemon::http::HttpError("could not resolve host (no route in the test)");
-        daemon::http::HttpResponse response = route->second();
+        daemon::http::HttpResponse response;
+        if (respond) {
+            response = respond(request);
+        } else {
+            const auto route = routes.find(request.url);
+            if (route == routes.end())
+                throw daemon::http::HttpError("could not resolve host (no route in the test)");
+            response = route->second();
+        }
         response.url = request.url;
         response.body_size = response.body.size();
         if (request.body_fd >= 0) {  // a download: the body goes to the file, as curl's does
@@ -97,6 +105,9 @@ class FakeHttpClient final : public daemon::http::HttpClient {
     }
 
   private:
+    static std::optional<std::string> text_of(const std::optional<proto::Secret>& secret) {
+        return secret ? std::optional<std::string>(std::string(secret->view())) : std::nullopt;
+    }
     static void write_piece(const daemon::http::HttpRequest& request, const std::string& piece,
                             std::size_t at, bool told, std::size_t announced) {
         if (::pwrite(request.body_fd, piece.data(), piece.size(), static_cast<off_t>(at)) !=
