@@ -17,6 +17,7 @@
 
 #include "daemon/app/settings.hpp"
 #include "daemon/credentials/file_trust.hpp"
+#include "daemon/fleet/fleet_address.hpp"
 #include "daemon/registry/mirror.hpp"
 #include "proto/error.hpp"
 #include "proto/file_io.hpp"
@@ -511,6 +512,13 @@ void apply_file_and_options(Config& config, const CommandLineValues& given) {
     if (config.archive_dir && !config.archive_dir->is_absolute()) {
         throw ConfigError("registry_cache.archive_dir is \"" + config.archive_dir->string() +
                           "\": it must be an absolute path");
+    }
+    if (!config.fleet.empty()) {
+        try {
+            fleet::parse_fleet_address(config.fleet);
+        } catch (const fleet::FleetAddressError& e) {
+            throw ConfigError(std::string("registry_cache.fleet: ") + e.what());
+        }
     }
     if (!config.registry.mirror_url.empty()) {
         try {

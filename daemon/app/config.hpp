@@ -44,6 +44,10 @@ struct Config {
     archives::ArchiveStoreOptions archives;
     // registry_cache.archive_dir (absolute): else archives::default_archive_dir().
     std::optional<std::filesystem::path> archive_dir;
+    // registry_cache.fleet ("": none), fleet_push, fleet_modules.
+    std::string fleet;
+    bool fleet_push = true;
+    bool fleet_modules = true;
     // [hosts."HOST"] git_username: the username git is answered with the
     // host's Terraform token (else "oauth2"), by normalized host.
     std::map<std::string, std::string> git_usernames;

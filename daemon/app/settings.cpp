@@ -136,6 +136,17 @@ constexpr std::array kSettings{
             "keep cached provider packages and module archives here (an absolute path): a "
             "directory of yours (0700), or one a group shares (setgid, group-writable, 2770)",
             "$XDG_CACHE_HOME/hostkeeper/archives"},
+    Setting{"registry_cache.fleet", "--fleet", TextField{HK_AT(fleet)},
+            "also keep provider packages and module archives in this OCI registry, which a "
+            "fleet's machines share (oci://HOST[:PORT]/PREFIX): a miss here is taken from it "
+            "before upstream",
+            "none"},
+    Setting{"registry_cache.fleet_push", "--fleet-push", BoolField{HK_AT(fleet_push)},
+            "write the archives this machine downloads upstream to the fleet registry; false: "
+            "only read it"},
+    Setting{"registry_cache.fleet_modules", "--fleet-modules", BoolField{HK_AT(fleet_modules)},
+            "keep module archives in the fleet registry too (they are trusted as far as its "
+            "writers are); false: provider packages only"},
 };
 
 // hostkeeper.toml(5)'s sections on a host's table.

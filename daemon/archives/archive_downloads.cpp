@@ -20,6 +20,7 @@
 #include "daemon/archives/shared_store.hpp"
 #include "daemon/archives/store_names.hpp"
 #include "daemon/archives/verified_download.hpp"
+#include "daemon/async/on_worker.hpp"
 #include "proto/error.hpp"
 
 namespace hostkeeper::daemon::archives {
@@ -49,6 +50,33 @@ http::BodyObserver follow(std::shared_ptr<GrowingArchive> growing) {
     return [growing = std::move(growing)](std::string_view piece,
                                           std::optional<std::uint64_t> announced) {
         growing->grew(piece.size(), announced);
+    };
+}
+
+// The tier's archive in `fd`: a failed write to it is the store's problem.
+asio::awaitable<std::optional<std::uint64_t>> tier_fetch(ArchiveTier& tier, const TierItem& item,
+                                                         const std::string& sha256, int fd,
+                                                         const std::string& what) {
+    try {
+        auto fetching = tier.fetch(item, sha256, fd);  // named first
+        co_return co_await std::move(fetching);
+    } catch (const http::HttpError& e) {
+        throw StoreUnwritable("taking " + what + " from the fleet tier: " + e.what(),
+                              e.write_errno());
+    }
+}
+
+// Why the package at `path` does not verify; "" when it does (a job for the
+// hashing thread).
+auto verdict_job(std::string path, ExpectedHashes expected, const std::string& what) {
+    return [path = std::move(path), expected = std::move(expected),
+            refusing = "refusing " + what + " from the fleet tier"]() -> std::string {
+        try {
+            verify_package(path, expected, refusing);
+        } catch (const std::exception& e) {
+            return e.what();
+        }
+        return {};
     };
 }
 
@@ -164,23 +192,89 @@ asio::awaitable<std::uint64_t> ArchiveStore::insert(Flight& flight, ArchiveReque
     } partial{flight.dirs->tmp.get(), flight.temp_file};
     const std::string key = request.key;
     const std::string what = request.what;
-    http::BodyObserver observer = follow(flight.growing);
-    // Named first.
-    auto downloading =
-        download_verified(http_, hashing_.get_executor(), flight.file.get(), flight.temp,
-                          std::move(request.url), std::move(request.credentials),
-                          std::move(expected), what, options_.fetch_timeout, std::move(observer));
-    const DownloadedFile file = co_await std::move(downloading);
+    auto obtaining = obtain(flight, std::move(request), std::move(expected));  // named first
+    const DownloadedFile file = co_await std::move(obtaining);
     if (file.size == 0)
         throw Error(ErrorCode::registry_failed, "downloading " + what + ": it is empty");
     const std::string name = stored_name(key);
     const std::optional<OwnedFd> in = keep_download(flight, name, what);
+    if (flight.offer) offer(*flight.offer, in ? *in : flight.file, file.size, key);
     if (!in) co_return file.size;  // served from the temp file all the same
     partial.keep = true;
     flight.kept = true;
     remember_stored(name, in->get(), file.size);
     evict(name);
     co_return file.size;
+}
+
+// The archive in the flight's file, verified: from the tier when it has it,
+// else from upstream (and then, with a tier, to be offered to it).
+asio::awaitable<DownloadedFile> ArchiveStore::obtain(Flight& flight, ArchiveRequest request,
+                                                     std::optional<ExpectedHashes> expected) {
+    auto pulling = from_tier(flight, request, expected);  // named first
+    std::optional<DownloadedFile> pulled = co_await std::move(pulling);
+    if (pulled) co_return std::move(*pulled);
+    if (tier_ != nullptr) flight.offer = std::move(request.tier_item);
+    auto downloading = upstream(flight, std::move(request), std::move(expected));  // named first
+    co_return co_await std::move(downloading);
+}
+
+// The archive from its upstream URL into the flight's file, followed by its
+// readers as it comes, and verified.
+asio::awaitable<DownloadedFile> ArchiveStore::upstream(Flight& flight, ArchiveRequest request,
+                                                       std::optional<ExpectedHashes> expected) {
+    http::BodyObserver observer = follow(flight.growing);
+    // Named first.
+    auto downloading = download_verified(http_, hashing_.get_executor(), flight.file.get(),
+                                         flight.temp, std::move(request.url),
+                                         std::move(request.credentials), std::move(expected),
+                                         request.what, options_.fetch_timeout, std::move(observer));
+    co_return co_await std::move(downloading);
+}
+
+// The archive from the tier into the flight's file, verified as an upstream
+// download would be, and told to its readers whole; nullopt when the tier
+// has none or it did not verify (the tier is told): upstream then.
+asio::awaitable<std::optional<DownloadedFile>> ArchiveStore::from_tier(
+    Flight& flight, const ArchiveRequest& request, const std::optional<ExpectedHashes>& expected) {
+    if (tier_ == nullptr || !request.tier_item) co_return std::nullopt;
+    const TierItem& item = *request.tier_item;
+    const std::string& what = request.what;
+    const std::string sha256 =
+        is_provider_name(request.key) ? request.key.substr(request.key.find('/') + 1) : "";
+    auto fetching = tier_fetch(*tier_, item, sha256, flight.file.get(), what);  // named first
+    const std::optional<std::uint64_t> size = co_await std::move(fetching);
+    if (!size || *size == 0) co_return std::nullopt;
+    if (::fsync(flight.file.get()) != 0) {
+        const int error = errno;
+        throw StoreUnwritable("writing " + flight.temp + ": " + std::strerror(error), error);
+    }
+    if (expected) {
+        // Named first.
+        auto hashed =
+            async::on_worker(hashing_.get_executor(), verdict_job(flight.temp, *expected, what));
+        if (const std::string why = co_await std::move(hashed); !why.empty()) {
+            tier_->refused(item, why);
+            co_return std::nullopt;
+        }
+    }
+    DownloadedFile out;
+    out.size = *size;
+    flight.growing->grew(*size, *size);
+    spdlog::info("took {} ({} bytes) from the fleet tier{}", what, out.size,
+                 expected ? ", verified" : "");
+    co_return out;
+}
+
+// A verified upstream download offered to the tier, on a descriptor of its own.
+void ArchiveStore::offer(const TierItem& item, const OwnedFd& file, std::uint64_t size,
+                         const std::string& key) const {
+    try {
+        tier_->offer(item, file.reopen(), size,
+                     is_provider_name(key) ? key.substr(key.find('/') + 1) : "");
+    } catch (const std::exception& e) {
+        spdlog::warn("archive cache: not offering {} to the fleet tier: {}", key, e.what());
+    }
 }
 
 // The verified download stored as `name` (store_download), or nullopt when

@@ -67,6 +67,11 @@
 // (an errno). Only a problem of the directory (not of the one name) also
 // rests the store as above.
 //
+// With a tier (set_tier: the fleet tier), a download first asks the tier
+// for the archive and verifies what it gives as an upstream download (the
+// readers get it whole, once verified); on a miss or a refusal it downloads
+// upstream, and offers what it stored to the tier.
+//
 // Event-loop only, like async::SingleFlight: hashing runs on a thread of
 // its own; file-system calls (open, rename, a directory scan per insert)
 // run on the caller's thread.
@@ -87,6 +92,7 @@
 #include <vector>
 
 #include "daemon/archives/archive_options.hpp"
+#include "daemon/archives/archive_tier.hpp"
 #include "daemon/archives/growing_archive.hpp"
 #include "daemon/archives/shared_store.hpp"
 #include "daemon/archives/verified_download.hpp"
@@ -161,6 +167,8 @@ struct ArchiveRequest {
     std::vector<std::string> published;
     bool verify = true;  // false only for module archives: nothing published to check against
     std::string what;    // names it in messages: "provider hashicorp/null 3.2.1 linux_amd64"
+    // How a tier (set_tier) names it; none: the tier is not asked.
+    std::optional<TierItem> tier_item;
 };
 
 struct ArchiveStats {
@@ -221,6 +229,12 @@ class ArchiveStore {
 
     ArchiveStats stats() const;
 
+    // Asked on a miss before the upstream URL, and offered what comes from
+    // there (archive_tier.hpp); nullptr: none. It must outlive the store.
+    void set_tier(ArchiveTier* tier) noexcept { tier_ = tier; }
+    // The tier's status; null when there is none.
+    proto::Json tier_status() const { return tier_ != nullptr ? tier_->status() : proto::Json(); }
+
     // Refuses new downloads (get() throws internal); downloads in progress
     // finish. find() still answers.
     void stop();
@@ -270,12 +284,22 @@ class ArchiveStore {
         std::string hint;
         std::shared_ptr<GrowingArchive> growing;
         bool kept = false;  // stored under its name once verified; else served from `file` only
+        std::optional<TierItem> offer;  // downloaded upstream: offered to the tier once kept
     };
     std::shared_ptr<Flight> start(ArchiveRequest request);
     boost::asio::awaitable<void> download(std::shared_ptr<Flight> flight, ArchiveRequest request,
                                           std::optional<ExpectedHashes> expected);
     boost::asio::awaitable<std::uint64_t> insert(Flight& flight, ArchiveRequest request,
                                                  std::optional<ExpectedHashes> expected);
+    boost::asio::awaitable<DownloadedFile> obtain(Flight& flight, ArchiveRequest request,
+                                                  std::optional<ExpectedHashes> expected);
+    boost::asio::awaitable<DownloadedFile> upstream(Flight& flight, ArchiveRequest request,
+                                                    std::optional<ExpectedHashes> expected);
+    boost::asio::awaitable<std::optional<DownloadedFile>> from_tier(
+        Flight& flight, const ArchiveRequest& request,
+        const std::optional<ExpectedHashes>& expected);
+    void offer(const TierItem& item, const OwnedFd& file, std::uint64_t size,
+               const std::string& key) const;
     void finished(const std::string& key, const Flight& flight, std::uint64_t size,
                   const std::exception_ptr& error);
     OwnedFd store_download(const StoreDirs& dirs, const OwnedFd& out, const std::string& temp_file,
@@ -288,6 +312,7 @@ class ArchiveStore {
 
     boost::asio::any_io_executor io_;
     http::HttpClient& http_;
+    ArchiveTier* tier_ = nullptr;
     ArchiveStoreOptions options_;
     boost::asio::thread_pool hashing_{1};
     std::map<std::string, std::shared_ptr<Flight>> flights_;  // by key

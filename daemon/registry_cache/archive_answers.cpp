@@ -74,6 +74,7 @@ asio::awaitable<ListenerResponse> RegistryAnswers::archive_answer(const Route& r
     request.published = pending.published;
     request.verify = pending.verify;
     request.what = pending.what;
+    request.tier_item = pending.tier_item;
     // Named first.
     auto asking = download_credentials(pending.token_host, pending.token_origin, pending.what);
     request.credentials = co_await std::move(asking);
@@ -148,7 +149,8 @@ Json RegistryAnswers::mirror_version(const Route& route, const Json& body,
         const std::string key = "providers/" + *sha;
         // A mirror's archives get the mirror's token, on the mirror's origin.
         remember(key, {url, entry.at("hashes").get<std::vector<std::string>>(), true,
-                       what + " " + platform, mirror_host, mirror_base});
+                       what + " " + platform, mirror_host, mirror_base,
+                       provider_item(route, platform, filename)});
         served = route.base_url + "archives/" + key + "/" + filename;
         return served;
     });

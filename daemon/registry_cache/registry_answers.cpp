@@ -158,12 +158,22 @@ asio::awaitable<ListenerResponse> RegistryAnswers::module_download_answer(
     std::string served = location;
     if (const std::optional<ModuleArchive> archive = cacheable_module_archive(location)) {
         const std::string key = archives::module_archive_key(archive->url);
+        archives::TierItem item;
+        item.kind = archives::TierItem::Kind::module;
+        item.host = module.host;
+        item.namespace_ = module.name_space;
+        item.name = module.name;
+        item.system = module.system;
+        item.version = version.to_string();
+        item.location = archive->url;
+        item.filename = archive->filename;
         remember(key, {archive->url,
                        {},
                        false,
                        "module " + module.to_string() + " " + version.to_string(),
                        module.host,
-                       registry::registry_origin(module.host)});
+                       registry::registry_origin(module.host),
+                       std::move(item)});
         served = route.base_url + "archives/" + key + "/" + archive->filename + archive->suffix;
     }
     ListenerResponse out;
@@ -188,6 +198,21 @@ asio::awaitable<ListenerResponse> RegistryAnswers::provider_answer(const Route& 
     co_return co_await std::move(fetching);
 }
 
+archives::TierItem RegistryAnswers::provider_item(const Route& route, const std::string& platform,
+                                                  const std::string& filename) {
+    const proto::ProviderAddress provider = provider_of(route);
+    archives::TierItem item;
+    item.host = provider.host;
+    item.namespace_ = provider.name_space;
+    item.name = provider.type;
+    item.version = proto::parse_semver(route.version).to_string();
+    const auto underscore = platform.find('_');
+    item.os = platform.substr(0, underscore);
+    item.arch = underscore == std::string::npos ? "" : platform.substr(underscore + 1);
+    item.filename = filename;
+    return item;
+}
+
 ListenerResponse RegistryAnswers::package_answer(const Route& route, const Json& body,
                                                  const std::string& what) {
     std::string shasum = body.at("hashes").at(0).get<std::string>().substr(3);
@@ -198,7 +223,8 @@ ListenerResponse RegistryAnswers::package_answer(const Route& route, const Json&
         const std::string key = "providers/" + shasum;
         remember(key, {upstream_url, body.at("hashes").get<std::vector<std::string>>(), true,
                        "provider " + what + " " + route.os + "_" + route.arch, route.host,
-                       registry::registry_origin(route.host)});
+                       registry::registry_origin(route.host),
+                       provider_item(route, route.os + "_" + route.arch, filename)});
         archive_url = route.base_url + "archives/" + key + "/" + filename;
     }
     Route sums = route;

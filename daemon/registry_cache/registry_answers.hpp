@@ -57,8 +57,14 @@ class RegistryAnswers {
         // to `token_origin`, and nowhere else.
         std::string token_host;
         std::string token_origin;
+        // How the fleet tier names it; none for a mirror's archives.
+        std::optional<archives::TierItem> tier_item;
     };
 
+    // How the fleet tier names a provider route's package for `platform`
+    // ("os_arch").
+    static archives::TierItem provider_item(const Route& route, const std::string& platform,
+                                            const std::string& filename);
     boost::asio::awaitable<ListenerResponse> registry_answer(const Route& route);
     // `source`: where the registry's document came from (the network, or
     // the TTL cache, which holds only what came from the network before).

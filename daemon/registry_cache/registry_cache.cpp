@@ -63,6 +63,7 @@ Json RegistryCache::status() const {
         // Off, but serving runs: their hosts.
         Json off = {{"enabled", false}, {"runs", runs_.count()}};
         if (routing_.active()) off["hosts"] = hosts_status();
+        off["fleet"] = archives_.tier_status();
         return off;
     }
     Json out = {{"enabled", true}, {"runs", runs_.count()}};
@@ -88,6 +89,7 @@ Json RegistryCache::status() const {
         {"passed_through", a.passed_through},
         {"rejected", a.rejected},
         {"store_problem", a.store_problem.empty() ? Json(nullptr) : Json(a.store_problem)}};
+    out["fleet"] = archives_.tier_status();
     return out;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "helper/cli/answer_text.hpp"
+#include "helper/cli/fleet_status.hpp"
 #include "helper/cli/registry_cache_setup.hpp"
 #include "helper/terraform_config/tool_locations.hpp"
 #include "proto/file_io.hpp"
@@ -261,6 +262,7 @@ void check_registry_cache(const DoctorSink& report, const client::ClientOptions&
     if (cache.is_object()) {
         check_hosts(report, cache);
         check_archive_store(report, cache);
+        check_fleet(report, cache);
     }
     for (const auto& tfrc : config->tfrc_files) check_tfrc(report, tfrc, registry_port, true);
 }

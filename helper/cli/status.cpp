@@ -4,6 +4,7 @@
 #include <string>
 
 #include "helper/cli/command.hpp"
+#include "helper/cli/fleet_status.hpp"
 #include "helper/cli/keyring_cli.hpp"
 #include "helper/cli/list.hpp"
 #include "helper/cli/registry_cache_doctor.hpp"
@@ -141,6 +142,8 @@ void print_registry(const Json& response) {
     if (const auto cache = response.find("registry_cache");
         cache != response.end() && cache->is_object()) {
         client::print_printable(stdout, "%s\n", registry_cache_status_line(*cache).c_str());
+        if (const std::string fleet = fleet_status_line(*cache); !fleet.empty())
+            client::print_printable(stdout, "%s\n", fleet.c_str());
     }
 }
 

@@ -30,37 +30,13 @@ password=hk-pw-$(openssl rand -hex 12)
 htpasswd -Bbn "$user" "$password" >"$root/htpasswd"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 registry=localhost:$port
-mkdir -p "$root/registry-data"
-cat >"$root/registry.yml" <<YML
-version: 0.1
-log:
-  level: info
-storage:
-  filesystem:
-    rootdirectory: $root/registry-data
-http:
-  addr: 127.0.0.1:$port
-  secret: hk-test-$(openssl rand -hex 8)
-  tls:
-    certificate: $root/tls/server.pem
-    key: $root/tls/server.key
-auth:
-  htpasswd:
-    realm: hostkeeper-test
-    path: $root/htpasswd
-YML
-docker-registry serve "$root/registry.yml" >"$root/registry.log" 2>&1 &
-registry_pid=$!
-on_exit 'kill "$registry_pid" 2>/dev/null; wait "$registry_pid" 2>/dev/null'
-# Until it answers (401: it wants credentials) or dies; 20 s at most.
-up=0
-for _ in $(seq 1 200); do
-    kill -0 "$registry_pid" 2>/dev/null || { show "$root/registry.log"; fail "docker-registry died at start-up"; }
-    code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$root/tls/ca.pem" "https://$registry/v2/" || true)
-    [[ $code == 401 ]] && { up=1; break; }
-    sleep 0.1
-done
-[[ $up == 1 ]] || { show "$root/registry.log"; fail "docker-registry did not answer 401 on https://$registry/v2/"; }
+# shellcheck source-path=SCRIPTDIR source=../support/docker_registry.sh
+source "$support/docker_registry.sh"
+docker_registry_config "$root/registry.yml" "$root/registry-data" "127.0.0.1:$port" \
+    "$root/tls/server.pem" "$root/tls/server.key" "$root/htpasswd"
+: >"$root/registry.log"
+docker_registry_start "$root/registry.yml" "$root/registry.log" "https://$registry" "$root/tls/ca.pem"
+on_exit "kill $docker_registry_pid 2>/dev/null; wait $docker_registry_pid 2>/dev/null"
 pass "docker-registry at https://$registry/ wants credentials (401)"
 
 # --- Podman, kept inside $root ---------------------------------------------------

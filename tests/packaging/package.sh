@@ -106,6 +106,7 @@ expected="./usr/bin/docker-credential-hostkeeper
 ./usr/share/doc/hostkeeper/docs/manual/configuration.md
 ./usr/share/doc/hostkeeper/docs/manual/docker-podman.md
 ./usr/share/doc/hostkeeper/docs/manual/exit-codes.md
+./usr/share/doc/hostkeeper/docs/manual/fleet.md
 ./usr/share/doc/hostkeeper/docs/manual/git.md
 ./usr/share/doc/hostkeeper/docs/manual/helper.md
 ./usr/share/doc/hostkeeper/docs/manual/install.md

@@ -1,0 +1,23 @@
+#pragma once
+// The fleet tier of registry_cache.fleet, when it is set, and where its
+// registry's credentials come from: the keyring's Docker item for its host
+// (docker-credential-hostkeeper), else Docker's client configuration
+// (fleet/docker_config.hpp). Either is asked again whenever the registry
+// refuses what was sent.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <memory>
+
+#include "daemon/app/config.hpp"
+#include "daemon/credentials/keyring_items.hpp"
+#include "daemon/fleet/fleet_tier.hpp"
+#include "daemon/http/http_client.hpp"
+
+namespace hostkeeper::daemon::app {
+
+// nullptr when registry_cache.fleet is not set.
+std::unique_ptr<fleet::FleetTier> make_fleet_tier(const boost::asio::any_io_executor& io,
+                                                  http::HttpClient& http, const Config& config,
+                                                  credentials::KeyringItems& items);
+
+}  // namespace hostkeeper::daemon::app

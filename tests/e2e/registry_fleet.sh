@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# registry_fleet.sh BIN_DIR
+#
+# End to end: a fleet tier on a real OCI registry (Debian's docker-registry,
+# distribution 2.8: TLS with the test's throw-away CA, htpasswd Basic auth),
+# fed and read by ephemeral runners. Each runner is a fresh HOME (empty
+# archive store, its own hostkeeperd, started by the run and stopped after
+# it) running `hostkeeper exec --registry-cache -- terraform init` against
+# the project's HTTPS test registry, with the fleet registry's credentials
+# in DOCKER_CONFIG and no keyring backend. The runners share one network
+# namespace (support/container-env.sh), so both registries are on its
+# loopback.
+#
+#   1. a cold runner installs from upstream and fills the tier;
+#   2. a fresh runner installs with 0 upstream archive requests;
+#   3. a provider blob corrupted in the OCI registry's storage is refused
+#      (digest) and the package comes from upstream;
+#   4. fleet_push = false writes nothing;
+#   5. wrong credentials and 6. the OCI registry stopped: init succeeds from
+#      upstream, and status names the failure with its fix;
+#   7. two runners pushing the same archives at once into an empty tier,
+#      then a fresh runner served by the tier.
+#
+#   tests/support/container-env.sh tests/support/keyring-env.sh --no-keyring tests/e2e/registry_fleet.sh BIN_DIR
+# Exit status: 0 pass, 1 fail, 2 usage/set-up error, 77 skipped.
+set -euo pipefail
+
+e2e_name=e2e-registry-fleet  # read by lib.sh
+registry_args=(--modules acme/hello/null --providers acme/thing
+    --registry-provider-versions 1.0.0 --gpg-home "$HK_TEST_ROOT/e2e-registry-fleet/gnupg")
+# shellcheck source-path=SCRIPTDIR
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+hk=$bin/hostkeeper
+[[ ${HK_CONTAINER_NETNS:-} == 1 ]] || die "run me through tests/support/container-env.sh"
+[[ -z ${HK_KEYRING_PID:-} ]] || die "run me through keyring-env.sh --no-keyring"
+for tool in docker-registry htpasswd curl; do
+    command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (docker-registry, apache2-utils)"; exit 77; }
+done
+tf_platform=$("$terraform" version -json | python3 -c 'import json, sys; print(json.load(sys.stdin)["platform"])')
+case $tf_platform in
+    linux_amd64 | darwin_arm64) ;;
+    *) echo "SKIP: terraform runs on $tf_platform; the test registry serves linux_amd64 and darwin_arm64"; exit 77 ;;
+esac
+unset DBUS_SESSION_BUS_ADDRESS
+token_var=TF_TOKEN_${host//./_}
+
+# --- The OCI registry --------------------------------------------------------
+oci=$root/oci
+mkdir -p "$oci"
+htpasswd -Bbn fleet "fleet-secret" >"$oci/htpasswd" 2>/dev/null
+oci_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+oci_host=127.0.0.1:$oci_port
+# shellcheck source-path=SCRIPTDIR source=../support/docker_registry.sh
+source "$support/docker_registry.sh"
+docker_registry_config "$oci/config.yml" "$oci/data" "$oci_host" "$root/tls/server.pem" \
+    "$root/tls/server.key" "$oci/htpasswd"
+oci_pid=
+start_oci() {
+    docker_registry_start "$oci/config.yml" "$oci/registry.log" "https://$oci_host" "$root/tls/ca.pem"
+    oci_pid=$docker_registry_pid
+    extra_pids+=("$oci_pid")
+}
+stop_oci() {
+    kill "$oci_pid" 2>/dev/null || true
+    wait "$oci_pid" 2>/dev/null || true
+}
+# It answers 401 without credentials: they are what lets a runner in.
+start_oci
+
+# docker_config DIR PASSWORD: a Docker client configuration for the fleet registry.
+docker_config() {
+    mkdir -p "$1"
+    printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$oci_host" "$(printf 'fleet:%s' "$2" | base64 -w0)" >"$1/config.json"
+}
+docker_config "$root/docker-good" fleet-secret
+docker_config "$root/docker-bad" wrong-secret
+
+# --- Runners -------------------------------------------------------------------
+# runner NAME DOCKER_DIR [SETTING...]: a fresh HOME whose hostkeeperd has the
+# fleet tier (and the extra registry_cache settings), runs terraform init
+# under exec --registry-cache, waits until the tier is idle, keeps the
+# daemon's status in $root/NAME/status.json and stops the daemon. The
+# upstream request log's lines during the run go to $root/NAME/requests.jsonl.
+runner() {
+    local name=$1 docker_dir=$2 dir=$root/$1
+    shift 2
+    mkdir -p "$dir/home" "$dir/config/hostkeeper" "$dir/cache" "$dir/state" "$dir/data"
+    mkdir -p "$dir/run"
+    chmod 700 "$dir/run"
+    {
+        echo "[registry_cache]"
+        echo "fleet = \"oci://$oci_host/ci/terraform\""
+        local setting
+        for setting in "$@"; do echo "$setting"; done
+    } >"$dir/config/hostkeeper/config.toml"
+    workdir "$dir/work" "$host" acme/hello/null acme/thing 1.0.0
+    local before
+    before=$(wc -l <"$log")
+    (
+        export HOME=$dir/home XDG_CONFIG_HOME=$dir/config XDG_CACHE_HOME=$dir/cache
+        export XDG_STATE_HOME=$dir/state XDG_DATA_HOME=$dir/data XDG_RUNTIME_DIR=$dir/run
+        export DOCKER_CONFIG=$docker_dir
+        cd "$dir/work"
+        env "$token_var=$TOKEN" "$hk" exec --registry-cache -- "$terraform" init -input=false -no-color \
+            >"$dir/init.out" 2>&1 || { show "$dir/init.out"; exit 1; }
+        # The tier is written in the background: wait until nothing is in flight.
+        local _
+        for _ in $(seq 1 300); do
+            "$hk" status --json >"$dir/status.json"
+            python3 - "$dir/status.json" <<'PY' && break
+import json, sys
+f = json.load(open(sys.argv[1]))["registry_cache"].get("fleet") or {}
+sys.exit(0 if f.get("in_flight", 1) == 0 else 1)
+PY
+            sleep 0.1
+        done
+        "$hk" stop >/dev/null 2>&1 || true
+    ) || fail "runner $name: terraform init failed (above)"
+    tail -n "+$((before + 1))" "$log" >"$dir/requests.jsonl"
+    exe=$dir/work/.terraform/providers/$host/acme/thing/1.0.0/$tf_platform/terraform-provider-thing_v1.0.0
+    [[ -x $exe ]] || { show "$dir/init.out"; fail "runner $name: the provider is not installed"; }
+    [[ -f $dir/work/.terraform/modules/modules.json ]] || fail "runner $name: the module is not installed"
+}
+
+# archives NAME: how many upstream archive requests the runner's init made.
+archives() {
+    grep -cE '\.(zip|tar\.gz)' "$root/$1/requests.jsonl" || true
+}
+
+# fleet NAME FIELD: the runner's fleet status field.
+fleet() {
+    python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["registry_cache"]["fleet"][sys.argv[2]])' \
+        "$root/$1/status.json" "$2"
+}
+
+runner cold "$root/docker-good"
+[[ $(archives cold) -ge 2 ]] || fail "the cold runner made $(archives cold) upstream archive requests (the test proves nothing)"
+[[ $(fleet cold pushes) == 2 ]] ||
+    { show "$root/cold/status.json"; fail "the cold runner wrote $(fleet cold pushes) archives to the tier, not 2"; }
+[[ $(fleet cold problem) == None ]] || fail "the cold runner's tier has a problem: $(fleet cold problem)"
+grep -q 'PUT /v2/ci/terraform/providers/127.0.0.1__'"$port"'/acme/thing/manifests/1.0.0_' "$oci/registry.log" ||
+    { show "$oci/registry.log"; fail "no platform manifest was written in OpenTofu's provider layout"; }
+pass "a cold runner installs from upstream and writes the provider package and module archive to the tier"
+
+runner warm "$root/docker-good"
+[[ $(archives warm) == 0 ]] || { show "$root/warm/requests.jsonl"; fail "the warm runner made $(archives warm) upstream archive requests"; }
+[[ $(fleet warm hits) == 2 ]] || fail "the warm runner took $(fleet warm hits) archives from the tier, not 2"
+[[ $(fleet warm pushes) == 0 ]] || fail "the warm runner wrote $(fleet warm pushes) archives"
+pass "a fresh runner installs with 0 upstream archive requests: both archives from the tier"
+
+# A provider blob altered in the registry's own storage (the registry does
+# not check what it serves).
+blob=$(python3 - "$oci/data" <<'PY'
+import os, sys
+best = None
+for dirpath, _, files in os.walk(os.path.join(sys.argv[1], "docker/registry/v2/blobs")):
+    for f in files:
+        p = os.path.join(dirpath, f)
+        size = os.path.getsize(p)
+        with open(p, "rb") as fh:
+            zip_ = fh.read(2) == b"PK"
+        if zip_ and (best is None or size > best[0]):
+            best = (size, p)
+print(best[1] if best else "")
+PY
+)
+[[ -n $blob ]] || fail "no zip blob found in the OCI registry's storage"
+python3 - "$blob" <<'PY'
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+data[len(data) // 2] ^= 0xFF
+open(sys.argv[1], "wb").write(bytes(data))
+PY
+runner tampered "$root/docker-good" "fleet_push = false"
+[[ $(fleet tampered refusals) -ge 1 ]] || { show "$root/tampered/status.json"; fail "a tampered blob was not refused"; }
+[[ $(archives tampered) -ge 1 ]] || fail "the tampered archive was not fetched from upstream"
+[[ $(fleet tampered pushes) == 0 && $(fleet tampered present) == 0 ]] ||
+    fail "fleet_push = false still wrote to the tier (pushes $(fleet tampered pushes), present $(fleet tampered present))"
+pass "a blob altered in the registry's storage is refused and fetched upstream; fleet_push = false writes nothing"
+
+runner refused "$root/docker-bad"
+[[ $(archives refused) -ge 2 ]] || fail "with wrong credentials the archives did not come from upstream"
+fleet refused problem | grep -q "credentials" || { show "$root/refused/status.json"; fail "status does not name the credentials"; }
+pass "wrong credentials: init succeeds from upstream; status names the credentials"
+
+stop_oci
+runner down "$root/docker-good"
+[[ $(archives down) -ge 2 ]] || fail "with the tier down the archives did not come from upstream"
+fleet down problem | grep -q "reachable" || { show "$root/down/status.json"; fail "status does not say the tier is unreachable"; }
+pass "the OCI registry down: init succeeds from upstream; status says so with the fix"
+
+# Two runners filling an empty tier at once.
+rm -rf "$oci/data"
+start_oci
+runner racer1 "$root/docker-good" &
+racer1=$!
+runner racer2 "$root/docker-good" &
+racer2=$!
+wait "$racer1" || fail "racer 1 failed"
+wait "$racer2" || fail "racer 2 failed"
+for r in racer1 racer2; do
+    [[ $(fleet $r failures) == 0 ]] || { show "$root/$r/status.json"; fail "$r's writes failed"; }
+    written=$(($(fleet $r pushes) + $(fleet $r present)))
+    [[ $written == 2 ]] || { show "$root/$r/status.json"; fail "$r wrote or found $written archives in the tier, not 2"; }
+done
+runner after "$root/docker-good"
+[[ $(archives after) == 0 ]] || fail "after two racing writers, a fresh runner made $(archives after) upstream archive requests"
+[[ $(fleet after hits) == 2 ]] || fail "after two racing writers, a fresh runner took $(fleet after hits) archives from the tier"
+pass "two runners writing the same archives at once leave a tier that serves both"
