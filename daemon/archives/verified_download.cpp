@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -17,6 +16,7 @@
 #include "daemon/http/url.hpp"
 #include "proto/error.hpp"
 #include "proto/secret.hpp"
+#include "proto/text_rules.hpp"
 
 namespace hostkeeper::daemon::archives {
 namespace asio = boost::asio;
@@ -24,13 +24,6 @@ using proto::Error;
 using proto::ErrorCode;
 
 namespace {
-
-std::string lowercase(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(), [](char c) {
-        return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    });
-    return text;
-}
 
 // The message of a download whose final response at `url` was `status`.
 std::string failure_status(const std::string& what, const std::string& url, long status,
@@ -77,7 +70,7 @@ ExpectedHashes ExpectedHashes::from(const std::vector<std::string>& published,
                                     const std::string& what) {
     ExpectedHashes out;
     for (const std::string& hash : published) {
-        if (hash.rfind("zh:", 0) == 0) out.zh.push_back(lowercase(hash));
+        if (hash.rfind("zh:", 0) == 0) out.zh.push_back(proto::ascii_lowercase(hash));
         if (hash.rfind("h1:", 0) == 0) out.h1.push_back(hash);
     }
     if (out.zh.empty() && out.h1.empty()) {

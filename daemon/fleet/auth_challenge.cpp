@@ -3,6 +3,8 @@
 #include <cctype>
 #include <string_view>
 
+#include "proto/text_rules.hpp"
+
 namespace hostkeeper::daemon::fleet {
 
 namespace {
@@ -16,14 +18,6 @@ bool tchar(char c) {
 bool token68_char(char c) {
     const auto u = static_cast<unsigned char>(c);
     return std::isalnum(u) != 0 || std::string_view("-._~+/").find(c) != std::string_view::npos;
-}
-
-std::string lowered(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (const char c : text)
-        out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-    return out;
 }
 
 // A cursor over one header value.
@@ -100,7 +94,7 @@ void add_param(Challenge& challenge, std::string_view name, std::string value) {
     if (challenge.params.size() >= kMaxChallengeParameters)
         throw ChallengeError("a challenge with over " + std::to_string(kMaxChallengeParameters) +
                              " parameters");
-    challenge.params.insert_or_assign(lowered(name), std::move(value));
+    challenge.params.insert_or_assign(proto::ascii_lowercase(name), std::move(value));
 }
 
 // One challenge's parameters (or token68), after its scheme and spaces. Stops
@@ -162,7 +156,7 @@ std::vector<Challenge> parse_challenges(const std::vector<std::string>& headers)
             if (challenges.size() >= kMaxChallenges)
                 throw ChallengeError("over " + std::to_string(kMaxChallenges) + " challenges");
             Challenge challenge;
-            challenge.scheme = lowered(scheme);
+            challenge.scheme = proto::ascii_lowercase(scheme);
             const std::size_t after_scheme = in.where();
             in.skip_spaces();
             if (!in.done() && in.peek() != ',') {

@@ -1,10 +1,10 @@
 #include "daemon/fleet/fleet_address.hpp"
 
-#include <cctype>
 #include <cstdio>
 
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
+#include "proto/text_rules.hpp"
 
 namespace hostkeeper::daemon::fleet {
 
@@ -31,10 +31,7 @@ std::string host_component(std::string_view registry_host) {
 
 // A namespace, type, name or system as one component (see the header).
 std::string name_component(std::string_view part) {
-    std::string lower;
-    lower.reserve(part.size());
-    for (const char c : part)
-        lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    std::string lower = proto::ascii_lowercase(part);
     if (repository_component(lower)) return lower;
     std::string hex = "x";
     for (const char c : part) {

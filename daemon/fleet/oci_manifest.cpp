@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "proto/json.hpp"
+#include "proto/text_rules.hpp"
 
 namespace hostkeeper::daemon::fleet {
 
@@ -141,10 +142,8 @@ Manifest one_layer_manifest(std::string_view artifact_type, std::string_view med
 
 bool sha256_digest(std::string_view digest) {
     constexpr std::string_view prefix = "sha256:";
-    if (digest.size() != prefix.size() + 64 || digest.substr(0, prefix.size()) != prefix)
-        return false;
-    return std::all_of(digest.begin() + static_cast<std::ptrdiff_t>(prefix.size()), digest.end(),
-                       [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+    return digest.substr(0, prefix.size()) == prefix &&
+           proto::is_sha256_hex(digest.substr(prefix.size()));
 }
 
 Manifest read_manifest(std::string_view body) {

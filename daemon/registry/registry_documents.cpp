@@ -1,13 +1,12 @@
 #include "daemon/registry/registry_documents.hpp"
 
-#include <algorithm>
-#include <cctype>
 #include <numeric>
 #include <stdexcept>
 
 #include "daemon/http/url.hpp"
 #include "proto/json.hpp"
 #include "proto/registry_address.hpp"
+#include "proto/text_rules.hpp"
 
 namespace hostkeeper::daemon::registry {
 
@@ -88,12 +87,6 @@ std::string absolute(const std::string& base, const std::string& reference,
     } catch (const http::UrlError& e) {
         bad(where + " \"" + reference + "\": " + e.what());
     }
-}
-
-bool is_sha256_hex(const std::string& text) {
-    return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
-               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-           });
 }
 
 }  // namespace
@@ -203,14 +196,11 @@ Json parse_provider_package(std::string_view body, const std::string& url) {
         }
     }
     const std::string shasum = text("shasum");
-    if (!is_sha256_hex(shasum)) bad("shasum \"" + shasum + "\" is not a SHA-256 in hex");
+    if (!proto::is_sha256_hex(shasum, proto::HexCase::any))
+        bad("shasum \"" + shasum + "\" is not a SHA-256 in hex");
     out["shasum"] = shasum;
     // Lowercase, as Terraform writes zh: hashes (and lock files hold them).
-    std::string lower = shasum;
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](char c) {
-        return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    });
-    out["hashes"] = Json::array({"zh:" + lower});
+    out["hashes"] = Json::array({"zh:" + proto::ascii_lowercase(shasum)});
     out["protocols"] = Json::array();
     if (const Json* p = optional_member(doc, "protocols", Json::value_t::array, "")) {
         out["protocols"] = string_array(*p, "protocols");

@@ -1,7 +1,8 @@
 #include "daemon/registry_cache/listener_routes.hpp"
 
-#include <cctype>
 #include <vector>
+
+#include "proto/text_rules.hpp"
 
 namespace hostkeeper::daemon::registry_cache {
 namespace {
@@ -40,16 +41,6 @@ std::string decode_segment(std::string_view segment) {
     if (out.empty() || out == "." || out == "..")
         not_served("an empty, \".\" or \"..\" path segment");
     return out;
-}
-
-bool is_hex64(const std::string& text) {
-    if (text.size() != 64) return false;
-    for (const char c : text) {
-        if (!std::isxdigit(static_cast<unsigned char>(c)) ||
-            std::isupper(static_cast<unsigned char>(c)))
-            return false;
-    }
-    return true;
 }
 
 // v1/HOST/modules/...: `s` starts after "v1".
@@ -106,7 +97,8 @@ Route route_of(const std::vector<std::string>& s) {
     if (s[0] == "v1") {
         r = registry_route(s);
     } else if (s[0] == "archives" && s.size() == 4 && (s[1] == "providers" || s[1] == "modules")) {
-        if (!is_hex64(s[2])) not_served("an archive key must be 64 lowercase hex digits");
+        if (!proto::is_sha256_hex(s[2]))
+            not_served("an archive key must be 64 lowercase hex digits");
         r.kind = s[1] == "providers" ? RouteKind::provider_archive : RouteKind::module_archive;
         r.key = s[1] + "/" + s[2];
         r.filename = s[3];
