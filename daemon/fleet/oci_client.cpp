@@ -127,8 +127,8 @@ asio::awaitable<bool> OciClient::authenticate(const std::string& repository, boo
         user_password_ = co_await std::move(looking);
     }
     if (!bearer) {
-        // Basic: tried once with what the lookup gave.
-        if (!user_password_ || basic_) co_return false;
+        // Basic, with what the lookup gives now (send() tries it once).
+        if (!user_password_) co_return false;
         basic_ = true;
         co_return true;
     }

@@ -1,6 +1,7 @@
 // The OCI Distribution calls and their authentication, against a scripted
 // registry. The real docker-registry is in tests/e2e/registry_fleet.sh.
 #include <catch2/catch.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -72,6 +73,24 @@ TEST_CASE("a registry that asks for Basic gets the credentials, and keeps gettin
     CHECK(run_to_completion(f.io, client.manifest("ci/x", "1.0.0")));
     REQUIRE(f.http.requests.size() == 3);
     CHECK(f.http.requests[2].basic == "u:p");
+}
+
+TEST_CASE("Basic credentials changed since they were sent are looked up again on a 401",
+          "[fleet]") {
+    Fixture f;
+    std::string accepted = "u:p";
+    auto current = std::make_shared<std::string>("u:p");
+    f.http.respond = [&accepted](const HttpRequest& request) {
+        if (request.basic_credentials && request.basic_credentials->view() == accepted)
+            return answer(200, "{}");
+        return challenge(R"(Basic realm="registry")");
+    };
+    OciClient client(f.http, f.fleet, [current] { return give(*current); });
+    CHECK(run_to_completion(f.io, client.manifest("ci/x", "1.0.0")));
+    accepted = "u:new";
+    *current = "u:new";
+    CHECK(run_to_completion(f.io, client.manifest("ci/x", "1.0.0")));
+    CHECK(f.http.requests.back().basic == "u:new");
 }
 
 TEST_CASE("a registry with a token service: a token per scope, kept until it expires", "[fleet]") {
