@@ -10,6 +10,7 @@
 #include "daemon/fleet/oci_manifest.hpp"
 #include "daemon/fleet/registry_token.hpp"
 #include "daemon/http/url.hpp"
+#include "proto/printable.hpp"
 
 namespace hostkeeper::daemon::fleet {
 namespace asio = boost::asio;
@@ -38,11 +39,9 @@ http::HttpRequest bounded(std::string url, std::string method, std::chrono::seco
     return request;
 }
 
-// `text` cut to a line's worth, for a message.
+// `text` cut to a line's worth, controls replaced (proto/printable.hpp), for a message.
 std::string excerpt(std::string_view text) {
-    std::string out;
-    for (const char c : text.substr(0, 160)) out += (c >= 0x20 && c < 0x7f) ? c : ' ';
-    return out;
+    return proto::printable(text.substr(0, 160));
 }
 
 }  // namespace
