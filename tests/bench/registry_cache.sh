@@ -2,10 +2,13 @@
 # tests/bench/registry_cache.sh BIN_DIR OUT_DIR
 #
 # The registry cache benchmark: `terraform init` of one configuration with
-# 4 modules and 3 providers from a registry on loopback that adds
-# HK_BENCH_TF_DELAY_MS (100) ms to every request, in five variants measured in
-# the same run, each init in a fresh working directory (no .terraform, no lock
-# file), HK_BENCH_TF_RUNS (5) times each, interleaved:
+# 4 modules and 3 providers from a registry on loopback reached through
+# tests/support/latency_proxy.py, which makes every connection cost what it
+# costs on a WAN (half a round trip each way, the TCP handshake, a shared
+# link of HK_BENCH_TF_RATE_MBIT (100) Mbit/s each way), at each round trip
+# of HK_BENCH_TF_RTTS ("40 120" ms). At each, in a fresh working directory
+# per init (no .terraform, no lock file), HK_BENCH_TF_RUNS (3) times each,
+# interleaved:
 #   plain     terraform with only the credentials helper (TF_CLI_CONFIG_FILE);
 #   plugin    the same plus plugin_cache_dir, warm (filled by one earlier init),
 #             and plugin_cache_may_break_dependency_lock_file = true (else
@@ -17,22 +20,27 @@
 #   run       `hostkeeper exec --registry-cache -- terraform init` with
 #             TF_CLI_CONFIG_FILE naming the plain variant's file, as a CI job
 #             has it: the run binds a port of its own, hands it to the warm
-#             daemon and writes its own configuration.
-# Then exec's own overhead: `hostkeeper exec --registry-cache -- true` (the
-# run variant's set-up) against `true`, HK_BENCH_TF_EXEC_RUNS (20) times each,
-# interleaved.
+#             daemon and writes its own configuration;
+#   floor     Terraform's own floor: every provider in a local
+#             filesystem_mirror (made by `terraform providers mirror`) and
+#             the modules already in .terraform/modules: no network at all.
 # Then, HK_BENCH_TF_RUNS times each, interleaved: HK_BENCH_TF_CONCURRENT (10)
 # inits at once, each in its own fresh directory, timed until the last ends:
 #   plainxN   plain terraform;
 #   coldxN    the registry cache, hostkeeperd stopped and its archives removed
 #             before (archives stream to every init as they arrive, one
 #             download each).
-# Per run: wall time (date, around `terraform init`) and the upstream requests
-# from the registry's own log (tests/support/https_registry.py --log): metadata
-# (discovery, /v1/...) and archives. Targets: warm makes zero upstream metadata
-# requests and is at least 3× faster than plain; cold (one init, and N at
-# once) takes no longer than plain (cold/plain ≤ 1.0); run makes zero upstream
-# metadata requests, as warm, and exec's overhead is at most 20 ms.
+# Then, once: exec's own overhead, `hostkeeper exec --registry-cache -- true`
+# (the run variant's set-up) against `true`, HK_BENCH_TF_EXEC_RUNS (20) times
+# each, interleaved.
+# Per run: wall time (date, around `terraform init`), the upstream requests
+# from the registry's own log (tests/support/https_registry.py --log):
+# metadata (discovery, /v1/...) and archives, and the upstream connections
+# opened (the proxy's log). Targets: warm makes zero upstream metadata
+# requests, is at least 3× faster than plain and within 1.5× of the floor;
+# cold takes at most 0.7× plain for one init and 0.5× for N at once; run
+# makes zero upstream metadata requests, as warm, and exec's overhead is at
+# most 20 ms.
 #
 # run.sh runs it and puts the rows it writes into its own table. It re-runs
 # itself inside tests/support/port-env.sh (a hostkeeper-portd on the registry
@@ -42,12 +50,15 @@
 #
 # Writes OUT_DIR/registry-cache-rows.md (rows of run.sh's table),
 # OUT_DIR/registry-cache-notes.md and the raw data in OUT_DIR/registry-cache/
-# (runs.tsv: variant, run, seconds, metadata requests, archive requests).
+# (runs.tsv: variant@RTT, run, seconds, metadata requests, archive requests,
+# connections opened).
 # Exit status: 0 when every measurement ran, whether or not a target was met;
 # 77 without terraform; otherwise non-zero when something broke.
 #
-# Environment: HK_BENCH_TF_RUNS (5), HK_BENCH_TF_DELAY_MS (100),
-# HK_BENCH_TF_CONCURRENT (10), HK_BENCH_TF_EXEC_RUNS (20).
+# Environment: HK_BENCH_TF_RUNS (3), HK_BENCH_TF_RTTS ("40 120"),
+# HK_BENCH_TF_RATE_MBIT (100), HK_BENCH_TF_DELAY_MS (0: milliseconds the
+# registry itself adds to each answer), HK_BENCH_TF_CONCURRENT (10),
+# HK_BENCH_TF_EXEC_RUNS (20).
 # Needs: terraform, python3, openssl, gpg.
 
 set -euo pipefail
@@ -59,14 +70,17 @@ shopt -s inherit_errexit
 # shellcheck disable=SC2034  # read by die
 script_name="bench (registry cache)" die_status=1
 
-BIN="" OUT="" DIR="" RAW="" TF="" REG_PID="" REG_LOG="" HOST=""
+BIN="" OUT="" DIR="" RAW="" TF="" REG_PID="" REG_LOG="" HOST="" PROXY_PID="" CONN_LOG="" RTT="" REPO=""
 
 # shellcheck disable=SC2317  # stop_registry and stop_bench run at exit
 stop_registry() {
-    [[ -n "$REG_PID" ]] || return 0
-    kill "$REG_PID" 2>/dev/null || true
-    wait "$REG_PID" 2>/dev/null || true
-    REG_PID=
+    local pid
+    for pid in "$REG_PID" "$PROXY_PID"; do
+        [[ -n "$pid" ]] || continue
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    REG_PID="" PROXY_PID=""
 }
 # shellcheck disable=SC2317
 stop_bench() {
@@ -93,10 +107,23 @@ write_config() {
     } >"$1/main.tf"
 }
 
+# record LABEL RUN T0 T1 REQUESTS CONNECTIONS_BEFORE: one line of runs.tsv,
+# the upstream requests counted in the REQUESTS file (JSON lines) and the
+# connections the proxy opened since CONNECTIONS_BEFORE lines of its log.
+record() {
+    local label=$1 run=$2 t0=$3 t1=$4 requests=$5 conns_before=$6 meta arch conns
+    meta=$(grep -c -e '"path": "/v1/' -e '"path": "/.well-known/' "$requests" || true)
+    arch=$(grep -c -e '"path": "/archives/' -e '"path": "/provider-files/' "$requests" || true)
+    conns=$(tail -n "+$((conns_before + 1))" "$CONN_LOG" | grep -c '"event": "open"' || true)
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$run" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" \
+        "$meta" "$arch" "$conns" >>"$RAW/runs.tsv"
+    log "  $label run $run: $(tail -n1 "$RAW/runs.tsv" | cut -f3) s, upstream: $meta metadata, $arch archive request(s), $conns connection(s)"
+}
+
 # one_init VARIANT RUN: terraform init in a fresh copy of the configuration,
 # with VARIANT's CLI configuration; appends a line to runs.tsv.
 one_init() {
-    local variant=$1 run=$2 work=$DIR/work/$1-$2 before t0 t1 env=() prefix=()
+    local variant=$1 run=$2 work=$DIR/work/$1-$RTT-$2 before conns t0 t1 env=() prefix=()
     rm -rf "$work"
     write_config "$work"
     case $variant in
@@ -106,32 +133,32 @@ one_init() {
             prefix=("$BIN/hostkeeper" exec --registry-cache --)
             ;;
         plugin) env=(TF_CLI_CONFIG_FILE="$DIR/plugin.rc") ;;
+        floor)
+            env=(TF_CLI_CONFIG_FILE="$DIR/floor.rc")
+            mkdir -p "$work/.terraform"
+            cp -a "$DIR/floor-modules" "$work/.terraform/modules"
+            ;;
         cold)
             "$BIN/hostkeeper" stop >/dev/null 2>&1 || true
             rm -rf "$XDG_CACHE_HOME/hostkeeper/archives"
             ;;
         warm) ;;
     esac
-    before=$(wc -l <"$REG_LOG")
+    before=$(wc -l <"$REG_LOG") conns=$(wc -l <"$CONN_LOG")
     t0=$(date +%s.%N)
     (cd "$work" && env ${env[@]+"${env[@]}"} ${prefix[@]+"${prefix[@]}"} "$TF" init -input=false -no-color) >"$work.out" 2>&1 ||
-        { cat "$work.out" >&2; die "terraform init ($variant, run $run) failed"; }
+        { cat "$work.out" >&2; die "terraform init ($variant at $RTT ms, run $run) failed"; }
     t1=$(date +%s.%N)
     tail -n "+$((before + 1))" "$REG_LOG" >"$work.requests.jsonl"
-    local meta arch
-    meta=$(grep -c -e '"path": "/v1/' -e '"path": "/.well-known/' "$work.requests.jsonl" || true)
-    arch=$(grep -c -e '"path": "/archives/' -e '"path": "/provider-files/' "$work.requests.jsonl" || true)
-    printf '%s\t%s\t%s\t%s\t%s\n' "$variant" "$run" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" \
-        "$meta" "$arch" >>"$RAW/runs.tsv"
-    log "  $variant run $run: $(tail -n1 "$RAW/runs.tsv" | cut -f3) s, upstream: $meta metadata, $arch archive request(s)"
+    record "$variant@$RTT" "$run" "$t0" "$t1" "$work.requests.jsonl" "$conns"
 }
 
 # many_inits VARIANT RUN: HK_BENCH_TF_CONCURRENT inits at once with
 # VARIANT's set-up (plain or cold), each in a fresh directory; one line in
-# runs.tsv (variant VARIANTxN): the wall time until the last ended, and the
-# upstream requests of all of them.
+# runs.tsv (variant VARIANTxN@RTT): the wall time until the last ended, and
+# the upstream requests and connections of all of them.
 many_inits() {
-    local variant=$1 run=$2 n=${HK_BENCH_TF_CONCURRENT:-10} env=() before t0 t1 i failed=0 pids=()
+    local variant=$1 run=$2 n=${HK_BENCH_TF_CONCURRENT:-10} env=() before conns t0 t1 i failed=0 pids=()
     case $variant in
         plain) env=(TF_CLI_CONFIG_FILE="$DIR/plain.rc") ;;
         cold)
@@ -139,12 +166,12 @@ many_inits() {
             rm -rf "$XDG_CACHE_HOME/hostkeeper/archives"
             ;;
     esac
-    local work=$DIR/work/$variant-x$n-$run
+    local work=$DIR/work/$variant-x$n-$RTT-$run
     for i in $(seq 1 "$n"); do
         rm -rf "$work-$i"
         write_config "$work-$i"
     done
-    before=$(wc -l <"$REG_LOG")
+    before=$(wc -l <"$REG_LOG") conns=$(wc -l <"$CONN_LOG")
     t0=$(date +%s.%N)
     for i in $(seq 1 "$n"); do
         (cd "$work-$i" && env ${env[@]+"${env[@]}"} "$TF" init -input=false -no-color) >"$work-$i.out" 2>&1 &
@@ -154,14 +181,9 @@ many_inits() {
         wait "${pids[$i]}" || { failed=1; cat "$work-$((i + 1)).out" >&2; }
     done
     t1=$(date +%s.%N)
-    ((failed == 0)) || die "terraform init ($variant x$n, run $run) failed"
+    ((failed == 0)) || die "terraform init ($variant x$n at $RTT ms, run $run) failed"
     tail -n "+$((before + 1))" "$REG_LOG" >"$work.requests.jsonl"
-    local meta arch
-    meta=$(grep -c -e '"path": "/v1/' -e '"path": "/.well-known/' "$work.requests.jsonl" || true)
-    arch=$(grep -c -e '"path": "/archives/' -e '"path": "/provider-files/' "$work.requests.jsonl" || true)
-    printf '%s\t%s\t%s\t%s\t%s\n' "${variant}x$n" "$run" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" \
-        "$meta" "$arch" >>"$RAW/runs.tsv"
-    log "  $variant x$n run $run: $(tail -n1 "$RAW/runs.tsv" | cut -f3) s, upstream: $meta metadata, $arch archive request(s)"
+    record "${variant}x$n@$RTT" "$run" "$t0" "$t1" "$work.requests.jsonl" "$conns"
 }
 
 # exec_overhead RUNS: `hostkeeper exec --registry-cache -- true` (a port of
@@ -179,13 +201,14 @@ exec_overhead() {
                 TF_CLI_CONFIG_FILE=$DIR/plain.rc true
             fi
             t1=$(date +%s.%N)
-            printf '%s\t%s\t%s\t0\t0\n' "$variant" "$i" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')" \
+            printf '%s\t%s\t%s\t0\t0\t0\n' "$variant" "$i" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')" \
                 >>"$RAW/runs.tsv"
         done
     done
 }
 
-# median VARIANT COLUMN: the median of runs.tsv's COLUMN (3 time, 4 metadata, 5 archives) for VARIANT.
+# median VARIANT COLUMN: the median of runs.tsv's COLUMN (3 time, 4 metadata,
+# 5 archives, 6 connections) for VARIANT.
 median() {
     awk -F'\t' -v v="$1" -v c="$2" '$1 == v { print $c }' "$RAW/runs.tsv" | sort -g |
         awk '{ a[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print a[(NR + 1) / 2]; else printf "%.6g\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
@@ -193,6 +216,89 @@ median() {
 range() { awk -F'\t' -v v="$1" -v c="$2" '$1 == v { print $c }' "$RAW/runs.tsv" | sort -g | sed -n '1p;$p' | paste -sd' ' | sed 's/ /–/'; }
 
 ratio2() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+
+# start_registry: the test registry behind a latency proxy of RTT ms; sets
+# HOST, REG_LOG and CONN_LOG, and stores the registry's token for HOST.
+start_registry() {
+    local world=$DIR/rtt-$RTT token _
+    mkdir -p "$world"
+    REG_LOG=$world/requests.jsonl CONN_LOG=$world/connections.jsonl
+    : >"$REG_LOG"
+    : >"$CONN_LOG"
+    python3 "$REPO/tests/support/latency_proxy.py" --port-file "$world/proxy-port" --upstream-port-file "$world/port" \
+        --rtt-ms "$RTT" --rate-mbit "${HK_BENCH_TF_RATE_MBIT:-100}" --log "$CONN_LOG" 2>"$world/proxy.stderr" &
+    PROXY_PID=$!
+    for _ in $(seq 1 200); do [[ -s "$world/proxy-port" ]] && break; sleep 0.05; done
+    [[ -s "$world/proxy-port" ]] || { cat "$world/proxy.stderr" >&2; die "the latency proxy did not start"; }
+    token=bench-$(openssl rand -hex 24)
+    python3 "$REPO/tests/support/https_registry.py" --port-file "$world/port" --public-port-file "$world/proxy-port" \
+        --cert "$DIR/tls/server.pem" --key "$DIR/tls/server.key" --token "$token" --log "$REG_LOG" \
+        --delay-ms "${HK_BENCH_TF_DELAY_MS:-0}" \
+        --modules acme/hello/null,acme/m2/null,acme/m3/null,acme/m4/null --providers acme/thing,acme/p2,acme/p3 \
+        --registry-provider-versions 1.0.0 --gpg-home "$DIR/gnupg" 2>"$world/registry.stderr" &
+    REG_PID=$!
+    for _ in $(seq 1 200); do [[ -s "$world/port" ]] && break; sleep 0.05; done
+    [[ -s "$world/port" ]] || { cat "$world/registry.stderr" >&2; die "the registry did not start"; }
+    HOST=127.0.0.1:$(<"$world/proxy-port")
+    log "round trip $RTT ms: registry at https://$HOST/ (through the latency proxy)"
+    printf '{"token":"%s"}' "$token" | "$BIN/terraform-credentials-hostkeeper" store "$HOST" ||
+        die "storing the registry's token failed"
+}
+
+# prepare_floor: the floor variant's filesystem mirror and modules, from
+# one plain init and `terraform providers mirror`.
+prepare_floor() {
+    local work=$DIR/work/floor-source-$RTT
+    rm -rf "$work" "$DIR/floor-mirror" "$DIR/floor-modules"
+    write_config "$work"
+    (cd "$work" && TF_CLI_CONFIG_FILE=$DIR/plain.rc "$TF" init -input=false -no-color &&
+        TF_CLI_CONFIG_FILE=$DIR/plain.rc "$TF" providers mirror -platform=linux_amd64 "$DIR/floor-mirror") \
+        >"$work.out" 2>&1 || { cat "$work.out" >&2; die "preparing the floor variant failed"; }
+    cp -a "$work/.terraform/modules" "$DIR/floor-modules"
+    printf 'provider_installation {\n  filesystem_mirror {\n    path = "%s"\n  }\n}\n' "$DIR/floor-mirror" >"$DIR/floor.rc"
+}
+
+# measure: every variant at RTT, then N at once.
+measure() {
+    local runs=$1 run variant _
+    start_registry
+    log "learning the host (one init), filling the plugin cache (one init), the floor's mirror"
+    one_init warm 0
+    for _ in $(seq 1 150); do grep -qsF "host \"$HOST\"" "$HOME/.terraform.d/hostkeeper.tfrc" && break; sleep 0.1; done
+    grep -qsF "host \"$HOST\"" "$HOME/.terraform.d/hostkeeper.tfrc" || die "the daemon wrote no block for $HOST"
+    rm -rf "$DIR/plugin-cache"
+    mkdir -p "$DIR/plugin-cache"
+    one_init plugin 0
+    prepare_floor
+    sed -i "/^warm@$RTT\t0\t/d; /^plugin@$RTT\t0\t/d" "$RAW/runs.tsv"
+    for run in $(seq 1 "$runs"); do
+        for variant in plain plugin cold warm run floor; do
+            one_init "$variant" "$run"
+        done
+    done
+    for run in $(seq 1 "$runs"); do
+        for variant in plain cold; do
+            many_inits "$variant" "$run"
+        done
+    done
+}
+
+# rows RTT RUNS: the table's rows for one round trip.
+rows() {
+    local r=$1 runs=$2 n=${HK_BENCH_TF_CONCURRENT:-10} plain plugin cold warm run_init floor plain_n cold_n
+    plain=$(median "plain@$r" 3) plugin=$(median "plugin@$r" 3) cold=$(median "cold@$r" 3) warm=$(median "warm@$r" 3)
+    run_init=$(median "run@$r" 3) floor=$(median "floor@$r" 3)
+    plain_n=$(median "plainx$n@$r" 3) cold_n=$(median "coldx$n@$r" 3)
+    req() { echo "$(median "$1@$r" 4) / $(median "$1@$r" 5) / $(median "$1@$r" 6)"; }
+    echo "| \`terraform init\`, 4 modules + 3 providers, ${r} ms round trip, warm registry cache vs plain terraform, median of $runs | $(ms "$warm") ms | $(ms "$plain") ms | $(speedup "$plain" "$warm") | ≥ 3× | $(yesno ge "$(ratio "$plain" "$warm")" 3) |"
+    echo "| same (${r} ms), warm registry cache vs Terraform's floor (filesystem mirror, modules present), warm/floor $(ratio2 "$warm" "$floor") | $(ms "$warm") ms | $(ms "$floor") ms | $(speedup "$floor" "$warm") | warm/floor ≤ 1.5 | $(yesno le "$(ratio2 "$warm" "$floor")" 1.5) |"
+    echo "| same (${r} ms), warm registry cache vs \`plugin_cache_dir\` (warm) | $(ms "$warm") ms | $(ms "$plugin") ms | $(speedup "$plugin" "$warm") | — | — |"
+    echo "| same (${r} ms), \`hostkeeper exec --registry-cache -- terraform init\` (a run's own port, daemon warm) vs plain terraform | $(ms "$run_init") ms | $(ms "$plain") ms | $(speedup "$plain" "$run_init") | as warm ($(speedup "$plain" "$warm")) | $(yesno le "$(ratio2 "$run_init" "$warm")" 1.2) |"
+    echo "| same (${r} ms), cold registry cache (daemon restarted, archives removed) vs plain terraform, cold/plain $(ratio2 "$cold" "$plain") | $(ms "$cold") ms | $(ms "$plain") ms | $(speedup "$plain" "$cold") | cold/plain ≤ 0.7 | $(yesno le "$(ratio2 "$cold" "$plain")" 0.7) |"
+    echo "| same (${r} ms), $n concurrent cold inits vs $n concurrent plain inits, until the last ended, cold/plain $(ratio2 "$cold_n" "$plain_n") | $(ms "$cold_n") ms | $(ms "$plain_n") ms | $(speedup "$plain_n" "$cold_n") | cold/plain ≤ 0.5 | $(yesno le "$(ratio2 "$cold_n" "$plain_n")" 0.5) |"
+    echo "| upstream per init at ${r} ms, metadata requests / archive requests / connections (median): warm; run; cold; plain; plugin cache | $(req warm); $(req run); $(req cold) | $(req plain); $(req plugin) | — | warm, run: 0 metadata | $(yesno test "$(median "warm@$r" 4)$(median "run@$r" 4)" = 00) |"
+    echo "| upstream of $n concurrent inits at ${r} ms, metadata / archives / connections (median): cold cache; plain | $(req "coldx$n") | $(req "plainx$n") | — | — | — |"
+}
 
 inner() {
     BIN=$1 OUT=$2
@@ -202,8 +308,8 @@ inner() {
     chmod 700 "$DIR"
     : >"$RAW/runs.tsv"
     on_exit stop_bench
-    local runs=${HK_BENCH_TF_RUNS:-5} delay=${HK_BENCH_TF_DELAY_MS:-100} repo
-    repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+    local runs=${HK_BENCH_TF_RUNS:-3} rtts=${HK_BENCH_TF_RTTS:-40 120}
+    REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
     # A clean terraform environment (as tests/e2e/lib.sh makes it).
     local name
@@ -211,91 +317,56 @@ inner() {
     unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
     export CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
 
-    "$repo/tests/support/make_ca.sh" "$DIR/tls" localhost 127.0.0.1 >/dev/null
+    "$REPO/tests/support/make_ca.sh" "$DIR/tls" localhost 127.0.0.1 >/dev/null
     mkdir -p "$DIR/no-system-certs"
     export SSL_CERT_FILE=$DIR/tls/ca.pem SSL_CERT_DIR=$DIR/no-system-certs
+    local tf_version
+    tf_version=$("$TF" version -json | python3 -c 'import json, sys; print(json.load(sys.stdin)["terraform_version"])')
+    log "terraform $tf_version; round trips: $rtts ms; link ${HK_BENCH_TF_RATE_MBIT:-100} Mbit/s each way"
 
-    local token
-    token=bench-$(openssl rand -hex 24)
-    REG_LOG=$DIR/requests.jsonl
-    : >"$REG_LOG"
-    python3 "$repo/tests/support/https_registry.py" --port-file "$DIR/port" --cert "$DIR/tls/server.pem" \
-        --key "$DIR/tls/server.key" --token "$token" --log "$REG_LOG" --delay-ms "$delay" \
-        --modules acme/hello/null,acme/m2/null,acme/m3/null,acme/m4/null --providers acme/thing,acme/p2,acme/p3 \
-        --registry-provider-versions 1.0.0 --gpg-home "$DIR/gnupg" 2>"$DIR/registry.stderr" &
-    REG_PID=$!
-    local _
-    for _ in $(seq 1 200); do [[ -s "$DIR/port" ]] && break; sleep 0.05; done
-    [[ -s "$DIR/port" ]] || { cat "$DIR/registry.stderr" >&2; die "the registry did not start"; }
-    HOST=127.0.0.1:$(<"$DIR/port")
-    log "registry at https://$HOST/ with ${delay} ms per request; terraform $("$TF" version -json | python3 -c 'import json, sys; print(json.load(sys.stdin)["terraform_version"])')"
-
-    printf '{"token":"%s"}' "$token" | "$BIN/terraform-credentials-hostkeeper" store "$HOST" ||
-        die "storing the registry's token failed"
-    mkdir -p "$HOME/.terraform.d/plugins" "$DIR/plugin-cache"
+    mkdir -p "$HOME/.terraform.d/plugins"
     ln -sf "$BIN/terraform-credentials-hostkeeper" "$HOME/.terraform.d/plugins/terraform-credentials-hostkeeper"
     printf 'credentials_helper "hostkeeper" {}\n' >"$DIR/plain.rc"
     # Without plugin_cache_may_break_dependency_lock_file, terraform (>= 1.4)
     # downloads a cached provider again into a directory without a lock file.
     printf 'credentials_helper "hostkeeper" {}\nplugin_cache_dir = "%s"\nplugin_cache_may_break_dependency_lock_file = true\n' \
         "$DIR/plugin-cache" >"$DIR/plugin.rc"
-
-    # The registry cache: setup, then one init to learn the host.
     "$BIN/hostkeeper" setup --registry-cache >"$DIR/setup.out" 2>&1 ||
         { cat "$DIR/setup.out" >&2; die "hostkeeper setup --registry-cache failed"; }
     grep -qs 'credentials_helper "hostkeeper"' "$HOME/.terraformrc" || die "setup left no credentials_helper in ~/.terraformrc"
-    log "learning the host (one init) and filling the plugin cache (one init)"
-    one_init warm 0
-    for _ in $(seq 1 150); do grep -qsF "host \"$HOST\"" "$HOME/.terraform.d/hostkeeper.tfrc" && break; sleep 0.1; done
-    grep -qsF "host \"$HOST\"" "$HOME/.terraform.d/hostkeeper.tfrc" || die "the daemon wrote no block for $HOST"
-    one_init plugin 0
-    sed -i '/^warm\t0\t/d; /^plugin\t0\t/d' "$RAW/runs.tsv"
 
-    local run variant
-    for run in $(seq 1 "$runs"); do
-        for variant in plain plugin cold warm run; do
-            one_init "$variant" "$run"
-        done
+    for RTT in $rtts; do
+        measure "$runs"
+        [[ $RTT == "${rtts%% *}" ]] || { stop_registry; continue; }
+        log "exec's own overhead: hostkeeper exec --registry-cache -- true against true"
+        exec_overhead "${HK_BENCH_TF_EXEC_RUNS:-20}"
+        stop_registry
     done
 
-    local n=${HK_BENCH_TF_CONCURRENT:-10}
-    for run in $(seq 1 "$runs"); do
-        for variant in plain cold; do
-            many_inits "$variant" "$run"
-        done
-    done
-
-    log "exec's own overhead: hostkeeper exec --registry-cache -- true against true"
-    exec_overhead "${HK_BENCH_TF_EXEC_RUNS:-20}"
-
-    local plain plugin cold warm run_init exec_true true_alone plain_n cold_n
-    plain=$(median plain 3) plugin=$(median plugin 3) cold=$(median cold 3) warm=$(median warm 3)
-    run_init=$(median run 3) exec_true=$(median exec 3) true_alone=$(median true 3)
-    plain_n=$(median "plainx$n" 3) cold_n=$(median "coldx$n" 3)
-    req() { echo "$(median "$1" 4) / $(median "$1" 5)"; }
+    local exec_true true_alone r
+    exec_true=$(median exec 3) true_alone=$(median true 3)
     {
-        echo "| \`terraform init\`, 4 modules + 3 providers, ${delay} ms per upstream request, warm registry cache vs plain terraform, median of $runs | $(ms "$warm") ms | $(ms "$plain") ms | $(speedup "$plain" "$warm") | ≥ 3× | $(yesno ge "$(ratio "$plain" "$warm")" 3) |"
-        echo "| same, warm registry cache vs \`plugin_cache_dir\` (warm) | $(ms "$warm") ms | $(ms "$plugin") ms | $(speedup "$plugin" "$warm") | — | — |"
-        echo "| same, \`hostkeeper exec --registry-cache -- terraform init\` (a run's own port, daemon warm) vs plain terraform | $(ms "$run_init") ms | $(ms "$plain") ms | $(speedup "$plain" "$run_init") | as warm ($(speedup "$plain" "$warm")) | $(yesno le "$(ratio2 "$run_init" "$warm")" 1.2) |"
+        for r in $rtts; do rows "$r" "$runs"; done
         echo "| \`hostkeeper exec --registry-cache -- true\` vs \`true\`, median of ${HK_BENCH_TF_EXEC_RUNS:-20}: exec's own overhead $(ms "$(awk -v a="$exec_true" -v b="$true_alone" 'BEGIN { print a - b }')") ms | $(ms "$exec_true") ms | $(ms "$true_alone") ms | — | overhead ≤ 20 ms | $(yesno le "$(awk -v a="$exec_true" -v b="$true_alone" 'BEGIN { print a - b }')" 0.020) |"
-        echo "| same, cold registry cache (daemon restarted, archives removed) vs plain terraform, cold/plain $(ratio2 "$cold" "$plain") | $(ms "$cold") ms | $(ms "$plain") ms | $(speedup "$plain" "$cold") | cold/plain ≤ 1.0 | $(yesno le "$(ratio2 "$cold" "$plain")" 1.0) |"
-        echo "| same, $n concurrent cold inits (daemon restarted, archives removed) vs $n concurrent plain inits, until the last ended, cold/plain $(ratio2 "$cold_n" "$plain_n") | $(ms "$cold_n") ms | $(ms "$plain_n") ms | $(speedup "$plain_n" "$cold_n") | cold/plain ≤ 1.0 | $(yesno le "$(ratio2 "$cold_n" "$plain_n")" 1.0) |"
-        echo "| upstream requests per init, metadata / archives (median): warm cache; run; plain, plugin cache, cold cache | $(req warm); $(req run) | $(req plain); $(req plugin); $(req cold) | — | warm, run: 0 metadata | $(yesno test "$(median warm 4)$(median run 4)" = 00) |"
-        echo "| upstream requests of $n concurrent inits, metadata / archives (median): cold cache; plain | $(req "coldx$n") | $(req "plainx$n") | — | — | — |"
     } >"$OUT/registry-cache-rows.md"
     {
-        echo "- Registry cache: tests/support/https_registry.py on 127.0.0.1 (TLS, throw-away CA, ${delay} ms added to" \
-             "every request, a token required for metadata), 4 modules and 3 providers (signed SHA256SUMS), terraform" \
-             "$("$TF" version -json | python3 -c 'import json, sys; print(json.load(sys.stdin)["terraform_version"])')" \
-             "in a fresh working directory each run; $runs runs per variant, interleaved (plain, plugin, cold, warm, run)." \
-             "Ranges (s): plain $(range plain 3), plugin $(range plugin 3), cold $(range cold 3), warm $(range warm 3), run $(range run 3);" \
-             "exec -- true $(range exec 3), true $(range true 3)." \
-             "Cold/plain: $(ratio2 "$cold" "$plain") for one init, $(ratio2 "$cold_n" "$plain_n") for $n at once" \
-             "(ranges (s): $n plain $(range "plainx$n" 3), $n cold $(range "coldx$n" 3); $n inits started together," \
-             "timed until the last ended, $runs runs each, interleaved, after the single-init runs)." \
-             "Upstream counts from the registry's log. The plugin cache variant sets" \
-             "plugin_cache_may_break_dependency_lock_file = true (without it terraform downloads every provider" \
-             "again into a directory without a lock file); it still downloads every module. Raw: $RAW/runs.tsv."
+        echo "- Registry cache: tests/support/https_registry.py on 127.0.0.1 (TLS, throw-away CA, a token required" \
+             "for metadata, ${HK_BENCH_TF_DELAY_MS:-0} ms added to each answer), reached through" \
+             "tests/support/latency_proxy.py (half the round trip each way, the TCP handshake's round trip before a" \
+             "connection's first bytes, ${HK_BENCH_TF_RATE_MBIT:-100} Mbit/s each way), 4 modules and 3 providers" \
+             "(signed SHA256SUMS), terraform $tf_version in a fresh working directory each run; $runs runs per" \
+             "variant, interleaved (plain, plugin, cold, warm, run, floor), at round trips of $rtts ms."
+        for r in $rtts; do
+            echo "  At $r ms, ranges (s): plain $(range "plain@$r" 3), plugin $(range "plugin@$r" 3), cold $(range "cold@$r" 3)," \
+                 "warm $(range "warm@$r" 3), run $(range "run@$r" 3), floor $(range "floor@$r" 3)," \
+                 "${HK_BENCH_TF_CONCURRENT:-10} plain $(range "plainx${HK_BENCH_TF_CONCURRENT:-10}@$r" 3)," \
+                 "${HK_BENCH_TF_CONCURRENT:-10} cold $(range "coldx${HK_BENCH_TF_CONCURRENT:-10}@$r" 3)."
+        done
+        echo "  exec -- true $(range exec 3), true $(range true 3) (s). Upstream requests from the registry's log," \
+             "connections from the proxy's. The plugin cache variant sets plugin_cache_may_break_dependency_lock_file" \
+             "= true (without it terraform downloads every provider again into a directory without a lock file); it" \
+             "still downloads every module. The floor variant installs from a filesystem_mirror made by" \
+             "\`terraform providers mirror\` with .terraform/modules already in place. Raw: $RAW/runs.tsv."
     } >"$OUT/registry-cache-notes.md"
     log "registry cache rows written to $OUT/registry-cache-rows.md"
 }

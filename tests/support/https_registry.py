@@ -45,7 +45,8 @@ With --providers NS/TYPE,... (default: none, and then discovery offers no
 providers.v1) it is also a provider registry (provider-registry-protocol),
 providers.v1 = /v1/providers/, each provider in the versions
 --registry-provider-versions lists (default: 1.0.0), protocols ["5.0"],
-platforms linux_amd64 and darwin_arm64:
+platforms linux_amd64 and darwin_arm64 (--large-provider NS/TYPE=MB makes
+that provider's linux_amd64 package MB MiB larger, for benchmarks):
 
   GET /v1/providers/NS/TYPE/versions                the versions       (token)
   GET /v1/providers/NS/TYPE/VERSION/download/OS/ARCH
@@ -74,6 +75,8 @@ origin, which answers 302 to the same file under URL (that server must serve
 the same providers, signed with the same --gpg-home key).
 
 --delay-ms N sleeps N ms before answering each request (benchmarks).
+--public-port-file FILE names the port clients reach it on (a proxy in front
+of it, latency_proxy.py): its absolute URLs then name that port.
 
 Downloads (module archives, provider zips, SHA256SUMS and signatures, the
 mirror's zips) can misbehave, for the archive cache's streaming tests:
@@ -149,6 +152,8 @@ def parse_args():
     parser.add_argument("--providers", default="",
                         help="the provider registry's providers NS/TYPE, comma-separated "
                              "(default: none: no providers.v1)")
+    parser.add_argument("--large-provider", default=None, metavar="NS/TYPE=MB",
+                        help="one of --providers whose linux_amd64 package also holds MB MiB of data")
     parser.add_argument("--registry-provider-versions", default="1.0.0",
                         help="the provider registry's versions of each provider, comma-separated (default: 1.0.0)")
     parser.add_argument("--gpg-home", default=None,
@@ -161,6 +166,8 @@ def parse_args():
     parser.add_argument("--other-origin", default=None,
                         help="another server's base URL for some downloads (see the docstring)")
     parser.add_argument("--delay-ms", type=int, default=0, help="milliseconds added to every request")
+    parser.add_argument("--public-port-file",
+                        help="the port clients reach this server on (a proxy's), for its absolute URLs")
     parser.add_argument("--download-pieces", type=int, default=1, help="writes per download body")
     parser.add_argument("--piece-delay-ms", type=int, default=0, help="milliseconds between them")
     parser.add_argument("--hold-while", default=None, help="hold each download's last piece while FILE exists")
@@ -181,6 +188,12 @@ def parse_args():
     for version in args.versions + args.provider_versions + args.registry_provider_versions:
         if "/" in version:
             parser.error("bad version %r" % version)
+    args.padding = {}
+    if args.large_provider:
+        name, _, size = args.large_provider.partition("=")
+        if name not in args.providers or not size.isdigit():
+            parser.error("--large-provider wants NS/TYPE=MB, NS/TYPE one of --providers")
+        args.padding[name] = int(size) * 1024 * 1024
     return args
 
 
@@ -224,7 +237,7 @@ def set_up_discovery(args, base_url):
         kid, armor, sign, stop_agent = gpg_signer(gpg_home)
         try:
             Registry.registry_documents, Registry.registry_files = build_provider_registry(
-                args.providers, args.registry_provider_versions, base_url, (kid, armor, sign))
+                args.providers, args.registry_provider_versions, base_url, (kid, armor, sign), args.padding)
             if args.other_origin:
                 for document in Registry.registry_documents.values():
                     if "shasums_signature_url" in document:
@@ -246,7 +259,11 @@ def main():
     block_stop_signals()
     set_up_registry(args)
     server = tls_server(args.port, Registry, args.cert, args.key)
-    set_up_discovery(args, "https://127.0.0.1:%d" % server.server_address[1])
+    port = server.server_address[1]
+    if args.public_port_file:
+        with open(args.public_port_file, encoding="ascii") as f:
+            port = int(f.read().strip())
+    set_up_discovery(args, "https://127.0.0.1:%d" % port)
     serve(server, args.port_file)
     Registry.log_file.close()
     return 0

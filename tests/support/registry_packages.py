@@ -77,8 +77,10 @@ def dirhash_h1(files):
     return "h1:" + base64.b64encode(hashlib.sha256(summary.encode()).digest()).decode()
 
 
-def make_provider_zip(version, platform, kind="thing"):
-    """(zip file name, zip bytes, hashes) of provider kind's package for platform."""
+def make_provider_zip(version, platform, kind="thing", padding=0):
+    """(zip file name, zip bytes, hashes) of provider kind's package for
+    platform; with padding, the zip also holds that many bytes of data
+    (stored, not compressed: the same every run), as a large provider's does."""
     executable = "terraform-provider-%s_v%s" % (kind, version)
     # terraform init only installs providers: should anything run this, it fails.
     script = ("#!/bin/sh\n"
@@ -91,8 +93,16 @@ def make_provider_zip(version, platform, kind="thing"):
         info.external_attr = (0o100755 << 16)
         info.compress_type = zipfile.ZIP_DEFLATED
         z.writestr(info, script)
+        files = {executable: script}
+        if padding:
+            name = "terraform-provider-%s-data.bin" % kind
+            files[name] = hashlib.shake_256(name.encode()).digest(padding)
+            info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
+            info.create_system = 3
+            info.external_attr = (0o100644 << 16)
+            z.writestr(info, files[name], zipfile.ZIP_STORED)
     data = buf.getvalue()
-    hashes = [dirhash_h1({executable: script}), "zh:" + hashlib.sha256(data).hexdigest()]
+    hashes = [dirhash_h1(files), "zh:" + hashlib.sha256(data).hexdigest()]
     return "terraform-provider-%s_%s_%s.zip" % (kind, version, platform), data, hashes
 
 
@@ -135,13 +145,14 @@ def gpg_signer(home):
     return kid, armor, sign, stop_agent
 
 
-def build_provider_registry(providers, versions, base_url, signer):
+def build_provider_registry(providers, versions, base_url, signer, padding=None):
     """({path: JSON document}, {path: (bytes, content type)}) of the provider registry.
 
     For each "NS/TYPE" in providers and each version: the versions document,
     the download document of every platform, and the open files under
     /provider-files/NS/TYPE/VERSION/: each platform's zip, the SHA256SUMS
     file and its detached signature (signer: gpg_signer()'s first three).
+    padding: {"NS/TYPE": bytes} of extra data in that provider's linux_amd64 zips.
     """
     kid, armor, sign = signer
     documents, files = {}, {}
@@ -153,7 +164,8 @@ def build_provider_registry(providers, versions, base_url, signer):
         for version in versions:
             files_dir = "/provider-files/%s/%s/" % (name, version)
             sums_name = "terraform-provider-%s_%s_SHA256SUMS" % (kind, version)
-            zips = {p: make_provider_zip(version, p, kind) for p in PLATFORMS}
+            zips = {p: make_provider_zip(version, p, kind, (padding or {}).get(name, 0) if p == "linux_amd64" else 0)
+                    for p in PLATFORMS}
             sums = "".join("%s  %s\n" % (hashlib.sha256(data).hexdigest(), filename)
                            for filename, data, _ in sorted(zips.values())).encode()
             files[files_dir + sums_name] = (sums, "text/plain")
