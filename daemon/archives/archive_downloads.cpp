@@ -68,16 +68,23 @@ asio::awaitable<std::optional<std::uint64_t>> tier_fetch(ArchiveTier& tier, cons
 
 // Why the package at `path` does not verify; "" when it does (a job for the
 // hashing thread).
-auto verdict_job(std::string path, ExpectedHashes expected, const std::string& what) {
+auto verdict_job(std::string path, ExpectedHashes expected, const std::string& what,
+                 std::string zh) {
     return [path = std::move(path), expected = std::move(expected),
-            refusing = "refusing " + what + " from the fleet tier"]() -> std::string {
+            refusing = "refusing " + what + " from the fleet tier",
+            zh = std::move(zh)]() -> std::string {
         try {
-            verify_package(path, expected, refusing);
+            verify_package(path, expected, refusing, zh);
         } catch (const std::exception& e) {
             return e.what();
         }
         return {};
     };
+}
+
+// fsync(fd) for the hashing thread: 0, or its errno.
+auto sync_job(int fd) {
+    return [fd]() -> int { return ::fsync(fd) == 0 ? 0 : errno; };
 }
 
 }  // namespace
@@ -196,8 +203,15 @@ asio::awaitable<std::uint64_t> ArchiveStore::insert(Flight& flight, ArchiveReque
     const DownloadedFile file = co_await std::move(obtaining);
     if (file.size == 0)
         throw Error(ErrorCode::registry_failed, "downloading " + what + ": it is empty");
+    // Verified: its readers may have all of it now, from the page cache,
+    // while it is made durable (off the event loop) and stored.
+    flight.growing->finish(file.size);
+    auto syncing =
+        async::on_worker(hashing_.get_executor(), sync_job(flight.file.get()));  // named first
+    const int sync_error = co_await std::move(syncing);
     const std::string name = stored_name(key);
-    const std::optional<OwnedFd> in = keep_download(flight, name, what);
+    const std::optional<OwnedFd> in =
+        sync_error == 0 ? keep_download(flight, name, what) : not_synced(flight, what, sync_error);
     if (flight.offer) offer(*flight.offer, in ? *in : flight.file, file.size, key);
     if (!in) co_return file.size;  // served from the temp file all the same
     partial.keep = true;
@@ -245,14 +259,13 @@ asio::awaitable<std::optional<DownloadedFile>> ArchiveStore::from_tier(
     auto fetching = tier_fetch(*tier_, item, sha256, flight.file.get(), what);  // named first
     const std::optional<std::uint64_t> size = co_await std::move(fetching);
     if (!size || *size == 0) co_return std::nullopt;
-    if (::fsync(flight.file.get()) != 0) {
-        const int error = errno;
-        throw StoreUnwritable("writing " + flight.temp + ": " + std::strerror(error), error);
-    }
     if (expected) {
+        // A provider blob's bytes were hashed as they came and matched its
+        // digest, the registry's sha256: that is the file's zh:.
+        const std::string zh = sha256.empty() ? "" : "zh:" + sha256;
         // Named first.
-        auto hashed =
-            async::on_worker(hashing_.get_executor(), verdict_job(flight.temp, *expected, what));
+        auto hashed = async::on_worker(hashing_.get_executor(),
+                                       verdict_job(flight.temp, *expected, what, zh));
         if (const std::string why = co_await std::move(hashed); !why.empty()) {
             tier_->refused(item, why);
             co_return std::nullopt;
@@ -289,6 +302,15 @@ std::optional<OwnedFd> ArchiveStore::keep_download(const Flight& flight, const s
     } catch (const Error& e) {
         not_kept(StoreUnwritable(e.what(), 0));
     }
+    return std::nullopt;
+}
+
+// A verified download whose bytes could not be made durable: served from its
+// temp file, not stored.
+std::optional<OwnedFd> ArchiveStore::not_synced(const Flight& flight, const std::string& what,
+                                                int error) {
+    not_kept(StoreUnwritable("writing " + what + " to " + flight.temp + ": " + std::strerror(error),
+                             error));
     return std::nullopt;
 }
 

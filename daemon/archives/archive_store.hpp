@@ -18,8 +18,9 @@
 // archive to Terraform as it arrives. Everyone asking for the key meanwhile
 // follows the same download (one upstream request). The SHA-256 is computed
 // as the bytes arrive, once; the verdict (zh:, then h1: by unzipping when
-// published) comes before the rename and before a reader may send the last
-// byte (growing_archive.hpp).
+// published) comes before a reader may send the last byte
+// (growing_archive.hpp), and before the file is synced to disk (on the
+// hashing thread) and renamed into place.
 // Archives are verified once, before they are stored: a provider's key is
 // the SHA-256 of its contents, and Terraform checks the package it gets
 // against the registry's shasum again; the directory is the user's own
@@ -304,6 +305,7 @@ class ArchiveStore {
                   const std::exception_ptr& error);
     OwnedFd store_download(const StoreDirs& dirs, const OwnedFd& out, const std::string& temp_file,
                            const std::string& name, const std::string& what) const;
+    std::optional<OwnedFd> not_synced(const Flight& flight, const std::string& what, int error);
     std::optional<OwnedFd> keep_download(const Flight& flight, const std::string& name,
                                          const std::string& what);
     void store_failed(const StoreUnwritable& e);

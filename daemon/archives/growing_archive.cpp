@@ -25,6 +25,7 @@ void GrowingArchive::finish(std::uint64_t size) {
 }
 
 void GrowingArchive::fail(std::exception_ptr error) {
+    if (whole_) return;  // verified and whole: what follows cannot unmake that
     error_ = std::move(error);
     signal_.cancel();
 }

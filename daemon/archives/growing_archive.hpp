@@ -2,9 +2,10 @@
 // An archive downloading into the store's temp file, as the listener's
 // readers follow it: how many bytes the file holds, the length upstream
 // announced, and the verdict. Every byte but the last may go out while it
-// downloads; the last goes only once the archive is verified and stored
-// (whole), so a reader never gets a complete wrong file: on a failure its
-// response is cut short instead. Readers wait on changed(), woken by each
+// downloads; the last goes only once the archive is verified (whole), so a
+// reader never gets a complete wrong file: on a failure before that its
+// response is cut short instead. Storing it may still fail after; it stays
+// whole. Readers wait on changed(), woken by each
 // piece written (the download's body observer) and by the verdict, on the
 // event loop: no polling.
 
@@ -25,10 +26,11 @@ class GrowingArchive final : public http::GrowingBody {
 
     // The file holds `bytes` more of the body; `announced` as upstream said it.
     void grew(std::uint64_t bytes, std::optional<std::uint64_t> announced);
-    // Verified (when there was anything to verify) and stored: all of its
-    // `size` bytes may go.
+    // Verified (when there was anything to verify): all of its `size` bytes
+    // may go.
     void finish(std::uint64_t size);
     // It failed or did not verify: readers abort; get() rethrows `error`.
+    // Nothing once it is whole.
     void fail(std::exception_ptr error);
 
     // Bytes came, or it ended: a reader may start.

@@ -136,10 +136,6 @@ asio::awaitable<DownloadedFile> download_verified(
             ErrorCode::registry_failed,
             failure_status(what, result.response->url, result.response->status, credentials));
     }
-    if (::fsync(fd) != 0) {
-        const int error = errno;
-        throw StoreUnwritable("writing " + path + ": " + std::strerror(error), error);
-    }
     DownloadedFile out;
     if (expected) {
         // Hashing unpacks the archive: off the event loop, which keeps serving.

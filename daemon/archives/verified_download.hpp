@@ -81,8 +81,8 @@ DownloadedFile verify_package(const std::string& path, const ExpectedHashes& exp
 
 // GETs `url` (with `credentials`' token on its origin only, redirects
 // followed, at most kMaxPackageSize) into `fd` (an empty file at `path`,
-// opened for writing), fsyncs it, then, unless `expected` is nullopt,
-// verifies it on `hashing` (see verify_package). With `on_body`, each piece
+// opened for writing), then, unless `expected` is nullopt, verifies it on
+// `hashing` (see verify_package); the caller syncs it before storing it. With `on_body`, each piece
 // of the body is told to it once the file has it (http::BodyObserver) and
 // hashed here as it comes (SHA-256, once, whoever follows the file): its
 // zh: hash is not read back from the file. Throws proto::Error:

@@ -227,6 +227,13 @@ TEST_CASE("streaming: a growing archive's extent, announced length and wake-ups"
     whole_at_once.finish(7);
     CHECK(whole_at_once.started());
     CHECK(whole_at_once.announced() == 7U);
+
+    // Verified and whole, then not stored (a full disk): its readers keep it.
+    growing.fail(std::make_exception_ptr(std::runtime_error("disk full")));
+    CHECK_FALSE(growing.extent().failed);
+    CHECK(growing.extent().whole);
+    CHECK(growing.extent().sendable == 30);
+    CHECK_FALSE(growing.error());
 }
 
 }  // namespace test_streaming_archives
