@@ -41,9 +41,15 @@
 #        average of at most 1.5 before each measurement (at most 3 minutes);
 #      - the registry cache (tests/bench/registry_cache.sh, in a keyring world
 #        of its own, skipped without terraform): `terraform init` of 4 modules
-#        and 3 providers from a registry adding 100 ms per request, through
-#        `hostkeeper setup --registry-cache` cold and warm, against plain
-#        terraform and plugin_cache_dir, with upstream request counts;
+#        and 3 providers from a registry behind a latency proxy (40 and 120 ms
+#        round trips), through `hostkeeper setup --registry-cache` cold and
+#        warm, against plain terraform, plugin_cache_dir and Terraform's own
+#        floor (a filesystem mirror), with upstream requests and connections;
+#      - the fleet tier (tests/bench/registry_fleet.sh, in a container-like
+#        world of its own, skipped without terraform or docker-registry):
+#        ephemeral runners with a warm tier on a real OCI registry against
+#        plain terraform and a warm local store, one and 10 at once, with a
+#        300 MiB provider over a 20 MB/s link;
 #      - keyring backends (tests/bench/pass.sh, in worlds of its own, skipped
 #        without pass or gpg): the pass backend's `get` warm and after a flush
 #        against `pass show` and `gpg --decrypt` in one hyperfine -N run, and
@@ -467,6 +473,7 @@ inner() {
     # tokens from a command: warm gets, a get during a refresh, concurrent
     # terraform init while the token refreshes (token_commands.sh).
     optional_bench registry_cache.sh registry-cache "registry cache" "no terraform, or not root for its registry port"
+    optional_bench registry_fleet.sh registry-fleet "fleet tier" "no terraform, docker-registry or htpasswd, or not root"
     optional_bench pass.sh pass "keyring backends" "no pass or gpg"
     optional_bench consumers.sh consumers "other consumers" "no Debian docker-credential helpers"
     optional_bench token_commands.sh token-commands "token commands" "no terraform"
@@ -521,6 +528,7 @@ inner() {
         cat "$RAW/discovery-rows.md"
         [[ ! -s "$RAW/registry-rows.md" ]] || cat "$RAW/registry-rows.md"
         [[ ! -s "$RAW/registry-cache-rows.md" ]] || cat "$RAW/registry-cache-rows.md"
+        [[ ! -s "$RAW/registry-fleet-rows.md" ]] || cat "$RAW/registry-fleet-rows.md"
         [[ ! -s "$RAW/pass-rows.md" ]] || cat "$RAW/pass-rows.md"
         [[ ! -s "$RAW/consumers-rows.md" ]] || cat "$RAW/consumers-rows.md"
         [[ ! -s "$RAW/token-commands-rows.md" ]] || cat "$RAW/token-commands-rows.md"
@@ -548,6 +556,7 @@ inner() {
         cat "$RAW/discovery-notes.md"
         [[ ! -s "$RAW/registry-notes.md" ]] || cat "$RAW/registry-notes.md"
         [[ ! -s "$RAW/registry-cache-notes.md" ]] || cat "$RAW/registry-cache-notes.md"
+        [[ ! -s "$RAW/registry-fleet-notes.md" ]] || cat "$RAW/registry-fleet-notes.md"
         [[ ! -s "$RAW/pass-notes.md" ]] || cat "$RAW/pass-notes.md"
         [[ ! -s "$RAW/consumers-notes.md" ]] || cat "$RAW/consumers-notes.md"
         [[ ! -s "$RAW/token-commands-notes.md" ]] || cat "$RAW/token-commands-notes.md"
