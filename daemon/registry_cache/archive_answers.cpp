@@ -1,6 +1,11 @@
 // RegistryAnswers' archives (from the store, fetched from where an answer
 // named them, with the token of the host that named them on its own
 // origin), the network mirror, and the archives remembered.
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <chrono>
+#include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,28 +66,25 @@ asio::awaitable<ListenerResponse> RegistryAnswers::archive_answer(const Route& r
         out.hold = std::move(found->lease);
         co_return out;
     }
-    const auto it = pending_.find(route.key);
-    if (it == pending_.end()) {
+    if (const auto failed = prefetch_failures_.find(route.key);
+        failed != prefetch_failures_.end()) {
+        const PrefetchFailure failure = failed->second;
+        prefetch_failures_.erase(failed);
+        if (std::chrono::steady_clock::now() - failure.at < kPrefetchFailureLife)
+            std::rethrow_exception(failure.error);
+    }
+    auto requesting = pending_request(route.key);  // named first
+    std::optional<archives::ArchiveRequest> request = co_await std::move(requesting);
+    if (!request) {
         throw Error(ErrorCode::not_found,
                     "this archive is not in hostkeeper's cache and no registry answer named it "
                     "(run init again)");
     }
-    const PendingArchive& pending = it->second;
-    archives::ArchiveRequest request;
-    request.key = route.key;
-    request.url = pending.url;
-    request.published = pending.published;
-    request.verify = pending.verify;
-    request.what = pending.what;
-    request.tier_item = pending.tier_item;
-    // Named first.
-    auto asking = download_credentials(pending.token_host, pending.token_origin, pending.what);
-    request.credentials = co_await std::move(asking);
-    const std::string upstream_url = request.url;
+    const std::string upstream_url = request->url;
     ListenerResponse out;
     out.content_type = "application/octet-stream";
     try {
-        auto getting = archives_.get(std::move(request));
+        auto getting = archives_.get(std::move(*request));
         archives::Archive got = co_await std::move(getting);
         out.file.emplace(got.fd.release());
         // Still downloading: the listener sends it as it comes.
@@ -96,6 +98,66 @@ asio::awaitable<ListenerResponse> RegistryAnswers::archive_answer(const Route& r
         out = pass_through(upstream_url);
     }
     co_return out;
+}
+
+asio::awaitable<std::optional<archives::ArchiveRequest>> RegistryAnswers::pending_request(
+    const std::string& key) {
+    const auto it = pending_.find(key);
+    if (it == pending_.end()) co_return std::nullopt;
+    // A copy: the map may change while the credentials are read.
+    const PendingArchive pending = it->second;
+    archives::ArchiveRequest request;
+    request.key = key;
+    request.url = pending.url;
+    request.published = pending.published;
+    request.verify = pending.verify;
+    request.what = pending.what;
+    request.tier_item = pending.tier_item;
+    // Named first.
+    auto asking = download_credentials(pending.token_host, pending.token_origin, pending.what);
+    request.credentials = co_await std::move(asking);
+    co_return request;
+}
+
+void RegistryAnswers::prefetch(const asio::any_io_executor& io, const std::string& key) {
+    prefetch_failures_.erase(key);  // named again: tried again
+    if (prefetches_ >= kMaxPrefetches) return;
+    ++prefetches_;
+    asio::co_spawn(io, prefetching(key), asio::detached);
+}
+
+// Its failures are the store's to count and log. A download that failed
+// (not a store that cannot take it: then Terraform's request is passed
+// through) answers the archive's next request, so that one failure makes
+// one upstream request.
+asio::awaitable<void> RegistryAnswers::prefetching(std::string key) {
+    std::exception_ptr failed;
+    try {
+        auto finding = archives_.find(key);  // named first
+        if (!co_await std::move(finding)) {
+            auto requesting = pending_request(key);  // named first
+            if (std::optional<archives::ArchiveRequest> request = co_await std::move(requesting)) {
+                // Returns once its first bytes are in (the download goes on),
+                // or with the download's failure.
+                auto getting = archives_.get(std::move(*request));  // named first
+                (void)co_await std::move(getting);
+            }
+        }
+    } catch (const archives::StoreUnwritable&) {
+    } catch (const std::exception&) {
+        failed = std::current_exception();
+    }
+    --prefetches_;
+    if (failed) prefetch_failed(key, failed);
+}
+
+// Not a coroutine (GCC bug 109224).
+void RegistryAnswers::prefetch_failed(const std::string& key, const std::exception_ptr& error) {
+    const auto now = std::chrono::steady_clock::now();
+    std::erase_if(prefetch_failures_, [now](const auto& entry) {
+        return now - entry.second.at >= kPrefetchFailureLife;
+    });
+    if (prefetch_failures_.size() < kMaxPending) prefetch_failures_[key] = {error, now};
 }
 
 // The token of `host` for a download from its own origin (the keyring's

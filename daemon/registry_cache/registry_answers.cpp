@@ -3,6 +3,7 @@
 // formats Terraform reads, downloads pointed at the listener.
 #include "daemon/registry_cache/registry_answers.hpp"
 
+#include <boost/asio/this_coro.hpp>
 #include <string>
 #include <vector>
 
@@ -175,6 +176,7 @@ asio::awaitable<ListenerResponse> RegistryAnswers::module_download_answer(
                        registry::registry_origin(module.host),
                        std::move(item)});
         served = route.base_url + "archives/" + key + "/" + archive->filename + archive->suffix;
+        prefetch(co_await asio::this_coro::executor, key);
     }
     ListenerResponse out;
     out.status = 204;
@@ -192,8 +194,12 @@ asio::awaitable<ListenerResponse> RegistryAnswers::provider_answer(const Route& 
     const registry::RegistryAnswer answer = co_await std::move(asking);
     source = answer.source;
     const std::string what = provider.to_string() + " " + version.to_string();
-    if (route.kind == RouteKind::provider_package)
-        co_return package_answer(route, answer.document->body, what);
+    if (route.kind == RouteKind::provider_package) {
+        std::string remembered;
+        ListenerResponse out = package_answer(route, answer.document->body, what, remembered);
+        if (!remembered.empty()) prefetch(co_await asio::this_coro::executor, remembered);
+        co_return out;
+    }
     auto fetching = published_file_answer(route, answer.document->body, what, source);
     co_return co_await std::move(fetching);
 }
@@ -214,7 +220,7 @@ archives::TierItem RegistryAnswers::provider_item(const Route& route, const std:
 }
 
 ListenerResponse RegistryAnswers::package_answer(const Route& route, const Json& body,
-                                                 const std::string& what) {
+                                                 const std::string& what, std::string& remembered) {
     std::string shasum = body.at("hashes").at(0).get<std::string>().substr(3);
     const std::string& filename = body.at("filename").get_ref<const std::string&>();
     const std::string& upstream_url = body.at("download_url").get_ref<const std::string&>();
@@ -226,6 +232,7 @@ ListenerResponse RegistryAnswers::package_answer(const Route& route, const Json&
                        registry::registry_origin(route.host),
                        provider_item(route, route.os + "_" + route.arch, filename)});
         archive_url = route.base_url + "archives/" + key + "/" + filename;
+        remembered = key;
     }
     Route sums = route;
     sums.kind = RouteKind::provider_shasums;

@@ -6,9 +6,12 @@
 // named, so that the listener fetches only those, each with the token of
 // the host whose answer named it when it lives on that host's own origin.
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <cstddef>
 #include <deque>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -29,6 +32,12 @@ class RegistryAnswers {
   public:
     // Archives named, remembered at most this many.
     static constexpr std::size_t kMaxPending = 4096;
+    // Archives whose download an answer starts before Terraform asks for
+    // them, at most this many at once (each until its first bytes are in).
+    static constexpr std::size_t kMaxPrefetches = 8;
+    // How long a failed prefetch is the answer to the archive's next request
+    // (rather than a second download that would fail alike).
+    static constexpr std::chrono::seconds kPrefetchFailureLife{60};
 
     // `credentials`: the tokens archives on their registry's own origin are fetched with.
     RegistryAnswers(registry::RegistryService& registry, archives::ArchiveStore& archives,
@@ -78,9 +87,20 @@ class RegistryAnswers {
                                                                    const proto::Json& body,
                                                                    const std::string& what,
                                                                    cache::AnswerSource& source);
+    // `remembered`: the store key of the package it names, "" for none.
     ListenerResponse package_answer(const Route& route, const proto::Json& body,
-                                    const std::string& what);
+                                    const std::string& what, std::string& remembered);
     boost::asio::awaitable<ListenerResponse> archive_answer(const Route& route);
+    // The store's request for the archive remembered as `key`, its
+    // download credentials read; nullopt when none is remembered.
+    boost::asio::awaitable<std::optional<archives::ArchiveRequest>> pending_request(
+        const std::string& key);
+    // The archive remembered as `key` started downloading into the store,
+    // unless it is there or kMaxPrefetches are starting: Terraform asks for
+    // it next (docs/manual/registry-cache.md, "Prefetch").
+    void prefetch(const boost::asio::any_io_executor& io, const std::string& key);
+    boost::asio::awaitable<void> prefetching(std::string key);
+    void prefetch_failed(const std::string& key, const std::exception_ptr& error);
     boost::asio::awaitable<archives::DownloadCredentials> download_credentials(std::string host,
                                                                                std::string origin,
                                                                                std::string what);
@@ -97,6 +117,13 @@ class RegistryAnswers {
     // Archives Terraform was pointed at, by store key: where to fetch them.
     std::map<std::string, PendingArchive> pending_;
     std::deque<std::string> pending_order_;  // its keys, oldest first
+    std::size_t prefetches_ = 0;             // prefetching() coroutines running
+    struct PrefetchFailure {
+        std::exception_ptr error;
+        std::chrono::steady_clock::time_point at;
+    };
+    // By store key: taken by the archive's next request, if fresh.
+    std::map<std::string, PrefetchFailure> prefetch_failures_;
 };
 
 }  // namespace hostkeeper::daemon::registry_cache

@@ -5,6 +5,8 @@
 # from upstream, with the real listener, the real HTTPS registry
 # (https_registry.py sending downloads in pieces) and the real terraform.
 # Checks:
+#   0. the package document starts the package's download (prefetch)
+#      before anyone asks for the package;
 #   1. a client gets the first bytes of a cold provider package while the
 #      upstream still holds back its last piece (the registry's log says
 #      "holding" and nothing has released it): the archive is streamed, not
@@ -87,14 +89,18 @@ wait_for() {
 nonempty() { [[ -s $1 ]]; }
 holding() { [[ $(statuses "$1") == *holding* ]]; }
 
+# The package document starts the package's download (the prefetch): each
+# upstream behaviour is set before the document is asked for.
 # --- 1. the first bytes arrive before upstream has sent the last ------------------------
-package thing 1.0.0
-curl -sS --cacert "$root/tls/ca.pem" -o "$root/direct.zip" "https://$host$upstream_path" ||
+curl -sS --cacert "$root/tls/ca.pem" -o "$root/direct.zip" \
+    "https://$host/provider-files/acme/thing/1.0.0/terraform-provider-thing_1.0.0_$tf_platform.zip" ||
     fail "the package straight from the registry"
 touch "$control/hold"
+package thing 1.0.0
+# Nobody has asked for the package yet: the document alone started it.
+wait_for "the package's download started by its document (prefetch)" holding "$upstream_path"
 curl -sS -f -N -o "$root/streamed.zip" "$package_url" 2>"$root/streamed.err" &
 curl_pid=$!
-wait_for "the upstream holding back the last piece" holding "$upstream_path"
 wait_for "the first bytes through the listener" nonempty "$root/streamed.zip"
 [[ $(statuses "$upstream_path") == *holding* && $(statuses "$upstream_path") != *released* ]] ||
     fail "the upstream released its last piece before the client had bytes ($(statuses "$upstream_path"))"
@@ -107,8 +113,8 @@ cmp -s "$root/direct.zip" "$root/streamed.zip" || fail "the streamed package dif
 pass "the client had $got bytes while upstream held back its last piece; then the whole package, stored"
 
 # --- 2. two readers, one download --------------------------------------------------------
-package other 1.2.0
 touch "$control/hold" "$control/chunked"
+package other 1.2.0
 curl -sS -f -N -o "$root/a.zip" "$package_url" 2>"$root/a.err" &
 a_pid=$!
 curl -sS -f -N -o "$root/b.zip" "$package_url" 2>"$root/b.err" &
@@ -139,8 +145,8 @@ terraform {
   }
 }
 TF
-package thing 1.2.0
 touch "$control/lie"
+package thing 1.2.0
 if init "$w" "$w.out"; then
     show "$w.out"
     fail "terraform init succeeded with an upstream serving the wrong bytes"
@@ -148,8 +154,10 @@ fi
 [[ ! -e $store/$key ]] || fail "the wrong bytes were stored as $key"
 [[ -z $(ls -A "$store/tmp") ]] || { ls -l "$store/tmp"; fail "a temp file was left in $store/tmp"; }
 [[ $(statuses "$upstream_path") == *200* ]] || fail "terraform's init never had the daemon download the lying package"
-# Cut short: terraform saw a broken download, never a complete wrong file.
-grep -q 'unexpected EOF' "$w.out" || { show "$w.out"; fail "terraform did not see the response cut short"; }
+# Never a complete wrong file: terraform saw the download cut short (it
+# followed it) or refused (it asked after the daemon had refused it).
+grep -q -e 'unexpected EOF' -e '502 Bad Gateway' "$w.out" ||
+    { show "$w.out"; fail "terraform saw neither the response cut short nor the daemon's refusal"; }
 pass "a lying upstream: terraform init failed ($(grep -m1 -io 'error[^│]*' "$w.out" | head -c 120)), nothing stored"
 rm "$control/lie"
 init "$w" "$w.out" || { show "$w.out"; fail "terraform init failed once the upstream served the right bytes"; }
