@@ -3,8 +3,11 @@
 // origin), the network mirror, and the archives remembered.
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,6 +69,8 @@ asio::awaitable<ListenerResponse> RegistryAnswers::archive_answer(const Route& r
         out.hold = std::move(found->lease);
         co_return out;
     }
+    auto starting = prefetch_started(route.key);  // named first
+    co_await std::move(starting);
     if (const auto failed = prefetch_failures_.find(route.key);
         failed != prefetch_failures_.end()) {
         const PrefetchFailure failure = failed->second;
@@ -121,9 +126,19 @@ asio::awaitable<std::optional<archives::ArchiveRequest>> RegistryAnswers::pendin
 
 void RegistryAnswers::prefetch(const asio::any_io_executor& io, const std::string& key) {
     prefetch_failures_.erase(key);  // named again: tried again
-    if (prefetches_ >= kMaxPrefetches) return;
+    if (prefetches_ >= kMaxPrefetches || prefetches_starting_.count(key) != 0) return;
     ++prefetches_;
+    prefetches_starting_.emplace(key, std::make_shared<asio::steady_timer>(
+                                          io, std::chrono::steady_clock::time_point::max()));
     asio::co_spawn(io, prefetching(key), asio::detached);
+}
+
+asio::awaitable<void> RegistryAnswers::prefetch_started(const std::string& key) {
+    const auto it = prefetches_starting_.find(key);
+    if (it == prefetches_starting_.end()) co_return;
+    const std::shared_ptr<asio::steady_timer> signal = it->second;
+    boost::system::error_code ignored;  // cancelled: it started, or failed
+    co_await signal->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
 }
 
 // Its failures are the store's to count and log. A download that failed
@@ -149,6 +164,10 @@ asio::awaitable<void> RegistryAnswers::prefetching(std::string key) {
     }
     --prefetches_;
     if (failed) prefetch_failed(key, failed);
+    if (const auto it = prefetches_starting_.find(key); it != prefetches_starting_.end()) {
+        it->second->cancel();
+        prefetches_starting_.erase(it);
+    }
 }
 
 // Not a coroutine (GCC bug 109224).

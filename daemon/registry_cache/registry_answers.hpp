@@ -8,12 +8,14 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstddef>
 #include <deque>
 #include <exception>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -100,6 +102,8 @@ class RegistryAnswers {
     // it next (docs/manual/registry-cache.md, "Prefetch").
     void prefetch(const boost::asio::any_io_executor& io, const std::string& key);
     boost::asio::awaitable<void> prefetching(std::string key);
+    // Until the prefetch of `key` starting now, if any, has started or failed.
+    boost::asio::awaitable<void> prefetch_started(const std::string& key);
     void prefetch_failed(const std::string& key, const std::exception_ptr& error);
     boost::asio::awaitable<archives::DownloadCredentials> download_credentials(std::string host,
                                                                                std::string origin,
@@ -124,6 +128,11 @@ class RegistryAnswers {
     };
     // By store key: taken by the archive's next request, if fresh.
     std::map<std::string, PrefetchFailure> prefetch_failures_;
+    // By store key, the prefetches starting: a timer that never expires,
+    // cancelled when the prefetch has its first bytes or its failure. The
+    // archive's request waits for it, so that it follows that download or
+    // takes that failure rather than starting another.
+    std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> prefetches_starting_;
 };
 
 }  // namespace hostkeeper::daemon::registry_cache

@@ -109,7 +109,7 @@ got=$(stat -c %s "$root/streamed.zip")
 rm "$control/hold"
 wait "$curl_pid" || { show "$root/streamed.err"; fail "the streamed download failed"; }
 cmp -s "$root/direct.zip" "$root/streamed.zip" || fail "the streamed package differs from upstream's"
-[[ -s $store/$key ]] || fail "the streamed package was not stored as $key"
+stored "$store/$key" || fail "the streamed package was not stored as $key"
 pass "the client had $got bytes while upstream held back its last piece; then the whole package, stored"
 
 # --- 2. two readers, one download --------------------------------------------------------
@@ -161,7 +161,7 @@ grep -q -e 'unexpected EOF' -e '502 Bad Gateway' "$w.out" ||
 pass "a lying upstream: terraform init failed ($(grep -m1 -io 'error[^│]*' "$w.out" | head -c 120)), nothing stored"
 rm "$control/lie"
 init "$w" "$w.out" || { show "$w.out"; fail "terraform init failed once the upstream served the right bytes"; }
-[[ -s $store/$key ]] || fail "the right bytes were not stored as $key"
+stored "$store/$key" || fail "the right bytes were not stored as $key"
 pass "once the upstream served the right bytes, the next init installed and stored the package"
 
 # --- 4. terraform init, everything in pieces ------------------------------------------------

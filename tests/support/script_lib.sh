@@ -59,6 +59,17 @@ bin_dir() {
 }
 
 exit_steps=()
+# stored FILE: waits up to 10 s for FILE to be non-empty: an archive is
+# renamed into the store just after its readers have had all of it.
+stored() {
+    local _
+    for _ in $(seq 1 100); do
+        [[ -s $1 ]] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 on_exit() {
     exit_steps+=("$*")
     trap run_exit_steps EXIT
