@@ -18,6 +18,15 @@ ms() { awk -v s="$1" 'BEGIN { printf "%.3f", s * 1000 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "n/a" }'; }
 # "N× faster" or "N× slower": hostkeeper time $2 against the alternative's $1.
 speedup() { awk -v a="$1" -v b="$2" 'BEGIN { if (a <= 0 || b <= 0) print "n/a"; else if (a >= b) printf "%.1f× faster", a / b; else printf "%.1f× slower", b / a }'; }
+# tsv_median VARIANT COLUMN and tsv_range VARIANT COLUMN: the median, and
+# "lowest–highest", of COLUMN of $RAW/runs.tsv's lines for VARIANT (its
+# first field); tsv_ratio A B: A / B to two places.
+tsv_median() {
+    awk -F'\t' -v v="$1" -v c="$2" '$1 == v { print $c }' "$RAW/runs.tsv" | sort -g |
+        awk '{ a[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print a[(NR + 1) / 2]; else printf "%.6g\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+tsv_range() { awk -F'\t' -v v="$1" -v c="$2" '$1 == v { print $c }' "$RAW/runs.tsv" | sort -g | sed -n '1p;$p' | paste -sd' ' | sed 's/ /–/'; }
+tsv_ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 yesno() { if "$@"; then echo yes; else echo no; fi; }

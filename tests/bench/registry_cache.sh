@@ -207,16 +207,6 @@ exec_overhead() {
     done
 }
 
-# median VARIANT COLUMN: the median of runs.tsv's COLUMN (3 time, 4 metadata,
-# 5 archives, 6 connections) for VARIANT.
-median() {
-    awk -F'\t' -v v="$1" -v c="$2" '$1 == v { print $c }' "$RAW/runs.tsv" | sort -g |
-        awk '{ a[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print a[(NR + 1) / 2]; else printf "%.6g\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
-range() { awk -F'\t' -v v="$1" -v c="$2" '$1 == v { print $c }' "$RAW/runs.tsv" | sort -g | sed -n '1p;$p' | paste -sd' ' | sed 's/ /–/'; }
-
-ratio2() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
-
 # start_registry: the test registry behind a latency proxy of RTT ms; sets
 # HOST, REG_LOG and CONN_LOG, and stores the registry's token for HOST.
 start_registry() {
@@ -286,17 +276,17 @@ measure() {
 # rows RTT RUNS: the table's rows for one round trip.
 rows() {
     local r=$1 runs=$2 n=${HK_BENCH_TF_CONCURRENT:-10} plain plugin cold warm run_init floor plain_n cold_n
-    plain=$(median "plain@$r" 3) plugin=$(median "plugin@$r" 3) cold=$(median "cold@$r" 3) warm=$(median "warm@$r" 3)
-    run_init=$(median "run@$r" 3) floor=$(median "floor@$r" 3)
-    plain_n=$(median "plainx$n@$r" 3) cold_n=$(median "coldx$n@$r" 3)
-    req() { echo "$(median "$1@$r" 4) / $(median "$1@$r" 5) / $(median "$1@$r" 6)"; }
-    echo "| \`terraform init\`, 4 modules + 3 providers, ${r} ms round trip, warm registry cache vs plain terraform, median of $runs | $(ms "$warm") ms | $(ms "$plain") ms | $(speedup "$plain" "$warm") | ≥ 3× | $(yesno ge "$(ratio "$plain" "$warm")" 3) |"
-    echo "| same (${r} ms), warm registry cache vs Terraform's floor (filesystem mirror, modules present), warm/floor $(ratio2 "$warm" "$floor") | $(ms "$warm") ms | $(ms "$floor") ms | $(speedup "$floor" "$warm") | warm/floor ≤ 1.5 | $(yesno le "$(ratio2 "$warm" "$floor")" 1.5) |"
+    plain=$(tsv_median "plain@$r" 3) plugin=$(tsv_median "plugin@$r" 3) cold=$(tsv_median "cold@$r" 3) warm=$(tsv_median "warm@$r" 3)
+    run_init=$(tsv_median "run@$r" 3) floor=$(tsv_median "floor@$r" 3)
+    plain_n=$(tsv_median "plainx$n@$r" 3) cold_n=$(tsv_median "coldx$n@$r" 3)
+    req() { echo "$(tsv_median "$1@$r" 4) / $(tsv_median "$1@$r" 5) / $(tsv_median "$1@$r" 6)"; }
+    echo "| \`terraform init\`, 4 modules + 3 providers, ${r} ms round trip, warm registry cache vs plain terraform, tsv_median of $runs | $(ms "$warm") ms | $(ms "$plain") ms | $(speedup "$plain" "$warm") | ≥ 3× | $(yesno ge "$(ratio "$plain" "$warm")" 3) |"
+    echo "| same (${r} ms), warm registry cache vs Terraform's floor (filesystem mirror, modules present), warm/floor $(tsv_ratio "$warm" "$floor") | $(ms "$warm") ms | $(ms "$floor") ms | $(speedup "$floor" "$warm") | warm/floor ≤ 1.5 | $(yesno le "$(tsv_ratio "$warm" "$floor")" 1.5) |"
     echo "| same (${r} ms), warm registry cache vs \`plugin_cache_dir\` (warm) | $(ms "$warm") ms | $(ms "$plugin") ms | $(speedup "$plugin" "$warm") | — | — |"
-    echo "| same (${r} ms), \`hostkeeper exec --registry-cache -- terraform init\` (a run's own port, daemon warm) vs plain terraform | $(ms "$run_init") ms | $(ms "$plain") ms | $(speedup "$plain" "$run_init") | as warm ($(speedup "$plain" "$warm")) | $(yesno le "$(ratio2 "$run_init" "$warm")" 1.2) |"
-    echo "| same (${r} ms), cold registry cache (daemon restarted, archives removed) vs plain terraform, cold/plain $(ratio2 "$cold" "$plain") | $(ms "$cold") ms | $(ms "$plain") ms | $(speedup "$plain" "$cold") | cold/plain ≤ 0.7 | $(yesno le "$(ratio2 "$cold" "$plain")" 0.7) |"
-    echo "| same (${r} ms), $n concurrent cold inits vs $n concurrent plain inits, until the last ended, cold/plain $(ratio2 "$cold_n" "$plain_n") | $(ms "$cold_n") ms | $(ms "$plain_n") ms | $(speedup "$plain_n" "$cold_n") | cold/plain ≤ 0.5 | $(yesno le "$(ratio2 "$cold_n" "$plain_n")" 0.5) |"
-    echo "| upstream per init at ${r} ms, metadata requests / archive requests / connections (median): warm; run; cold; plain; plugin cache | $(req warm); $(req run); $(req cold) | $(req plain); $(req plugin) | — | warm, run: 0 metadata | $(yesno test "$(median "warm@$r" 4)$(median "run@$r" 4)" = 00) |"
+    echo "| same (${r} ms), \`hostkeeper exec --registry-cache -- terraform init\` (a run's own port, daemon warm) vs plain terraform | $(ms "$run_init") ms | $(ms "$plain") ms | $(speedup "$plain" "$run_init") | as warm ($(speedup "$plain" "$warm")) | $(yesno le "$(tsv_ratio "$run_init" "$warm")" 1.2) |"
+    echo "| same (${r} ms), cold registry cache (daemon restarted, archives removed) vs plain terraform, cold/plain $(tsv_ratio "$cold" "$plain") | $(ms "$cold") ms | $(ms "$plain") ms | $(speedup "$plain" "$cold") | cold/plain ≤ 0.7 | $(yesno le "$(tsv_ratio "$cold" "$plain")" 0.7) |"
+    echo "| same (${r} ms), $n concurrent cold inits vs $n concurrent plain inits, until the last ended, cold/plain $(tsv_ratio "$cold_n" "$plain_n") | $(ms "$cold_n") ms | $(ms "$plain_n") ms | $(speedup "$plain_n" "$cold_n") | cold/plain ≤ 0.5 | $(yesno le "$(tsv_ratio "$cold_n" "$plain_n")" 0.5) |"
+    echo "| upstream per init at ${r} ms, metadata requests / archive requests / connections (median): warm; run; cold; plain; plugin cache | $(req warm); $(req run); $(req cold) | $(req plain); $(req plugin) | — | warm, run: 0 metadata | $(yesno test "$(tsv_median "warm@$r" 4)$(tsv_median "run@$r" 4)" = 00) |"
     echo "| upstream of $n concurrent inits at ${r} ms, metadata / archives / connections (median): cold cache; plain | $(req "coldx$n") | $(req "plainx$n") | — | — | — |"
 }
 
@@ -344,10 +334,10 @@ inner() {
     done
 
     local exec_true true_alone r
-    exec_true=$(median exec 3) true_alone=$(median true 3)
+    exec_true=$(tsv_median exec 3) true_alone=$(tsv_median true 3)
     {
         for r in $rtts; do rows "$r" "$runs"; done
-        echo "| \`hostkeeper exec --registry-cache -- true\` vs \`true\`, median of ${HK_BENCH_TF_EXEC_RUNS:-20}: exec's own overhead $(ms "$(awk -v a="$exec_true" -v b="$true_alone" 'BEGIN { print a - b }')") ms | $(ms "$exec_true") ms | $(ms "$true_alone") ms | — | overhead ≤ 20 ms | $(yesno le "$(awk -v a="$exec_true" -v b="$true_alone" 'BEGIN { print a - b }')" 0.020) |"
+        echo "| \`hostkeeper exec --registry-cache -- true\` vs \`true\`, tsv_median of ${HK_BENCH_TF_EXEC_RUNS:-20}: exec's own overhead $(ms "$(awk -v a="$exec_true" -v b="$true_alone" 'BEGIN { print a - b }')") ms | $(ms "$exec_true") ms | $(ms "$true_alone") ms | — | overhead ≤ 20 ms | $(yesno le "$(awk -v a="$exec_true" -v b="$true_alone" 'BEGIN { print a - b }')" 0.020) |"
     } >"$OUT/registry-cache-rows.md"
     {
         echo "- Registry cache: tests/support/https_registry.py on 127.0.0.1 (TLS, throw-away CA, a token required" \
@@ -357,12 +347,12 @@ inner() {
              "(signed SHA256SUMS), terraform $tf_version in a fresh working directory each run; $runs runs per" \
              "variant, interleaved (plain, plugin, cold, warm, run, floor), at round trips of $rtts ms."
         for r in $rtts; do
-            echo "  At $r ms, ranges (s): plain $(range "plain@$r" 3), plugin $(range "plugin@$r" 3), cold $(range "cold@$r" 3)," \
-                 "warm $(range "warm@$r" 3), run $(range "run@$r" 3), floor $(range "floor@$r" 3)," \
-                 "${HK_BENCH_TF_CONCURRENT:-10} plain $(range "plainx${HK_BENCH_TF_CONCURRENT:-10}@$r" 3)," \
-                 "${HK_BENCH_TF_CONCURRENT:-10} cold $(range "coldx${HK_BENCH_TF_CONCURRENT:-10}@$r" 3)."
+            echo "  At $r ms, ranges (s): plain $(tsv_range "plain@$r" 3), plugin $(tsv_range "plugin@$r" 3), cold $(tsv_range "cold@$r" 3)," \
+                 "warm $(tsv_range "warm@$r" 3), run $(tsv_range "run@$r" 3), floor $(tsv_range "floor@$r" 3)," \
+                 "${HK_BENCH_TF_CONCURRENT:-10} plain $(tsv_range "plainx${HK_BENCH_TF_CONCURRENT:-10}@$r" 3)," \
+                 "${HK_BENCH_TF_CONCURRENT:-10} cold $(tsv_range "coldx${HK_BENCH_TF_CONCURRENT:-10}@$r" 3)."
         done
-        echo "  exec -- true $(range exec 3), true $(range true 3) (s). Upstream requests from the registry's log," \
+        echo "  exec -- true $(tsv_range exec 3), true $(tsv_range true 3) (s). Upstream requests from the registry's log," \
              "connections from the proxy's. The plugin cache variant sets plugin_cache_may_break_dependency_lock_file" \
              "= true (without it terraform downloads every provider again into a directory without a lock file); it" \
              "still downloads every module. The floor variant installs from a filesystem_mirror made by" \

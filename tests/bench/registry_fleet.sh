@@ -183,13 +183,6 @@ measure() {
     done
 }
 
-median() {
-    awk -F'\t' -v v="$1" -v c="$2" '$1 == v { print $c }' "$RAW/runs.tsv" | sort -g |
-        awk '{ a[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print a[(NR + 1) / 2]; else printf "%.6g\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
-range() { awk -F'\t' -v v="$1" -v c="$2" '$1 == v { print $c }' "$RAW/runs.tsv" | sort -g | sed -n '1p;$p' | paste -sd' ' | sed 's/ /–/'; }
-ratio2() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
-
 start_worlds() {
     local rtt=${HK_BENCH_FLEET_RTT_MS:-100} rate=${HK_BENCH_FLEET_RATE_MBIT:-160} large=${HK_BENCH_FLEET_LARGE_MB:-300}
     "$REPO/tests/support/make_ca.sh" "$DIR/tls" localhost 127.0.0.1 >/dev/null
@@ -253,16 +246,16 @@ inner() {
     done
 
     local plain store fleet cold plain_n fleet_n tf_version
-    plain=$(median plain 3) store=$(median store 3) fleet=$(median fleet 3) cold=$(median cold 3)
-    plain_n=$(median "plainx$n" 3) fleet_n=$(median "fleetx$n" 3)
+    plain=$(tsv_median plain 3) store=$(tsv_median store 3) fleet=$(tsv_median fleet 3) cold=$(tsv_median cold 3)
+    plain_n=$(tsv_median "plainx$n" 3) fleet_n=$(tsv_median "fleetx$n" 3)
     tf_version=$("$TF" version -json | jq -r .terraform_version)
-    req() { echo "$(median "$1" 4) / $(median "$1" 5) / $(median "$1" 6)"; }
+    req() { echo "$(tsv_median "$1" 4) / $(tsv_median "$1" 5) / $(tsv_median "$1" 6)"; }
     {
-        echo "| fleet tier: an ephemeral runner (fresh store, daemon started by the run) with a warm tier vs plain terraform, 1 module + 3 providers (one $((${HK_BENCH_FLEET_LARGE_MB:-300})) MiB larger), median of $runs | $(ms "$fleet") ms | $(ms "$plain") ms | $(speedup "$plain" "$fleet") | ≥ 3× | $(yesno ge "$(ratio "$plain" "$fleet")" 3) |"
-        echo "| same, ephemeral runner with a warm tier vs a runner with a warm local store, fleet/store $(ratio2 "$fleet" "$store") | $(ms "$fleet") ms | $(ms "$store") ms | $(speedup "$store" "$fleet") | fleet/store ≤ 1.5 | $(yesno le "$(ratio2 "$fleet" "$store")" 1.5) |"
+        echo "| fleet tier: an ephemeral runner (fresh store, daemon started by the run) with a warm tier vs plain terraform, 1 module + 3 providers (one $((${HK_BENCH_FLEET_LARGE_MB:-300})) MiB larger), tsv_median of $runs | $(ms "$fleet") ms | $(ms "$plain") ms | $(speedup "$plain" "$fleet") | ≥ 3× | $(yesno ge "$(ratio "$plain" "$fleet")" 3) |"
+        echo "| same, ephemeral runner with a warm tier vs a runner with a warm local store, fleet/store $(tsv_ratio "$fleet" "$store") | $(ms "$fleet") ms | $(ms "$store") ms | $(speedup "$store" "$fleet") | fleet/store ≤ 1.5 | $(yesno le "$(tsv_ratio "$fleet" "$store")" 1.5) |"
         echo "| same, $n ephemeral runners at once with a warm tier vs $n plain inits at once, until the last ended | $(ms "$fleet_n") ms | $(ms "$plain_n") ms | $(speedup "$plain_n" "$fleet_n") | — | — |"
         echo "| same, the cold runner that filled the tier vs plain | $(ms "$cold") ms | $(ms "$plain") ms | $(speedup "$plain" "$cold") | — | — |"
-        echo "| upstream per init, metadata requests / archive requests / archives from the tier (median): fleet; fleet x$n (all); store | $(req fleet); $(req "fleetx$n"); $(req store) | $(req plain); $(req "plainx$n") | — | fleet: 0 archive requests | $(yesno test "$(median fleet 5)$(median "fleetx$n" 5)" = 00) |"
+        echo "| upstream per init, metadata requests / archive requests / archives from the tier (median): fleet; fleet x$n (all); store | $(req fleet); $(req "fleetx$n"); $(req store) | $(req plain); $(req "plainx$n") | — | fleet: 0 archive requests | $(yesno test "$(tsv_median fleet 5)$(tsv_median "fleetx$n" 5)" = 00) |"
     } >"$OUT/registry-fleet-rows.md"
     {
         echo "- Fleet tier: terraform $tf_version; tests/support/https_registry.py (TLS, a token) behind" \
@@ -273,9 +266,9 @@ inner() {
              "Each runner: a fresh HOME, no keyring backend, the token in TF_TOKEN_, the tier's credentials in" \
              "DOCKER_CONFIG, \`hostkeeper exec --registry-cache -- terraform init\` (its daemon started by the run and" \
              "stopped after it). $runs runs per variant, interleaved (plain, store, fleet), then plain x$n and fleet x$n" \
-             "interleaved. Ranges (s): plain $(range plain 3), store $(range store 3), fleet $(range fleet 3)," \
-             "plain x$n $(range "plainx$n" 3), fleet x$n $(range "fleetx$n" 3). Metadata still comes from the" \
-             "registry in every variant ($(median fleet 4) requests per init): what separates fleet from floor is" \
+             "interleaved. Ranges (s): plain $(tsv_range plain 3), store $(tsv_range store 3), fleet $(tsv_range fleet 3)," \
+             "plain x$n $(tsv_range "plainx$n" 3), fleet x$n $(tsv_range "fleetx$n" 3). Metadata still comes from the" \
+             "registry in every variant ($(tsv_median fleet 4) requests per init): what separates fleet from floor is" \
              "those round trips, the daemon's start and the tier's download and verification. Raw: $RAW/runs.tsv."
     } >"$OUT/registry-fleet-notes.md"
     log "fleet rows written to $OUT/registry-fleet-rows.md"
