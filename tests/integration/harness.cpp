@@ -105,6 +105,15 @@ long resident_kib(pid_t pid) {
     return 0;
 }
 
+bool address_sanitized(pid_t pid) {
+    std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+        if (line.find("/libasan.so") != std::string::npos) return true;
+    }
+    return false;
+}
+
 Spawned spawn(const std::vector<std::string>& argv, const RunOptions& options) {
     Spawned spawned;
     spawned.out_fd = ::memfd_create("hk-test-out", MFD_CLOEXEC);

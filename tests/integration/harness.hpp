@@ -72,6 +72,11 @@ std::vector<pid_t> daemons_matching(const std::string& needle);
 bool process_alive(pid_t pid);
 // The resident memory of `pid` in KiB (VmRSS), 0 when unknown.
 long resident_kib(pid_t pid);
+// Whether process `pid` runs with AddressSanitizer (libasan is mapped):
+// then its resident size says nothing of its own memory (ASan's quarantine
+// and redzones), and LeakSanitizer checks leaks instead. Asked of the
+// process, since the test programs' own code is built without sanitizers.
+bool address_sanitized(pid_t pid);
 bool wait_until(const std::function<bool()>& condition, std::chrono::milliseconds limit);
 
 std::string read_file(const std::filesystem::path& path);
