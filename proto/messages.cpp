@@ -10,7 +10,7 @@
 namespace hostkeeper::proto {
 namespace {
 
-constexpr std::array<std::pair<Op, std::string_view>, 30> kOps{{
+constexpr std::array<std::pair<Op, std::string_view>, 31> kOps{{
     {Op::hello, "hello"},
     {Op::get, "get"},
     {Op::store, "store"},
@@ -26,6 +26,7 @@ constexpr std::array<std::pair<Op, std::string_view>, 30> kOps{{
     {Op::provider_fetch, "provider_fetch"},
     {Op::registry_cache_sync, "registry_cache_sync"},
     {Op::registry_run, "registry_run"},
+    {Op::registry_run_blocks, "registry_run_blocks"},
     {Op::migrate, "migrate"},
     {Op::unlock, "unlock"},
     {Op::list, "list"},

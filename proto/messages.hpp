@@ -28,6 +28,7 @@ enum class Op {
     provider_fetch,
     registry_cache_sync,
     registry_run,
+    registry_run_blocks,
     migrate,
     unlock,
     list,

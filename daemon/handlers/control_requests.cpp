@@ -38,6 +38,15 @@ std::vector<std::string> hostnames(const proto::Json& fields, const char* name) 
     return hosts;
 }
 
+// The run's TCP "port".
+std::uint16_t run_port(const proto::Json& fields) {
+    const auto port = fields.find("port");
+    if (port == fields.end() || !port->is_number_unsigned() || port->get<std::uint64_t>() == 0 ||
+        port->get<std::uint64_t>() > 65535)
+        throw proto::Error(proto::ErrorCode::bad_request, "request needs a TCP \"port\"");
+    return static_cast<std::uint16_t>(port->get<std::uint64_t>());
+}
+
 // The run's "tokens" (host -> token); none when absent.
 std::map<std::string, proto::Secret> run_tokens(const proto::Json& fields) {
     std::map<std::string, proto::Secret> tokens;
@@ -75,15 +84,22 @@ boost::asio::awaitable<server::Reply> ControlRequests::handle(const Request& req
             const auto link = request.fields.find("link");
             if (link == request.fields.end() || !link->is_string())
                 throw proto::Error(proto::ErrorCode::bad_request, "request needs a \"link\" path");
-            const auto port = request.fields.find("port");
-            if (port == request.fields.end() || !port->is_number_unsigned() ||
-                port->get<std::uint64_t>() == 0 || port->get<std::uint64_t>() > 65535)
-                throw proto::Error(proto::ErrorCode::bad_request, "request needs a TCP \"port\"");
-            const auto number = static_cast<std::uint16_t>(port->get<std::uint64_t>());
+            const std::uint16_t number = run_port(request.fields);
             std::vector<std::string> kept = hostnames(request.fields, "kept");
             cache_.runs().attach(link->get<std::string>(), number, run_tokens(request.fields));
             auto rendering = cache_.run_tfrc(number, hostnames(request.fields, "hosts"),
                                              std::set<std::string>(kept.begin(), kept.end()));
+            const std::string tfrc = co_await std::move(rendering);  // named first
+            co_return server::Reply{reply::registry_run(tfrc)};
+        }
+        case Op::registry_run_blocks: {
+            const std::uint16_t number = run_port(request.fields);
+            if (!cache_.runs().serves(number))
+                throw proto::Error(proto::ErrorCode::bad_request,
+                                   "no run's port " + std::to_string(number) + " is served");
+            std::vector<std::string> kept = hostnames(request.fields, "kept");
+            auto rendering =
+                cache_.run_tfrc(number, {}, std::set<std::string>(kept.begin(), kept.end()));
             const std::string tfrc = co_await std::move(rendering);  // named first
             co_return server::Reply{reply::registry_run(tfrc)};
         }

@@ -1,7 +1,7 @@
 #pragma once
 // The requests about the daemon itself: hello, status, flush, stop,
-// registry_cache_sync and registry_run (PROTOCOL.md). `stop` answers, and the server stops once the
-// answer is written.
+// registry_cache_sync, registry_run and registry_run_blocks (PROTOCOL.md).
+// `stop` answers, and the server stops once the answer is written.
 
 #include <boost/asio/awaitable.hpp>
 #include <utility>

@@ -86,6 +86,7 @@ asio::awaitable<server::Reply> Dispatcher::route(const Request& request) {
             co_return co_await items_.handle(request);
         case Op::registry_cache_sync:
         case Op::registry_run:
+        case Op::registry_run_blocks:
         case Op::hello:
         case Op::status:
         case Op::flush:

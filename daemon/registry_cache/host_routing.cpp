@@ -109,6 +109,11 @@ void HostRouting::write_files() {
     }
 }
 
+void HostRouting::routes_changed() {
+    write_files();
+    if (changed_) changed_();
+}
+
 void HostRouting::learn(const std::string& host) {
     if (!routed_ || stopped_ || routed_->routed(host) || never_a_registry(host)) return;
     const auto now = std::chrono::steady_clock::now();
@@ -129,7 +134,7 @@ asio::awaitable<void> HostRouting::discover_and_route(std::string host, bool ref
             spdlog::info("registry cache: {} {}", host,
                          routed_->routed(host) ? "routed through the listener"
                                                : "no longer routed (it offers no registry)");
-            write_files();
+            routes_changed();
         }
     } catch (const std::exception& e) {
         failure = e.what();
@@ -152,7 +157,7 @@ asio::awaitable<void> HostRouting::follow_discovery(std::string host) {
     std::shared_ptr<const discovery::DiscoveryDocument>& seen = seen_[host];
     if (seen == document) co_return;
     seen = document;
-    if (routed_->discovered(host, document->services.services)) write_files();
+    if (routed_->discovered(host, document->services.services)) routes_changed();
 }
 
 asio::awaitable<void> HostRouting::sync(std::vector<std::string> hosts, bool refresh) {

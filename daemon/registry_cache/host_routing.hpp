@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -71,9 +72,15 @@ class HostRouting {
         return routed_ ? routed_->hosts() : std::map<std::string, RoutedHost>{};
     }
 
+    // Called whenever a host is routed or unrouted, or a routed host's
+    // services change (the runs' host blocks follow).
+    void on_routes_changed(std::function<void()> listener) { changed_ = std::move(listener); }
+
     void stop() { stopped_ = true; }
 
   private:
+    // The files rewritten, the listener told.
+    void routes_changed();
     boost::asio::awaitable<void> discover_and_route(std::string host, bool refresh);
     void spawn_discovery(const std::string& host);
     void write_files();
@@ -89,6 +96,7 @@ class HostRouting {
     std::string files_error_;
     std::map<std::string, std::chrono::steady_clock::time_point> learning_;
     std::map<std::string, std::shared_ptr<const discovery::DiscoveryDocument>> seen_;
+    std::function<void()> changed_;
     bool stopped_ = false;
 };
 

@@ -18,7 +18,9 @@ RegistryCache::RegistryCache(const asio::any_io_executor& io, std::optional<Cach
       routing_(io, config_, std::move(state_file), discovery),
       answers_(registry, archives, credentials, std::move(snapshot_dir)),
       gate_(routing_, credentials.bearer_check(), answers_),
-      runs_(io, credentials.run_tokens()) {}
+      runs_(io, credentials.run_tokens()) {
+    routing_.on_routes_changed([this] { runs_.hosts_changed(); });
+}
 
 void RegistryCache::port_registered(std::uint16_t port) {
     routing_.port_registered(port);

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -56,6 +57,32 @@ void check_link_path(const fs::path& link) {
         throw Error(ErrorCode::bad_request, "the run's link " + link.string() + " is not a socket");
 }
 
+// Connects to the run's link without waiting: a link whose queue is full (a
+// run that does not accept) cannot be reached, rather than holding the
+// event loop.
+void connect_link(asio::local::stream_protocol::socket& link, const fs::path& path) {
+    const std::string text = path.string();
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    if (text.size() >= sizeof address.sun_path)
+        throw Error(ErrorCode::bad_request, "the run's link " + text + " is too long a path");
+    std::memcpy(address.sun_path, text.c_str(), text.size() + 1);
+    proto::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
+    if (fd.get() < 0 ||
+        ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+        throw Error(ErrorCode::bad_request,
+                    "the run's link " + text + " cannot be reached: " + std::strerror(errno));
+    }
+    const int connected = fd.release();
+    error_code ec;
+    link.assign(asio::local::stream_protocol(), connected, ec);
+    if (ec) {
+        ::close(connected);
+        throw Error(ErrorCode::internal, "the run's link: " + ec.message());
+    }
+}
+
 // Resets the connection (RST) as it is closed: another uid learns nothing.
 void reset(asio::ip::tcp::socket& socket) {
     error_code ignored;
@@ -84,11 +111,7 @@ void RunPorts::attach(const fs::path& link, std::uint16_t port,
                         std::string("the kernel's socket lookup: ") + std::strerror(errno));
     }
     auto run = std::make_shared<Run>(io_, next_id_++, port);
-    error_code ec;
-    run->link.connect(asio::local::stream_protocol::endpoint(link.string()), ec);
-    if (ec)
-        throw Error(ErrorCode::bad_request,
-                    "the run's link " + link.string() + " cannot be reached: " + ec.message());
+    connect_link(run->link, link);
     // The run is the process that listens there: it must be ours.
     try {
         proto::check_peer(run->link.native_handle(), ::geteuid(), link);
@@ -154,6 +177,22 @@ bool RunPorts::ours(asio::ip::tcp::socket& socket) {
     spdlog::warn(
         "registry cache: reset a connection to a run's port from {}",
         uid ? "uid " + std::to_string(*uid) : std::string("a client the kernel cannot name"));
+    return false;
+}
+
+void RunPorts::hosts_changed() {
+    // One byte on a socket whose reader drains it: it never blocks, and a
+    // full buffer already holds the news.
+    for (const auto& [id, run] : runs_) {
+        if (!run->link.is_open()) continue;
+        [[maybe_unused]] const ssize_t sent =
+            ::send(run->link.native_handle(), "h", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+    }
+}
+
+bool RunPorts::serves(std::uint16_t port) const {
+    for (const auto& [id, run] : runs_)
+        if (run->port == port) return true;
     return false;
 }
 

@@ -7,7 +7,8 @@
 // socket (SCM_RIGHTS) and accepts on it. Each connection's client is asked
 // of the kernel (proto/sock_diag.hpp): another uid's connection is reset,
 // this user's are handed to the door. The link's end (the run is over, or
-// it hands the socket to another daemon) closes this daemon's copy.
+// it hands the socket to another daemon) closes this daemon's copy. When
+// the routed hosts change, the daemon tells each run on its link.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -49,6 +50,12 @@ class RunPorts {
     // `tokens`: the run's own (host -> token), held until the run ends.
     void attach(const std::filesystem::path& link, std::uint16_t port,
                 std::map<std::string, proto::Secret>&& tokens = {});
+
+    // The routed hosts changed: each run is sent one byte ('h') on its
+    // link, and asks for its host blocks again (registry_run_blocks).
+    void hosts_changed();
+    // Whether a run attached with `port` is being served.
+    bool serves(std::uint16_t port) const;
 
     // The runs being served.
     std::size_t count() const { return runs_.size(); }

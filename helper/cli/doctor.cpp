@@ -16,6 +16,7 @@
 #include "helper/cli/list.hpp"
 #include "helper/cli/pass_doctor.hpp"
 #include "helper/cli/registry_cache_doctor.hpp"
+#include "helper/cli/run_directories.hpp"
 #include "helper/client/common_cli.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "helper/client/launcher.hpp"
@@ -209,9 +210,7 @@ void check_shadowing(Report& report) {
 }
 
 void check_socket_directory(Report& report, const client::ClientOptions& client) {
-    const proto::SocketLocation location =
-        client.socket ? proto::SocketLocation{*client.socket, client.socket->parent_path()}
-                      : proto::resolve_socket_location();
+    const proto::SocketLocation location = socket_location(client);
     try {
         proto::check_private_directory(location.directory, ::geteuid());
         report.ok("socket directory " + location.directory.string() + " is yours with mode 0700");

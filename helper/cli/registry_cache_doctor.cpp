@@ -8,6 +8,7 @@
 #include "helper/cli/answer_text.hpp"
 #include "helper/cli/fleet_status.hpp"
 #include "helper/cli/registry_cache_setup.hpp"
+#include "helper/cli/run_directories.hpp"
 #include "helper/terraform_config/tool_locations.hpp"
 #include "proto/file_io.hpp"
 #include "proto/messages.hpp"
@@ -236,10 +237,34 @@ void check_hosts(const DoctorSink& report, const Json& cache) {
     }
 }
 
+// Removes the directories of runs killed outright, and says so.
+void remove_killed_runs(const DoctorSink& report, const client::ClientOptions& client) {
+    const fs::path runs = runs_directory(socket_location(client));
+    if (const std::size_t removed = remove_stale_runs(runs); removed > 0) {
+        report.ok("registry cache: removed " + std::to_string(removed) +
+                  " directory(ies) of 'hostkeeper exec --registry-cache' runs killed outright, "
+                  "in " +
+                  runs.string());
+    }
+}
+
+// With the registry cache off: the runs hostkeeperd serves, and their hosts.
+void check_runs(const DoctorSink& report, const client::ClientOptions& client,
+                bool daemon_answers) {
+    if (!daemon_answers) return;
+    const Json cache = daemon_cache_status(report, client, daemon_answers);
+    const long long runs = cache.is_object() ? cache.value("runs", 0LL) : 0;
+    if (runs <= 0) return;
+    report.ok("registry cache: hostkeeperd serves " + std::to_string(runs) +
+              " run(s) of 'hostkeeper exec --registry-cache'");
+    check_hosts(report, cache);
+}
+
 }  // namespace
 
 void check_registry_cache(const DoctorSink& report, const client::ClientOptions& client,
                           bool daemon_answers, bool config_valid) {
+    remove_killed_runs(report, client);
     std::optional<RegistryCacheConfig> config;
     try {
         config = read_registry_cache_config();
@@ -251,6 +276,7 @@ void check_registry_cache(const DoctorSink& report, const client::ClientOptions&
     if (!config) {
         report.ok("registry cache: off (no " + registry_cache_config_path().string() + ")");
         check_tfrc_files_without_cache(report);
+        check_runs(report, client, daemon_answers);
         return;
     }
     report.ok("registry cache: on (" + registry_cache_config_path().string() + ")");

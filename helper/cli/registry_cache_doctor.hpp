@@ -11,7 +11,9 @@
 
 namespace hostkeeper::helper::cli {
 
-// Off (no registry-cache.json; a leftover tfrc file is a failure), or: the
+// First removes the directories of `hostkeeper exec --registry-cache` runs
+// killed outright. Then: off (no registry-cache.json; a leftover tfrc file
+// is a failure; the runs hostkeeperd serves, with their hosts), or: the
 // mode in force and why (the registry port held by root for every user, or
 // no blocks at all where no such port can be trusted), whether hostkeeperd
 // is registered for it, each host, each tfrc file (a block naming any other

@@ -19,6 +19,7 @@
 #include <string>
 #include <system_error>
 
+#include "helper/cli/run_directories.hpp"
 #include "helper/cli/run_reaper.hpp"
 #include "helper/client/exit_codes.hpp"
 #include "helper/client/printable_output.hpp"
@@ -40,7 +41,6 @@ using proto::UniqueFd;
 
 namespace {
 
-constexpr const char* kRunPrefix = "run-";
 constexpr std::chrono::seconds kRetry{2};
 constexpr int kLinkWaitMs = 5000;
 
@@ -63,31 +63,6 @@ UniqueFd bind_run_port(std::uint16_t& port) {
         fail("the run's port");
     port = ntohs(address.sin_port);
     return fd;
-}
-
-// Directories of runs whose process is gone (killed outright).
-void remove_stale_runs(const fs::path& runs) {
-    std::error_code ec;
-    for (fs::directory_iterator it(runs, ec), end; !ec && it != end; it.increment(ec)) {
-        const std::string name = it->path().filename().string();
-        if (name.rfind(kRunPrefix, 0) != 0) continue;
-        const long pid = std::strtol(name.c_str() + std::strlen(kRunPrefix), nullptr, 10);
-        if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
-            std::error_code ignored;
-            fs::remove_all(it->path(), ignored);
-        }
-    }
-}
-
-// The run's private directory, below the daemon socket's own.
-fs::path make_run_directory(const proto::SocketLocation& location) {
-    proto::ensure_private_directory(location.directory, ::geteuid());
-    const fs::path runs = location.directory / "runs";
-    proto::ensure_private_directory(runs, ::geteuid());
-    remove_stale_runs(runs);
-    std::string name = (runs / (kRunPrefix + std::to_string(::getpid()) + "-XXXXXX")).string();
-    if (::mkdtemp(name.data()) == nullptr) fail("making the run's directory");
-    return name;
 }
 
 UniqueFd listen_link(const fs::path& path) {
@@ -131,6 +106,9 @@ class Run {
     // Asks the daemon to serve the port and hands it the socket; writes the
     // configuration the first time. False (with a message) when it failed.
     bool attach(bool first);
+    // Asks the daemon for the host blocks again (its routed hosts changed)
+    // and rewrites the configuration with them.
+    void refresh_blocks();
     void answer_unserved();
     static bool reap(pid_t reaper, int& status);
 
@@ -149,9 +127,7 @@ class Run {
 
 void Run::prepare() {
     port_fd_ = bind_run_port(port_);
-    dir_ = make_run_directory(
-        client_.socket ? proto::SocketLocation{*client_.socket, client_.socket->parent_path()}
-                       : proto::resolve_socket_location());
+    dir_ = make_run_directory(socket_location(client_));
     link_listener_ = listen_link(dir_ / "link.sock");
     diag_ = UniqueFd(proto::open_sock_diag());
     if (!attach(true)) throw std::runtime_error(why_);
@@ -194,6 +170,21 @@ bool Run::attach(bool first) {
         why_ = e.what();
         next_attempt_ = std::chrono::steady_clock::now() + kRetry;
         return false;
+    }
+}
+
+void Run::refresh_blocks() {
+    try {
+        Json request = proto::make_request(proto::Op::registry_run_blocks);
+        request["port"] = port_;
+        request["kept"] = config_.kept_hosts;
+        const Json answer = client::DaemonClient(client_).call(request);
+        const std::string& blocks = client::answer_string(answer, "registry_run_blocks", "tfrc");
+        proto::write_file_atomically(config_file(),
+                                     terraform_config::run_config_text(config_, blocks), 0600);
+    } catch (const std::exception& e) {
+        client::print_printable(
+            stderr, "hostkeeper exec: the run's host blocks are not updated: %s\n", e.what());
     }
 }
 
@@ -255,13 +246,16 @@ int Run::follow(pid_t reaper, int signals) {
             if (reap(reaper, status)) return status;
         }
         if (fds[1].revents != 0) {
-            char byte = 0;
-            if (::recv(link_.get(), &byte, 1, MSG_DONTWAIT) <= 0) {
+            char news[64];
+            const ssize_t got = ::recv(link_.get(), news, sizeof news, MSG_DONTWAIT);
+            if (got <= 0) {
                 link_ = UniqueFd(-1);
                 why_ = "hostkeeperd has gone";
                 client::print_printable(stderr, "hostkeeper exec: %s; starting it again\n",
                                         why_.c_str());
                 attach(false);
+            } else if (std::memchr(news, 'h', static_cast<std::size_t>(got)) != nullptr) {
+                refresh_blocks();
             }
         }
         if ((fds[2].revents & POLLIN) != 0) answer_unserved();

@@ -13,15 +13,18 @@
 #      the run says that the user's host block wins; afterwards nothing of
 #      the run is left;
 #   2. a second run in another directory makes no upstream metadata request;
-#      two runs at once each get a port and a configuration of their own;
+#      two runs at once each get a port and a configuration of their own; a
+#      host the daemon learns during a run gets its block in the run's file,
+#      and the run's later init goes through the port;
 #   3. another uid, during a run, loops on binding the run's port and on
 #      connecting to it: it never binds, never gets an answer;
 #   4. the daemon killed during a run: a request then gets a 503 naming the
 #      reason (or an answer from the daemon already started again), and a
 #      terraform init after it installs through the restarted daemon;
 #   5. SIGTERM to a run leaves no generated file; a run killed outright
-#      leaves its directory, which the next run removes; one ^C on the
-#      terminal reaches COMMAND once;
+#      leaves its directory, which the next run removes, or hostkeeper
+#      doctor, which also lists a live run's hosts; one ^C on the terminal
+#      reaches COMMAND once;
 #   6. COMMAND not found: 127; a user configuration that does not scan:
 #      exit 2 naming file and line, nothing run.
 #
@@ -148,6 +151,35 @@ for twin in a b; do
 done
 pass "two runs at once: each its own port ($port_a, $port_b) and configuration, both install"
 
+# --- 2c. a host learned during a run ------------------------------------------------
+# A fresh daemon, and a configuration that names no token for the host: the
+# run's file has no block for it. The credentials helper's get (what
+# Terraform asks first) makes the daemon learn it; the run's file then gains
+# its block, and a later terraform init of the same run (its token in a
+# variable set only then) goes through the run's port: upstream sees only
+# hostkeeperd.
+"$hk" stop >/dev/null 2>&1 || true
+printf 'provider_installation {\n  direct {}\n}\n' >"$root/learn.tfrc"
+workdir "$root/learn" "$host" acme/hello/null acme/thing 1.0.0
+: >"$log"
+(cd "$root/learn" && TF_CLI_CONFIG_FILE=$root/learn.tfrc "$hk" exec --registry-cache -- bash -c '
+    (grep -cF "host \"$1\"" "$TF_CLI_CONFIG_FILE" || true) >"$0.before"
+    "$2" get "$1" >/dev/null || exit 8
+    for _ in $(seq 1 100); do grep -qF "host \"$1\"" "$TF_CLI_CONFIG_FILE" && break; sleep 0.1; done
+    cp "$TF_CLI_CONFIG_FILE" "$0.after" && stat -c %a "$TF_CLI_CONFIG_FILE" >"$0.mode"
+    : >"$5"
+    exec env "TF_TOKEN_${1//./_}=$4" "$3" init -input=false -no-color' \
+    "$root/learn" "$host" "$helper" "$terraform" "$TOKEN" "$log") >"$root/learn.out" 2>&1 ||
+    { show "$root/learn.out"; fail "the run that learns a host failed"; }
+[[ $(cat "$root/learn.before") == 0 ]] || { show "$root/learn.out"; fail "the run's file had a block for $host before it was learned"; }
+grep -qF "host \"$host\"" "$root/learn.after" || { show "$root/learn.out"; fail "the run's file did not gain a block for $host once it was learned"; }
+[[ $(cat "$root/learn.mode") == 600 ]] || fail "the rewritten file has mode $(cat "$root/learn.mode"), not 600"
+[[ -x $root/learn/.terraform/providers/$host/acme/thing/1.0.0/$tf_platform/terraform-provider-thing_v1.0.0 ]] ||
+    { show "$root/learn.out"; fail "the init after the host was learned installed no provider"; }
+ua=$(python3 -c 'import json,sys; print(sorted({json.loads(l).get("user_agent") or "" for l in open(sys.argv[1])}))' "$log")
+[[ $ua != *Terraform* ]] || { show "$root/learn.out"; fail "the init after the host was learned went to the registry directly (user agents $ua)"; }
+pass "a host learned during a run: its block is added to the run's file, and the run's next init goes through the port"
+
 # --- 3. another uid against the run's port ----------------------------------------
 # As nobody, for 3 s: bind the port (must fail) and ask it (must get nothing).
 # In a directory of its own that nobody may enter (the test root is private).
@@ -248,6 +280,40 @@ pkill -KILL -f "sleep 30" || true
 "$hk" exec --registry-cache -- true >"$root/five-next.out" 2>&1 || { show "$root/five-next.out"; fail "a run after a killed one failed"; }
 [[ ! -e $(dirname "$generated") ]] || fail "the next run left the killed run's $(dirname "$generated")"
 pass "SIGTERM leaves no generated file; the next run removes a killed run's directory"
+
+# hostkeeper doctor, beside a live run and after a killed one: it lists the
+# run and its hosts (the registry cache is off here), then removes only the
+# killed run's directory. The live run starts first: a run starting removes
+# the directories of runs killed before it.
+# sleeping_run SECONDS NAME: a run of `sleep SECONDS` in the background;
+# its pid in run_pid, its directory in run_dir.
+sleeping_run() {
+    : >"$root/five.path"
+    (cd "$root/one" && exec "$hk" exec --registry-cache -- sh -c 'echo "$TF_CLI_CONFIG_FILE" >"$0"; exec sleep "$1"' \
+        "$root/five.path" "$1") >"$root/five-$2.out" 2>&1 &
+    run_pid=$!
+    for _ in $(seq 1 100); do [[ -s $root/five.path ]] && break; sleep 0.1; done
+    run_dir=$(dirname "$(cat "$root/five.path")")
+}
+sleeping_run 30 live
+live_pid=$run_pid live=$run_dir
+sleeping_run 29 killed
+killed_pid=$run_pid killed=$run_dir
+kill -KILL "$killed_pid"
+wait "$killed_pid" 2>/dev/null || true
+pkill -KILL -f "sleep 29" || true
+[[ -d $killed && -d $live ]] || fail "the killed run's or the live run's directory is missing before doctor"
+"$hk" doctor >"$root/five-doctor.out" 2>&1 || true
+kill -TERM "$live_pid"
+wait "$live_pid" 2>/dev/null || true
+grep -q "registry cache: removed 1 directory(ies) of 'hostkeeper exec --registry-cache' runs killed outright" \
+    "$root/five-doctor.out" || { show "$root/five-doctor.out"; fail "doctor did not say it removed the killed run's directory"; }
+[[ ! -e $killed ]] || fail "doctor left the killed run's $killed"
+grep -q "registry cache: hostkeeperd serves 1 run(s) of 'hostkeeper exec --registry-cache'" "$root/five-doctor.out" ||
+    { show "$root/five-doctor.out"; fail "doctor does not list the live run"; }
+grep -qF "registry cache: $host (" "$root/five-doctor.out" ||
+    { show "$root/five-doctor.out"; fail "doctor does not list the live run's host $host"; }
+pass "doctor lists a live run and its hosts, and removes only a killed run's directory"
 
 # A terminal's ^C reaches COMMAND once (Terraform takes a second as "stop now").
 cat >"$root/count_int.py" <<'PY'
