@@ -26,7 +26,8 @@
 #      doctor, which also lists a live run's hosts; one ^C on the terminal
 #      reaches COMMAND once;
 #   6. COMMAND not found: 127; a user configuration that does not scan:
-#      exit 2 naming file and line, nothing run.
+#      exit 2 naming file and line, nothing run; no loopback port free to
+#      bind: exit 1 saying so, nothing run.
 #
 #   tests/support/container-env.sh tests/support/keyring-env.sh tests/e2e/registry_run.sh BIN_DIR
 # Exit status: 0 pass, 1 fail, 2 usage/set-up error, 77 skipped.
@@ -44,7 +45,7 @@ registry_args=(--modules acme/hello/null --providers acme/thing
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 hk=$bin/hostkeeper
-need curl setpriv
+need curl setpriv unshare ip sysctl
 [[ ${HK_CONTAINER_NETNS:-} == 1 ]] || die "run me through tests/support/container-env.sh"
 tf_platform=$("$terraform" version -json | python3 -c 'import json, sys; print(json.load(sys.stdin)["platform"])')
 case $tf_platform in
@@ -367,3 +368,32 @@ if ! grep -qF "$root/bad.tfrc" "$root/six-bad.out" || ! grep -q "line" "$root/si
     fail "the error does not name the file and line"
 fi
 pass "COMMAND not found: 127; a configuration that does not scan: 2, naming file and line, nothing run"
+
+# A port that cannot be bound: a network namespace whose two ephemeral
+# ports are both taken.
+cat >"$root/unbound.sh" <<'SH'
+# unbound.sh HOSTKEEPER RAN: in a new network namespace, exec --registry-cache
+# with every ephemeral loopback port taken; its exit status.
+ip link set lo up && sysctl -qw net.ipv4.ip_local_port_range="40000 40001" || exit 3
+python3 -c '
+import socket, sys, time
+held = []
+for port in (40000, 40001):
+    s = socket.socket(); s.bind(("127.0.0.1", port)); s.listen(1); held.append(s)
+open(sys.argv[1], "w").close()
+time.sleep(60)' "$2.held" &
+holder=$!
+for _ in $(seq 1 50); do [ -e "$2.held" ] && break; sleep 0.1; done
+[ -e "$2.held" ] || exit 3
+rc=0
+"$1" exec --registry-cache -- touch "$2" || rc=$?
+kill "$holder"
+exit "$rc"
+SH
+rc=0
+unshare --net sh "$root/unbound.sh" "$hk" "$root/six-unbound.ran" >"$root/six-unbound.out" 2>&1 || rc=$?
+[[ $rc == 1 && ! -e $root/six-unbound.ran ]] ||
+    { show "$root/six-unbound.out"; fail "no loopback port free to bind: exit $rc, COMMAND ran: $([[ -e $root/six-unbound.ran ]] && echo yes || echo no)"; }
+grep -q "the run's registry cache: binding a loopback port: Address already in use" "$root/six-unbound.out" ||
+    { show "$root/six-unbound.out"; fail "the run does not say that it cannot bind a loopback port"; }
+pass "a port that cannot be bound (every ephemeral port taken): exit 1, saying so, nothing run"
