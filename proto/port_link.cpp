@@ -228,17 +228,14 @@ PortConnection connect_port_service(const fs::path& path, PortVerb verb,
                                     std::string_view own_socket) {
     if (std::string problem = port_socket_problem(path); !problem.empty())
         throw PortServiceError(problem);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
     const std::string text = path.string();
-    if (text.size() >= sizeof addr.sun_path)
-        throw PortServiceError(text + ": the path is too long for a socket");
-    std::memcpy(addr.sun_path, text.c_str(), text.size() + 1);
+    const std::optional<sockaddr_un> addr = unix_address(path);
+    if (!addr) throw PortServiceError(text + ": the path is too long for a socket");
     PortConnection out;
     out.fd = UniqueFd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     if (out.fd.get() < 0) throw PortServiceError(describe_errno("socket", errno));
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
-    if (::connect(out.fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    if (::connect(out.fd.get(), reinterpret_cast<const sockaddr*>(&*addr), sizeof *addr) != 0) {
         if (errno != EINPROGRESS && errno != EAGAIN)
             throw PortServiceError(describe_errno("connect " + text, errno));
         if (!wait_for(out.fd.get(), POLLOUT, timeout))

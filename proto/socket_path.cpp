@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <system_error>
 
@@ -107,6 +108,15 @@ void check_peer(int fd, uid_t uid, const fs::path& socket) {
         ", not as you (uid " + std::to_string(uid) +
         "): refusing to send it anything. Someone else may be impersonating hostkeeperd; check who "
         "owns that socket, or set HOSTKEEPER_SOCKET to a path in a directory of your own");
+}
+
+std::optional<sockaddr_un> unix_address(const fs::path& path) {
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    const std::string& text = path.native();
+    if (text.size() >= sizeof address.sun_path) return std::nullopt;
+    std::memcpy(address.sun_path, text.c_str(), text.size() + 1);
+    return address;
 }
 
 }  // namespace hostkeeper::proto

@@ -11,6 +11,7 @@
 // permissions (0700).
 
 #include <sys/types.h>
+#include <sys/un.h>
 
 #include <filesystem>
 #include <functional>
@@ -76,5 +77,9 @@ std::optional<PeerCredentials> peer_credentials(int fd);
 // Throws ForeignPeer unless the other end of `fd` runs as `uid`; `socket`
 // names it in the message.
 void check_peer(int fd, uid_t uid, const std::filesystem::path& socket);
+
+// The address of the Unix socket at `path`; nullopt when the path and its
+// terminating NUL do not fit in sun_path.
+std::optional<sockaddr_un> unix_address(const std::filesystem::path& path);
 
 }  // namespace hostkeeper::proto

@@ -38,6 +38,12 @@ std::vector<std::string> hostnames(const proto::Json& fields, const char* name) 
     return hosts;
 }
 
+// The run's "kept" hosts: those its user's own configuration keeps direct.
+std::set<std::string> kept_hosts(const proto::Json& fields) {
+    std::vector<std::string> kept = hostnames(fields, "kept");
+    return {kept.begin(), kept.end()};
+}
+
 // The run's TCP "port".
 std::uint16_t run_port(const proto::Json& fields) {
     const auto port = fields.find("port");
@@ -85,10 +91,9 @@ boost::asio::awaitable<server::Reply> ControlRequests::handle(const Request& req
             if (link == request.fields.end() || !link->is_string())
                 throw proto::Error(proto::ErrorCode::bad_request, "request needs a \"link\" path");
             const std::uint16_t number = run_port(request.fields);
-            std::vector<std::string> kept = hostnames(request.fields, "kept");
             cache_.runs().attach(link->get<std::string>(), number, run_tokens(request.fields));
             auto rendering = cache_.run_tfrc(number, hostnames(request.fields, "hosts"),
-                                             std::set<std::string>(kept.begin(), kept.end()));
+                                             kept_hosts(request.fields));
             const std::string tfrc = co_await std::move(rendering);  // named first
             co_return server::Reply{reply::registry_run(tfrc)};
         }
@@ -97,9 +102,7 @@ boost::asio::awaitable<server::Reply> ControlRequests::handle(const Request& req
             if (!cache_.runs().serves(number))
                 throw proto::Error(proto::ErrorCode::bad_request,
                                    "no run's port " + std::to_string(number) + " is served");
-            std::vector<std::string> kept = hostnames(request.fields, "kept");
-            auto rendering =
-                cache_.run_tfrc(number, {}, std::set<std::string>(kept.begin(), kept.end()));
+            auto rendering = cache_.run_tfrc(number, {}, kept_hosts(request.fields));
             const std::string tfrc = co_await std::move(rendering);  // named first
             co_return server::Reply{reply::registry_run(tfrc)};
         }

@@ -42,6 +42,7 @@ asio::awaitable<std::string> RegistryCache::run_tfrc(std::uint16_t port,
     }
     std::map<std::string, RoutedHost> shown = routing_.hosts();
     std::erase_if(shown, [&kept](const auto& entry) { return kept.count(entry.first) != 0; });
+    runs_.told(port);
     co_return render_tfrc(shown, base_url(port));
 }
 

@@ -39,6 +39,7 @@ struct RunPorts::Run {
     std::uint16_t port;
     asio::local::stream_protocol::socket link;
     asio::ip::tcp::acceptor acceptor;
+    bool told = false;  // given its host blocks: later changes are news
 };
 
 namespace {
@@ -62,15 +63,13 @@ void check_link_path(const fs::path& link) {
 // event loop.
 void connect_link(asio::local::stream_protocol::socket& link, const fs::path& path) {
     const std::string text = path.string();
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    if (text.size() >= sizeof address.sun_path)
+    const std::optional<sockaddr_un> address = proto::unix_address(path);
+    if (!address)
         throw Error(ErrorCode::bad_request, "the run's link " + text + " is too long a path");
-    std::memcpy(address.sun_path, text.c_str(), text.size() + 1);
     proto::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
     if (fd.get() < 0 ||
-        ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+        ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&*address), sizeof *address) != 0) {
         throw Error(ErrorCode::bad_request,
                     "the run's link " + text + " cannot be reached: " + std::strerror(errno));
     }
@@ -184,10 +183,15 @@ void RunPorts::hosts_changed() {
     // One byte on a socket whose reader drains it: it never blocks, and a
     // full buffer already holds the news.
     for (const auto& [id, run] : runs_) {
-        if (!run->link.is_open()) continue;
+        if (!run->told || !run->link.is_open()) continue;
         [[maybe_unused]] const ssize_t sent =
             ::send(run->link.native_handle(), "h", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
     }
+}
+
+void RunPorts::told(std::uint16_t port) {
+    for (const auto& [id, run] : runs_)
+        if (run->port == port) run->told = true;
 }
 
 bool RunPorts::serves(std::uint16_t port) const {

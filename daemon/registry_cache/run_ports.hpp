@@ -51,9 +51,12 @@ class RunPorts {
     void attach(const std::filesystem::path& link, std::uint16_t port,
                 std::map<std::string, proto::Secret>&& tokens = {});
 
-    // The routed hosts changed: each run is sent one byte ('h') on its
-    // link, and asks for its host blocks again (registry_run_blocks).
+    // The routed hosts changed: each run told its host blocks is sent one
+    // byte ('h') on its link, and asks for them again (registry_run_blocks).
     void hosts_changed();
+    // The run attached with `port` is being given the host blocks of the
+    // routes as they are now: only later changes are news to it.
+    void told(std::uint16_t port);
     // Whether a run attached with `port` is being served.
     bool serves(std::uint16_t port) const;
 

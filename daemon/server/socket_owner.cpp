@@ -9,9 +9,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <string>
 #include <system_error>
+
+#include "proto/socket_path.hpp"
 
 namespace hostkeeper::daemon::server {
 namespace {
@@ -21,14 +22,12 @@ namespace {
 }
 
 sockaddr_un address_of(const std::filesystem::path& path) {
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    if (path.native().size() >= sizeof address.sun_path) {
+    const std::optional<sockaddr_un> address = proto::unix_address(path);
+    if (!address) {
         throw std::system_error(ENAMETOOLONG, std::generic_category(),
                                 "socket path " + path.string());
     }
-    std::memcpy(address.sun_path, path.c_str(), path.native().size() + 1);
-    return address;
+    return *address;
 }
 
 bool something_answers(const sockaddr_un& address) {

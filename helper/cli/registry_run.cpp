@@ -68,12 +68,9 @@ UniqueFd bind_run_port(std::uint16_t& port) {
 UniqueFd listen_link(const fs::path& path) {
     UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (fd.get() < 0) fail("socket");
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    if (path.string().size() >= sizeof address.sun_path)
-        throw std::runtime_error("the run's link path is too long: " + path.string());
-    std::memcpy(address.sun_path, path.c_str(), path.string().size());
-    if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0)
+    const std::optional<sockaddr_un> address = proto::unix_address(path);
+    if (!address) throw std::runtime_error("the run's link path is too long: " + path.string());
+    if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&*address), sizeof *address) != 0)
         fail("binding the run's link " + path.string());
     if (::listen(fd.get(), 4) != 0) fail("listening on the run's link");
     return fd;
@@ -109,6 +106,11 @@ class Run {
     // Asks the daemon for the host blocks again (its routed hosts changed)
     // and rewrites the configuration with them.
     void refresh_blocks();
+    // Writes the run's configuration with the daemon's host `blocks`, in one step.
+    void write_config(const std::string& blocks) const {
+        proto::write_file_atomically(config_file(),
+                                     terraform_config::run_config_text(config_, blocks), 0600);
+    }
     void answer_unserved();
     static bool reap(pid_t reaper, int& status);
 
@@ -159,10 +161,7 @@ bool Run::attach(bool first) {
         UniqueFd link = accept_daemon(link_listener_.get());
         if (link.get() < 0 || !proto::send_handed_connection(link.get(), port_fd_.get()))
             throw std::runtime_error("hostkeeperd did not take the run's port");
-        if (first) {
-            proto::write_file_atomically(config_file(),
-                                         terraform_config::run_config_text(config_, blocks), 0600);
-        }
+        if (first) write_config(blocks);
         link_ = std::move(link);
         why_.clear();
         return true;
@@ -180,8 +179,7 @@ void Run::refresh_blocks() {
         request["kept"] = config_.kept_hosts;
         const Json answer = client::DaemonClient(client_).call(request);
         const std::string& blocks = client::answer_string(answer, "registry_run_blocks", "tfrc");
-        proto::write_file_atomically(config_file(),
-                                     terraform_config::run_config_text(config_, blocks), 0600);
+        write_config(blocks);
     } catch (const std::exception& e) {
         client::print_printable(
             stderr, "hostkeeper exec: the run's host blocks are not updated: %s\n", e.what());

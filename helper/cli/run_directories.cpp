@@ -16,9 +16,9 @@ namespace {
 
 constexpr const char* kRunPrefix = "run-";
 
-// The pid in a run directory's name; 0 when it names none.
+// The pid in the name of a run's directory (kRunPrefix, the pid, '-'); 0
+// when it names none.
 long run_pid(const std::string& name) {
-    if (name.rfind(kRunPrefix, 0) != 0) return 0;
     char* end = nullptr;
     const long pid = std::strtol(name.c_str() + std::strlen(kRunPrefix), &end, 10);
     return end != nullptr && *end == '-' ? pid : 0;

@@ -39,14 +39,11 @@ using proto::ErrorCode;
 
 std::optional<Connection> Connection::open(const std::filesystem::path& socket,
                                            const Deadline& deadline, int& error) {
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    const std::string& path = socket.native();
-    if (path.size() >= sizeof address.sun_path) {
+    const std::optional<sockaddr_un> address = proto::unix_address(socket);
+    if (!address) {
         error = ENAMETOOLONG;
         return std::nullopt;
     }
-    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
 
     // Never talk to a socket another user could have put there: its directory
     // must be ours and private (before connecting), and whoever listens must
@@ -64,7 +61,7 @@ std::optional<Connection> Connection::open(const std::filesystem::path& socket,
             error = errno;
             return std::nullopt;
         }
-        if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0) {
+        if (::connect(fd, reinterpret_cast<const sockaddr*>(&*address), sizeof *address) == 0) {
             Connection connection(fd);
             proto::check_peer(fd, me, socket);
             return connection;
