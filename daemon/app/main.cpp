@@ -128,11 +128,11 @@ struct KeyringWing {
           keyring(io.get_executor(), thread.get_executor(), keyring_options(config)),
           credentials(io.get_executor(), thread.get_executor(), keyring, config.credentials),
           commands(io.get_executor(), command_threads.get_executor(), config.token_commands) {
-        credentials.remember_warnings(warned);
+        credentials.tokens().remember_warnings(warned);
         // Chooses the backend (keyring.backend) and watches it: the cache
         // follows the keyring, so a lock, an edit or a restart drops it.
         keyring.attach(credentials);
-        credentials.use_token_commands(commands);
+        credentials.tokens().use_token_commands(commands);
         if (!config.token_commands.refused.empty())
             spdlog::error("token commands not run: {}", config.token_commands.refused);
     }
@@ -188,16 +188,16 @@ struct Services {
           http(io.get_executor(),
                http::CurlHttpClient::from_environment(
                    std::string("hostkeeper/") + proto::product_version(), config.http.ca_file)),
-          discovery(io.get_executor(), http, keyring.credentials, config.discovery),
+          discovery(io.get_executor(), http, keyring.credentials.tokens(), config.discovery),
           archive_store(io.get_executor(), http, archive_options(config)),
-          registry(io.get_executor(), http, keyring.credentials, discovery,
+          registry(io.get_executor(), http, keyring.credentials.tokens(), discovery,
                    registry_options(config, location)),
           cache_setting(load_cache_setting()),
           registry_cache(io.get_executor(), std::move(cache_setting.config),
                          proto::registry_cache_state_path(), proto::documents_dir(),
-                         keyring.credentials, discovery, registry, archive_store) {
-        keyring.credentials.use_token_refresher(discovery.login());
-        keyring.credentials.rotated_hosts(config.discovery.rotate);
+                         keyring.credentials.tokens(), discovery, registry, archive_store) {
+        keyring.credentials.tokens().use_token_refresher(discovery.login());
+        keyring.credentials.tokens().rotated_hosts(config.discovery.rotate);
     }
 
     // Once the event loop is done: every service stops, the keyring's watch
@@ -262,10 +262,10 @@ void close_passed_tcp_port(const server::SystemdListeners& passed) {
 
 // A desktop notification for each warning of a stored token's expiry,
 // unless `notify = false`.
-void notify_expiries(credentials::CredentialService& credentials,
+void notify_expiries(credentials::TokenLifecycle& tokens,
                      notify::DesktopNotifications& notifications, bool on) {
     if (!on) return;
-    credentials.on_expiry_alert([&notifications](const credentials::ExpiryAlert& alert) {
+    tokens.on_expiry_alert([&notifications](const credentials::ExpiryAlert& alert) {
         credentials::ExpiryNotice notice = credentials::expiry_notice(alert);
         notifications.send(std::move(notice.summary), std::move(notice.body));
     });
@@ -277,7 +277,7 @@ int serve(const Config& config, StartupReport& report) {
     asio::io_context io(1);
     notify::DesktopNotifications notifications;  // outlives the services that use it
     Services services(io, config, listening.location);
-    notify_expiries(services.keyring.credentials, notifications, config.notify);
+    notify_expiries(services.keyring.credentials.tokens(), notifications, config.notify);
     std::optional<registry_cache::RegistryDoor> registry_door;
     // Started on demand or by socket activation, it exits when idle: the next
     // client starts it again (the helper, or systemd through the socket).
@@ -292,7 +292,7 @@ int serve(const Config& config, StartupReport& report) {
     services.archive_store.set_tier(fleet_tier.get());
     // Every stored host's expiry, looked at soon after start and then hourly.
     credentials::ExpiryWatch expiry_watch(io.get_executor(), keyring_items,
-                                          services.keyring.credentials);
+                                          services.keyring.credentials.tokens());
     expiry_watch.learn_with(
         [&services](std::string host) { return services.discovery.learn_expiry(std::move(host)); });
     handlers::Dispatcher dispatcher(

@@ -20,8 +20,8 @@
 #include <string>
 
 #include "daemon/async/repeating_task.hpp"
-#include "daemon/credentials/credential_service.hpp"
 #include "daemon/credentials/keyring_items.hpp"
+#include "daemon/credentials/token_lifecycle.hpp"
 
 namespace hostkeeper::daemon::credentials {
 
@@ -34,8 +34,8 @@ class ExpiryWatch {
   public:
     using Learn = std::function<boost::asio::awaitable<void>(std::string host)>;
 
-    ExpiryWatch(boost::asio::any_io_executor io, KeyringItems& items,
-                CredentialService& credentials, ExpiryWatchTimes times = {})
+    ExpiryWatch(boost::asio::any_io_executor io, KeyringItems& items, TokenLifecycle& credentials,
+                ExpiryWatchTimes times = {})
         : task_(std::move(io)), items_(items), credentials_(credentials), times_(times) {}
 
     // Before start(): how a host's unknown expiry is learned (none: never).
@@ -52,7 +52,7 @@ class ExpiryWatch {
 
     async::RepeatingTask task_;
     KeyringItems& items_;
-    CredentialService& credentials_;
+    TokenLifecycle& credentials_;
     ExpiryWatchTimes times_;
     Learn learn_;
     std::map<std::string, std::chrono::steady_clock::time_point> asked_;  // host -> last learn

@@ -29,7 +29,7 @@ bool rotation_due(const std::optional<WallClock::time_point>& expires, seconds l
     return *expires - rotation_margin(lifetime) <= now;
 }
 
-AutoRotation::AutoRotation(asio::any_io_executor io, credentials::CredentialService& credentials,
+AutoRotation::AutoRotation(asio::any_io_executor io, credentials::TokenLifecycle& credentials,
                            std::set<std::string> hosts, Lifetime lifetime, Rotate rotate)
     : task_(std::move(io)),
       credentials_(credentials),

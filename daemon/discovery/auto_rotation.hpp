@@ -17,7 +17,7 @@
 #include <string>
 
 #include "daemon/async/repeating_task.hpp"
-#include "daemon/credentials/credential_service.hpp"
+#include "daemon/credentials/token_lifecycle.hpp"
 #include "daemon/discovery/token_rotation.hpp"
 
 namespace hostkeeper::daemon::discovery {
@@ -37,7 +37,7 @@ class AutoRotation {
     using Rotate = std::function<boost::asio::awaitable<TokenRotation>(std::string host)>;
     using Lifetime = std::function<std::chrono::seconds(const std::string& host)>;
 
-    AutoRotation(boost::asio::any_io_executor io, credentials::CredentialService& credentials,
+    AutoRotation(boost::asio::any_io_executor io, credentials::TokenLifecycle& credentials,
                  std::set<std::string> hosts, Lifetime lifetime, Rotate rotate);
 
     // Starts the timer (nothing when no host is configured).
@@ -50,7 +50,7 @@ class AutoRotation {
     boost::asio::awaitable<bool> due(std::string host);
 
     async::RepeatingTask task_;
-    credentials::CredentialService& credentials_;
+    credentials::TokenLifecycle& credentials_;
     std::set<std::string> hosts_;
     Lifetime lifetime_;
     Rotate rotate_;

@@ -26,7 +26,7 @@ std::string_view to_string(DiscoverySource source) noexcept {
 }
 
 DiscoveryService::DiscoveryService(asio::any_io_executor io, http::HttpClient& http,
-                                   credentials::CredentialService& credentials,
+                                   credentials::TokenLifecycle& credentials,
                                    DiscoveryOptions options, Clock clock)
     : options_(std::move(options)),
       clock_(std::move(clock)),

@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "daemon/cache/answer_cache.hpp"
-#include "daemon/credentials/credential_service.hpp"
+#include "daemon/credentials/token_lifecycle.hpp"
 #include "daemon/discovery/auto_rotation.hpp"
 #include "daemon/discovery/discovery_document.hpp"
 #include "daemon/discovery/discovery_options.hpp"
@@ -57,7 +57,7 @@ class DiscoveryService {
 
     // `credentials`: where bearer tokens for the hosts come from.
     DiscoveryService(boost::asio::any_io_executor io, http::HttpClient& http,
-                     credentials::CredentialService& credentials, DiscoveryOptions options,
+                     credentials::TokenLifecycle& credentials, DiscoveryOptions options,
                      Clock clock = std::chrono::steady_clock::now);
 
     // `host` is normalized. Throws DiscoveryError.
@@ -78,7 +78,7 @@ class DiscoveryService {
     boost::asio::awaitable<TokenRotation> rotate_token(std::string host);
 
     // `hostkeeper login`'s login.v1 client (login_service.hpp); also what
-    // refreshes stored logins (CredentialService::use_token_refresher).
+    // refreshes stored logins (TokenLifecycle::use_token_refresher).
     LoginService& login() { return login_; }
 
     std::size_t flush();
@@ -97,7 +97,7 @@ class DiscoveryService {
     Cache::Clock clock_;
     std::map<std::string, std::shared_ptr<const DiscoveryDocument>> forced_;
     Cache cache_;
-    credentials::CredentialService& credentials_;
+    credentials::TokenLifecycle& credentials_;
     http::HttpClient& http_;
     upstream::Upstream upstream_;
     std::uint64_t forced_hits_ = 0;

@@ -111,7 +111,7 @@ LoginEndpoints login_endpoints(const std::string& host, const Json& login) {
     return out;
 }
 
-LoginService::LoginService(http::HttpClient& http, credentials::CredentialService& credentials,
+LoginService::LoginService(http::HttpClient& http, credentials::TokenLifecycle& credentials,
                            DiscoveryService& discovery, std::chrono::milliseconds timeout,
                            Clock clock)
     : http_(http),

@@ -14,8 +14,8 @@
 #include <optional>
 #include <string>
 
-#include "daemon/credentials/credential_service.hpp"
 #include "daemon/credentials/login_credentials.hpp"
+#include "daemon/credentials/token_lifecycle.hpp"
 #include "daemon/http/http_client.hpp"
 #include "proto/json.hpp"
 #include "proto/secret.hpp"
@@ -51,7 +51,7 @@ class LoginService final : public credentials::TokenRefresher {
   public:
     using Clock = std::function<std::chrono::steady_clock::time_point()>;
 
-    LoginService(http::HttpClient& http, credentials::CredentialService& credentials,
+    LoginService(http::HttpClient& http, credentials::TokenLifecycle& credentials,
                  DiscoveryService& discovery, std::chrono::milliseconds timeout,
                  Clock clock = std::chrono::steady_clock::now);
 
@@ -79,7 +79,7 @@ class LoginService final : public credentials::TokenRefresher {
     void purge();
 
     http::HttpClient& http_;
-    credentials::CredentialService& credentials_;
+    credentials::TokenLifecycle& credentials_;
     DiscoveryService& discovery_;
     std::chrono::milliseconds timeout_;
     Clock clock_;

@@ -211,7 +211,7 @@ void read_listed_expiry(std::string_view body, const std::string& token_id, Toke
 
 // The stored token's expiry from the host's token list, remembered when found.
 asio::awaitable<void> learn_expiry(upstream::Upstream& upstream,
-                                   credentials::CredentialService& credentials, std::string host,
+                                   credentials::TokenLifecycle& credentials, std::string host,
                                    std::string url, std::string token_id,
                                    std::chrono::milliseconds timeout, TokenCheck& out) {
     upstream::UpstreamRequest request =
@@ -229,8 +229,8 @@ asio::awaitable<void> learn_expiry(upstream::Upstream& upstream,
 }  // namespace
 
 asio::awaitable<TokenCheck> check_token(upstream::Upstream& upstream,
-                                        credentials::CredentialService& credentials,
-                                        std::string host, std::chrono::milliseconds timeout) {
+                                        credentials::TokenLifecycle& credentials, std::string host,
+                                        std::chrono::milliseconds timeout) {
     // Each awaited call is named first.
     std::string token_id;  // as stored, when hostkeeper created the token
     bool dated = false;    // the stored object has an expires_at

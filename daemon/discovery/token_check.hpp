@@ -7,7 +7,7 @@
 // For a valid token whose stored object has no expires_at, the user's token
 // list (tfe.v2 + users/:id/authentication-tokens) says its expiry when the
 // token can be told apart: its stored "token_id", or the user's only token;
-// that expiry is then remembered (CredentialService::expiry_learned).
+// that expiry is then remembered (TokenLifecycle::expiry_learned).
 // PROTOCOL.md, `check`.
 
 #include <boost/asio/awaitable.hpp>
@@ -15,7 +15,7 @@
 #include <optional>
 #include <string>
 
-#include "daemon/credentials/credential_service.hpp"
+#include "daemon/credentials/token_lifecycle.hpp"
 #include "daemon/upstream/upstream.hpp"
 
 namespace hostkeeper::daemon::discovery {
@@ -39,7 +39,7 @@ std::string_view to_string(TokenCheck::Result result) noexcept;
 // Throws proto::Error when the credentials cannot be read (keyring_locked,
 // ...): then nothing is sent.
 boost::asio::awaitable<TokenCheck> check_token(upstream::Upstream& upstream,
-                                               credentials::CredentialService& credentials,
+                                               credentials::TokenLifecycle& credentials,
                                                std::string host, std::chrono::milliseconds timeout);
 
 }  // namespace hostkeeper::daemon::discovery

@@ -94,8 +94,8 @@ bool failed_step(TokenRotation& out, Step step, const std::string& doing, const 
 }
 
 // Stores `credentials` for `host`: "" when done, else why not.
-asio::awaitable<std::string> try_store(credentials::CredentialService& credentials,
-                                       std::string host, proto::Secret secret) {
+asio::awaitable<std::string> try_store(credentials::TokenLifecycle& credentials, std::string host,
+                                       proto::Secret secret) {
     std::string problem;
     try {
         auto storing = credentials.store(std::move(host), std::move(secret));  // named first
@@ -174,7 +174,7 @@ struct Rotation {
     proto::Secret old_credentials;
     proto::Secret old_token;
     RotationOptions options;
-    credentials::CredentialService* credentials = nullptr;
+    credentials::TokenLifecycle* credentials = nullptr;
     proto::Secret new_token;  // once verified
 };
 
@@ -300,7 +300,7 @@ asio::awaitable<void> load(Rotation& r, TokenRotation& out) {
 }  // namespace
 
 asio::awaitable<TokenRotation> rotate_token(http::HttpClient& http,
-                                            credentials::CredentialService& credentials,
+                                            credentials::TokenLifecycle& credentials,
                                             std::string host, std::string tfe_url,
                                             RotationOptions options) {
     TokenRotation out;

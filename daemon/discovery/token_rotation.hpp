@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "daemon/credentials/credential_service.hpp"
+#include "daemon/credentials/token_lifecycle.hpp"
 #include "daemon/http/http_client.hpp"
 
 namespace hostkeeper::daemon::discovery {
@@ -46,7 +46,7 @@ std::string_view to_string(TokenRotation::Step step) noexcept;
 // when the credentials cannot be read (keyring_locked, ...): then nothing
 // is sent.
 boost::asio::awaitable<TokenRotation> rotate_token(http::HttpClient& http,
-                                                   credentials::CredentialService& credentials,
+                                                   credentials::TokenLifecycle& credentials,
                                                    std::string host, std::string tfe_url,
                                                    RotationOptions options);
 

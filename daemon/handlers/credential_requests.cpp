@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "daemon/credentials/credential_service.hpp"
+#include "daemon/credentials/token_lifecycle.hpp"
 #include "daemon/handlers/replies.hpp"
 #include "daemon/registry_cache/registry_cache.hpp"
 #include "proto/error.hpp"

@@ -9,7 +9,7 @@
 
 // Held by reference: declared, not included.
 namespace hostkeeper::daemon::credentials {
-class CredentialService;
+class TokenLifecycle;
 }
 namespace hostkeeper::daemon::registry_cache {
 class RegistryCache;
@@ -21,14 +21,14 @@ class CredentialRequests {
   public:
     // `cache`: a `get` tells the registry cache which hosts Terraform uses
     // (its one question to the cache: learn the host).
-    CredentialRequests(credentials::CredentialService& credentials,
+    CredentialRequests(credentials::TokenLifecycle& credentials,
                        registry_cache::RegistryCache& cache)
         : credentials_(credentials), cache_(cache) {}
     // Throws proto::Error.
     boost::asio::awaitable<server::Reply> handle(const Request& request);
 
   private:
-    credentials::CredentialService& credentials_;
+    credentials::TokenLifecycle& credentials_;
     registry_cache::RegistryCache& cache_;
 };
 

@@ -27,7 +27,7 @@ class Dispatcher final : public server::RequestHandler {
                registry_cache::RegistryCache& cache, backends::KeyringAdmin& keyring,
                DaemonInfo daemon)
         : daemon_(std::move(daemon)),
-          credentials_(credentials, cache),
+          credentials_(credentials.tokens(), cache),
           items_(items, credentials, discovery, keyring),
           discovery_(discovery),
           registry_(registry),

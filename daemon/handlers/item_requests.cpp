@@ -41,7 +41,7 @@ std::vector<std::string> field_names(const proto::Secret& credentials) {
 // One host's field names, or nullopt when its item is locked. Its own
 // coroutine: an await after a try block trips GCC bug 109224.
 asio::awaitable<std::optional<std::vector<std::string>>> fields_of(
-    credentials::CredentialService& credentials, std::string host) {
+    credentials::TokenLifecycle& credentials, std::string host) {
     try {
         auto reading = credentials.get(std::move(host));  // named first
         const std::optional<proto::Secret> stored = co_await std::move(reading);
@@ -70,7 +70,7 @@ credentials::DockerCredentials docker_credentials_field(const proto::Json& field
 // cannot serve (one without a "token") holds none. Its own coroutine: an
 // await after a try block trips GCC bug 109224.
 asio::awaitable<std::optional<proto::Secret>> comparable_token(
-    credentials::CredentialService& credentials, std::string host) {
+    credentials::TokenLifecycle& credentials, std::string host) {
     try {
         auto reading = credentials.get(std::move(host));  // named first
         const std::optional<proto::Secret> stored = co_await std::move(reading);
@@ -155,14 +155,14 @@ asio::awaitable<server::Reply> ItemRequests::list() {
         // After the first locked item the rest are reported locked unasked:
         // listing prompts at most once.
         if (!locked) {
-            auto reading = fields_of(credentials_, listed.item.host);
+            auto reading = fields_of(credentials_.tokens(), listed.item.host);
             listed.fields = co_await std::move(reading);
             locked = !listed.fields;
         }
         if (listed.fields) {
-            listed.expires = credentials_.expiry(listed.item.host);
-            listed.withheld = credentials_.withheld(listed.item.host);
-            listed.advice = credentials_.expiry_advice(listed.item.host);
+            listed.expires = credentials_.tokens().expiry(listed.item.host);
+            listed.withheld = credentials_.tokens().withheld(listed.item.host);
+            listed.advice = credentials_.tokens().expiry_advice(listed.item.host);
         }
         hosts.push_back(std::move(listed));
     }
@@ -212,9 +212,9 @@ asio::awaitable<server::Reply> ItemRequests::login(const Request& request) {
         const discovery::LoginDone done = co_await std::move(exchanging);
         co_return server::Reply{reply::logged_in(host, done.expires_at, done.refreshable)};
     }
-    auto refreshing = credentials_.refresh(host);  // named first
+    auto refreshing = credentials_.tokens().refresh(host);  // named first
     co_await std::move(refreshing);
-    const std::optional<credentials::WallTime> expires = credentials_.expiry(host);
+    const std::optional<credentials::WallTime> expires = credentials_.tokens().expiry(host);
     std::optional<std::string> expires_at;
     if (expires) expires_at = credentials::rfc3339_text(*expires);
     co_return server::Reply{reply::logged_in(host, expires_at, true)};
@@ -270,7 +270,7 @@ asio::awaitable<server::Reply> ItemRequests::docker(const Request& request) {
 namespace hostkeeper::daemon::handlers {
 
 asio::awaitable<std::optional<proto::Secret>> ItemRequests::terraform_token(std::string host) {
-    auto reading = credentials_.serve(std::move(host), nullptr);  // named first
+    auto reading = credentials_.tokens().serve(std::move(host), nullptr);  // named first
     const std::optional<proto::Secret> stored = co_await std::move(reading);
     if (!stored) co_return std::nullopt;
     co_return credentials::token_of(*stored);
@@ -299,7 +299,7 @@ asio::awaitable<server::Reply> ItemRequests::git_get(const Request& request) {
 asio::awaitable<server::Reply> ItemRequests::git_store(const Request& request) {
     credentials::GitCredential credential = git_credential_field(request.fields);
     if (credential.key.username == items_.git_username(credential.key.host)) {
-        auto reading = comparable_token(credentials_, credential.key.host);  // named first
+        auto reading = comparable_token(credentials_.tokens(), credential.key.host);  // named first
         const std::optional<proto::Secret> token = co_await std::move(reading);
         if (token && token->view() == credential.password.view())
             co_return server::Reply{reply::git_stored(false)};

@@ -61,7 +61,7 @@ Json mirror_package(const RegistryDocument& document, const std::string& platfor
 }
 
 RegistryService::RegistryService(asio::any_io_executor io, http::HttpClient& http,
-                                 credentials::CredentialService& credentials,
+                                 credentials::TokenLifecycle& credentials,
                                  discovery::DiscoveryService& discovery, RegistryOptions options,
                                  Cache::Clock clock)
     : discovery_(discovery),

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "daemon/cache/answer_cache.hpp"
-#include "daemon/credentials/credential_service.hpp"
+#include "daemon/credentials/token_lifecycle.hpp"
 #include "daemon/discovery/discovery_service.hpp"
 #include "daemon/http/http_client.hpp"
 #include "daemon/registry/mirror.hpp"
@@ -66,7 +66,7 @@ class RegistryService {
     // `credentials`: bearer tokens; `discovery`: the registries' service URLs.
     // Throws proto::Error for a bad options.mirror_url.
     RegistryService(boost::asio::any_io_executor io, http::HttpClient& http,
-                    credentials::CredentialService& credentials,
+                    credentials::TokenLifecycle& credentials,
                     discovery::DiscoveryService& discovery, RegistryOptions options,
                     Cache::Clock clock = std::chrono::steady_clock::now);
 

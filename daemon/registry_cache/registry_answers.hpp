@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "daemon/archives/archive_store.hpp"
-#include "daemon/credentials/credential_service.hpp"
+#include "daemon/credentials/token_lifecycle.hpp"
 #include "daemon/registry/registry_service.hpp"
 #include "daemon/registry_cache/document_snapshots.hpp"
 #include "daemon/registry_cache/listener_messages.hpp"
@@ -43,7 +43,7 @@ class RegistryAnswers {
 
     // `credentials`: the tokens archives on their registry's own origin are fetched with.
     RegistryAnswers(registry::RegistryService& registry, archives::ArchiveStore& archives,
-                    credentials::CredentialService& credentials, std::filesystem::path snapshot_dir)
+                    credentials::TokenLifecycle& credentials, std::filesystem::path snapshot_dir)
         : registry_(registry),
           archives_(archives),
           credentials_(credentials),
@@ -116,7 +116,7 @@ class RegistryAnswers {
 
     registry::RegistryService& registry_;
     archives::ArchiveStore& archives_;
-    credentials::CredentialService& credentials_;
+    credentials::TokenLifecycle& credentials_;
     DocumentSnapshots snapshots_;
     // Archives Terraform was pointed at, by store key: where to fetch them.
     std::map<std::string, PendingArchive> pending_;

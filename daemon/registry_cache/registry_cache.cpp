@@ -9,7 +9,7 @@ using proto::Json;
 
 RegistryCache::RegistryCache(const asio::any_io_executor& io, std::optional<CacheConfig> config,
                              std::filesystem::path state_file, std::filesystem::path snapshot_dir,
-                             credentials::CredentialService& credentials,
+                             credentials::TokenLifecycle& credentials,
                              discovery::DiscoveryService& discovery,
                              registry::RegistryService& registry, archives::ArchiveStore& archives)
     : config_(std::move(config)),
@@ -17,7 +17,7 @@ RegistryCache::RegistryCache(const asio::any_io_executor& io, std::optional<Cach
       archives_(archives),
       routing_(io, config_, std::move(state_file), discovery),
       answers_(registry, archives, credentials, std::move(snapshot_dir)),
-      gate_(routing_, credentials.bearer_check(), answers_),
+      gate_(routing_, credentials, answers_),
       runs_(io, credentials.run_tokens()) {
     routing_.on_routes_changed([this] { runs_.hosts_changed(); });
 }

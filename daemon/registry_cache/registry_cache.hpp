@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "daemon/archives/archive_store.hpp"
-#include "daemon/credentials/credential_service.hpp"
+#include "daemon/credentials/token_lifecycle.hpp"
 #include "daemon/discovery/discovery_service.hpp"
 #include "daemon/registry/registry_service.hpp"
 #include "daemon/registry_cache/cache_config.hpp"
@@ -42,9 +42,8 @@ class RegistryCache {
     // refused, no host is routed).
     RegistryCache(const boost::asio::any_io_executor& io, std::optional<CacheConfig> config,
                   std::filesystem::path state_file, std::filesystem::path snapshot_dir,
-                  credentials::CredentialService& credentials,
-                  discovery::DiscoveryService& discovery, registry::RegistryService& registry,
-                  archives::ArchiveStore& archives);
+                  credentials::TokenLifecycle& credentials, discovery::DiscoveryService& discovery,
+                  registry::RegistryService& registry, archives::ArchiveStore& archives);
 
     bool enabled() const { return config_.has_value(); }
     const std::optional<CacheConfig>& config() const { return config_; }
@@ -98,7 +97,7 @@ class RegistryCache {
     proto::Json hosts_status() const;
 
     std::optional<CacheConfig> config_;
-    credentials::CredentialService& credentials_;
+    credentials::TokenLifecycle& credentials_;
     archives::ArchiveStore& archives_;
     HostRouting routing_;
     RegistryAnswers answers_;

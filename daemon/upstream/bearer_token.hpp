@@ -10,18 +10,18 @@
 #include <string_view>
 #include <utility>
 
-#include "daemon/credentials/credential_service.hpp"
+#include "daemon/credentials/token_lifecycle.hpp"
 #include "proto/secret.hpp"
 
 namespace hostkeeper::daemon::upstream {
 
 // `host` is normalized; `purpose` ("discovery of app.terraform.io") is for the
 // log. When the keyring cannot say (locked, absent), the answer is nullopt and
-// `problem`, if given, receives why. A withheld token (CredentialService::
+// `problem`, if given, receives why. A withheld token (TokenLifecycle::
 // withheld: refused, expired) is nullopt too, so the request goes without
 // it; with `send_refused`, a refused one is given all the same.
 boost::asio::awaitable<std::optional<proto::Secret>> bearer_token(
-    credentials::CredentialService& credentials, std::string host, std::string purpose,
+    credentials::TokenLifecycle& credentials, std::string host, std::string purpose,
     std::string* problem = nullptr, bool send_refused = false);
 
 }  // namespace hostkeeper::daemon::upstream

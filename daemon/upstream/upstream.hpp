@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "daemon/cache/answer_cache.hpp"
-#include "daemon/credentials/credential_service.hpp"
+#include "daemon/credentials/token_lifecycle.hpp"
 #include "daemon/http/cache_control.hpp"
 #include "daemon/http/http_client.hpp"
 #include "daemon/http/http_fetch.hpp"
@@ -85,7 +85,7 @@ class Upstream {
   public:
     using time_point = std::chrono::steady_clock::time_point;
 
-    Upstream(http::HttpClient& http, credentials::CredentialService& credentials)
+    Upstream(http::HttpClient& http, credentials::TokenLifecycle& credentials)
         : http_(http), credentials_(credentials) {}
 
     // Fetches and judges one document. When the keyring cannot give the
@@ -94,7 +94,7 @@ class Upstream {
     // nothing about the server, so it is neither cached as "there is none"
     // nor a refusal (the last good answer may stand in). A 401 to the
     // stored token from a request that judges it (judges_token) is
-    // remembered (CredentialService::token_rejected), and that token then
+    // remembered (TokenLifecycle::token_rejected), and that token then
     // goes with no request (send_refused aside): they go without one, as
     // they do after its expires_at.
     boost::asio::awaitable<Verdict> fetch(UpstreamRequest request);
@@ -141,7 +141,7 @@ class Upstream {
 
   private:
     http::HttpClient& http_;
-    credentials::CredentialService& credentials_;
+    credentials::TokenLifecycle& credentials_;
     std::uint64_t requests_ = 0, failures_ = 0;
 };
 

@@ -43,7 +43,8 @@ struct DispatcherFixture : SocketServer {
     daemon::credentials::CredentialService credentials{
         io.get_executor(), pool.get_executor(), keyring, {}};
     FakeHttpClient http{io.get_executor()};
-    daemon::discovery::DiscoveryService discovery{io.get_executor(), http, credentials, {}};
+    daemon::discovery::DiscoveryService discovery{
+        io.get_executor(), http, credentials.tokens(), {}};
     // The registry's clock: now, or `frozen` once a test sets it (before its
     // first request), so that the ages in its answers stay put.
     std::optional<std::chrono::steady_clock::time_point> frozen;
@@ -51,7 +52,8 @@ struct DispatcherFixture : SocketServer {
         return frozen.value_or(std::chrono::steady_clock::now());
     }
     daemon::registry::RegistryService registry{
-        io.get_executor(), http, credentials, discovery, {}, [this] { return registry_now(); }};
+        io.get_executor(), http, credentials.tokens(),
+        discovery,         {},   [this] { return registry_now(); }};
     // The registry cache is off here (no configuration): the store is never used.
     std::filesystem::path archive_dir =
         std::filesystem::temp_directory_path() / ("hk-dispatcher-" + std::to_string(::getpid()));
@@ -60,7 +62,7 @@ struct DispatcherFixture : SocketServer {
                                                 std::nullopt,
                                                 archive_dir / "state.json",
                                                 archive_dir / "documents",
-                                                credentials,
+                                                credentials.tokens(),
                                                 discovery,
                                                 registry,
                                                 archives};

@@ -26,7 +26,9 @@ struct Fixture : test::CredentialFixture {
         service.stop();
         pool.join();
     }
-    std::optional<std::string> get(const std::string& host) { return text(run(service.get(host))); }
+    std::optional<std::string> get(const std::string& host) {
+        return text(run(service.tokens().get(host)));
+    }
 
     daemon::credentials::CredentialService service;
 };
@@ -52,7 +54,7 @@ TEST_CASE("an expires_at that is not RFC 3339: store refuses it, a keyring item 
           "[daemon][credentials]") {
     Fixture f;
     try {
-        f.run(f.service.store("h", proto::Secret(R"({"token":"t","expires_at":"soon"})")));
+        f.run(f.service.tokens().store("h", proto::Secret(R"({"token":"t","expires_at":"soon"})")));
         FAIL("stored");
     } catch (const proto::Error& e) {
         CHECK(e.code() == proto::ErrorCode::bad_request);
@@ -73,12 +75,12 @@ TEST_CASE("flush counts what the cache and the life cycle drop; the bearer check
           "[daemon][credentials]") {
     Fixture f;
     f.keyring.put("h", R"({"token":"t"})");
-    daemon::credentials::BearerCheck& check = f.service.bearer_check();
+    daemon::credentials::BearerCheck& check = f.service.tokens();
     const std::string authorization = "Bearer t";
     CHECK(f.run(check.check_bearer("h", authorization, "a test")).match ==
           daemon::credentials::BearerAnswer::Match::current);
     CHECK(f.keyring.lookups == 1);
-    f.service.token_rejected("h", "https://h/v1", 401);
+    f.service.tokens().token_rejected("h", "https://h/v1", 401);
     CHECK(f.service.flush("h") == 2);  // the cached token and its refusal
     CHECK(f.run(check.check_bearer("h", authorization, "a test")).match ==
           daemon::credentials::BearerAnswer::Match::current);

@@ -30,7 +30,8 @@ const WallTime kNow{std::chrono::sys_days{std::chrono::year{2026} / 11 / 1}};
 
 struct Fixture {
     Fixture() {
-        service.on_expiry_alert([this](const ExpiryAlert& alert) { alerts.push_back(alert); });
+        service.tokens().on_expiry_alert(
+            [this](const ExpiryAlert& alert) { alerts.push_back(alert); });
     }
     ~Fixture() {
         service.stop();
@@ -50,7 +51,7 @@ struct Fixture {
                               std::chrono::steady_clock::now,
                               [] { return kNow; }};
     KeyringItems items{pool.get_executor(), keyring, service};
-    ExpiryWatch watch{io.get_executor(), items, service};
+    ExpiryWatch watch{io.get_executor(), items, service.tokens()};
     std::vector<ExpiryAlert> alerts;
     std::vector<std::string> learned;
 };
@@ -70,10 +71,10 @@ TEST_CASE("the expiry watch alerts each stored host in a warning stage once",
     CHECK(f.alerts[0].stage == ExpiryStage::expired);
     CHECK(f.alerts[1].host == "soon.example");
     CHECK(f.alerts[1].stage == ExpiryStage::within_7_days);
-    CHECK(f.service.expiry("later.example").has_value());
+    CHECK(f.service.tokens().expiry("later.example").has_value());
     // The next look, and a read, find the same stages: no alert again.
     f.look();
-    (void)f.service.withheld("soon.example");
+    (void)f.service.tokens().withheld("soon.example");
     CHECK(f.alerts.size() == 2);
 }
 
@@ -95,7 +96,7 @@ namespace {
 // A `learn` that records each host and learns an expiry for it.
 asio::awaitable<void> learn_for(Fixture& f, std::string host) {
     f.learned.push_back(host);
-    f.service.expiry_learned(host, kNow + std::chrono::hours(24 * 3));
+    f.service.tokens().expiry_learned(host, kNow + std::chrono::hours(24 * 3));
     co_return;
 }
 
@@ -118,7 +119,7 @@ TEST_CASE("the expiry watch asks to learn an unknown expiry on its hourly looks,
     CHECK(f.service.flush() > 0);
     f.run_learning();
     CHECK(f.learned.size() == 2);
-    CHECK(f.service.expiry("plain.example") == kNow + std::chrono::hours(24 * 3));
+    CHECK(f.service.tokens().expiry("plain.example") == kNow + std::chrono::hours(24 * 3));
 }
 
 }  // namespace test_expiry_watch

@@ -44,7 +44,7 @@ daemon::discovery::DiscoveryOptions short_ttls() {
 struct Fixture {
     explicit Fixture(daemon::discovery::DiscoveryOptions options = short_ttls())
         : credentials(io.get_executor(), pool.get_executor(), keyring, {}, [this] { return now; }),
-          discovery(io.get_executor(), http, credentials, std::move(options),
+          discovery(io.get_executor(), http, credentials.tokens(), std::move(options),
                     [this] { return now; }) {}
     ~Fixture() {
         discovery.stop();

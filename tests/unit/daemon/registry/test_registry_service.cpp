@@ -100,8 +100,9 @@ daemon::discovery::DiscoveryOptions long_discovery() {
 struct Fixture {
     explicit Fixture(daemon::registry::RegistryOptions options = short_ttls())
         : credentials(io.get_executor(), pool.get_executor(), keyring, {}, [this] { return now; }),
-          discovery(io.get_executor(), http, credentials, long_discovery(), [this] { return now; }),
-          registry(io.get_executor(), http, credentials, discovery, std::move(options),
+          discovery(io.get_executor(), http, credentials.tokens(), long_discovery(),
+                    [this] { return now; }),
+          registry(io.get_executor(), http, credentials.tokens(), discovery, std::move(options),
                    [this] { return now; }) {
         http.routes[kDiscovery] = [] {
             return FakeHttpClient::json(
