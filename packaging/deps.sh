@@ -16,7 +16,7 @@ build_packages=(build-essential cmake pkg-config libboost-dev nlohmann-json3-dev
 runtime_packages=(gnome-keyring dbus-user-session libsecret-tools gnupg pass)
 test_packages=(dbus dbus-user-session gnome-keyring libsecret-tools openssl libssl-dev python3 util-linux systemd
     procps curl passwd lintian file man-db gzip gnupg iproute2 pass git gpg-agent podman docker-registry
-    apache2-utils ccache dunst xvfb libglib2.0-bin)
+    apache2-utils ccache dunst xvfb libglib2.0-bin nginx)
 # The fuzz targets (tests/fuzz): clang with libFuzzer's runtime, and
 # llvm-symbolizer for readable stacks; the style stage: clang-format, clang-tidy.
 fuzz_packages=(clang libclang-rt-14-dev llvm clang-format clang-tidy)
@@ -26,7 +26,7 @@ fuzz_packages=(clang libclang-rt-14-dev llvm clang-format clang-tidy)
 # git helper's peers;
 # golang-docker-credential-helpers: docker-credential-secretservice and -pass, the
 # Docker helper's peers (tests/bench/consumers.sh).
-bench_packages=(hyperfine nginx git golang-docker-credential-helpers)
+bench_packages=(hyperfine git golang-docker-credential-helpers)
 
 case "${1:-build}" in
     build) wanted=("${build_packages[@]}" "${runtime_packages[@]}") ;;

@@ -150,7 +150,9 @@ void CurlHttpClient::start() {
     curl_multi_setopt(multi_of(multi_), CURLMOPT_SOCKETDATA, this);
     curl_multi_setopt(multi_of(multi_), CURLMOPT_TIMERFUNCTION, &CurlHttpClient::on_timer);
     curl_multi_setopt(multi_of(multi_), CURLMOPT_TIMERDATA, this);
-    // Bounded fan-out per host and overall; curl queues the rest.
+    // Bounded fan-out per host and overall; curl queues the rest. An HTTP/2
+    // connection carries many transfers at once (its streams).
+    curl_multi_setopt(multi_of(multi_), CURLMOPT_PIPELINING, static_cast<long>(CURLPIPE_MULTIPLEX));
     curl_multi_setopt(multi_of(multi_), CURLMOPT_MAX_HOST_CONNECTIONS, 8L);
     curl_multi_setopt(multi_of(multi_), CURLMOPT_MAX_TOTAL_CONNECTIONS, 64L);
 }
@@ -228,6 +230,12 @@ asio::awaitable<HttpResponse> CurlHttpClient::fetch(HttpRequest request) {
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION,
                      0L);  // the caller follows, deciding where credentials go
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    // HTTP/2 where the server offers it (ALPN), its streams multiplexed on
+    // one connection per host; a transfer that starts while that connection
+    // is still being set up waits to learn whether it multiplexes rather
+    // than opening another.
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
+    curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, std::max(1L, t.timeout_ms));
     if (request.connect_timeout.count() > 0)
         curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
