@@ -119,20 +119,10 @@ nginx_start() {
         for _ in $(seq 1 "$count"); do NGINX_PORTS+=("$(free_port)"); done
         [[ "$(printf '%s\n' "${NGINX_PORTS[@]}" | sort -u | wc -l)" == "$count" ]] || continue
         {
+            nginx_conf_head "$n"
             cat <<CONF
-daemon off;
-master_process off;
-pid $n/nginx.pid;
-error_log $n/error.log warn;
-events { worker_connections 1024; }
-http {
     log_format bench '\$msec \$server_port \$host \$request_uri \$status \$body_bytes_sent \$request_time';
     access_log $n/access.log bench;
-    client_body_temp_path $n/tmp/body;
-    proxy_temp_path $n/tmp/proxy;
-    fastcgi_temp_path $n/tmp/fastcgi;
-    uwsgi_temp_path $n/tmp/uwsgi;
-    scgi_temp_path $n/tmp/scgi;
     ssl_certificate $CA_DIR/server.pem;
     ssl_certificate_key $CA_DIR/server.key;
     server_tokens off;

@@ -37,20 +37,11 @@ unset DBUS_SESSION_BUS_ADDRESS
 # --- nginx, HTTP/2 over TLS, in front of the registry --------------------------------
 n=$root/nginx
 mkdir -p "$n/tmp"
-cat >"$n/nginx.conf" <<CONF
-daemon off;
-master_process off;
-pid $n/nginx.pid;
-error_log $n/error.log warn;
-events { worker_connections 256; }
-http {
+{
+    nginx_conf_head "$n"
+    cat <<CONF
     log_format streams '\$connection \$connection_requests \$server_protocol \$status "\$request_uri" "\$http_user_agent"';
     access_log $n/access.log streams;
-    client_body_temp_path $n/tmp/body;
-    proxy_temp_path $n/tmp/proxy;
-    fastcgi_temp_path $n/tmp/fastcgi;
-    uwsgi_temp_path $n/tmp/uwsgi;
-    scgi_temp_path $n/tmp/scgi;
     server {
         listen 127.0.0.1:$front_port ssl http2;
         ssl_certificate $root/tls/server.pem;
@@ -63,6 +54,7 @@ http {
     }
 }
 CONF
+} >"$n/nginx.conf"
 "$nginx" -p "$n" -c "$n/nginx.conf" -e "$n/error.log" >"$n/stdout.log" 2>&1 &
 nginx_pid=$!
 stop_nginx() {

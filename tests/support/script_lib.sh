@@ -84,3 +84,25 @@ run_exit_steps() {
     done
     exit "$exit_status"
 }
+
+# nginx_conf_head DIR: the start of a private nginx's configuration, up to
+# and including `http {`: in the foreground as one process (daemon off,
+# master_process off: no worker needs `user root;` to read a 0700
+# directory), its pid, error log and temporary files in DIR (DIR/tmp must
+# exist). The caller adds its log format, access log, servers and the
+# closing brace.
+nginx_conf_head() {
+    cat <<CONF
+daemon off;
+master_process off;
+pid $1/nginx.pid;
+error_log $1/error.log warn;
+events { worker_connections 1024; }
+http {
+    client_body_temp_path $1/tmp/body;
+    proxy_temp_path $1/tmp/proxy;
+    fastcgi_temp_path $1/tmp/fastcgi;
+    uwsgi_temp_path $1/tmp/uwsgi;
+    scgi_temp_path $1/tmp/scgi;
+CONF
+}
