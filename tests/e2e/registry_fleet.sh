@@ -7,9 +7,11 @@
 # archive store, its own hostkeeperd, started by the run and stopped after
 # it) running `hostkeeper exec --registry-cache -- terraform init` against
 # the project's HTTPS test registry, with the fleet registry's credentials
-# in DOCKER_CONFIG and no keyring backend. The runners share one network
-# namespace (support/container-env.sh), so both registries are on its
-# loopback.
+# in DOCKER_CONFIG and no keyring backend. Both registries listen on the
+# loopback of the test's network namespace (support/container-env.sh);
+# each runner runs in a network namespace of its own and reaches their
+# ports through support/netns_bridge.py (Unix sockets), so no runner sees
+# another's ports or daemon.
 #
 #   1. a cold runner installs from upstream and fills the tier;
 #   2. a fresh runner installs with 0 upstream archive requests;
@@ -69,6 +71,35 @@ stop_oci() {
 # It answers 401 without credentials: they are what lets a runner in.
 start_oci
 
+# Both registries' ports, for the runners' namespaces.
+bridge=$root/bridge
+mkdir -p "$bridge"
+python3 "$support/netns_bridge.py" outside "$bridge" "$port" "$oci_port" 2>"$root/bridge.log" &
+extra_pids+=("$!")
+for _ in $(seq 1 100); do [[ -S $bridge/$port.sock && -S $bridge/$oci_port.sock ]] && break; sleep 0.05; done
+[[ -S $bridge/$oci_port.sock ]] || { show "$root/bridge.log"; fail "the namespace bridge did not start"; }
+
+# in_netns DIR: a network namespace of its own for a runner, with its
+# loopback up and both registries' ports bridged into it; sets netns_pid
+# (its holder) and bridge_pid.
+in_netns() {
+    local _
+    unshare --net sleep infinity &
+    netns_pid=$!
+    for _ in $(seq 1 100); do
+        [[ $(readlink "/proc/$netns_pid/ns/net") != "$(readlink /proc/$$/ns/net)" ]] && break
+        sleep 0.02
+    done
+    [[ $(readlink "/proc/$netns_pid/ns/net") != "$(readlink /proc/$$/ns/net)" ]] ||
+        fail "no network namespace of its own for the runner in $1"
+    nsenter -t "$netns_pid" -n ip link set lo up
+    nsenter -t "$netns_pid" -n python3 "$support/netns_bridge.py" inside "$bridge" "$port" "$oci_port" \
+        2>"$1/bridge.log" &
+    bridge_pid=$!
+    for _ in $(seq 1 100); do [[ -e $bridge/inside-$bridge_pid.ready ]] && break; sleep 0.05; done
+    [[ -e $bridge/inside-$bridge_pid.ready ]] || { show "$1/bridge.log"; fail "the runner's bridge did not start"; }
+}
+
 # docker_config DIR PASSWORD: a Docker client configuration for the fleet registry.
 docker_config() {
     mkdir -p "$1"
@@ -79,7 +110,8 @@ docker_config "$root/docker-bad" wrong-secret
 
 # --- Runners -------------------------------------------------------------------
 # runner NAME DOCKER_DIR [SETTING...]: a fresh HOME whose hostkeeperd has the
-# fleet tier (and the extra registry_cache settings), runs terraform init
+# fleet tier (and the extra registry_cache settings), in a network namespace
+# of its own (in_netns), runs terraform init
 # under exec --registry-cache, waits until the tier is idle, keeps the
 # daemon's status in $root/NAME/status.json and stops the daemon. The
 # upstream request log's lines during the run go to $root/NAME/requests.jsonl.
@@ -96,15 +128,16 @@ runner() {
         for setting in "$@"; do echo "$setting"; done
     } >"$dir/config/hostkeeper/config.toml"
     workdir "$dir/work" "$host" acme/hello/null acme/thing 1.0.0
-    local before
+    local before netns_pid bridge_pid
+    in_netns "$dir"
     before=$(wc -l <"$log")
     (
         export HOME=$dir/home XDG_CONFIG_HOME=$dir/config XDG_CACHE_HOME=$dir/cache
         export XDG_STATE_HOME=$dir/state XDG_DATA_HOME=$dir/data XDG_RUNTIME_DIR=$dir/run
         export DOCKER_CONFIG=$docker_dir
         cd "$dir/work"
-        env "$token_var=$TOKEN" "$hk" exec --registry-cache -- "$terraform" init -input=false -no-color \
-            >"$dir/init.out" 2>&1 || { show "$dir/init.out"; exit 1; }
+        nsenter -t "$netns_pid" -n env "$token_var=$TOKEN" "$hk" exec --registry-cache -- \
+            "$terraform" init -input=false -no-color >"$dir/init.out" 2>&1 || { show "$dir/init.out"; exit 1; }
         # The tier is written in the background: wait until nothing is in flight.
         local _
         for _ in $(seq 1 300); do
@@ -117,7 +150,9 @@ PY
             sleep 0.1
         done
         "$hk" stop >/dev/null 2>&1 || true
-    ) || fail "runner $name: terraform init failed (above)"
+    ) || { kill "$bridge_pid" "$netns_pid"; fail "runner $name: terraform init failed (above)"; }
+    kill "$bridge_pid" "$netns_pid" 2>/dev/null || true
+    wait "$bridge_pid" "$netns_pid" 2>/dev/null || true
     tail -n "+$((before + 1))" "$log" >"$dir/requests.jsonl"
     exe=$dir/work/.terraform/providers/$host/acme/thing/1.0.0/$tf_platform/terraform-provider-thing_v1.0.0
     [[ -x $exe ]] || { show "$dir/init.out"; fail "runner $name: the provider is not installed"; }
@@ -142,6 +177,9 @@ runner cold "$root/docker-good"
 [[ $(fleet cold problem) == None ]] || fail "the cold runner's tier has a problem: $(fleet cold problem)"
 grep -q 'PUT /v2/ci/terraform/providers/127.0.0.1__'"$port"'/acme/thing/manifests/1.0.0_' "$oci/registry.log" ||
     { show "$oci/registry.log"; fail "no platform manifest was written in OpenTofu's provider layout"; }
+for p in "$port" "$oci_port"; do
+    grep -q "to port $p\$" "$root/bridge.log" || fail "no connection of the cold runner's crossed the bridge to port $p"
+done
 pass "a cold runner installs from upstream and writes the provider package and module archive to the tier"
 
 runner warm "$root/docker-good"
