@@ -2,13 +2,15 @@
 // The fleet tier of registry_cache.fleet, when it is set, and where its
 // registry's credentials come from: the keyring's Docker item for its host
 // (docker-credential-hostkeeper), else Docker's client configuration
-// (fleet/docker_config.hpp). Either is asked again whenever the registry
-// refuses what was sent.
+// (fleet/docker_config.hpp): the credential helper it names for the host,
+// run as token commands are (credentials/command_tokens.hpp), else its
+// auths. Each is asked again whenever the registry refuses what was sent.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <memory>
 
 #include "daemon/app/config.hpp"
+#include "daemon/credentials/command_tokens.hpp"
 #include "daemon/credentials/keyring_items.hpp"
 #include "daemon/fleet/fleet_tier.hpp"
 #include "daemon/http/http_client.hpp"
@@ -18,6 +20,7 @@ namespace hostkeeper::daemon::app {
 // nullptr when registry_cache.fleet is not set.
 std::unique_ptr<fleet::FleetTier> make_fleet_tier(const boost::asio::any_io_executor& io,
                                                   http::HttpClient& http, const Config& config,
-                                                  credentials::KeyringItems& items);
+                                                  credentials::KeyringItems& items,
+                                                  credentials::CommandTokens& commands);
 
 }  // namespace hostkeeper::daemon::app

@@ -287,8 +287,8 @@ int serve(const Config& config, StartupReport& report) {
     credentials::KeyringItems keyring_items(services.keyring.thread.get_executor(),
                                             services.keyring.keyring, services.keyring.credentials,
                                             config.git_usernames);
-    const std::unique_ptr<fleet::FleetTier> fleet_tier =
-        make_fleet_tier(io.get_executor(), services.http, config, keyring_items);
+    const std::unique_ptr<fleet::FleetTier> fleet_tier = make_fleet_tier(
+        io.get_executor(), services.http, config, keyring_items, services.keyring.commands);
     services.archive_store.set_tier(fleet_tier.get());
     // Every stored host's expiry, looked at soon after start and then hourly.
     credentials::ExpiryWatch expiry_watch(io.get_executor(), keyring_items,

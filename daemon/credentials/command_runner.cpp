@@ -5,6 +5,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -166,12 +167,15 @@ class Capture {
 };
 
 // Starts `program` with argv in a process group of its own; its pid, or -1
-// with run.launch_error set. `out`, `err`: -1 for /dev/null.
+// with run.launch_error set. `in`, `out`, `err`: -1 for /dev/null.
 pid_t start(const std::string& program, std::vector<std::string>& argv,
-            std::vector<std::string>& env, int out, int err, CommandRun& run) {
+            std::vector<std::string>& env, int in, int out, int err, CommandRun& run) {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    if (in >= 0)
+        posix_spawn_file_actions_adddup2(&actions, in, STDIN_FILENO);
+    else
+        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     if (out >= 0)
         posix_spawn_file_actions_adddup2(&actions, out, STDOUT_FILENO);
     else
@@ -202,6 +206,26 @@ pid_t start(const std::string& program, std::vector<std::string>& argv,
         return -1;
     }
     return pid;
+}
+
+// A file holding `input`, read from its start (memfd: never on disk); -1
+// for none, or with run.launch_error set when it cannot be made.
+proto::UniqueFd input_file(const std::string& input, CommandRun& run) {
+    if (input.empty()) return proto::UniqueFd(-1);
+    proto::UniqueFd fd(::memfd_create("hostkeeper-input", MFD_CLOEXEC));
+    std::size_t written = 0;
+    while (fd.get() >= 0 && written < input.size()) {
+        const ssize_t n = ::write(fd.get(), input.data() + written, input.size() - written);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        written += static_cast<std::size_t>(n);
+    }
+    if (fd.get() < 0 || written != input.size() || ::lseek(fd.get(), 0, SEEK_SET) != 0) {
+        run.launch_error =
+            std::string("cannot hand the command its input: ") + std::strerror(errno);
+        return proto::UniqueFd(-1);
+    }
+    return fd;
 }
 
 // Whether a process of the process group `group` is still there; zombies,
@@ -251,7 +275,7 @@ int systemctl(std::vector<std::string> args) {
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<std::string> env = command_environment();
     CommandRun ignored;
-    const pid_t pid = start(program->string(), argv, env, -1, -1, ignored);
+    const pid_t pid = start(program->string(), argv, env, -1, -1, -1, ignored);
     if (pid < 0) return -1;
     const steady::time_point deadline = steady::now() + kSystemctlTime;
     int status = 0;
@@ -445,7 +469,9 @@ CommandRun run_token_command(const TokenCommand& command, RunningCommands* runni
     proto::UniqueFd out_write(out[1]);
     proto::UniqueFd err_write(err[1]);
     const steady::time_point deadline = steady::now() + command.timeout;
-    const pid_t pid = start(program, argv, env, out_write.get(), err_write.get(), run);
+    const proto::UniqueFd in = input_file(command.input, run);
+    if (!command.input.empty() && in.get() < 0) return run;
+    const pid_t pid = start(program, argv, env, in.get(), out_write.get(), err_write.get(), run);
     if (pid < 0) return run;
     if (running != nullptr && !running->add(pid, unit)) {
         ::kill(-pid, SIGTERM);

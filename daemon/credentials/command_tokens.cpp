@@ -100,6 +100,16 @@ asio::awaitable<Secret> CommandTokens::get(std::string host) {
     co_return co_await std::move(running);
 }
 
+asio::awaitable<CommandRun> CommandTokens::run_once(TokenCommand command) {
+    if (!options_.refused.empty()) {
+        CommandRun refused;
+        refused.launch_error = "not run: " + options_.refused;
+        co_return refused;
+    }
+    auto job = [runner = runner_, command = std::move(command)] { return runner(command); };
+    co_return co_await async::on_worker(worker_, std::move(job));
+}
+
 asio::awaitable<Secret> CommandTokens::shared_run(const std::string& host) {
     // Named first.
     auto work = [this, host] { return fetch(host); };

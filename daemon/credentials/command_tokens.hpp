@@ -58,6 +58,11 @@ class CommandTokens {
     std::size_t flush();
     std::size_t flush(const std::string& host);
     std::map<std::string, CommandTokenState> states() const;
+    // Runs `command` once on the commands' worker as a host's command runs
+    // (its program checked, bounded, ended when the daemon stops): for a
+    // program named elsewhere than a host's token_command, such as a Docker
+    // credential helper. Not run while commands are refused (launch_error).
+    boost::asio::awaitable<CommandRun> run_once(TokenCommand command);
     // The daemon stops: the commands running now are ended (their process
     // groups: SIGTERM, then SIGKILL), and none starts after. Blocks at most
     // RunningCommands::kStopGrace; call it before joining the worker.

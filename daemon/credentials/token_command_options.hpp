@@ -13,6 +13,7 @@ struct TokenCommand {
     std::vector<std::string> argv;  // run as it is: no shell; argv[0] searched in PATH
     std::chrono::seconds ttl{600};  // the lifetime of a token whose output gives none
     std::chrono::seconds timeout{60};
+    std::string input;  // its standard input ("": /dev/null)
 };
 
 struct TokenCommandOptions {

@@ -35,6 +35,18 @@ proto::Secret decode_base64(const std::string& text) {
     return proto::Secret::adopt(out);
 }
 
+// JSON read from `text` (JsonError, a std::runtime_error, when it does not
+// read), scrubbed when dropped: it may hold secrets.
+struct ScrubbedJson {
+    explicit ScrubbedJson(std::string_view text) : json(proto::parse_json(text)) {}
+    ScrubbedJson(const ScrubbedJson&) = delete;
+    ScrubbedJson& operator=(const ScrubbedJson&) = delete;
+    ScrubbedJson(ScrubbedJson&&) = delete;
+    ScrubbedJson& operator=(ScrubbedJson&&) = delete;
+    ~ScrubbedJson() { proto::scrub(json); }
+    proto::Json json;
+};
+
 const proto::Json* entry_for(const proto::Json& auths, const std::string& host) {
     for (const std::string& name : {host, "https://" + host, "https://" + host + "/",
                                     "https://" + host + "/v1/", "https://" + host + "/v2/"}) {
@@ -54,11 +66,8 @@ std::filesystem::path docker_config_path() {
 }
 
 std::optional<proto::Secret> docker_auth(std::string_view text, const std::string& host) {
-    proto::Json config = proto::parse_json(text);  // JsonError: std::runtime_error
-    struct Scrubbed {
-        proto::Json& json;
-        ~Scrubbed() { proto::scrub(json); }
-    } scrubbed{config};
+    const ScrubbedJson parsed(text);
+    const proto::Json& config = parsed.json;
     if (!config.is_object()) throw std::runtime_error("it is not a JSON object");
     const auto auths = config.find("auths");
     if (auths == config.end()) return std::nullopt;
@@ -83,21 +92,56 @@ std::optional<proto::Secret> docker_auth(std::string_view text, const std::strin
     return std::nullopt;
 }
 
-std::optional<proto::Secret> docker_config_auth(const std::string& host, std::string& problem) {
-    problem.clear();
+std::optional<std::string> read_docker_config() {
     const std::filesystem::path path = docker_config_path();
     try {
-        std::optional<std::string> text = proto::read_file_if_exists(path, kMaxDockerConfig);
-        if (!text) return std::nullopt;
-        struct Scrubbed {
-            std::string& text;
-            ~Scrubbed() { proto::scrub(text); }
-        } scrubbed{*text};
-        return docker_auth(*text, host);
+        return proto::read_file_if_exists(path, kMaxDockerConfig);
     } catch (const std::exception& e) {
-        problem = path.string() + ": " + e.what();
-        return std::nullopt;
+        throw std::runtime_error(path.string() + ": " + e.what());
     }
+}
+
+std::optional<std::string> docker_helper(std::string_view text, const std::string& host) {
+    const ScrubbedJson parsed(text);
+    const proto::Json& config = parsed.json;
+    if (!config.is_object()) throw std::runtime_error("it is not a JSON object");
+    std::optional<std::string> name;
+    const auto helpers = config.find("credHelpers");
+    if (helpers != config.end()) {
+        if (!helpers->is_object()) throw std::runtime_error("its credHelpers is not an object");
+        const auto entry = helpers->find(host);
+        if (entry != helpers->end()) {
+            if (!entry->is_string())
+                throw std::runtime_error("its credHelpers entry is not a name");
+            name = entry->get<std::string>();
+        }
+    }
+    const auto store = config.find("credsStore");
+    if (!name && store != config.end()) {
+        if (!store->is_string()) throw std::runtime_error("its credsStore is not a name");
+        name = store->get<std::string>();
+    }
+    if (!name || name->empty()) return std::nullopt;
+    if (name->size() > 64 ||
+        name->find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                "0123456789._-") != std::string::npos)
+        throw std::runtime_error("it names a credential helper that is no program name");
+    return name;
+}
+
+proto::Secret helper_credentials(std::string_view answer) {
+    const ScrubbedJson read(answer);
+    const proto::Json& parsed = read.json;
+    const auto user = parsed.is_object() ? parsed.find("Username") : parsed.end();
+    const auto secret = parsed.is_object() ? parsed.find("Secret") : parsed.end();
+    if (!parsed.is_object() || user == parsed.end() || secret == parsed.end() ||
+        !user->is_string() || !secret->is_string())
+        throw std::runtime_error("its answer is not {\"Username\", \"Secret\"}");
+    if (user->get_ref<const std::string&>() == "<token>")
+        throw std::runtime_error("it answers an identity token, which is no registry password");
+    std::string joined =
+        user->get_ref<const std::string&>() + ":" + secret->get_ref<const std::string&>();
+    return proto::Secret::adopt(joined);
 }
 
 }  // namespace hostkeeper::daemon::fleet

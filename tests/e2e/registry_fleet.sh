@@ -14,7 +14,9 @@
 # another's ports or daemon.
 #
 #   1. a cold runner installs from upstream and fills the tier;
-#   2. a fresh runner installs with 0 upstream archive requests;
+#   2. a fresh runner installs with 0 upstream archive requests, with
+#      credentials in DOCKER_CONFIG's auths, then with a credential helper
+#      it names (credHelpers);
 #   3. a provider blob corrupted in the OCI registry's storage is refused
 #      (digest) and the package comes from upstream;
 #   4. fleet_push = false writes nothing;
@@ -107,6 +109,20 @@ docker_config() {
 }
 docker_config "$root/docker-good" fleet-secret
 docker_config "$root/docker-bad" wrong-secret
+# A configuration that names a credential helper for the fleet registry (as
+# ECR's or GCR's users have), and the helper: a program on PATH that reads
+# the host on its standard input and answers with the credentials.
+mkdir -p "$root/docker-helper/bin"
+printf '{"auths": {"%s": {}}, "credHelpers": {"%s": "fleettest"}}\n' "$oci_host" "$oci_host" \
+    >"$root/docker-helper/config.json"
+cat >"$root/docker-helper/bin/docker-credential-fleettest" <<SH
+#!/bin/sh
+read -r server
+echo "\$1 \$server" >>"$root/docker-helper/calls"
+[ "\$1" = get ] && [ "\$server" = "$oci_host" ] || { echo "no credentials for \$server" >&2; exit 1; }
+printf '{"ServerURL":"%s","Username":"fleet","Secret":"fleet-secret"}\n' "\$server"
+SH
+chmod 755 "$root/docker-helper/bin/docker-credential-fleettest"
 
 # --- Runners -------------------------------------------------------------------
 # runner NAME DOCKER_DIR [SETTING...]: a fresh HOME whose hostkeeperd has the
@@ -135,6 +151,8 @@ runner() {
         export HOME=$dir/home XDG_CONFIG_HOME=$dir/config XDG_CACHE_HOME=$dir/cache
         export XDG_STATE_HOME=$dir/state XDG_DATA_HOME=$dir/data XDG_RUNTIME_DIR=$dir/run
         export DOCKER_CONFIG=$docker_dir
+        # A credential helper it names is on PATH.
+        [[ ! -d $docker_dir/bin ]] || export PATH=$docker_dir/bin:$PATH
         cd "$dir/work"
         nsenter -t "$netns_pid" -n env "$token_var=$TOKEN" "$hk" exec --registry-cache -- \
             "$terraform" init -input=false -no-color >"$dir/init.out" 2>&1 || { show "$dir/init.out"; exit 1; }
@@ -187,6 +205,13 @@ runner warm "$root/docker-good"
 [[ $(fleet warm hits) == 2 ]] || fail "the warm runner took $(fleet warm hits) archives from the tier, not 2"
 [[ $(fleet warm pushes) == 0 ]] || fail "the warm runner wrote $(fleet warm pushes) archives"
 pass "a fresh runner installs with 0 upstream archive requests: both archives from the tier"
+
+runner helped "$root/docker-helper"
+[[ $(archives helped) == 0 && $(fleet helped hits) == 2 ]] ||
+    { show "$root/helped/status.json"; fail "with a credential helper the runner did not take both archives from the tier"; }
+grep -qx "get $oci_host" "$root/docker-helper/calls" ||
+    fail "docker-credential-fleettest was not asked for $oci_host"
+pass "credentials from the credential helper DOCKER_CONFIG names (credHelpers) let a runner in"
 
 # A provider blob altered in the registry's own storage (the registry does
 # not check what it serves).

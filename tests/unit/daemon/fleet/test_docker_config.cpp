@@ -34,4 +34,26 @@ TEST_CASE("a Docker configuration that does not read says why, never quoting a s
     CHECK_THROWS(docker_auth(deep, "h"));
 }
 
+TEST_CASE("the credential helper Docker's configuration names for a host", "[fleet]") {
+    const std::string both =
+        R"({"credsStore":"pass","credHelpers":{"oci.example:5000":"ecr-login"}})";
+    CHECK(docker_helper(both, "oci.example:5000") == "ecr-login");
+    CHECK(docker_helper(both, "other.example") == "pass");
+    CHECK_FALSE(docker_helper(R"({"auths":{}})", "oci.example").has_value());
+    CHECK_FALSE(docker_helper(R"({"credsStore":""})", "oci.example").has_value());
+    CHECK_THROWS_WITH(docker_helper(R"({"credsStore":"../../bin/sh"})", "h"),
+                      Contains("no program name"));
+    CHECK_THROWS_WITH(docker_helper(R"({"credHelpers":["x"]})", "h"), Contains("not an object"));
+    CHECK_THROWS_WITH(docker_helper(R"({"credHelpers":{"h":1}})", "h"), Contains("not a name"));
+}
+
+TEST_CASE("a credential helper's answer gives USER:SECRET, never an identity token", "[fleet]") {
+    CHECK(helper_credentials(R"({"ServerURL":"h","Username":"AWS","Secret":"s3cret"})").view() ==
+          "AWS:s3cret");
+    CHECK_THROWS_WITH(helper_credentials(R"({"Username":"<token>","Secret":"s3cret"})"),
+                      Contains("identity token") && !Contains("s3cret"));
+    CHECK_THROWS_WITH(helper_credentials(R"({"Username":"u"})"), Contains("Username"));
+    CHECK_THROWS_WITH(helper_credentials("s3cret"), !Contains("s3cret"));
+}
+
 }  // namespace test_docker_config
