@@ -184,32 +184,27 @@ fuzz() {
 
 # all: the four stages on two cores, the CPU kept busy without making the
 # tests share it. The suite's build and tests and then the asan stage's
-# tests run at normal priority; everything else runs at idle priority
-# (idle), on the CPU time those leave. The fuzz targets are built from the
-# start, on the core the suite's build leaves idle while a target's batches
-# wait for the libraries it links (a unity batch of 32 files is minutes of
-# one core). Once the suite's tree is built, a chain builds the asan tree
-# and then runs the style checks, on the CPU time the tests leave (they
-# wait on daemons, keyrings and servers about half of the time) and then on
-# all of it. The asan stage's tests start when its tree is built; the fuzz
-# targets run last, two at a time, once all of that is done. Every stage
-# runs even when another fails.
+# tests run at normal priority; once the suite's tree is built, one chain
+# at idle priority (idle) builds the asan tree, then the fuzz targets, then
+# runs the style checks, on the CPU time the tests leave (they wait on
+# daemons, keyrings and servers about half of the time) and then on all of
+# it. The asan stage's tests start when its tree is built; the fuzz targets
+# run last, two at a time, once the chain is done. Every stage runs even
+# when another fails.
 all() {
-    local chain fuzz_build rc started=$SECONDS
+    local chain rc started=$SECONDS
     declare -A result took
     rm -rf build-side && mkdir -p build-side
 
     echo "=== tests/run.sh: suite"
-    (
-        idle
-        beside fuzz-build env HOSTKEEPER_FUZZ_BUILD_ONLY=1 ./tests/fuzz/run.sh build-fuzz
-    ) &
-    fuzz_build=$!
     rc=0
     build build-tests OFF || rc=$?
+    # The chain starts once the suite's tree is built: beside a build it
+    # would only slow it (both want both cores all the time).
     (
         idle
         beside asan-build build build-asan ON
+        beside fuzz-build env HOSTKEEPER_FUZZ_BUILD_ONLY=1 ./tests/fuzz/run.sh build-fuzz
         beside style ./tests/style.sh "$(style_tree)"
     ) &
     chain=$!
@@ -230,7 +225,7 @@ all() {
     result[asan]=passed
     ((rc == 0)) || result[asan]=FAILED
 
-    wait "$chain" "$fuzz_build" || true
+    wait "$chain" || true
     echo "=== tests/run.sh: fuzz"
     cat build-side/fuzz-build.log 2>/dev/null || true
     rc=0
@@ -254,7 +249,7 @@ all() {
         [[ ${result[$stage]} == passed ]] || failed=$((failed + 1))
     done
     echo "tests/run.sh: $((4 - failed)) of 4 stages passed, $failed failed, in $((SECONDS / 60)) min $((SECONDS % 60)) s" \
-        "(the fuzz build, the asan build and style at idle priority beside the suite and asan's stages)"
+        "(the asan build, the fuzz build and style at idle priority beside the suite and asan's tests)"
     ((failed == 0))
 }
 
