@@ -8,7 +8,7 @@
 # long-running processes (daemons), whose CPU counts as its own.
 # shellcheck shell=bash
 
-# shellcheck source=../support/script_lib.sh
+# shellcheck source-path=SCRIPTDIR source=../support/script_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../support/script_lib.sh"
 
 log() { echo "bench: $*" >&2; }
@@ -88,10 +88,6 @@ load() {  # load LABEL ARGS... -> JSON line on stdout, also kept in $RAW
 # `on_exit private_on_exit`.
 
 NGINX_PID="" NGINX_LOG="" NGINX_PORTS=() DAEMON_N=0
-
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 # Debian's nginx is in /usr/sbin, which a user's PATH may lack.
 nginx_bin() {

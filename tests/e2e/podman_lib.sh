@@ -28,7 +28,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/docker_lib.sh"
 user=hk-user
 password=hk-pw-$(openssl rand -hex 12)
 htpasswd -Bbn "$user" "$password" >"$root/htpasswd"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 registry=localhost:$port
 # shellcheck source-path=SCRIPTDIR source=../support/docker_registry.sh
 source "$support/docker_registry.sh"

@@ -54,7 +54,7 @@ token_var=TF_TOKEN_${host//./_}
 oci=$root/oci
 mkdir -p "$oci"
 htpasswd -Bbn fleet "fleet-secret" >"$oci/htpasswd" 2>/dev/null
-oci_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+oci_port=$(free_port)
 oci_host=127.0.0.1:$oci_port
 # shellcheck source-path=SCRIPTDIR source=../support/docker_registry.sh
 source "$support/docker_registry.sh"

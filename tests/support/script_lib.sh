@@ -85,6 +85,11 @@ run_exit_steps() {
     exit "$exit_status"
 }
 
+# free_port: a TCP port on 127.0.0.1 that was free a moment ago.
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 # nginx_conf_head DIR: the start of a private nginx's configuration, up to
 # and including `http {`: in the foreground as one process (daemon off,
 # master_process off: no worker needs `user root;` to read a 0700
