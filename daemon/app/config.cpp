@@ -246,6 +246,10 @@ class TomlReader {
                 throw ConfigError(place.where + " needs a " + std::string(setting.needs));
             std::visit([&](const auto& field) { read_value(*value, field, entry, place); },
                        setting.field);
+            // Sent as Basic authentication's user-id, which ends at its first colon.
+            if (setting.key == "token_username" &&
+                entry.token_command.username.find(':') != std::string::npos)
+                throw ConfigError(place.where + " must not hold a colon");
             const auto* duration = std::get_if<DurationIn<HostEntry>>(&setting.field);
             if (duration != nullptr && duration->get(entry) < setting.min)
                 throw ConfigError(at(*value) + ": " + with_host(setting.below_min, label));

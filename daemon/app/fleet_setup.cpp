@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "daemon/credentials/file_trust.hpp"
+#include "daemon/credentials/terraform_items.hpp"
 #include "daemon/fleet/docker_config.hpp"
 #include "daemon/fleet/fleet_address.hpp"
 
@@ -34,88 +35,107 @@ asio::awaitable<std::optional<credentials::DockerCredentials>> stored_docker_ite
 // How long a Docker credential helper may take to answer.
 constexpr std::chrono::seconds kHelperTimeout{30};
 
-// Docker's client configuration; said and nothing when it cannot be read.
-std::optional<std::string> docker_config_text() {
-    try {
-        return fleet::read_docker_config();
-    } catch (const std::exception& e) {
-        spdlog::warn("fleet tier: not using {}", e.what());
-    }
-    return std::nullopt;
+// Nothing, and why.
+fleet::FleetCredentials none_because(std::string why) {
+    fleet::FleetCredentials out;
+    out.why_none = std::move(why);
+    return out;
 }
 
-// Whether the configuration may name a program this daemon runs: not when
-// another user could change it (said).
-bool may_run_helper(const std::string& helper) {
-    const std::filesystem::path path = fleet::docker_config_path();
-    const std::string why = credentials::untrusted_path(path, credentials::FileOwner::you);
-    if (why.empty()) return true;
-    spdlog::warn("fleet tier: docker-credential-{} not run, named by {}: {}", helper, path.string(),
-                 why);
-    return false;
+fleet::FleetCredentials found(proto::Secret user_password) {
+    fleet::FleetCredentials out;
+    out.user_password = std::move(user_password);
+    return out;
 }
 
-// What of `text` applies to `host`: the credential helper it names, or its
-// auths (`helper` empty then); said and nothing when it does not read.
-std::optional<proto::Secret> configured_auth(const std::string& text, const std::string& host,
-                                             std::string& helper) {
+// What Docker's client configuration gives for `host`: its auths, or the
+// credential helper it names (`helper`, "" when it names none or ours, whose
+// keyring items were asked first).
+fleet::FleetCredentials configured_auth(const std::string& host, std::string& helper) {
+    std::string text;
     try {
+        std::optional<std::string> read = fleet::read_docker_config();
+        if (!read) return {};
+        text = std::move(*read);
         helper = fleet::docker_helper(text, host).value_or("");
-        // The keyring's own items were asked first.
         if (helper == "hostkeeper") helper.clear();
-        if (!helper.empty()) return std::nullopt;
-        return fleet::docker_auth(text, host);
+        std::optional<proto::Secret> auth;
+        if (helper.empty()) auth = fleet::docker_auth(text, host);
+        proto::scrub(text);
+        if (auth) return found(std::move(*auth));
+        return {};
     } catch (const std::exception& e) {
-        spdlog::warn("fleet tier: not using {}: {}", fleet::docker_config_path().string(),
-                     e.what());
+        proto::scrub(text);
+        helper.clear();
+        return none_because("not using " + fleet::docker_config_path().string() + ": " + e.what());
     }
-    helper.clear();
-    return std::nullopt;
 }
 
-// The credential helper's answer for `host`; said and nothing when it failed.
-std::optional<proto::Secret> helper_answer(const credentials::TokenCommand& command,
-                                           credentials::CommandRun& run, const std::string& host) {
-    if (!run.launch_error.empty() || run.timed_out || run.too_much_output || run.exit_code != 0) {
-        spdlog::warn("fleet tier: {}", credentials::command_failure(host, command, run));
-        return std::nullopt;
-    }
-    try {
-        return fleet::helper_credentials(run.output.view());
-    } catch (const std::exception& e) {
-        spdlog::warn("fleet tier: {} for {}: {}", command.argv.front(), host, e.what());
-    }
-    return std::nullopt;
-}
-
-// `docker-credential-HELPER get`, asked for `host`.
-asio::awaitable<std::optional<proto::Secret>> from_helper(credentials::CommandTokens& commands,
-                                                          std::string helper, std::string host) {
+// `docker-credential-HELPER get`, asked for `host`; not run when the
+// configuration naming it is one another user could change.
+asio::awaitable<fleet::FleetCredentials> from_helper(credentials::CommandTokens& commands,
+                                                     std::string helper, std::string host) {
+    const std::filesystem::path config = fleet::docker_config_path();
+    const std::string why = credentials::untrusted_path(config, credentials::FileOwner::you);
+    if (!why.empty())
+        co_return none_because("docker-credential-" + helper + " not run, named by " +
+                               config.string() + ": " + why);
     credentials::TokenCommand command;
     command.argv = {"docker-credential-" + helper, "get"};
     command.timeout = kHelperTimeout;
     command.input = host;
     auto running = commands.run_once(command);  // named first
     credentials::CommandRun run = co_await std::move(running);
-    co_return helper_answer(command, run, host);
+    if (!run.launch_error.empty() || run.timed_out || run.too_much_output || run.exit_code != 0)
+        co_return none_because(
+            credentials::program_failure(command.argv.front() + " get for " + host, command, run));
+    try {
+        co_return found(fleet::helper_credentials(run.output.view()));
+    } catch (const std::exception& e) {
+        co_return none_because(command.argv.front() + ": " + e.what());
+    }
 }
 
-// "USER:PASSWORD" for the fleet registry at `host`.
-asio::awaitable<std::optional<proto::Secret>> fleet_credentials(
-    credentials::KeyringItems& items, credentials::CommandTokens& commands, std::string host) {
+// The host's token_command's token, sent as the password of its
+// token_username.
+asio::awaitable<fleet::FleetCredentials> from_command(credentials::CommandTokens& commands,
+                                                      std::string username, std::string host) {
+    if (username.empty())
+        co_return none_because("token_command for " + host +
+                               " is not used without a token_username beside it (the user name "
+                               "the registry expects with the token)");
+    try {
+        auto running = commands.get(host);  // named first
+        const proto::Secret object = co_await std::move(running);
+        const std::optional<proto::Secret> token = credentials::token_of(object);
+        if (!token) co_return none_because("token_command for " + host + " gave no token");
+        std::string joined = username + ":";
+        joined.append(token->view());
+        co_return found(proto::Secret::adopt(joined));
+    } catch (const std::exception& e) {
+        co_return none_because(e.what());
+    }
+}
+
+// "USER:PASSWORD" for the fleet registry at `host`, from the first source
+// that has it (fleet_setup.hpp).
+asio::awaitable<fleet::FleetCredentials> fleet_credentials(credentials::KeyringItems& items,
+                                                           credentials::CommandTokens& commands,
+                                                           std::string token_username,
+                                                           std::string host) {
     auto asking = stored_docker_item(items, host);  // named first
     if (std::optional<credentials::DockerCredentials> stored = co_await std::move(asking)) {
         std::string joined = stored->username + ":";
         joined.append(stored->secret.view());
-        co_return proto::Secret::adopt(joined);
+        co_return found(proto::Secret::adopt(joined));
     }
-    std::optional<std::string> text = docker_config_text();
-    if (!text) co_return std::nullopt;
+    if (commands.has(host)) {
+        auto running = from_command(commands, std::move(token_username), host);  // named first
+        co_return co_await std::move(running);
+    }
     std::string helper;
-    std::optional<proto::Secret> configured = configured_auth(*text, host, helper);
-    proto::scrub(*text);
+    fleet::FleetCredentials configured = configured_auth(host, helper);
     if (helper.empty()) co_return configured;
-    if (!may_run_helper(helper)) co_return std::nullopt;
     auto helping = from_helper(commands, std::move(helper), std::move(host));  // named first
     co_return co_await std::move(helping);
 }
@@ -131,8 +151,12 @@ std::unique_ptr<fleet::FleetTier> make_fleet_tier(const asio::any_io_executor& i
     options.address = fleet::parse_fleet_address(config.fleet);  // checked when read
     options.push = config.fleet_push;
     options.modules = config.fleet_modules;
-    fleet::CredentialLookup lookup = [&items, &commands, host = options.address.host] {
-        return fleet_credentials(items, commands, host);
+    const auto command = config.token_commands.hosts.find(options.address.host);
+    std::string token_username =
+        command != config.token_commands.hosts.end() ? command->second.username : std::string();
+    fleet::CredentialLookup lookup = [&items, &commands, token_username,
+                                      host = options.address.host] {
+        return fleet_credentials(items, commands, token_username, host);
     };
     spdlog::info("fleet tier: {} ({}{})", options.address.text(),
                  options.push ? "read and write" : "read only",

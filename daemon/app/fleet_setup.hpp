@@ -1,10 +1,12 @@
 #pragma once
 // The fleet tier of registry_cache.fleet, when it is set, and where its
 // registry's credentials come from: the keyring's Docker item for its host
-// (docker-credential-hostkeeper), else Docker's client configuration
+// (docker-credential-hostkeeper), else the host's token_command (its token
+// the password of its token_username), else Docker's client configuration
 // (fleet/docker_config.hpp): the credential helper it names for the host,
 // run as token commands are (credentials/command_tokens.hpp), else its
-// auths. Each is asked again whenever the registry refuses what was sent.
+// auths. Each is asked again whenever the registry refuses what was sent;
+// a source that fails says why, which the tier's refusal then carries.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <memory>

@@ -153,7 +153,7 @@ constexpr std::array kSettings{
 constexpr std::string_view kServicesDoc = "[hosts.\"NAME\".services]";
 constexpr std::string_view kGitDoc = "[hosts.\"NAME\"] git_username";
 constexpr std::string_view kCommandDoc =
-    "[hosts.\"NAME\"] token_command, token_ttl, token_command_timeout";
+    "[hosts.\"NAME\"] token_command, token_ttl, token_command_timeout, token_username";
 constexpr std::string_view kRotateDoc = "[hosts.\"NAME\"] rotate, rotate_lifetime";
 
 // In the order they are read: the first error found is the one reported.
@@ -183,6 +183,11 @@ const std::array kHostSettings{
                 .needs = "token_command",
                 .min = std::chrono::seconds(1),
                 .below_min = "{host}: token_command_timeout must be 1 second or more"},
+    HostSetting{.key = "token_username",
+                .field = UsernameIn<HostEntry>{HK_HOST(token_command.username)},
+                .label = "{host}: token_username",
+                .doc = kCommandDoc,
+                .needs = "token_command"},
     HostSetting{.key = "rotate",
                 .field = BoolIn<HostEntry>{HK_HOST(rotate)},
                 .label = "hosts rotate",

@@ -41,15 +41,16 @@ std::string command_name(const TokenCommand& command) {
 
 namespace {
 
-std::string failure_text(const std::string& host, const TokenCommand& command,
-                         const CommandRun& run) {
-    const std::string what = "token_command for " + host + " (" + command_name(command) + ")";
+// `what` failed as `run` says; `timeout_setting`: the setting that bounds it
+// ("" when none does).
+std::string failure_text(const std::string& what, const std::string& timeout_setting,
+                         const TokenCommand& command, const CommandRun& run) {
     const std::string said =
         run.first_error_line.empty() ? std::string() : ": " + run.first_error_line;
     if (!run.launch_error.empty()) return what + ": " + run.launch_error;
     if (run.timed_out)
-        return what + " did not finish within " + std::to_string(command.timeout.count()) +
-               "s (token_command_timeout)" +
+        return what + " did not finish within " + std::to_string(command.timeout.count()) + "s" +
+               (timeout_setting.empty() ? std::string() : " (" + timeout_setting + ")") +
                (run.left_behind.empty() ? std::string() : " and " + run.left_behind) + said;
     if (run.too_much_output) return what + " printed more than 64 KiB";
     if (run.signal != 0) return what + " was ended by signal " + std::to_string(run.signal) + said;
@@ -65,7 +66,14 @@ std::string failure_text(const std::string& host, const TokenCommand& command,
 // reaches a log line, an answer or `hostkeeper status`.
 std::string command_failure(const std::string& host, const TokenCommand& command,
                             const CommandRun& run) {
-    return proto::printable(failure_text(host, command, run));
+    return proto::printable(
+        failure_text("token_command for " + host + " (" + command_name(command) + ")",
+                     "token_command_timeout", command, run));
+}
+
+std::string program_failure(const std::string& what, const TokenCommand& command,
+                            const CommandRun& run) {
+    return proto::printable(failure_text(what, {}, command, run));
 }
 
 CommandTokens::CommandTokens(asio::any_io_executor io, asio::any_io_executor worker,

@@ -100,5 +100,9 @@ class CommandTokens {
 // included), without the token command's output.
 std::string command_failure(const std::string& host, const TokenCommand& command,
                             const CommandRun& run);
+// The same for a program run with run_once: `what` names it ("PROGRAM get
+// for HOST").
+std::string program_failure(const std::string& what, const TokenCommand& command,
+                            const CommandRun& run);
 
 }  // namespace hostkeeper::daemon::credentials

@@ -1,6 +1,7 @@
 #pragma once
 // Settings of the hosts whose token comes from a command (config.toml's
-// [hosts."HOST"] token_command, token_ttl, token_command_timeout).
+// [hosts."HOST"] token_command, token_ttl, token_command_timeout,
+// token_username).
 
 #include <chrono>
 #include <map>
@@ -14,6 +15,9 @@ struct TokenCommand {
     std::chrono::seconds ttl{600};  // the lifetime of a token whose output gives none
     std::chrono::seconds timeout{60};
     std::string input;  // its standard input ("": /dev/null)
+    // The user name a registry expects with the token where it asks for one
+    // (the fleet tier's OCI registry); "": none given.
+    std::string username;
 };
 
 struct TokenCommandOptions {

@@ -275,8 +275,8 @@ std::string FleetTier::fix_for(OciFailure cause) {
         case OciFailure::refused:
             return "archives come from upstream meanwhile; give this machine credentials for "
                    "the fleet registry with pull (and push) permission: a Docker item in the "
-                   "keyring (docker-credential-hostkeeper), or DOCKER_CONFIG's auths or the "
-                   "credential helper it names";
+                   "keyring (docker-credential-hostkeeper), a token_command with a token_username, "
+                   "or DOCKER_CONFIG's auths or the credential helper it names";
         case OciFailure::full:
             return "archives are not written meanwhile; free space or raise the quota of the "
                    "fleet registry, or set registry_cache.fleet_push = false here";

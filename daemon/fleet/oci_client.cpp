@@ -123,11 +123,18 @@ asio::awaitable<bool> OciClient::authenticate(const std::string& repository, boo
     if (!bearer && !asks_basic(challenges)) co_return false;
     if (credentials_) {
         auto looking = credentials_();  // named first
-        user_password_ = co_await std::move(looking);
+        FleetCredentials found = co_await std::move(looking);
+        user_password_ = std::move(found.user_password);
+        why_none_ = std::move(found.why_none);
     }
     if (!bearer) {
         // Basic, with what the lookup gives now (send() tries it once).
-        if (!user_password_) co_return false;
+        if (!user_password_)
+            throw OciError(
+                OciFailure::refused,
+                why_none_.empty()
+                    ? fleet_.host + " asks for credentials, and none are configured"
+                    : fleet_.host + " asks for credentials, and there are none: " + why_none_);
         basic_ = true;
         co_return true;
     }
@@ -150,9 +157,12 @@ asio::awaitable<bool> OciClient::authenticate(const std::string& repository, boo
     const std::string realm = request.url.substr(0, request.url.find('?'));
     auto sending = exchange(std::move(request));  // named first
     const http::HttpResponse answer = co_await std::move(sending);
-    if (answer.status != 200)
-        throw OciError(oci_status_failure(answer.status),
-                       oci_status_message("the token service " + realm, answer.status));
+    if (answer.status != 200) {
+        std::string message = oci_status_message("the token service " + realm, answer.status);
+        if (!user_password_ && !why_none_.empty())
+            message += "; no credentials were sent: " + why_none_;
+        throw OciError(oci_status_failure(answer.status), message);
+    }
     try {
         RegistryToken token = parse_registry_token(answer.body);
         tokens_[scope] =

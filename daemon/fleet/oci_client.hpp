@@ -54,9 +54,15 @@ struct OciManifestAnswer {
     std::string body;
 };
 
-// "USER:PASSWORD" for the fleet registry, asked each time it refuses what
-// was sent (nullopt: anonymous).
-using CredentialLookup = std::function<boost::asio::awaitable<std::optional<proto::Secret>>()>;
+// What the fleet's credentials lookup found: "USER:PASSWORD", or nothing
+// (anonymous) and why, when a source was configured and failed ("": none is).
+struct FleetCredentials {
+    std::optional<proto::Secret> user_password;
+    std::string why_none;
+};
+
+// Asked each time the registry refuses what was sent.
+using CredentialLookup = std::function<boost::asio::awaitable<FleetCredentials>()>;
 
 class OciClient {
   public:
@@ -101,6 +107,7 @@ class OciClient {
     FleetAddress fleet_;
     CredentialLookup credentials_;
     std::optional<proto::Secret> user_password_;  // as last looked up
+    std::string why_none_;                        // why the last lookup found none
     bool basic_ = false;                          // the registry asked for Basic
     struct Token {
         proto::Secret value;

@@ -16,7 +16,10 @@
 #   1. a cold runner installs from upstream and fills the tier;
 #   2. a fresh runner installs with 0 upstream archive requests, with
 #      credentials in DOCKER_CONFIG's auths, then with a credential helper
-#      it names (credHelpers);
+#      it names (credHelpers), then with a token_command for the registry's
+#      host; a helper that fails, one named by a configuration others may
+#      change, and ours (credsStore "hostkeeper") give none: the archives
+#      come from upstream and status says why;
 #   3. a provider blob corrupted in the OCI registry's storage is refused
 #      (digest) and the package comes from upstream;
 #   4. fleet_push = false writes nothing;
@@ -212,6 +215,74 @@ runner helped "$root/docker-helper"
 grep -qx "get $oci_host" "$root/docker-helper/calls" ||
     fail "docker-credential-fleettest was not asked for $oci_host"
 pass "credentials from the credential helper DOCKER_CONFIG names (credHelpers) let a runner in"
+
+# A token_command for the fleet registry's host, its token the password of
+# token_username (as `aws ecr get-login-password` with AWS), and no Docker
+# configuration at all.
+mkdir -p "$root/docker-none" "$root/commanded-bin"
+cat >"$root/commanded-bin/fleet-password" <<SH
+#!/bin/sh
+echo run >>"$root/commanded-bin/calls"
+echo fleet-secret
+SH
+chmod 755 "$root/commanded-bin/fleet-password"
+runner commanded "$root/docker-none" "[hosts.\"$oci_host\"]" \
+    "token_command = [\"$root/commanded-bin/fleet-password\"]" 'token_username = "fleet"'
+[[ $(archives commanded) == 0 && $(fleet commanded hits) == 2 ]] ||
+    { show "$root/commanded/status.json"; fail "with a token_command the runner did not take both archives from the tier"; }
+[[ -s $root/commanded-bin/calls ]] || fail "the token_command for $oci_host was not run"
+pass "a token_command for the fleet registry's host, with its token_username, lets a runner in"
+
+# says_why NAME TEXT WHAT: the runner's status names TEXT as why the tier
+# had no credentials; else fails with "status does not say WHAT".
+says_why() {
+    local problem
+    problem=$(fleet "$1" problem)
+    [[ $problem == *"$2"* ]] || { show "$root/$1/status.json"; fail "status does not say $3"; }
+    echo "status: $problem"
+}
+
+# helper_runner NAME HELPER CONFIG: a runner whose DOCKER_CONFIG (CONFIG, a
+# config.json text) names docker-credential-HELPER, a program on its PATH
+# that notes each call in $root/NAME.calls, then answers as `answer` says.
+helper_runner() {
+    local name=$1 helper=$2 dir=$root/docker-$1
+    mkdir -p "$dir/bin"
+    printf '%s\n' "$3" >"$dir/config.json"
+    cat >"$dir/bin/docker-credential-$helper" <<SH
+#!/bin/sh
+echo "\$1" >>"$root/$name.calls"
+$answer
+SH
+    chmod 755 "$dir/bin/docker-credential-$helper"
+    runner "$name" "$dir"
+    [[ $(archives "$name") -ge 2 ]] || fail "runner $name: the archives did not come from upstream"
+}
+
+# A helper that fails: status carries its exit status and the first line of
+# its standard error.
+answer='echo "credentials not found in native keychain" >&2; exit 1'
+helper_runner failing fleetfail "{\"credHelpers\": {\"$oci_host\": \"fleetfail\"}}"
+[[ -s $root/failing.calls ]] || fail "docker-credential-fleetfail was not run"
+says_why failing "docker-credential-fleetfail get for $oci_host failed (exit 1): credentials not found in native keychain" \
+    "why the credential helper gave nothing"
+pass "a credential helper that fails: init succeeds from upstream; status carries the helper's error"
+
+# A configuration another user could change names no program we run.
+answer="printf '{\"Username\":\"fleet\",\"Secret\":\"fleet-secret\"}'"
+mkdir -p "$root/docker-open"
+chmod 0777 "$root/docker-open"
+helper_runner open fleettest "{\"credHelpers\": {\"$oci_host\": \"fleettest\"}}"
+[[ ! -e $root/open.calls ]] || fail "a credential helper named by a configuration others may change was run"
+says_why open "docker-credential-fleettest not run, named by $root/docker-open/config.json" \
+    "why the credential helper was not run"
+pass "a credential helper named by a world-writable configuration is not run; status says why"
+
+# credsStore "hostkeeper" is ours, whose keyring items were asked first: not run.
+helper_runner ours hostkeeper '{"credsStore": "hostkeeper"}'
+[[ ! -e $root/ours.calls ]] || fail "docker-credential-hostkeeper was run for the tier's credentials"
+says_why ours "none are configured" "that no credentials are configured"
+pass "credsStore \"hostkeeper\" is not run for the tier (its keyring items come first)"
 
 # A provider blob altered in the registry's own storage (the registry does
 # not check what it serves).

@@ -139,7 +139,9 @@ TEST_CASE("the example configuration shows every key the daemon knows", "[packag
     CHECK_FALSE(config.http.ca_file.empty());
     CHECK(config.discovery.forced.size() == 1);
     CHECK(config.git_usernames.size() == 1);
-    CHECK(config.token_commands.hosts.size() == 1);
+    CHECK(config.token_commands.hosts.size() == 2);
+    CHECK(config.token_commands.hosts["123456789012.dkr.ecr.eu-west-1.amazonaws.com"].username ==
+          "AWS");
     CHECK(config.discovery.rotate.size() == 1);
     // A host's table holds the keys of host_settings(); its tables
     // ([hosts."NAME".services]) are "hosts" above.

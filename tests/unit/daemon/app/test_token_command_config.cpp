@@ -1,4 +1,5 @@
-// [hosts."HOST"] token_command, token_ttl, token_command_timeout, and the
+// [hosts."HOST"] token_command, token_ttl, token_command_timeout,
+// token_username, and the
 // refusal of commands from a config.toml another user may write.
 #include <sys/stat.h>
 
@@ -74,8 +75,26 @@ TEST_CASE("token_command: an argv with its ttl and timeout, by normalized host",
     CHECK(aws.timeout == 30s);
     CHECK(hosts.at("other.example").ttl == 10min);
     CHECK(hosts.at("other.example").timeout == 60s);
+    CHECK(aws.username.empty());
     CHECK(config.token_commands.refused.empty());
     CHECK(config.warnings.empty());
+}
+
+TEST_CASE("token_username: the user name a registry expects with the token, beside the command",
+          "[daemon][config]") {
+    const ConfigFile file(
+        "[hosts.\"127.0.0.1:5000\"]\ntoken_command = [\"aws\", \"ecr\", "
+        "\"get-login-password\"]\ntoken_username = \"AWS\"\n");
+    const Config config = parse_file(file);
+    REQUIRE(config.token_commands.hosts.count("127.0.0.1:5000") == 1);
+    CHECK(config.token_commands.hosts.at("127.0.0.1:5000").username == "AWS");
+    CHECK_THAT(error_of(kHost + "token_username = \"AWS\"\n"),
+               Catch::Contains("token_username needs a token_command"));
+    CHECK_THAT(error_of(kHost + "token_command = [\"a\"]\ntoken_username = \"\"\n"),
+               Catch::Contains("token_username must be a string, not empty"));
+    CHECK_THAT(
+        error_of(kHost + "token_command = [\"a\"]\ntoken_username = \"a:b\"\n"),
+        Catch::Contains(":3: hosts.\"Registry.Example\": token_username must not hold a colon"));
 }
 
 TEST_CASE("bad token_command settings are errors that say where and what", "[daemon][config]") {

@@ -54,7 +54,7 @@ struct Script {
 
 TokenCommandOptions one_host(std::string refused = {}) {
     TokenCommandOptions options;
-    options.hosts["h.example"] = TokenCommand{{"/bin/tok"}, 100s, 5s, {}};
+    options.hosts["h.example"] = TokenCommand{{"/bin/tok"}, 100s, 5s, {}, {}};
     options.refused = std::move(refused);
     return options;
 }
@@ -235,7 +235,7 @@ TEST_CASE("commands refused: every get says why, nothing runs", "[daemon][creden
 TEST_CASE("the runner: output, stderr's first line, exit codes, limits", "[daemon][credentials]") {
     ::unsetenv("INVOCATION_ID");  // never through a user manager here
     const auto sh = [](const std::string& script, std::chrono::seconds timeout = 20s) {
-        return run_token_command(TokenCommand{{"/bin/sh", "-c", script}, 600s, timeout, {}});
+        return run_token_command(TokenCommand{{"/bin/sh", "-c", script}, 600s, timeout, {}, {}});
     };
     const CommandRun ok = sh("read x; echo \"tok-$HOME-${x:-none}\"; echo 'warn 1' >&2");
     CHECK(ok.exit_code == 0);
@@ -249,14 +249,14 @@ TEST_CASE("the runner: output, stderr's first line, exit codes, limits", "[daemo
     const CommandRun flood = sh("head -c 70000 /dev/zero");
     CHECK(flood.too_much_output);
     const CommandRun missing =
-        run_token_command(TokenCommand{{"/nonexistent/hk-command"}, 600s, 5s, {}});
+        run_token_command(TokenCommand{{"/nonexistent/hk-command"}, 600s, 5s, {}, {}});
     CHECK_THAT(missing.launch_error,
                Catch::Contains("not run: cannot run /nonexistent/hk-command: No such file"));
-    CHECK_THAT(command_failure("h", TokenCommand{{"x"}, 1s, 1s, {}}, hung),
+    CHECK_THAT(command_failure("h", TokenCommand{{"x"}, 1s, 1s, {}, {}}, hung),
                Catch::Contains("did not finish within 1s (token_command_timeout)"));
     // Given input, the command reads it on its standard input.
     const CommandRun fed = run_token_command(TokenCommand{
-        {"/bin/sh", "-c", "read x; echo \"got-$x\""}, 600s, 20s, "oci.example:5000\n"});
+        {"/bin/sh", "-c", "read x; echo \"got-$x\""}, 600s, 20s, "oci.example:5000\n", {}});
     CHECK(std::string(fed.output.view()) == "got-oci.example:5000\n");
 }
 
@@ -273,7 +273,7 @@ TEST_CASE("stopping ends the running commands' process groups, and none starts a
     CommandRun second;
     std::thread a([&] {
         first = run_token_command(
-            TokenCommand{{"/bin/sh", "-c", "touch " + polite + "; sleep 300"}, 600s, 300s, {}},
+            TokenCommand{{"/bin/sh", "-c", "touch " + polite + "; sleep 300"}, 600s, 300s, {}, {}},
             &running);
     });
     std::thread b([&] {
@@ -281,6 +281,7 @@ TEST_CASE("stopping ends the running commands' process groups, and none starts a
             TokenCommand{{"/bin/sh", "-c", "trap '' TERM; touch " + stubborn + "; sleep 300"},
                          600s,
                          300s,
+                         {},
                          {}},
             &running);
     });
@@ -291,7 +292,8 @@ TEST_CASE("stopping ends the running commands' process groups, and none starts a
     b.join();
     CHECK(first.signal == SIGTERM);
     CHECK(second.signal == SIGKILL);  // SIGTERM ignored: killed after the grace
-    const CommandRun late = run_token_command(TokenCommand{{"/bin/true"}, 600s, 5s, {}}, &running);
+    const CommandRun late =
+        run_token_command(TokenCommand{{"/bin/true"}, 600s, 5s, {}, {}}, &running);
     CHECK(late.launch_error == "not run: hostkeeperd is stopping");
     ::unlink(polite.c_str());
     ::unlink(stubborn.c_str());
@@ -299,7 +301,7 @@ TEST_CASE("stopping ends the running commands' process groups, and none starts a
 
 TEST_CASE("through the user manager: systemd-run around hostkeeperd, which checks the program",
           "[daemon][credentials]") {
-    const TokenCommand command{{"aws", "sts"}, 600s, 30s, {}};
+    const TokenCommand command{{"aws", "sts"}, 600s, 30s, {}, {}};
     CHECK(launch_argv(command, "/usr/bin/hostkeeperd", "hk-1.service", {"HOME", "PATH"}) ==
           std::vector<std::string>{"systemd-run",
                                    "--user",
@@ -336,6 +338,7 @@ TEST_CASE("a timed-out command: its whole process group is gone when the run ret
                                             " & sh -c 'sleep 7402; true' " + marker + " & wait"},
                                        600s,
                                        1s,
+                                       {},
                                        {}});
     CHECK(hung.timed_out);
     CHECK(hung.left_behind.empty());

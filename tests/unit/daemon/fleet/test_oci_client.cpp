@@ -23,9 +23,12 @@ using hostkeeper::test::run_to_completion;
 constexpr const char* kManifestUrl = "https://oci.example/v2/ci/x/manifests/1.0.0";
 constexpr const char* kRealm = "https://auth.example/token";
 
-boost::asio::awaitable<std::optional<Secret>> give(std::optional<std::string> text) {
-    if (text) co_return Secret(*text);
-    co_return std::nullopt;
+boost::asio::awaitable<FleetCredentials> give(std::optional<std::string> text,
+                                              std::string why_none = {}) {
+    FleetCredentials out;
+    if (text) out.user_password = Secret(*text);
+    out.why_none = std::move(why_none);
+    co_return out;
 }
 
 CredentialLookup lookup_of(const std::optional<std::string>& text) {
@@ -49,12 +52,25 @@ HttpResponse challenge(std::string header) {
 struct Fixture {
     boost::asio::io_context io;
     FakeHttpClient http{io.get_executor()};
+
     FleetAddress fleet = parse_fleet_address("oci://oci.example/ci");
 
     OciClient client(const std::optional<std::string>& credentials) {
         return OciClient(http, fleet, lookup_of(credentials));
     }
 };
+
+// What the refusal of `client`'s manifest call says (it must be one).
+std::string refusal(Fixture& f, OciClient& client) {
+    try {
+        run_to_completion(f.io, client.manifest("ci/x", "1.0.0"));
+    } catch (const OciError& e) {
+        CHECK(e.cause() == OciFailure::refused);
+        return e.what();
+    }
+    FAIL("no error");
+    return {};
+}
 
 TEST_CASE("a registry that asks for Basic gets the credentials, and keeps getting them",
           "[fleet]") {
@@ -134,8 +150,32 @@ TEST_CASE("credentials the registry refuses fail the call as refused, with the f
     Fixture anonymous;
     anonymous.http.respond = [](const HttpRequest&) { return challenge(R"(Basic realm="r")"); };
     OciClient none = anonymous.client(std::nullopt);
-    CHECK_THROWS_AS(run_to_completion(anonymous.io, none.manifest("ci/x", "1.0.0")), OciError);
+    CHECK_THAT(refusal(anonymous, none), Contains("asks for credentials, and none are configured"));
     CHECK(anonymous.http.requests.size() == 1);
+}
+
+TEST_CASE("a refusal says why there were no credentials to send", "[fleet]") {
+    const std::string why = "docker-credential-ecr-login: exited with status 1";
+    SECTION("Basic") {
+        Fixture f;
+        f.http.respond = [](const HttpRequest&) { return challenge(R"(Basic realm="r")"); };
+        OciClient client(f.http, f.fleet, [why] { return give(std::nullopt, why); });
+        CHECK_THAT(refusal(f, client),
+                   Contains("oci.example asks for credentials, and there are none: " + why));
+        CHECK(f.http.requests.size() == 1);
+    }
+    SECTION("a token service, asked anonymously first") {
+        Fixture f;
+        f.http.respond = [](const HttpRequest& request) {
+            if (request.url.rfind(kRealm, 0) == 0) return answer(401);
+            return challenge(R"(Bearer realm="https://auth.example/token",service="s")");
+        };
+        OciClient client(f.http, f.fleet, [why] { return give(std::nullopt, why); });
+        CHECK_THAT(refusal(f, client),
+                   Contains("401") && Contains("no credentials were sent: " + why));
+        REQUIRE(f.http.requests.size() == 2);
+        CHECK_FALSE(f.http.requests[1].basic.has_value());
+    }
 }
 
 TEST_CASE("a token service that is not https elsewhere is not sent credentials", "[fleet]") {
