@@ -214,15 +214,18 @@ proto::UniqueFd input_file(const std::string& input, CommandRun& run) {
     if (input.empty()) return proto::UniqueFd(-1);
     proto::UniqueFd fd(::memfd_create("hostkeeper-input", MFD_CLOEXEC));
     std::size_t written = 0;
-    while (fd.get() >= 0 && written < input.size()) {
+    int error = fd.get() < 0 ? errno : 0;
+    while (error == 0 && written < input.size()) {
         const ssize_t n = ::write(fd.get(), input.data() + written, input.size() - written);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        written += static_cast<std::size_t>(n);
+        if (n < 0) error = errno;
+        if (n == 0) error = ENOSPC;  // a file that takes nothing more is full
+        if (n > 0) written += static_cast<std::size_t>(n);
     }
-    if (fd.get() < 0 || written != input.size() || ::lseek(fd.get(), 0, SEEK_SET) != 0) {
+    if (error == 0 && ::lseek(fd.get(), 0, SEEK_SET) != 0) error = errno;
+    if (error != 0) {
         run.launch_error =
-            std::string("cannot hand the command its input: ") + std::strerror(errno);
+            std::string("cannot hand the command its input: ") + std::strerror(error);
         return proto::UniqueFd(-1);
     }
     return fd;
