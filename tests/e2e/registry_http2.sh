@@ -62,11 +62,7 @@ CONF
 } >"$n/nginx.conf"
 "$nginx" -p "$n" -c "$n/nginx.conf" -e "$n/error.log" >"$n/stdout.log" 2>&1 &
 nginx_pid=$!
-stop_nginx() {
-    kill "$nginx_pid" 2>/dev/null || true
-    wait "$nginx_pid" 2>/dev/null || true
-}
-on_exit stop_nginx
+extra_pids+=("$nginx_pid")
 for _ in $(seq 1 200); do
     curl -s -o /dev/null -A "$probe" --cacert "$root/tls/ca.pem" "https://127.0.0.1:$front_port/.well-known/terraform.json" && break
     kill -0 "$nginx_pid" 2>/dev/null || { show "$n/error.log"; fail "nginx did not start"; }
