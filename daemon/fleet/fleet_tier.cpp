@@ -1,11 +1,14 @@
 #include "daemon/fleet/fleet_tier.hpp"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
+#include <array>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <exception>
+#include <string_view>
 #include <utility>
 
 #include "daemon/archives/package_hash.hpp"
@@ -34,10 +37,24 @@ std::string tag_of(const TierItem& item) {
                              : version_tag(item.version);
 }
 
-// A module archive's layer type: OpenTofu's for a zip, else plain bytes.
-std::string layer_type(const TierItem& item) {
-    if (is_provider(item) || item.filename.ends_with(".zip")) return std::string(kZipLayerType);
-    return "application/octet-stream";
+constexpr std::string_view kOtherLayerType = "application/octet-stream";
+
+// The layer type of the archive open as `fd`: OpenTofu's for a zip (by its
+// first bytes: a module's download location need not name it), else plain
+// bytes.
+std::string layer_type(int fd) {
+    std::array<char, 4> magic{};
+    const bool zip = ::pread(fd, magic.data(), magic.size(), 0) == 4 &&
+                     std::string_view(magic.data(), magic.size()) == std::string_view("PK\3\4", 4);
+    return std::string(zip ? kZipLayerType : kOtherLayerType);
+}
+
+// The manifest's one archive layer: a provider's is a zip; a module's
+// either type.
+std::optional<Descriptor> archive_layer(const TierItem& item, const Manifest& manifest) {
+    std::optional<Descriptor> layer = single_layer(manifest, kZipLayerType);
+    if (!layer && !is_provider(item)) layer = single_layer(manifest, kOtherLayerType);
+    return layer;
 }
 
 std::string what_of(const TierItem& item) {
@@ -146,14 +163,19 @@ asio::awaitable<std::optional<Descriptor>> FleetTier::wanted_layer(const TierIte
     auto asking = client_.manifest(repository, tag_of(item));  // named first
     const std::optional<OciManifestAnswer> answer = co_await std::move(asking);
     if (!answer) co_return std::nullopt;
-    std::optional<Descriptor> layer = single_layer(read_manifest(answer->body), layer_type(item));
-    if (!layer) co_return std::nullopt;
-    if (is_provider(item) && layer->digest != "sha256:" + sha256) co_return std::nullopt;
+    co_return layer_for(item, answer->body, sha256);
+}
+
+std::optional<Descriptor> FleetTier::layer_for(const TierItem& item, const std::string& manifest,
+                                               const std::string& sha256) {
+    std::optional<Descriptor> layer = archive_layer(item, read_manifest(manifest));
+    if (!layer) return std::nullopt;
+    if (is_provider(item) && layer->digest != "sha256:" + sha256) return std::nullopt;
     if (!is_provider(item)) {
         const auto it = layer->annotations.find(std::string(kLocationAnnotation));
-        if (it == layer->annotations.end() || it->second != item.location) co_return std::nullopt;
+        if (it == layer->annotations.end() || it->second != item.location) return std::nullopt;
     }
-    co_return layer;
+    return layer;
 }
 
 void FleetTier::refused(const TierItem& item, const std::string& why) {
@@ -221,8 +243,15 @@ asio::awaitable<void> FleetTier::write(Push& push) {
         push.sha256 = co_await std::move(hashing);
     }
     const std::string digest = "sha256:" + push.sha256;
-    auto finding = wanted_layer(item, repository, push.sha256);  // named first
-    if (co_await std::move(finding)) {
+    auto asking = client_.manifest(repository, tag_of(item));  // named first
+    const std::optional<OciManifestAnswer> stored = co_await std::move(asking);
+    if (stored && layer_for(item, stored->body, push.sha256)) {
+        // There already; a provider's entry in its version's index too,
+        // which a writer racing ours, or a failed index write, may have left out.
+        if (is_provider(item)) {
+            auto indexing = write_provider_index(item, repository, stored->body);  // named first
+            co_await std::move(indexing);
+        }
         ++stats_.present;
         co_return;
     }
@@ -233,8 +262,9 @@ asio::awaitable<void> FleetTier::write(Push& push) {
                                               std::string(kEmptyConfigBlob));  // named first
     co_await std::move(configuring);
     const Manifest manifest =
-        is_provider(item) ? provider_manifest(digest, push.size, item.filename)
-                          : module_manifest(digest, push.size, layer_type(item), item.location);
+        is_provider(item)
+            ? provider_manifest(digest, push.size, item.filename)
+            : module_manifest(digest, push.size, layer_type(push.file.get()), item.location);
     const std::string text = write_manifest(manifest);
     auto putting = client_.put_manifest(repository, tag_of(item), std::string(kImageManifestType),
                                         text);  // named first
@@ -261,7 +291,12 @@ asio::awaitable<void> FleetTier::write_provider_index(const TierItem& item,
     entry.digest = "sha256:" + archives::sha256_hex(manifest);
     entry.size = manifest.size();
     entry.artifact_type = std::string(kProviderTargetArtifact);
-    const Index next = provider_index(std::move(index), entry, Platform{item.os, item.arch});
+    const Platform platform{item.os, item.arch};
+    if (index) {
+        const std::optional<Descriptor> listed = platform_entry(*index, platform);
+        if (listed && listed->digest == entry.digest) co_return;  // listed already
+    }
+    const Index next = provider_index(std::move(index), entry, platform);
     auto putting = client_.put_manifest(repository, tag, std::string(kImageIndexType),
                                         write_index(next));  // named first
     co_await std::move(putting);

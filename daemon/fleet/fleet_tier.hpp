@@ -94,6 +94,10 @@ class FleetTier final : public archives::ArchiveTier {
     boost::asio::awaitable<std::optional<Descriptor>> wanted_layer(const archives::TierItem& item,
                                                                    const std::string& repository,
                                                                    const std::string& sha256);
+    // The same, of a manifest's text. Throws ManifestError.
+    static std::optional<Descriptor> layer_for(const archives::TierItem& item,
+                                               const std::string& manifest,
+                                               const std::string& sha256);
     boost::asio::awaitable<std::optional<std::uint64_t>> take(archives::TierItem item,
                                                               std::string sha256, int fd);
     void next_push();

@@ -8,6 +8,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "daemon/archives/package_hash.hpp"
 #include "daemon/fleet/fleet_tier.hpp"
@@ -117,10 +119,9 @@ TEST_CASE("fleet_modules = false and fleet_push = false keep the tier out of it"
     CHECK(read_only.stats().pushes == 0);
 }
 
-TEST_CASE("an offered archive is written: blob, config, manifest", "[fleet]") {
-    Fixture f;
-    std::map<std::string, std::string> put;
-    f.http.respond = [&](const HttpRequest& request) {
+// The fixture's registry, taking uploads: PUT bodies kept in `put` by URL.
+void accept_writes(Fixture& f, std::map<std::string, std::string>& put) {
+    f.http.respond = [&f, &put](const HttpRequest& request) {
         HttpResponse r;
         if (request.method == "POST") {
             r.status = 202;
@@ -134,25 +135,88 @@ TEST_CASE("an offered archive is written: blob, config, manifest", "[fleet]") {
         }
         return f.registry(request);
     };
+}
+
+TEST_CASE("an offered archive is written: blob, config, manifest", "[fleet]") {
+    // A zip is an archive/zip layer by its bytes, whatever its location
+    // says; anything else is plain bytes.
+    const auto [bytes, location, type] = GENERATE(table<std::string, std::string, std::string>(
+        {{std::string("PK\3\4 module", 10), "https://downloads.example/vpc?archive=zip",
+          "archive/zip"},
+         {"\x1f\x8b module", "https://downloads.example/vpc-1.0.0.tar.gz",
+          "application/octet-stream"}}));
+    Fixture f;
+    std::map<std::string, std::string> put;
+    accept_writes(f, put);
     FleetTier tier = f.tier();
     const OwnedFd file(scratch_file());
-    REQUIRE(::write(file.get(), "PK module", 9) == 9);
-    tier.offer(module_item(), file.reopen(), 9, sha256_hex("PK module"));
+    REQUIRE(::write(file.get(), bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+    TierItem item = module_item();
+    item.location = location;
+    tier.offer(item, file.reopen(), bytes.size(), sha256_hex(bytes));
     CHECK(tier.status()["in_flight"] == 1);
     f.io.restart();
     f.io.run();  // until the write is done
     const FleetStats stats = tier.stats();
     CHECK(stats.pushes == 1);
-    CHECK(stats.bytes_out == 9);
+    CHECK(stats.bytes_out == bytes.size());
     CHECK(stats.failures == 0);
     const std::string repository = std::string(kBase) + "modules/registry.example/acme/vpc/aws/";
     REQUIRE(put.count(repository + "manifests/1.0.0") == 1);
     const Manifest manifest = read_manifest(put[repository + "manifests/1.0.0"]);
     CHECK(manifest.artifact_type == kModuleArtifact);
     REQUIRE(manifest.layers.size() == 1);
-    CHECK(manifest.layers[0].digest == "sha256:" + sha256_hex("PK module"));
-    CHECK(manifest.layers[0].annotations.at(std::string(kLocationAnnotation)) ==
-          module_item().location);
+    CHECK(manifest.layers[0].media_type == type);
+    CHECK(manifest.layers[0].digest == "sha256:" + sha256_hex(bytes));
+    CHECK(manifest.layers[0].annotations.at(std::string(kLocationAnnotation)) == location);
+    // Read back as it was written.
+    f.registry.documents = put;
+    f.registry.documents[repository + "blobs/sha256:" + sha256_hex(bytes)] = bytes;
+    const OwnedFd back(scratch_file());
+    CHECK(run_to_completion(f.io, tier.fetch(item, "", back.get())) == bytes.size());
+}
+
+TEST_CASE("a provider's platform manifest already there gets its entry in the version's index",
+          "[fleet]") {
+    Fixture f;
+    std::map<std::string, std::string> put;
+    accept_writes(f, put);
+    const std::string zip("PK\3\4 provider", 12);
+    TierItem item = module_item();  // its host, namespace and version
+    item.kind = TierItem::Kind::provider;
+    item.name = "thing";
+    item.system.clear();
+    item.location.clear();
+    std::tie(item.os, item.arch) = std::pair("linux", "amd64");
+    item.filename = "terraform-provider-thing_1.0.0_linux_amd64.zip";
+    const std::string repository = std::string(kBase) + "providers/registry.example/acme/thing/";
+    const std::string platform_manifest =
+        write_manifest(provider_manifest("sha256:" + sha256_hex(zip), zip.size(), item.filename));
+    // Another writer's platform manifest, its index entry lost (two
+    // writers at once, or an index write that failed).
+    f.registry.documents[repository + "manifests/1.0.0_linux_amd64"] = platform_manifest;
+    FleetTier tier = f.tier();
+    const OwnedFd file(scratch_file());
+    REQUIRE(::write(file.get(), zip.data(), zip.size()) == static_cast<ssize_t>(zip.size()));
+    tier.offer(item, file.reopen(), zip.size(), sha256_hex(zip));
+    f.io.restart();
+    f.io.run();
+    CHECK(tier.stats().present == 1);
+    CHECK(tier.stats().pushes == 0);
+    REQUIRE(put.size() == 1);  // the index alone: no blob, no manifest
+    const Index index = read_index(put.at(repository + "manifests/1.0.0"));
+    const std::optional<Descriptor> entry = platform_entry(index, Platform{"linux", "amd64"});
+    REQUIRE(entry);
+    CHECK(entry->digest == "sha256:" + sha256_hex(platform_manifest));
+
+    // Listed already: nothing is written.
+    f.registry.documents[repository + "manifests/1.0.0"] = put.at(repository + "manifests/1.0.0");
+    put.clear();
+    tier.offer(item, file.reopen(), zip.size(), sha256_hex(zip));
+    f.io.restart();
+    f.io.run();
+    CHECK(tier.stats().present == 2);
+    CHECK(put.empty());
 }
 
 TEST_CASE("a tier that cannot be reached is a miss with a problem, said once", "[fleet]") {
