@@ -23,9 +23,10 @@
 #   3. a provider blob corrupted in the OCI registry's storage is refused
 #      (digest) and the package comes from upstream;
 #   4. fleet_push = false writes nothing;
-#   5. wrong credentials and 6. the OCI registry stopped: init succeeds from
-#      upstream, and status names the failure with its fix;
-#   7. two runners pushing the same archives at once into an empty tier,
+#   5. wrong credentials, 6. the OCI registry stopped in the middle of a
+#      run and 7. before one: init succeeds from upstream, and status names
+#      the failure with its fix;
+#   8. two runners pushing the same archives at once into an empty tier,
 #      then a fresh runner served by the tier.
 #
 #   tests/support/container-env.sh tests/support/keyring-env.sh --no-keyring tests/e2e/registry_fleet.sh BIN_DIR
@@ -283,6 +284,32 @@ helper_runner ours hostkeeper '{"credsStore": "hostkeeper"}'
 [[ ! -e $root/ours.calls ]] || fail "docker-credential-hostkeeper was run for the tier's credentials"
 says_why ours "none are configured" "that no credentials are configured"
 pass "credsStore \"hostkeeper\" is not run for the tier (its keyring items come first)"
+
+# The OCI registry stopped mid-run: killed as soon as the runner has asked
+# it for the module (the provider package, asked for after the module is
+# installed, then finds it gone).
+seen=$(wc -l <"$oci/registry.log")
+(
+    for _ in $(seq 1 3000); do
+        if tail -n "+$((seen + 1))" "$oci/registry.log" | grep -q 'GET /v2/ci/terraform/modules/'; then
+            touch "$root/midway.killed"
+            break
+        fi
+        sleep 0.01
+    done
+    kill "$oci_pid"
+) &
+watcher=$!
+runner midway "$root/docker-good"
+wait "$watcher" || true
+[[ -e $root/midway.killed ]] || fail "the runner never asked the OCI registry for the module"
+[[ $(archives midway) -ge 1 ]] || fail "with the OCI registry stopped mid-run no archive came from upstream"
+fleet midway problem | grep -q "reachable" ||
+    { show "$root/midway/status.json"; fail "status does not say the tier became unreachable"; }
+[[ $(fleet midway hits) -le 1 ]] || fail "the runner took both archives from a stopped OCI registry"
+echo "midway: $(fleet midway hits) archive(s) from the tier, $(archives midway) from upstream"
+pass "the OCI registry stopped mid-run: init succeeds, the rest from upstream; status says so"
+start_oci
 
 # A provider blob altered in the registry's own storage (the registry does
 # not check what it serves).
