@@ -5,8 +5,8 @@
 # provider signatures; pass, git and gpg-agent for the pass backend's tests; systemd for
 # systemd-analyze and systemd --user, dbus-user-session and passwd for the
 # user-manager test; dunst, xvfb and libglib2.0-bin (gdbus) for the desktop
-# notification test; clang for the fuzz targets; ccache, through which
-# tests/run.sh compiles), and to benchmark. Runs apt-get as root, or
+# notification test; clang for the fuzz targets; ccache and ninja-build,
+# through which tests/run.sh compiles), and to benchmark. Runs apt-get as root, or
 # through sudo. Quiet when everything is already there.
 set -euo pipefail
 
@@ -16,7 +16,7 @@ build_packages=(build-essential cmake pkg-config libboost-dev nlohmann-json3-dev
 runtime_packages=(gnome-keyring dbus-user-session libsecret-tools gnupg pass)
 test_packages=(dbus dbus-user-session gnome-keyring libsecret-tools openssl libssl-dev python3 util-linux systemd
     procps curl passwd lintian file man-db gzip gnupg iproute2 pass git gpg-agent podman docker-registry
-    apache2-utils ccache dunst xvfb libglib2.0-bin nginx)
+    apache2-utils ccache ninja-build dunst xvfb libglib2.0-bin nginx)
 # The fuzz targets (tests/fuzz): clang with libFuzzer's runtime, and
 # llvm-symbolizer for readable stacks; the style stage: clang-format, clang-tidy.
 fuzz_packages=(clang libclang-rt-14-dev llvm clang-format clang-tidy)
