@@ -13,7 +13,7 @@
 #      from any process (daemons started on demand too) fails it;
 #   3. fuzz:  every libFuzzer target from its seed corpus, in build-fuzz
 #      (tests/fuzz/run.sh), sharing one budget of HOSTKEEPER_FUZZ_BUDGET
-#      seconds (default 200) of wall time, two at a time
+#      seconds (default 120) of wall time, two at a time
 #      (HOSTKEEPER_FUZZ_JOBS), or each for HOSTKEEPER_FUZZ_SECONDS when
 #      that is set;
 #   4. style: clang-format (check mode), the include rules and clang-tidy on
@@ -189,7 +189,7 @@ asan() {
 
 fuzz() {
     if [[ -z ${2:-${HOSTKEEPER_FUZZ_SECONDS:-}} ]]; then
-        export HOSTKEEPER_FUZZ_BUDGET=${HOSTKEEPER_FUZZ_BUDGET:-200}
+        export HOSTKEEPER_FUZZ_BUDGET=${HOSTKEEPER_FUZZ_BUDGET:-120}
     fi
     ./tests/fuzz/run.sh "${1:-build-fuzz}" "${2:-${HOSTKEEPER_FUZZ_SECONDS:-45}}" "${@:3}"
 }

@@ -11,7 +11,7 @@
 #   HOSTKEEPER_FUZZ_BUILD_ONLY=1  builds the targets and runs none
 #   HOSTKEEPER_FUZZ_BUDGET=S one budget for the whole run instead: the targets
 #                            share S seconds of wall time, each running
-#                            S * JOBS / TARGETS seconds (at least 10)
+#                            S * JOBS / TARGETS seconds (at least 5)
 # See docs/FUZZING.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -41,7 +41,7 @@ else
 fi
 if [[ -n ${HOSTKEEPER_FUZZ_BUDGET:-} ]]; then
     seconds=$((HOSTKEEPER_FUZZ_BUDGET * jobs / ${#targets[@]}))
-    ((seconds >= 10)) || seconds=10
+    ((seconds >= 5)) || seconds=5
     echo "fuzz: a budget of ${HOSTKEEPER_FUZZ_BUDGET} s for ${#targets[@]} targets, $jobs at a time: ${seconds} s each"
 fi
 
