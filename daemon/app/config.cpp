@@ -128,6 +128,8 @@ void read_value(const toml::node& node, const UsernameIn<Owner>& field, Owner& o
     const auto* text = node.as_string();
     if (text == nullptr || text->get().empty())
         throw ConfigError(place.where + " must be a string, not empty");
+    if (field.basic_user_id && text->get().find(':') != std::string::npos)
+        throw ConfigError(place.where + " must not hold a colon");
     try {
         field.get(owner) = proto::git_username(text->get());
     } catch (const proto::Error& e) {
@@ -246,10 +248,6 @@ class TomlReader {
                 throw ConfigError(place.where + " needs a " + std::string(setting.needs));
             std::visit([&](const auto& field) { read_value(*value, field, entry, place); },
                        setting.field);
-            // Sent as Basic authentication's user-id, which ends at its first colon.
-            if (setting.key == "token_username" &&
-                entry.token_command.username.find(':') != std::string::npos)
-                throw ConfigError(place.where + " must not hold a colon");
             const auto* duration = std::get_if<DurationIn<HostEntry>>(&setting.field);
             if (duration != nullptr && duration->get(entry) < setting.min)
                 throw ConfigError(at(*value) + ": " + with_host(setting.below_min, label));

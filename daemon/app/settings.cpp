@@ -184,7 +184,7 @@ const std::array kHostSettings{
                 .min = std::chrono::seconds(1),
                 .below_min = "{host}: token_command_timeout must be 1 second or more"},
     HostSetting{.key = "token_username",
-                .field = UsernameIn<HostEntry>{HK_HOST(token_command.username)},
+                .field = UsernameIn<HostEntry>{HK_HOST(token_command.username), true},
                 .label = "{host}: token_username",
                 .doc = kCommandDoc,
                 .needs = "token_command"},

@@ -55,6 +55,8 @@ struct BoolIn {  // true or false
 template <class Owner>
 struct UsernameIn {  // a username git can send (proto/git_credential.hpp), not empty
     std::string& (*get)(Owner&);
+    // Also no colon: Basic authentication's user-id, which ends at its first.
+    bool basic_user_id = false;
 };
 template <class Owner>
 struct ArgvIn {  // an array of strings, the first not empty
