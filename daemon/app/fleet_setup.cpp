@@ -9,8 +9,8 @@
 #include <string>
 #include <utility>
 
+#include "daemon/credentials/docker_answers.hpp"
 #include "daemon/credentials/file_trust.hpp"
-#include "daemon/credentials/terraform_items.hpp"
 #include "daemon/fleet/docker_config.hpp"
 #include "daemon/fleet/fleet_address.hpp"
 
@@ -18,19 +18,6 @@ namespace hostkeeper::daemon::app {
 namespace asio = boost::asio;
 
 namespace {
-
-// The keyring's Docker item for `host`; nullopt when there is none or the
-// keyring cannot say (locked, absent).
-asio::awaitable<std::optional<credentials::DockerCredentials>> stored_docker_item(
-    credentials::KeyringItems& items, std::string host) {
-    try {
-        auto asking = items.docker_get(host);  // named first
-        co_return co_await std::move(asking);
-    } catch (const std::exception& e) {
-        spdlog::debug("fleet tier: no Docker item for {} from the keyring: {}", host, e.what());
-    }
-    co_return std::nullopt;
-}
 
 // How long a Docker credential helper may take to answer.
 constexpr std::chrono::seconds kHelperTimeout{30};
@@ -96,43 +83,28 @@ asio::awaitable<fleet::FleetCredentials> from_helper(credentials::CommandTokens&
     }
 }
 
-// The host's token_command's token, sent as the password of its
-// token_username.
-asio::awaitable<fleet::FleetCredentials> from_command(credentials::CommandTokens& commands,
-                                                      std::string username, std::string host) {
-    if (username.empty())
+// "USER:PASSWORD" for the fleet registry at `host`, from the first source
+// that has it (fleet_setup.hpp): what the Docker credential helper answers
+// (docker_answers.hpp), else Docker's client configuration.
+asio::awaitable<fleet::FleetCredentials> fleet_credentials(credentials::KeyringItems& items,
+                                                           credentials::CommandTokens& commands,
+                                                           std::string host) {
+    const bool commanded = !credentials::docker_command_host(&commands, host).empty();
+    try {
+        auto asking = credentials::docker_credentials(items, &commands, host);  // named first
+        if (std::optional<credentials::DockerCredentials> got = co_await std::move(asking)) {
+            std::string joined = got->username + ":";
+            joined.append(got->secret.view());
+            co_return found(proto::Secret::adopt(joined));
+        }
+    } catch (const std::exception& e) {
+        if (commanded) co_return none_because(e.what());
+        spdlog::debug("fleet tier: no Docker item for {} from the keyring: {}", host, e.what());
+    }
+    if (commands.has(host))
         co_return none_because("token_command for " + host +
                                " is not used without a token_username beside it (the user name "
                                "the registry expects with the token)");
-    try {
-        auto running = commands.get(host);  // named first
-        const proto::Secret object = co_await std::move(running);
-        const std::optional<proto::Secret> token = credentials::token_of(object);
-        if (!token) co_return none_because("token_command for " + host + " gave no token");
-        std::string joined = username + ":";
-        joined.append(token->view());
-        co_return found(proto::Secret::adopt(joined));
-    } catch (const std::exception& e) {
-        co_return none_because(e.what());
-    }
-}
-
-// "USER:PASSWORD" for the fleet registry at `host`, from the first source
-// that has it (fleet_setup.hpp).
-asio::awaitable<fleet::FleetCredentials> fleet_credentials(credentials::KeyringItems& items,
-                                                           credentials::CommandTokens& commands,
-                                                           std::string token_username,
-                                                           std::string host) {
-    auto asking = stored_docker_item(items, host);  // named first
-    if (std::optional<credentials::DockerCredentials> stored = co_await std::move(asking)) {
-        std::string joined = stored->username + ":";
-        joined.append(stored->secret.view());
-        co_return found(proto::Secret::adopt(joined));
-    }
-    if (commands.has(host)) {
-        auto running = from_command(commands, std::move(token_username), host);  // named first
-        co_return co_await std::move(running);
-    }
     std::string helper;
     fleet::FleetCredentials configured = configured_auth(host, helper);
     if (helper.empty()) co_return configured;
@@ -151,12 +123,8 @@ std::unique_ptr<fleet::FleetTier> make_fleet_tier(const asio::any_io_executor& i
     options.address = fleet::parse_fleet_address(config.fleet);  // checked when read
     options.push = config.fleet_push;
     options.modules = config.fleet_modules;
-    const auto command = config.token_commands.hosts.find(options.address.host);
-    std::string token_username =
-        command != config.token_commands.hosts.end() ? command->second.username : std::string();
-    fleet::CredentialLookup lookup = [&items, &commands, token_username,
-                                      host = options.address.host] {
-        return fleet_credentials(items, commands, token_username, host);
+    fleet::CredentialLookup lookup = [&items, &commands, host = options.address.host] {
+        return fleet_credentials(items, commands, host);
     };
     spdlog::info("fleet tier: {} ({}{})", options.address.text(),
                  options.push ? "read and write" : "read only",

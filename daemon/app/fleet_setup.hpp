@@ -1,8 +1,9 @@
 #pragma once
 // The fleet tier of registry_cache.fleet, when it is set, and where its
-// registry's credentials come from: the keyring's Docker item for its host
-// (docker-credential-hostkeeper), else the host's token_command (its token
-// the password of its token_username), else Docker's client configuration
+// registry's credentials come from: what docker-credential-hostkeeper
+// answers for its host (the keyring's Docker item, else the host's
+// token_command token as the password of its token_username:
+// credentials/docker_answers.hpp), else Docker's client configuration
 // (fleet/docker_config.hpp): the credential helper it names for the host,
 // run as token commands are (credentials/command_tokens.hpp), else its
 // auths. Each is asked again whenever the registry refuses what was sent;

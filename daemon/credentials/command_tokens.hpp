@@ -51,6 +51,11 @@ class CommandTokens {
                   WallClock wall_clock = std::chrono::system_clock::now);
 
     bool has(const std::string& host) const { return options_.hosts.count(host) != 0; }
+    // The host's token_username ("": none, or no command for the host).
+    std::string username(const std::string& host) const {
+        const auto command = options_.hosts.find(host);
+        return command != options_.hosts.end() ? command->second.username : std::string();
+    }
     // The host's credentials object, {"token": "..."}. Throws proto::Error
     // token_command_failed: the command failed, or commands are refused.
     boost::asio::awaitable<proto::Secret> get(std::string host);

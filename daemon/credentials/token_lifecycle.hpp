@@ -63,6 +63,8 @@ class TokenLifecycle final : public BearerCheck {
     bool has_token_command(const std::string& host) const {
         return commands_ != nullptr && commands_->has(host);
     }
+    // The token commands given to use_token_commands (nullptr: none).
+    CommandTokens* token_commands() const { return commands_; }
 
     // Refreshes the host's stored login now. Throws proto::Error not_found
     // when it has none with a refresh token, login_failed when the

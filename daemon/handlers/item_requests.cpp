@@ -4,6 +4,7 @@
 
 #include "daemon/backends/keyring_admin.hpp"
 #include "daemon/credentials/credential_service.hpp"
+#include "daemon/credentials/docker_answers.hpp"
 #include "daemon/credentials/keyring_items.hpp"
 #include "daemon/credentials/terraform_items.hpp"
 #include "daemon/credentials/token_expiry.hpp"
@@ -225,7 +226,8 @@ asio::awaitable<server::Reply> ItemRequests::docker(const Request& request) {
         case Op::docker_get: {
             std::string server =
                 proto::docker_server_key(*text_field(request.fields, "server", true));
-            auto reading = items_.docker_get(std::move(server));  // named first
+            auto reading = credentials::docker_credentials(
+                items_, credentials_.tokens().token_commands(), std::move(server));  // named first
             const std::optional<credentials::DockerCredentials> found = co_await std::move(reading);
             if (!found) co_return server::Reply{reply::not_found()};
             co_return server::Reply{reply::docker_found(*found)};

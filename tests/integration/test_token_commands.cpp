@@ -438,4 +438,30 @@ TEST_CASE(
     fs::remove_all(root);
 }
 
+TEST_CASE("docker-credential-hostkeeper answers with the command's token under token_username",
+          "[token-commands]") {
+    const fs::path command = script("ecr.sh", "echo ecr-token-1\n");
+    const World world(command, "token_username = \"AWS\"\n");
+    const auto docker_get = [&](const std::string& server) {
+        RunOptions options;
+        options.input = server;
+        options.env["HOSTKEEPER_SOCKET"] = world.socket.string();
+        return run({bin("docker-credential-hostkeeper"), "get"}, options);
+    };
+    const Result got = docker_get(kHost);
+    CHECK(got.exit_code == 0);
+    CHECK(nlohmann::json::parse(got.out) ==
+          nlohmann::json{{"ServerURL", kHost}, {"Username", "AWS"}, {"Secret", "ecr-token-1"}});
+    // OpenTofu's spelling of the same registry finds it too.
+    const Result tofu = docker_get("https://" + kHost);
+    CHECK(tofu.exit_code == 0);
+    CHECK_THAT(tofu.out, Catch::Contains("\"Secret\":\"ecr-token-1\""));
+    // Another server: not found, as Docker expects it.
+    const Result other = docker_get("other.example.com");
+    CHECK(other.exit_code == 1);
+    CHECK_THAT(other.out, Catch::Contains("credentials not found in native keychain"));
+    // The token never reaches the daemon's log.
+    CHECK(world.daemon->log().find("ecr-token-1") == std::string::npos);
+}
+
 }  // namespace test_token_commands

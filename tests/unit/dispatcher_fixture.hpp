@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "daemon/archives/archive_store.hpp"
+#include "daemon/credentials/command_tokens.hpp"
 #include "daemon/credentials/credential_service.hpp"
 #include "daemon/credentials/keyring_items.hpp"
 #include "daemon/discovery/discovery_service.hpp"
@@ -28,7 +30,10 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
 struct DispatcherFixture : SocketServer {
-    DispatcherFixture() { serve(dispatcher, {1, 1s, 1s, 0s}); }
+    DispatcherFixture() {
+        credentials.tokens().use_token_commands(commands);
+        serve(dispatcher, {1, 1s, 1s, 0s});
+    }
     ~DispatcherFixture() {
         shutdown();
         pool.join();
@@ -66,6 +71,24 @@ struct DispatcherFixture : SocketServer {
                                                 discovery,
                                                 registry,
                                                 archives};
+    // config.toml's [hosts."ecr.example"] token_command, token_username = "AWS",
+    // and [hosts."bare.example"] token_command without a token_username:
+    // each prints "cmd-token-N", N counting the runs.
+    std::atomic<int> command_runs{0};
+    daemon::credentials::CommandTokens commands{
+        io.get_executor(), pool.get_executor(), token_commands(),
+        [this](const daemon::credentials::TokenCommand&) {
+            daemon::credentials::CommandRun run;
+            run.exit_code = 0;
+            run.output = proto::Secret("cmd-token-" + std::to_string(++command_runs) + "\n");
+            return run;
+        }};
+    static daemon::credentials::TokenCommandOptions token_commands() {
+        daemon::credentials::TokenCommandOptions options;
+        options.hosts["ecr.example"] = {{"/bin/tok"}, 100s, 5s, {}, "AWS"};
+        options.hosts["bare.example"] = {{"/bin/tok"}, 100s, 5s, {}, {}};
+        return options;
+    }
     // config.toml's [hosts."custom.example"] git_username = "deploy".
     daemon::credentials::KeyringItems items{
         pool.get_executor(), keyring, credentials, {{"custom.example", "deploy"}}};

@@ -126,6 +126,39 @@ TEST_CASE("Docker credentials: store, get, list and erase, apart from a host's T
     CHECK(f.request(op(proto::Op::docker_list)).dump() == R"({"v":1,"ok":true,"servers":{}})");
 }
 
+TEST_CASE("Docker get: a server's own item, else its token_command under its token_username",
+          "[daemon][items][docker]") {
+    Fixture f;
+    // No item: the command's token, as the password of token_username.
+    CHECK(f.request(op(proto::Op::docker_get, {{"server", "ecr.example"}})).dump() ==
+          R"({"v":1,"ok":true,"found":true,"server":"ecr.example","username":"AWS",)"
+          R"("secret":"cmd-token-1"})");
+    // Kept as the command's tokens are: the next get does not run it again.
+    CHECK(f.request(op(proto::Op::docker_get, {{"server", "ecr.example"}})).at("secret") ==
+          "cmd-token-1");
+    CHECK(f.command_runs == 1);
+    // A server URL with a scheme is not the host's name.
+    CHECK(f.request(op(proto::Op::docker_get, {{"server", "https://ecr.example"}})).at("found") ==
+          false);
+    // Without a token_username the command is not used: Docker needs a user name.
+    CHECK(f.request(op(proto::Op::docker_get, {{"server", "bare.example"}})).at("found") == false);
+    CHECK(f.command_runs == 1);
+    // A Docker item stored for the server comes first.
+    REQUIRE(f.request(op(proto::Op::docker_store,
+                         {{"server", "ecr.example"}, {"username", "alice"}, {"secret", "p@ss"}}))
+                .at("ok") == true);
+    CHECK(f.request(op(proto::Op::docker_get, {{"server", "ecr.example"}})).at("username") ==
+          "alice");
+    // A locked keyring: the command still answers for its host (it is not the
+    // keyring's), and every other server is keyring_locked, never not found.
+    f.keyring.fail_lookups_with(proto::ErrorCode::keyring_locked);
+    CHECK(f.request(op(proto::Op::docker_get, {{"server", "ecr.example"}})).at("secret") ==
+          "cmd-token-1");
+    CHECK(
+        f.request(op(proto::Op::docker_get, {{"server", "bare.example"}})).at("error").at("code") ==
+        "keyring_locked");
+}
+
 TEST_CASE("bad Docker requests get a clear error and change nothing", "[daemon][items][docker]") {
     Fixture f;
     REQUIRE(f.request(op(proto::Op::docker_store,

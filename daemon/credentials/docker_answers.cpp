@@ -1,0 +1,48 @@
+#include "daemon/credentials/docker_answers.hpp"
+
+#include <exception>
+#include <utility>
+
+#include "daemon/credentials/command_tokens.hpp"
+#include "daemon/credentials/keyring_items.hpp"
+#include "daemon/credentials/terraform_items.hpp"
+#include "proto/error.hpp"
+#include "proto/hostname.hpp"
+
+namespace hostkeeper::daemon::credentials {
+namespace asio = boost::asio;
+
+std::string docker_command_host(const CommandTokens* commands, const std::string& server) {
+    if (commands == nullptr) return {};
+    std::string host;
+    try {
+        host = proto::normalize_hostname(server);
+    } catch (const std::exception&) {
+        return {};  // a URL with a scheme or a path: not a host's name
+    }
+    if (!commands->has(host) || commands->username(host).empty()) return {};
+    return host;
+}
+
+asio::awaitable<std::optional<DockerCredentials>> docker_credentials(KeyringItems& items,
+                                                                     CommandTokens* commands,
+                                                                     std::string server) {
+    const std::string host = docker_command_host(commands, server);
+    try {
+        auto reading = items.docker_get(server);  // named first
+        std::optional<DockerCredentials> stored = co_await std::move(reading);
+        if (stored) co_return stored;
+    } catch (const proto::Error&) {
+        if (host.empty()) throw;  // else the command answers
+    }
+    if (host.empty()) co_return std::nullopt;
+    auto running = commands->get(host);  // named first
+    const proto::Secret object = co_await std::move(running);
+    std::optional<proto::Secret> token = token_of(object);
+    if (!token)
+        throw proto::Error(proto::ErrorCode::token_command_failed,
+                           "token_command for " + host + " gave no token");
+    co_return DockerCredentials{std::move(server), commands->username(host), std::move(*token)};
+}
+
+}  // namespace hostkeeper::daemon::credentials

@@ -1,0 +1,30 @@
+#pragma once
+// What a Docker client is answered for a registry server, by the Docker
+// credential helper and by the fleet tier alike: the keyring's Docker item
+// for the server, else, where the server is a host with a token_command and
+// a token_username, the command's token as that user's password.
+
+#include <boost/asio/awaitable.hpp>
+#include <optional>
+#include <string>
+
+#include "daemon/credentials/keyring.hpp"
+
+namespace hostkeeper::daemon::credentials {
+
+class CommandTokens;
+class KeyringItems;
+
+// nullopt: neither answers (`commands` may be nullptr). Throws
+// proto::Error: the command's failure; the keyring's (locked, absent) when
+// no command answers instead.
+boost::asio::awaitable<std::optional<DockerCredentials>> docker_credentials(KeyringItems& items,
+                                                                            CommandTokens* commands,
+                                                                            std::string server);
+
+// The token_command of `server` that a Docker client would be answered
+// with: its host ("" when `server` names no host with a token_command and
+// a token_username).
+std::string docker_command_host(const CommandTokens* commands, const std::string& server);
+
+}  // namespace hostkeeper::daemon::credentials
