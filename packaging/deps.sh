@@ -18,8 +18,9 @@ test_packages=(dbus dbus-user-session gnome-keyring libsecret-tools openssl libs
     procps curl passwd lintian file man-db gzip gnupg iproute2 pass git gpg-agent podman docker-registry
     apache2-utils ccache ninja-build dunst xvfb libglib2.0-bin nginx)
 # The fuzz targets (tests/fuzz): clang with libFuzzer's runtime, and
-# llvm-symbolizer for readable stacks; the style stage: clang-format, clang-tidy.
-fuzz_packages=(clang libclang-rt-14-dev llvm clang-format clang-tidy)
+# llvm-symbolizer for readable stacks; the style stage: clang-format,
+# clang-tidy and shellcheck.
+fuzz_packages=(clang libclang-rt-14-dev llvm clang-format clang-tidy shellcheck)
 # git: its credential-cache is the start-up benchmark's peer (tests/bench/startup.sh),
 # and with its contrib libsecret helper (built by tests/bench/consumers.sh from
 # the source Debian's git ships, with build-essential and libsecret-1-dev) the

@@ -16,7 +16,7 @@
 #      seconds (default 120) of wall time, two at a time
 #      (HOSTKEEPER_FUZZ_JOBS), or each for HOSTKEEPER_FUZZ_SECONDS when
 #      that is set;
-#   4. style: clang-format (check mode), the include rules and clang-tidy on
+#   4. style: clang-format (check mode), the include rules, shellcheck and clang-tidy on
 #      the whole tree (tests/style.sh), on build-tests' unity batches.
 # How the four share two cores is described at all() below; each stage's
 # output is printed in its turn, every stage runs even when one fails, and

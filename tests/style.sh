@@ -4,7 +4,8 @@
 #   1. clang-format in check mode (.clang-format) on every C and C++ file;
 #   2. the include rules: folders depend only on the folders they may
 #      (tests/layout/include_graph.py --check);
-#   3. clang-tidy (.clang-tidy) on every .cpp of proto/, daemon/ and
+#   3. shellcheck (.shellcheckrc) on every shell script, warnings and errors;
+#   4. clang-tidy (.clang-tidy) on every .cpp of proto/, daemon/ and
 #      helper/, from BUILD_DIR's compile_commands.json (default build-style,
 #      configured here, never built, without unity: no header is generated,
 #      so configuring is all clang-tidy needs). Given a unity tree
@@ -14,8 +15,8 @@
 #      and the .cpp files it includes are checked as headers are
 #      (HeaderFilterRegex), with bugprone-suspicious-include off for the
 #      batch's own includes.
-# With PART/PARTS (for example 1/2), only that share of the work: checks 1 and
-# 2 in part 1, and clang-tidy on every PARTS-th unit from the PART-th, so that
+# With PART/PARTS (for example 1/2), only that share of the work: checks 1 to
+# 3 in part 1, and clang-tidy on every PARTS-th unit from the PART-th, so that
 # the parts together are the whole (tests/run.sh runs them beside the tests of
 # two stages).
 # clang-tidy's static analyzer (clang-analyzer-*) runs in its shallow mode
@@ -24,7 +25,7 @@
 # default, deeper mode instead.
 # Prints every finding; exits 1 when there is one.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 build=${1:-build-style}
 part=${2:-1/1}
 [[ $part =~ ^([1-9][0-9]*)/([1-9][0-9]*)$ ]] && ((BASH_REMATCH[1] <= BASH_REMATCH[2])) ||
@@ -45,6 +46,19 @@ if ((index == 1)); then
 
     echo "style: include rules"
     python3 tests/layout/include_graph.py --check || rc=1
+
+    # The .sh files, and the other files whose first line starts a shell.
+    mapfile -t scripts < <({
+        git ls-files -- '*.sh'
+        git grep -lI '^#!' -- ':!:*.sh' ':!:tests/fuzz/corpus/*' | while read -r file; do
+            head -n 1 "$file" | grep -q '^#!.*\<\(ba\)\?sh\>' && echo "$file"
+        done
+    } | sort -u)
+    echo "style: shellcheck on ${#scripts[@]} scripts"
+    if ! shellcheck -x -S warning "${scripts[@]}"; then
+        echo "style: shellcheck: mend the scripts above" >&2
+        rc=1
+    fi
 fi
 
 tidy_args=()

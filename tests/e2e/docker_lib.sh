@@ -14,6 +14,7 @@ source "$support/script_lib.sh"
 [[ $# -eq 1 ]] || die "usage: $0 BIN_DIR"
 bin_dir "$1" docker-credential-hostkeeper terraform-credentials-hostkeeper hostkeeperd hostkeeper
 docker_helper=$bin/docker-credential-hostkeeper
+# shellcheck disable=SC2034  # read by the scripts that source this
 tf_helper=$bin/terraform-credentials-hostkeeper
 need python3
 

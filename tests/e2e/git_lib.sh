@@ -17,6 +17,7 @@ source "$support/script_lib.sh"
 
 [[ $# -eq 1 ]] || die "usage: $0 BIN_DIR"
 bin_dir "$1" git-credential-hostkeeper terraform-credentials-hostkeeper hostkeeperd hostkeeper
+# shellcheck disable=SC2034  # read by the scripts that source this
 git_helper=$bin/git-credential-hostkeeper
 tf_helper=$bin/terraform-credentials-hostkeeper
 need python3 openssl git
@@ -106,6 +107,7 @@ log_mark() { echo $(($(wc -l <"$log") + 1)); }
 
 # gitc WHAT OUT ARGS...: git ARGS with stdin from the caller; stdout and
 # stderr in OUT; sets git_rc.
+# shellcheck disable=SC2034  # git_rc: read by the scripts that source this
 gitc() {
     local out=$1
     shift

@@ -27,5 +27,5 @@ mkdir -p "$(dirname "$config")"
 # unlock_timeout: a locked keyring's unlock prompt (nobody answers it here)
 # is given up soon.
 printf '[keyring]\nbackend = "%s"\nunlock_timeout = "2s"\n' "$backend" >"$config"
-"$bin/hostkeeper" stop >/dev/null 2>&1 || true
+"${bin:?bin_dir first}/hostkeeper" stop >/dev/null 2>&1 || true
 echo "keyring backend: $backend"

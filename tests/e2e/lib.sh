@@ -23,6 +23,7 @@ fi
 [[ -n "${HK_TEST_ROOT:-}" && -d "$HK_TEST_ROOT" ]] ||
     die "HK_TEST_ROOT is not set: run me through tests/support/keyring-env.sh"
 bin_dir "$1" terraform-credentials-hostkeeper hostkeeperd hostkeeper
+# shellcheck disable=SC2034  # read by the scripts that source this
 helper=$bin/terraform-credentials-hostkeeper
 need python3 openssl
 

@@ -26,6 +26,7 @@
 # hostkeeper and helper (those copies, as the user), unit_show UNIT PROPERTY,
 # json_get PATH, mount_options MOUNT_POINT (of process $pid),
 # and tests/support/script_lib.sh (fail also prints the units' status).
+# shellcheck shell=bash
 
 # shellcheck source=../support/script_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../support/script_lib.sh"
@@ -48,7 +49,7 @@ fail_details() {
 world=$(mktemp -d /run/hk-user-world.XXXXXX)
 chmod 755 "$world"
 user=hk-um-$(basename "$world" | cut -d. -f2 | tr 'A-Z' 'a-z')
-uid= gid= runtime= manager= created_dirs=() cgroups=()
+uid='' gid='' runtime='' manager='' created_dirs=() cgroups=()
 
 # The first clean-up step, so the last to run: the tests' own steps come before.
 remove_world() {
@@ -111,7 +112,7 @@ json_get() {
 for k in sys.argv[1].split("."): d = d[k]
 print(json.dumps(d) if not isinstance(d, str) else d)' "$1"
 }
-mount_options() { awk -v p="$1" '$5 == p { print $6 }' "/proc/$pid/mountinfo" | tail -1; }
+mount_options() { awk -v p="$1" '$5 == p { print $6 }' "/proc/${pid:?set pid to the process whose mounts to read}/mountinfo" | tail -1; }
 
 # --- The user manager ---------------------------------------------------------------------
 if [[ $(readlink /proc/1/exe 2>/dev/null) == */systemd ]]; then

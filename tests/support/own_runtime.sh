@@ -7,6 +7,7 @@
 # empty tmpfs on /run/user; otherwise world_socket, called once
 # XDG_RUNTIME_DIR is the world's, names the world's socket in
 # HOSTKEEPER_SOCKET.
+# shellcheck shell=bash
 if [[ -d /run/user/$(id -u) && ${HK_OWN_RUNTIME_HIDDEN:-} != 1 ]]; then
     if [[ $(id -u) -eq 0 ]] && unshare --mount --propagation private true 2>/dev/null; then
         exec env HK_OWN_RUNTIME_HIDDEN=1 unshare --mount --propagation private \
