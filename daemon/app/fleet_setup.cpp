@@ -13,6 +13,7 @@
 #include "daemon/credentials/file_trust.hpp"
 #include "daemon/fleet/docker_config.hpp"
 #include "daemon/fleet/fleet_address.hpp"
+#include "proto/error.hpp"
 
 namespace hostkeeper::daemon::app {
 namespace asio = boost::asio;
@@ -89,7 +90,6 @@ asio::awaitable<fleet::FleetCredentials> from_helper(credentials::CommandTokens&
 asio::awaitable<fleet::FleetCredentials> fleet_credentials(credentials::KeyringItems& items,
                                                            credentials::CommandTokens& commands,
                                                            std::string host) {
-    const bool commanded = !credentials::docker_command_host(&commands, host).empty();
     try {
         auto asking = credentials::docker_credentials(items, &commands, host);  // named first
         if (std::optional<credentials::DockerCredentials> got = co_await std::move(asking)) {
@@ -98,7 +98,10 @@ asio::awaitable<fleet::FleetCredentials> fleet_credentials(credentials::KeyringI
             co_return found(proto::Secret::adopt(joined));
         }
     } catch (const std::exception& e) {
-        if (commanded) co_return none_because(e.what());
+        // The command answers for the host and failed: no other source is asked.
+        const auto* error = dynamic_cast<const proto::Error*>(&e);
+        if (error != nullptr && error->code() == proto::ErrorCode::token_command_failed)
+            co_return none_because(e.what());
         spdlog::debug("fleet tier: no Docker item for {} from the keyring: {}", host, e.what());
     }
     if (commands.has(host))

@@ -12,6 +12,10 @@
 namespace hostkeeper::daemon::credentials {
 namespace asio = boost::asio;
 
+namespace {
+
+// The host whose token_command answers for `server` ("" when `server`
+// names no host with a token_command and a token_username).
 std::string docker_command_host(const CommandTokens* commands, const std::string& server) {
     if (commands == nullptr) return {};
     std::string host;
@@ -23,6 +27,8 @@ std::string docker_command_host(const CommandTokens* commands, const std::string
     if (!commands->has(host) || commands->username(host).empty()) return {};
     return host;
 }
+
+}  // namespace
 
 asio::awaitable<std::optional<DockerCredentials>> docker_credentials(KeyringItems& items,
                                                                      CommandTokens* commands,

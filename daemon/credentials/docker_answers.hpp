@@ -16,15 +16,10 @@ class CommandTokens;
 class KeyringItems;
 
 // nullopt: neither answers (`commands` may be nullptr). Throws
-// proto::Error: the command's failure; the keyring's (locked, absent) when
-// no command answers instead.
+// proto::Error: token_command_failed, the command's failure; the keyring's
+// (locked, absent) when no command answers instead.
 boost::asio::awaitable<std::optional<DockerCredentials>> docker_credentials(KeyringItems& items,
                                                                             CommandTokens* commands,
                                                                             std::string server);
-
-// The token_command of `server` that a Docker client would be answered
-// with: its host ("" when `server` names no host with a token_command and
-// a token_username).
-std::string docker_command_host(const CommandTokens* commands, const std::string& server);
 
 }  // namespace hostkeeper::daemon::credentials

@@ -16,7 +16,8 @@ struct TokenCommand {
     std::chrono::seconds timeout{60};
     std::string input;  // its standard input ("": /dev/null)
     // The user name a registry expects with the token where it asks for one
-    // (the fleet tier's OCI registry); "": none given.
+    // (the Docker credential helper's answer, the fleet tier's OCI
+    // registry); "": none given.
     std::string username;
 };
 
