@@ -184,7 +184,7 @@ struct ArchiveStats {
     // through, or served from their download's own file).
     std::uint64_t passed_through = 0;
     // Archives found in a shared directory that did not match their key:
-    // removed, never served.
+    // removed, never served; each file once, however many readers refused it.
     std::uint64_t rejected = 0;
     // "" while the directory takes archives; else why not, for people:
     // "the cache directory is full: N bytes free on /path; archives are
@@ -329,6 +329,8 @@ class ArchiveStore {
     std::uint64_t failures_ = 0;
     std::uint64_t passed_through_ = 0;
     std::uint64_t rejected_ = 0;
+    // The file last refused under each name (reject), until one is stored there.
+    std::map<std::string, FileIdentity> refused_;
     // Why the directory cannot take archives, and since when; "" when it can.
     std::string store_error_;
     std::chrono::steady_clock::time_point store_failed_at_;

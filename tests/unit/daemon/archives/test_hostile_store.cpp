@@ -4,7 +4,8 @@
 // temp directory, and the owners a store accepts. Each answer is a miss, a
 // refusal or a file left alone; none waits. A directory under a package's
 // name is removed or moved aside, and a verified download that cannot be
-// stored is served whole all the same; sparse files count what they hold.
+// stored is served whole all the same; sparse files count what they hold;
+// a bad package refused by several readers at once counts once.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -53,6 +54,14 @@ uid_t owner_of(const fs::path& path) {
     struct stat st {};
     REQUIRE(::lstat(path.c_str(), &st) == 0);
     return st.st_uid;
+}
+
+// Giving a file to another uid needs root: without it, false and a warning
+// that the test was skipped.
+bool may_give_away() {
+    if (::geteuid() == 0) return true;
+    WARN("skipped: giving a file to another uid needs root");
+    return false;
 }
 
 // A shared directory (2770) under a temp root, and a store on it.
@@ -289,10 +298,7 @@ TEST_CASE("hostile store: the sweep removes only our own abandoned temp files",
 
 TEST_CASE("hostile store: owners of the directory and of our subdirectories",
           "[archives][hostile]") {
-    if (::geteuid() != 0) {
-        WARN("skipped: giving a directory to another uid needs root");
-        return;
-    }
+    if (!may_give_away()) return;
     SharedWorld w;
     SECTION("a squatted modules/<uid> is moved aside, not a refusal") {
         const fs::path squat = w.dir / "modules" / std::to_string(::geteuid());
@@ -325,10 +331,7 @@ TEST_CASE("hostile store: module archives are their owner's only", "[archives][h
 
 TEST_CASE("hostile store: another member's package is served from our own copy",
           "[archives][hostile]") {
-    if (::geteuid() != 0) {
-        WARN("skipped: giving a file to another uid needs root");
-        return;
-    }
+    if (!may_give_away()) return;
     SharedWorld w;
     const fs::path key_file = w.dir / w.provider.key;
     {
@@ -368,6 +371,40 @@ TEST_CASE("hostile store: another member's package is served from our own copy",
     CHECK(store.stats().rejected == 1);
     CHECK_FALSE(fs::exists(key_file));
     CHECK(fs::is_empty(w.own_tmp()));
+}
+
+TEST_CASE("hostile store: another member's rewritten package two readers opened is refused once",
+          "[archives][hostile]") {
+    if (!may_give_away()) return;
+    SharedWorld w;
+    const fs::path key_file = w.dir / w.provider.key;
+    const auto tamper = [&](const std::string& bytes) {
+        std::ofstream(key_file) << bytes;
+        REQUIRE(::chown(key_file.c_str(), kOtherUid, static_cast<gid_t>(-1)) == 0);
+        REQUIRE(::chmod(key_file.c_str(), 0440) == 0);
+    };
+    ArchiveStore store(w.io.get_executor(), w.http, w.options);  // makes providers/
+    tamper("PK tampered");
+
+    // Both open it before either copy is hashed (a prefetch and Terraform's
+    // own request): each refuses it, and it counts once.
+    int refused = 0;
+    for (int reader = 0; reader < 2; ++reader) {
+        asio::co_spawn(w.io, store.find(w.provider.key),
+                       [&](const std::exception_ptr& e, const std::optional<Archive>& found) {
+                           if (!e && !found) ++refused;
+                       });
+    }
+    w.io.run();
+    CHECK(refused == 2);
+    CHECK(store.stats().rejected == 1);
+    CHECK_FALSE(fs::exists(key_file));
+    CHECK(fs::is_empty(w.own_tmp()));
+
+    // Another file put under the name later is another refusal.
+    tamper("PK tampered again");
+    CHECK_FALSE(test::run_until_idle(w.io, store.find(w.provider.key)));
+    CHECK(store.stats().rejected == 2);
 }
 
 TEST_CASE("hostile store: a directory under a package's name is moved out of the download's way",
