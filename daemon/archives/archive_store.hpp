@@ -329,7 +329,8 @@ class ArchiveStore {
     std::uint64_t failures_ = 0;
     std::uint64_t passed_through_ = 0;
     std::uint64_t rejected_ = 0;
-    // The file last refused under each name (reject), until one is stored there.
+    // The file last refused under each name (reject): one per name this
+    // daemon's answers named.
     std::map<std::string, FileIdentity> refused_;
     // Why the directory cannot take archives, and since when; "" when it can.
     std::string store_error_;

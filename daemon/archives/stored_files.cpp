@@ -158,29 +158,34 @@ bool ArchiveStore::accept_hashed(const Opened& opened, const std::string& hash) 
     return true;
 }
 
-// Counted, logged, and removed when it is still the file found (the
-// directory is not sticky: any member may). Readers that opened the same
-// file before it was refused (a prefetch and Terraform's own request) refuse
-// it again: that file is counted and logged once.
+// Removed when it is still the file found (the directory is not sticky:
+// any member may), counted and logged. Readers that opened the same file
+// before it was refused (a prefetch and Terraform's own request) refuse it
+// again: each tries to remove it, and that file is counted and logged once.
 void ArchiveStore::reject(const std::string& name, const FileIdentity& id, const std::string& why) {
-    stored_.erase(name);
-    verified_.forget(name);
+    const fs::path path = options_.dir / name;
+    const auto [dir, file] = dirs_ ? locate(*dirs_, name) : std::pair<int, std::string>{-1, ""};
+    struct stat st {};
+    const bool found = dir >= 0 && ::fstatat(dir, file.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+    const bool same = found && st.st_dev == id.dev && st.st_ino == id.ino;
+    if (same || !found) {  // else a file stored since (a download's) stays known
+        stored_.erase(name);
+        verified_.forget(name);
+    }
+    // A directory under the name: removed, or moved aside (make_way).
+    const bool removed = same && (S_ISREG(st.st_mode) ? ::unlinkat(dir, file.c_str(), 0) == 0
+                                                      : make_way(dir, file, path));
+    const int error = errno;
     if (const auto [last, first] = refused_.try_emplace(name, id); !first) {
         if (last->second == id) return;
         last->second = id;
     }
-    const fs::path path = options_.dir / name;
-    const auto [dir, file] = dirs_ ? locate(*dirs_, name) : std::pair<int, std::string>{-1, ""};
-    struct stat st {};
-    const bool same = dir >= 0 && ::fstatat(dir, file.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                      st.st_dev == id.dev && st.st_ino == id.ino;
-    // A directory under the name: removed, or moved aside (make_way).
-    const bool removed = same && (S_ISREG(st.st_mode) ? ::unlinkat(dir, file.c_str(), 0) == 0
-                                                      : make_way(dir, file, path));
     ++rejected_;
+    const std::string fate = removed ? "removed"
+                             : same  ? "not removed (" + std::string(std::strerror(error)) + ")"
+                                     : "no longer under its name";
     spdlog::warn("archive cache: {} (written by uid {}) {}: {}, never served", path.string(),
-                 same ? std::to_string(st.st_uid) : std::string("?"), why,
-                 removed ? "removed" : "not removed (" + std::string(std::strerror(errno)) + ")");
+                 same ? std::to_string(st.st_uid) : std::string("?"), why, fate);
 }
 
 Archive ArchiveStore::served(Opened opened) {
@@ -220,7 +225,6 @@ void ArchiveStore::remember_stored(const std::string& name, int fd, std::uint64_
     const bool known = ::fstat(fd, &st) == 0;
     stored_[name] = Entry{known ? allocated_bytes(st) : size, fs::file_time_type::clock::now()};
     if (known) verified_.remember(name, identity_of(st));
-    refused_.erase(name);
 }
 
 // A lease on what this daemon just stored; empty when an eviction holds it
