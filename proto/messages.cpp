@@ -186,4 +186,24 @@ std::string docker_server_key(std::string_view server) {
     return std::string(server);
 }
 
+std::optional<std::string> other_docker_server(std::string_view key) {
+    constexpr std::string_view https = "https://";
+    std::string other;
+    if (key.substr(0, https.size()) == https) {
+        std::string_view host = key.substr(https.size());
+        if (!host.empty() && host.back() == '/') host.remove_suffix(1);
+        if (host.empty() || host.find('/') != std::string_view::npos) return std::nullopt;
+        other = std::string(host);
+    } else if (!key.empty() && key.find('/') == std::string_view::npos) {
+        other = std::string(https) + std::string(key);
+    } else {
+        return std::nullopt;
+    }
+    try {
+        if (docker_server_key(other) == other) return other;
+    } catch (const Error&) {  // NOLINT(bugprone-empty-catch): too long, or blanks: none
+    }
+    return std::nullopt;
+}
+
 }  // namespace hostkeeper::proto

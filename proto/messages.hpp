@@ -85,4 +85,13 @@ inline constexpr std::size_t kMaxDockerServerSize = 1024;
 inline constexpr std::size_t kMaxDockerUsernameSize = 1024;
 std::string docker_server_key(std::string_view server);
 
+// The other spelling of a registry's server URL, asked for when nothing is
+// stored under the one given: Docker and Podman name a registry by its host
+// ("registry.example.com:5000"), OpenTofu asks for "https://" and the host.
+// "https://HOST[:PORT]" (with or without a final "/") gives "HOST[:PORT]",
+// and a key without "/" gives "https://" + key; anything else (another
+// scheme, a path such as Docker Hub's "https://index.docker.io/v1/") has
+// none. The result is a valid key (docker_server_key).
+std::optional<std::string> other_docker_server(std::string_view key);
+
 }  // namespace hostkeeper::proto

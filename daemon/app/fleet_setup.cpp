@@ -104,7 +104,7 @@ asio::awaitable<fleet::FleetCredentials> fleet_credentials(credentials::KeyringI
             co_return none_because(e.what());
         spdlog::debug("fleet tier: no Docker item for {} from the keyring: {}", host, e.what());
     }
-    if (commands.has(host))
+    if (commands.has(host) && commands.username(host).empty())
         co_return none_because("token_command for " + host +
                                " is not used without a token_username beside it (the user name "
                                "the registry expects with the token)");

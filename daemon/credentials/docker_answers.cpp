@@ -1,6 +1,8 @@
 #include "daemon/credentials/docker_answers.hpp"
 
 #include <exception>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "daemon/credentials/command_tokens.hpp"
@@ -8,6 +10,7 @@
 #include "daemon/credentials/terraform_items.hpp"
 #include "proto/error.hpp"
 #include "proto/hostname.hpp"
+#include "proto/messages.hpp"
 
 namespace hostkeeper::daemon::credentials {
 namespace asio = boost::asio;
@@ -33,12 +36,18 @@ std::string docker_command_host(const CommandTokens* commands, const std::string
 asio::awaitable<std::optional<DockerCredentials>> docker_credentials(KeyringItems& items,
                                                                      CommandTokens* commands,
                                                                      std::string server) {
-    const std::string host = docker_command_host(commands, server);
+    const std::optional<std::string> other = proto::other_docker_server(server);
+    std::string host = docker_command_host(commands, server);
+    if (host.empty() && other) host = docker_command_host(commands, *other);
     try {
         auto reading = items.docker_get(server);  // named first
         std::optional<DockerCredentials> stored = co_await std::move(reading);
+        if (!stored && other) {
+            auto reading_other = items.docker_get(*other);  // named first
+            stored = co_await std::move(reading_other);
+        }
         if (stored) co_return stored;
-    } catch (const proto::Error&) {
+    } catch (const std::exception&) {
         if (host.empty()) throw;  // else the command answers
     }
     if (host.empty()) co_return std::nullopt;

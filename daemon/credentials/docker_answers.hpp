@@ -1,8 +1,10 @@
 #pragma once
 // What a Docker client is answered for a registry server, by the Docker
 // credential helper and by the fleet tier alike: the keyring's Docker item
-// for the server, else, where the server is a host with a token_command and
-// a token_username, the command's token as that user's password.
+// for the server, else for its other spelling (proto::other_docker_server:
+// OpenTofu's https://HOST for Docker's HOST), else, where either spelling
+// names a host with a token_command and a token_username, the command's
+// token as that user's password.
 
 #include <boost/asio/awaitable.hpp>
 #include <optional>

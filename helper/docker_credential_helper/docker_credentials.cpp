@@ -2,7 +2,6 @@
 
 #include <array>
 #include <map>
-#include <optional>
 
 #include "proto/error.hpp"
 #include "proto/messages.hpp"
@@ -205,26 +204,6 @@ std::string parse_server_input(std::string_view input) {
         input.remove_prefix(end + 1);
     }
     return proto::docker_server_key(joined);
-}
-
-std::optional<std::string> alternative_server_key(std::string_view key) {
-    constexpr std::string_view https = "https://";
-    std::string other;
-    if (key.substr(0, https.size()) == https) {
-        std::string_view host = key.substr(https.size());
-        if (!host.empty() && host.back() == '/') host.remove_suffix(1);
-        if (host.empty() || host.find('/') != std::string_view::npos) return std::nullopt;
-        other = std::string(host);
-    } else if (!key.empty() && key.find('/') == std::string_view::npos) {
-        other = std::string(https) + std::string(key);
-    } else {
-        return std::nullopt;
-    }
-    try {
-        if (proto::docker_server_key(other) == other) return other;
-    } catch (const Error&) {  // NOLINT(bugprone-empty-catch): too long, or blanks: none
-    }
-    return std::nullopt;
 }
 
 std::string format_credentials(std::string_view server, std::string_view username,

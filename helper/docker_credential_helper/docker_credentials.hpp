@@ -3,7 +3,6 @@
 // what `store`, `get` and `erase` read on standard input and what `get` and
 // `list` print, as the upstream helpers read and write them. No I/O here.
 
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -38,15 +37,6 @@ DockerCredentials parse_store_input(std::string_view input);
 // its lines are joined without their line ends; then
 // proto::docker_server_key() (kMissingServerURL when nothing is left).
 std::string parse_server_input(std::string_view input);
-
-// The other spelling of a registry's server URL, which `get` tries when
-// nothing is stored under the one asked for: Docker and Podman name a
-// registry by its host ("registry.example.com:5000"), OpenTofu asks for
-// "https://" and the host. "https://HOST[:PORT]" (with or without a final
-// "/") gives "HOST[:PORT]", and a key without "/" gives "https://" + key;
-// anything else (another scheme, a path such as Docker Hub's
-// "https://index.docker.io/v1/") has none. The result is a valid key.
-std::optional<std::string> alternative_server_key(std::string_view key);
 
 // What `get` prints and `list` prints: the JSON Go's encoding/json writes for
 // them (keys in this order, then sorted; <, >, &, U+2028 and U+2029 escaped

@@ -82,13 +82,8 @@ std::optional<Json> lookup(const std::string& server, const client::ClientOption
 
 void get(int in, int out, const client::ClientOptions& options) {
     const std::string server = read_server(in);
+    // The daemon tries the other spelling too (proto::other_docker_server).
     std::optional<Json> response = lookup(server, options);
-    // OpenTofu asks for https://HOST what Docker and Podman stored as HOST
-    // (and the other way round): the other spelling, when nothing is stored
-    // under this one.
-    if (!response) {
-        if (const auto other = alternative_server_key(server)) response = lookup(*other, options);
-    }
     if (!response) throw Error(ErrorCode::not_found, std::string(kNotFound));
     const proto::ScrubGuard response_guard(*response);
     // As upstream, ServerURL is the one asked for.

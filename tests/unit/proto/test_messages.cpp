@@ -1,4 +1,6 @@
 #include <catch2/catch.hpp>
+#include <functional>
+#include <string>
 
 #include "proto/error.hpp"
 #include "proto/messages.hpp"
@@ -86,6 +88,20 @@ TEST_CASE("serialize refuses a message larger than a frame", "[proto][messages]"
     Json message = make_request(Op::store);
     message["credentials"] = {{"token", std::string(70 * 1024, 'x')}};
     CHECK(code_of([&] { serialize(message); }) == ErrorCode::too_large);
+}
+
+TEST_CASE("the other spelling of a Docker registry's server URL", "[proto][messages]") {
+    CHECK(other_docker_server("registry.example.com:5000") == "https://registry.example.com:5000");
+    CHECK(other_docker_server("https://registry.example.com:5000") == "registry.example.com:5000");
+    CHECK(other_docker_server("https://registry.example.com/") == "registry.example.com");
+    CHECK(other_docker_server("localhost") == "https://localhost");
+    CHECK_FALSE(other_docker_server("https://index.docker.io/v1/"));  // a path
+    CHECK_FALSE(other_docker_server("registry.example.com/team"));
+    CHECK_FALSE(other_docker_server("http://registry.example.com"));  // not https
+    CHECK_FALSE(other_docker_server("https://"));
+    CHECK_FALSE(other_docker_server("https:///"));
+    CHECK_FALSE(other_docker_server(std::string(1020, 'r')));  // over 1024 with https://
+    CHECK(other_docker_server(std::string(1016, 'r')) == "https://" + std::string(1016, 'r'));
 }
 
 }  // namespace test_messages

@@ -126,7 +126,7 @@ TEST_CASE("Docker credentials: store, get, list and erase, apart from a host's T
     CHECK(f.request(op(proto::Op::docker_list)).dump() == R"({"v":1,"ok":true,"servers":{}})");
 }
 
-TEST_CASE("Docker get: a server's own item, else its token_command under its token_username",
+TEST_CASE("Docker get: a server's item, its other spelling's, else its token_command",
           "[daemon][items][docker]") {
     Fixture f;
     // No item: the command's token, as the password of token_username.
@@ -137,23 +137,35 @@ TEST_CASE("Docker get: a server's own item, else its token_command under its tok
     CHECK(f.request(op(proto::Op::docker_get, {{"server", "ecr.example"}})).at("secret") ==
           "cmd-token-1");
     CHECK(f.command_runs == 1);
-    // A server URL with a scheme is not the host's name.
-    CHECK(f.request(op(proto::Op::docker_get, {{"server", "https://ecr.example"}})).at("found") ==
-          false);
+    // OpenTofu's spelling of the server, https://HOST, names the same host.
+    CHECK(f.request(op(proto::Op::docker_get, {{"server", "https://ecr.example"}})).at("secret") ==
+          "cmd-token-1");
     // Without a token_username the command is not used: Docker needs a user name.
     CHECK(f.request(op(proto::Op::docker_get, {{"server", "bare.example"}})).at("found") == false);
     CHECK(f.command_runs == 1);
-    // A Docker item stored for the server comes first.
-    REQUIRE(f.request(op(proto::Op::docker_store,
-                         {{"server", "ecr.example"}, {"username", "alice"}, {"secret", "p@ss"}}))
-                .at("ok") == true);
-    CHECK(f.request(op(proto::Op::docker_get, {{"server", "ecr.example"}})).at("username") ==
-          "alice");
-    // A locked keyring: the command still answers for its host (it is not the
-    // keyring's), and every other server is keyring_locked, never not found.
+    // A Docker item stored under the server's other spelling comes before
+    // the command, and one under its own spelling before that.
+    const auto store = [&](const std::string& server, const std::string& user) {
+        REQUIRE(f.request(op(proto::Op::docker_store,
+                             {{"server", server}, {"username", user}, {"secret", "p@ss"}}))
+                    .at("ok") == true);
+    };
+    const auto user_for = [&](const std::string& server) {
+        return f.request(op(proto::Op::docker_get, {{"server", server}})).at("username");
+    };
+    store("https://ecr.example", "tofu");
+    CHECK(user_for("ecr.example") == "tofu");
+    store("ecr.example", "alice");
+    CHECK(user_for("ecr.example") == "alice");
+    CHECK(user_for("https://ecr.example") == "tofu");
+    CHECK(f.command_runs == 1);
+    // A locked keyring: the command still answers for its host under either
+    // spelling (it is not the keyring's), and every other server is
+    // keyring_locked, never not found.
     f.keyring.fail_lookups_with(proto::ErrorCode::keyring_locked);
     CHECK(f.request(op(proto::Op::docker_get, {{"server", "ecr.example"}})).at("secret") ==
           "cmd-token-1");
+    CHECK(user_for("https://ecr.example") == "AWS");
     CHECK(
         f.request(op(proto::Op::docker_get, {{"server", "bare.example"}})).at("error").at("code") ==
         "keyring_locked");

@@ -146,23 +146,6 @@ TEST_CASE("docker get/erase input: the server URL, lines joined as bufio.Scanner
           "the server URL holds a control character");
 }
 
-TEST_CASE("docker get: the other spelling of a registry's server URL", "[docker-helper]") {
-    using docker::alternative_server_key;
-    CHECK(alternative_server_key("registry.example.com:5000") ==
-          "https://registry.example.com:5000");
-    CHECK(alternative_server_key("https://registry.example.com:5000") ==
-          "registry.example.com:5000");
-    CHECK(alternative_server_key("https://registry.example.com/") == "registry.example.com");
-    CHECK(alternative_server_key("localhost") == "https://localhost");
-    CHECK_FALSE(alternative_server_key("https://index.docker.io/v1/"));  // a path
-    CHECK_FALSE(alternative_server_key("registry.example.com/team"));
-    CHECK_FALSE(alternative_server_key("http://registry.example.com"));  // not https
-    CHECK_FALSE(alternative_server_key("https://"));
-    CHECK_FALSE(alternative_server_key("https:///"));
-    CHECK_FALSE(alternative_server_key(std::string(1020, 'r')));  // over 1024 with https://
-    CHECK(alternative_server_key(std::string(1016, 'r')) == "https://" + std::string(1016, 'r'));
-}
-
 TEST_CASE("docker get/list output: the bytes Go's json.Encoder writes", "[docker-helper]") {
     CHECK(docker::format_credentials("r.example:5000", "alice", "s3cret") ==
           "{\"ServerURL\":\"r.example:5000\",\"Username\":\"alice\",\"Secret\":\"s3cret\"}\n");
@@ -233,47 +216,36 @@ TEST_CASE("docker helper get: the stored credentials, or the not-found line", "[
         CHECK(request.size() == 3);  // v, op, server
     }
     {
-        // Nothing under either spelling: both are asked, then the not-found line.
+        // Not found (the daemon asked under both spellings): one request,
+        // then the not-found line.
         Json reply = proto::make_ok();
         reply["found"] = false;
         const auto options = hk_unit::fake_client_options();
-        FakeDaemon daemon(*options.socket, std::vector<Json>{reply, reply});
+        FakeDaemon daemon(*options.socket, reply);
         const Result r = run_helper({"get"}, "other.example", options);
         CHECK(r.status == 1);
         CHECK(r.out == "credentials not found in native keychain\n");
-        REQUIRE(daemon.requests().size() == 2);
+        REQUIRE(daemon.requests().size() == 1);
         CHECK(daemon.requests()[0].at("server") == "other.example");
-        CHECK(daemon.requests()[1].at("server") == "https://other.example");
     }
     {
-        // OpenTofu asks for https://HOST what podman login stored as HOST.
-        Json missing = proto::make_ok();
-        missing["found"] = false;
+        // OpenTofu asks for https://HOST what podman login stored as HOST:
+        // the daemon's answer names the item's server, ServerURL is the one
+        // asked for.
         Json found = proto::make_ok();
         found["found"] = true;
         found["server"] = "registry.example.com:5000";
         found["username"] = "alice";
         found["secret"] = "s3cret";
         const auto options = hk_unit::fake_client_options();
-        FakeDaemon daemon(*options.socket, std::vector<Json>{missing, found});
+        FakeDaemon daemon(*options.socket, found);
         const Result r = run_helper({"get"}, "https://registry.example.com:5000", options);
         CHECK(r.status == 0);
         CHECK(r.out ==
               "{\"ServerURL\":\"https://registry.example.com:5000\",\"Username\":\"alice\","
               "\"Secret\":\"s3cret\"}\n");
-        REQUIRE(daemon.requests().size() == 2);
-        CHECK(daemon.requests()[1].at("server") == "registry.example.com:5000");
-    }
-    {
-        // A URL with a path has no other spelling: one request.
-        Json reply = proto::make_ok();
-        reply["found"] = false;
-        const auto options = hk_unit::fake_client_options();
-        FakeDaemon daemon(*options.socket, reply);
-        const Result r = run_helper({"get"}, "https://index.docker.io/v1/", options);
-        CHECK(r.status == 1);
-        CHECK(r.out == "credentials not found in native keychain\n");
-        CHECK(daemon.requests().size() == 1);
+        REQUIRE(daemon.requests().size() == 1);
+        CHECK(daemon.requests()[0].at("server") == "https://registry.example.com:5000");
     }
     {
         // A locked keyring is the daemon's error, never "not found".
