@@ -70,9 +70,11 @@ std::optional<std::uint16_t> Gate::port_of(const ListenerRequest& request) const
     return routing_.port();
 }
 
-std::optional<ListenerResponse> Gate::refusal(const ListenerRequest& request) {
+// A request refused before its route is read; none when the cache is on,
+// `port` known and the request is Terraform's to this listener.
+std::optional<ListenerResponse> Gate::refusal(const ListenerRequest& request,
+                                              std::optional<std::uint16_t> port) {
     if (!routing_.active()) return refuse(404, "the registry cache is off");
-    const std::optional<std::uint16_t> port = port_of(request);
     if (!port) return refuse(503, "hostkeeperd is not registered for the registry port");
     const std::string listen = listen_address(*port);
     if (request.host_header != listen &&
@@ -88,16 +90,16 @@ std::optional<ListenerResponse> Gate::refusal(const ListenerRequest& request) {
 
 asio::awaitable<ListenerResponse> Gate::checked(ListenerRequest request) {
     ++requests_;
-    if (std::optional<ListenerResponse> refused = refusal(request)) co_return std::move(*refused);
+    const std::optional<std::uint16_t> port = port_of(request);
+    if (std::optional<ListenerResponse> refused = refusal(request, port))
+        co_return std::move(*refused);
     ListenerResponse response;
     Route route;
     try {
         route = parse_target(request.target);
         // The answer's URLs point back at the listener the request came to.
-        if (const std::optional<std::uint16_t> port = port_of(request)) {
-            route.base_url = base_url(*port);
-            route.registry_port = port == routing_.port();
-        }
+        route.base_url = base_url(*port);
+        route.registry_port = port == routing_.port();
     } catch (const OldPrefixTarget& e) {
         response = refuse(410, e.what());
     } catch (const RouteError&) {

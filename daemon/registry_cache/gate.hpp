@@ -47,7 +47,8 @@ class Gate : public HttpHandler {
 
     boost::asio::awaitable<ListenerResponse> checked(ListenerRequest request);
     std::optional<std::uint16_t> port_of(const ListenerRequest& request) const;
-    std::optional<ListenerResponse> refusal(const ListenerRequest& request);
+    std::optional<ListenerResponse> refusal(const ListenerRequest& request,
+                                            std::optional<std::uint16_t> port);
     boost::asio::awaitable<ListenerResponse> answer_route(Route route, std::string authorization);
     boost::asio::awaitable<ListenerResponse> registry_answer(const Route& route,
                                                              const std::string& authorization);
