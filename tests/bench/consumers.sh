@@ -58,24 +58,18 @@ BIN="" OUT="" RAW="" SOCK="" DAEMON_PID="" DAEMON_LOG=""
 
 # shellcheck disable=SC2317  # run at exit
 stop_bench() {
-    local rc=$exit_status
     hkd_stop
-    if [[ $rc -ne 0 && -n "$DAEMON_LOG" && -s "$DAEMON_LOG" ]]; then
-        echo "bench (consumers): hostkeeperd's log ($DAEMON_LOG):" >&2
-        tail -n 20 "$DAEMON_LOG" >&2
-    fi
+    hkd_log_on_failure
 }
 
 # start_daemon NAME ARGS...: hostkeeperd on a private socket (nothing
 # expires during a run), waited for.
 start_daemon() {
-    local name=$1
-    shift
     SOCK=$HK_TEST_ROOT/run/hk-bench/socket
     mkdir -p "$(dirname "$SOCK")"
     chmod 700 "$(dirname "$SOCK")"
     export HOSTKEEPER_SOCKET=$SOCK  # the helpers run as their callers run them: no options
-    hkd_launch "$name" "$HK_TEST_ROOT/hostkeeperd-$name.log" "${HKD_KEEP_CREDENTIALS[@]}" "$@"
+    hkd_keeping "$@"
 }
 
 median() { jq -r --arg n "$2" '.results[] | select(.command == $n) | .median' "$1"; }

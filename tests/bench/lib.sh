@@ -165,8 +165,7 @@ hk() { "$BIN/hostkeeper" --socket "$SOCK" "$@"; }
 hk_status() { hk status --json; }
 
 # Credential settings under which nothing expires or is evicted during a
-# run (run.sh, consumers.sh, pass.sh).
-# shellcheck disable=SC2034  # read by the sourcing scripts
+# run (hkd_keeping).
 HKD_KEEP_CREDENTIALS=(--credentials-ttl 2h --credentials-max-lifetime 4h --credentials-negative-ttl 2h)
 
 # hkd_launch NAME LOG ARGS...: hostkeeperd in the foreground on $SOCK with
@@ -212,13 +211,26 @@ hkd_check() {
     [[ "$(hk_status | jq -r .daemon.pid)" == "$DAEMON_PID" ]] || die "another hostkeeperd answers on $SOCK"
 }
 
-private_on_exit() {
-    hkd_stop
-    nginx_stop
+# hkd_keeping NAME ARGS...: hkd_launch with NAME's log under $HK_TEST_ROOT
+# and settings under which nothing expires (HKD_KEEP_CREDENTIALS), plus ARGS.
+hkd_keeping() {
+    local name=$1
+    shift
+    hkd_launch "$name" "$HK_TEST_ROOT/hostkeeperd-$name.log" "${HKD_KEEP_CREDENTIALS[@]}" "$@"
+}
+
+# At exit (on_exit): after a failed run, the last lines of the daemon's log.
+hkd_log_on_failure() {
     if [[ $exit_status -ne 0 && -n "${DAEMON_LOG:-}" && -s "$DAEMON_LOG" ]]; then
         log "last hostkeeperd log ($DAEMON_LOG):"
         tail -n 20 "$DAEMON_LOG" >&2
     fi
+}
+
+private_on_exit() {
+    hkd_stop
+    nginx_stop
+    hkd_log_on_failure
 }
 
 # Adds the daemon's CPU time per request (µs; from its utime + stime, in

@@ -47,20 +47,8 @@ BIN="" OUT="" RAW="" SOCK="" DAEMON_PID="" DAEMON_LOG=""
 
 # shellcheck disable=SC2317  # run at exit
 stop_bench() {
-    local rc=$exit_status
     hkd_stop
-    if [[ $rc -ne 0 && -n "$DAEMON_LOG" && -s "$DAEMON_LOG" ]]; then
-        echo "bench (pass): hostkeeperd's log ($DAEMON_LOG):" >&2
-        tail -n 20 "$DAEMON_LOG" >&2
-    fi
-}
-
-# start_daemon NAME ARGS...: hostkeeperd on $SOCK (nothing expires during a
-# run), waited for.
-start_daemon() {
-    local name=$1
-    shift
-    hkd_launch "$name" "$HK_TEST_ROOT/hostkeeperd-$name.log" "${HKD_KEEP_CREDENTIALS[@]}" "$@"
+    hkd_log_on_failure
 }
 
 median() { jq -r --arg n "$2" '.results[] | select(.command == $n) | .median' "$1"; }
@@ -79,7 +67,7 @@ inner_pass() {
     token=hkbench.atlasv1.$(printf 'x%.0s' $(seq 1 70))
     creds="{\"token\":\"$token\"}"
     file=$HOME/.password-store/hostkeeper/$host.gpg
-    start_daemon pass --keyring-backend pass
+    hkd_keeping pass --keyring-backend pass
     [[ "$("$BIN/hostkeeper" --socket "$SOCK" status --json | jq -r .keyring.backend)" == pass ]] ||
         die "hostkeeperd --keyring-backend pass does not use pass"
     printf '%s' "$creds" | "$BIN/terraform-credentials-hostkeeper" store "$host"
@@ -126,7 +114,7 @@ inner_ss() {
         start=$(( start + n ))
     done
     echo "$fill_s" >"$RAW/ss-fill-seconds"
-    start_daemon secret-service
+    hkd_keeping secret-service
     local backend
     backend=$("$BIN/hostkeeper" --socket "$SOCK" status --json | jq -r '.keyring.backend // "secret-service"')
     [[ $backend == secret-service ]] || die "the daemon in the keyring world uses $backend"

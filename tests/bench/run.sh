@@ -195,9 +195,7 @@ rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 
 # start_daemon NAME: hostkeeperd on $SOCK, settings such that nothing
 # expires or is evicted during a run, waited for.
-start_daemon() {
-    hkd_launch "$1" "$HK_TEST_ROOT/hostkeeperd-$1.log" --credentials-max-entries 20000 "${HKD_KEEP_CREDENTIALS[@]}"
-}
+start_daemon() { hkd_keeping "$1" --credentials-max-entries 20000; }
 
 stop_daemon() { hkd_stop; }
 
@@ -216,12 +214,8 @@ check_daemon() {
 }
 
 stop_bench() {
-    local rc=$exit_status
     stop_daemon
-    if [[ $rc -ne 0 && -n "$DAEMON_LOG" && -s "$DAEMON_LOG" ]]; then
-        echo "bench: last hostkeeperd log ($DAEMON_LOG):" >&2
-        tail -n 20 "$DAEMON_LOG" >&2
-    fi
+    hkd_log_on_failure
 }
 
 # A token shaped like a Terraform Cloud API token.

@@ -99,12 +99,8 @@ stop_daemons() {
 }
 
 stop_bench() {
-    local rc=$exit_status
     stop_daemons
-    if [[ $rc -ne 0 && -n "$DAEMON_LOG" && -s "$DAEMON_LOG" ]]; then
-        log "last hostkeeperd log ($DAEMON_LOG):"
-        tail -n 20 "$DAEMON_LOG" >&2
-    fi
+    hkd_log_on_failure
 }
 
 # median NAME FILE: the median of command NAME in a hyperfine JSON, seconds.

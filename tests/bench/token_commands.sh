@@ -48,16 +48,12 @@ own_pids() { echo "${DAEMON_PID:-0}" "${REG_PID:-0}" "${HK_KEYRING_PID:-0}" "${H
 
 # shellcheck disable=SC2317  # run at exit
 stop_bench() {
-    local rc=$exit_status
     hkd_stop
     if [[ -n "$REG_PID" ]]; then
         kill "$REG_PID" 2>/dev/null || true
         wait "$REG_PID" 2>/dev/null || true
     fi
-    if [[ $rc -ne 0 && -n "$DAEMON_LOG" && -s "$DAEMON_LOG" ]]; then
-        echo "bench (token commands): hostkeeperd's log ($DAEMON_LOG):" >&2
-        tail -n 20 "$DAEMON_LOG" >&2
-    fi
+    hkd_log_on_failure
 }
 
 get() { "$BIN/terraform-credentials-hostkeeper" get "$1"; }
