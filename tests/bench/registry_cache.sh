@@ -24,6 +24,12 @@
 #   floor     Terraform's own floor: every provider in a local
 #             filesystem_mirror (made by `terraform providers mirror`) and
 #             the modules already in .terraform/modules: no network at all.
+#   warm-base with HK_BENCH_TF_BASELINE_BIN (a directory holding another
+#             build's hostkeeperd and terraform-credentials-hostkeeper, e.g.
+#             of the commit before a change): this build's daemon stopped,
+#             the plugin link pointed at the baseline's helper, whose daemon
+#             one init (warm-base-fill, not reported) warms, then the warm
+#             init measured against it; then this build's again.
 # Then, HK_BENCH_TF_RUNS times each, interleaved: HK_BENCH_TF_CONCURRENT (10)
 # inits at once, each in its own fresh directory, timed until the last ends:
 #   plainxN   plain terraform;
@@ -58,7 +64,7 @@
 # Environment: HK_BENCH_TF_RUNS (3), HK_BENCH_TF_RTTS ("40 120"),
 # HK_BENCH_TF_RATE_MBIT (100), HK_BENCH_TF_DELAY_MS (0: milliseconds the
 # registry itself adds to each answer), HK_BENCH_TF_CONCURRENT (10),
-# HK_BENCH_TF_EXEC_RUNS (20).
+# HK_BENCH_TF_EXEC_RUNS (20), HK_BENCH_TF_BASELINE_BIN (unset: no baseline).
 # Needs: terraform, python3, openssl, gpg.
 
 set -euo pipefail
@@ -70,7 +76,7 @@ shopt -s inherit_errexit
 # shellcheck disable=SC2034  # read by die
 script_name="bench (registry cache)" die_status=1
 
-BIN="" OUT="" DIR="" RAW="" TF="" REG_PID="" REG_LOG="" HOST="" PROXY_PID="" CONN_LOG="" RTT="" REPO=""
+BIN="" BASE_BIN="" OUT="" DIR="" RAW="" TF="" REG_PID="" REG_LOG="" HOST="" PROXY_PID="" CONN_LOG="" RTT="" REPO=""
 
 # shellcheck disable=SC2317  # stop_registry and stop_bench run at exit
 stop_registry() {
@@ -142,7 +148,7 @@ one_init() {
             "$BIN/hostkeeper" stop >/dev/null 2>&1 || true
             rm -rf "$XDG_CACHE_HOME/hostkeeper/archives"
             ;;
-        warm) ;;
+        warm | warm-base | warm-base-fill) ;;
     esac
     before=$(wc -l <"$REG_LOG") conns=$(wc -l <"$CONN_LOG")
     t0=$(date +%s.%N)
@@ -248,6 +254,13 @@ prepare_floor() {
     printf 'provider_installation {\n  filesystem_mirror {\n    path = "%s"\n  }\n}\n' "$DIR/floor-mirror" >"$DIR/floor.rc"
 }
 
+# use_build BIN_DIR: the daemon stopped, and the next init's helper (the
+# plugin link) and so the daemon it starts are BIN_DIR's.
+use_build() {
+    "$BIN/hostkeeper" stop >/dev/null 2>&1 || true
+    ln -sf "$1/terraform-credentials-hostkeeper" "$HOME/.terraform.d/plugins/terraform-credentials-hostkeeper"
+}
+
 # measure: every variant at RTT, then N at once.
 measure() {
     local runs=$1 run variant _
@@ -265,6 +278,13 @@ measure() {
         for variant in plain plugin cold warm run floor; do
             one_init "$variant" "$run"
         done
+        # The baseline's warm init: its daemon warmed by one init first.
+        if [[ -n $BASE_BIN ]]; then
+            use_build "$BASE_BIN"
+            one_init warm-base-fill "$run"
+            one_init warm-base "$run"
+            use_build "$BIN"
+        fi
     done
     for run in $(seq 1 "$runs"); do
         for variant in plain cold; do
@@ -286,6 +306,11 @@ rows() {
     echo "| same (${r} ms), \`hostkeeper exec --registry-cache -- terraform init\` (a run's own port, daemon warm) vs plain terraform | $(ms "$run_init") ms | $(ms "$plain") ms | $(speedup "$plain" "$run_init") | as warm ($(speedup "$plain" "$warm")) | $(yesno le "$(tsv_ratio "$run_init" "$warm")" 1.2) |"
     echo "| same (${r} ms), cold registry cache (daemon restarted, archives removed) vs plain terraform, cold/plain $(tsv_ratio "$cold" "$plain") | $(ms "$cold") ms | $(ms "$plain") ms | $(speedup "$plain" "$cold") | cold/plain ≤ 0.7 | $(yesno le "$(tsv_ratio "$cold" "$plain")" 0.7) |"
     echo "| same (${r} ms), $n concurrent cold inits vs $n concurrent plain inits, until the last ended, cold/plain $(tsv_ratio "$cold_n" "$plain_n") | $(ms "$cold_n") ms | $(ms "$plain_n") ms | $(speedup "$plain_n" "$cold_n") | cold/plain ≤ 0.5 | $(yesno le "$(tsv_ratio "$cold_n" "$plain_n")" 0.5) |"
+    if [[ -n $BASE_BIN ]]; then
+        local base
+        base=$(tsv_median "warm-base@$r" 3)
+        echo "| same (${r} ms), warm registry cache, this build vs the baseline ($BASE_BIN), runs interleaved, this/baseline $(tsv_ratio "$warm" "$base") | $(ms "$warm") ms | $(ms "$base") ms | $(speedup "$base" "$warm") | within noise | — |"
+    fi
     echo "| upstream per init at ${r} ms, metadata requests / archive requests / connections (median): warm; run; cold; plain; plugin cache | $(req warm); $(req run); $(req cold) | $(req plain); $(req plugin) | — | warm, run: 0 metadata | $(yesno test "$(tsv_median "warm@$r" 4)$(tsv_median "run@$r" 4)" = 00) |"
     echo "| upstream of $n concurrent inits at ${r} ms, metadata / archives / connections (median): cold cache; plain | $(req "coldx$n") | $(req "plainx$n") | — | — | — |"
 }
@@ -299,6 +324,12 @@ inner() {
     : >"$RAW/runs.tsv"
     on_exit stop_bench
     local runs=${HK_BENCH_TF_RUNS:-3} rtts=${HK_BENCH_TF_RTTS:-40 120}
+    BASE_BIN=${HK_BENCH_TF_BASELINE_BIN:-}
+    if [[ -n $BASE_BIN ]]; then
+        BASE_BIN=$(cd "$BASE_BIN" && pwd)
+        [[ -x $BASE_BIN/hostkeeperd && -x $BASE_BIN/terraform-credentials-hostkeeper ]] ||
+            die "HK_BENCH_TF_BASELINE_BIN: $BASE_BIN holds no hostkeeperd and terraform-credentials-hostkeeper"
+    fi
     REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
     # A clean terraform environment (as tests/e2e/lib.sh makes it).
@@ -351,6 +382,7 @@ inner() {
                  "warm $(tsv_range "warm@$r" 3), run $(tsv_range "run@$r" 3), floor $(tsv_range "floor@$r" 3)," \
                  "${HK_BENCH_TF_CONCURRENT:-10} plain $(tsv_range "plainx${HK_BENCH_TF_CONCURRENT:-10}@$r" 3)," \
                  "${HK_BENCH_TF_CONCURRENT:-10} cold $(tsv_range "coldx${HK_BENCH_TF_CONCURRENT:-10}@$r" 3)."
+            [[ -z $BASE_BIN ]] || echo "  At $r ms, the baseline's warm init $(tsv_range "warm-base@$r" 3) s ($BASE_BIN)."
         done
         echo "  exec -- true $(tsv_range exec 3), true $(tsv_range true 3) (s). Upstream requests from the registry's log," \
              "connections from the proxy's. The plugin cache variant sets plugin_cache_may_break_dependency_lock_file" \
