@@ -56,7 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         } else {
             const std::string server = docker::parse_server_input(text);
             check_server(server);
-            if (const auto other = docker::alternative_server_key(server)) {
+            if (const auto other = hostkeeper::proto::other_docker_server(server)) {
                 check_server(*other);
                 fuzz::require(*other != server, "a server URL's other spelling is itself");
             }
