@@ -464,4 +464,40 @@ TEST_CASE("docker-credential-hostkeeper answers with the command's token under t
     CHECK(world.daemon->log().find("ecr-token-1") == std::string::npos);
 }
 
+TEST_CASE("docker-credential-hostkeeper: an item under either spelling comes before the command",
+          "[token-commands]") {
+    const fs::path ran = fs::path(std::getenv("HOME")) / "token-commands" / "ecr-ran";
+    fs::remove(ran);
+    const fs::path command =
+        script("ecr-counted.sh", "echo run >> '" + ran.string() + "'\necho ecr-token-2\n");
+    const World world(command, "token_username = \"AWS\"\n");
+    const auto docker = [&](const std::string& verb, const std::string& input) {
+        RunOptions options;
+        options.input = input;
+        options.env["HOSTKEEPER_SOCKET"] = world.socket.string();
+        return run({bin("docker-credential-hostkeeper"), verb}, options);
+    };
+    const std::string tofu = "https://" + kHost;
+    const nlohmann::json item{{"ServerURL", tofu}, {"Username", "robot"}, {"Secret", "stored-2"}};
+    REQUIRE(docker("store", item.dump()).exit_code == 0);
+    // Docker's spelling (the bare host) finds the item OpenTofu's spelling stored.
+    const Result bare = docker("get", kHost);
+    CHECK(bare.exit_code == 0);
+    CHECK(nlohmann::json::parse(bare.out) ==
+          nlohmann::json{{"ServerURL", kHost}, {"Username", "robot"}, {"Secret", "stored-2"}});
+    const Result own = docker("get", tofu);
+    CHECK(own.exit_code == 0);
+    CHECK_THAT(own.out, Catch::Contains("\"Secret\":\"stored-2\""));
+    CHECK_FALSE(fs::exists(ran));  // the command was not run while the item answers
+    // With the item erased, the command answers for both spellings.
+    REQUIRE(docker("erase", tofu).exit_code == 0);
+    const Result from_command = docker("get", kHost);
+    CHECK(from_command.exit_code == 0);
+    CHECK_THAT(from_command.out, Catch::Contains("\"Secret\":\"ecr-token-2\""));
+    CHECK(fs::exists(ran));
+    const std::string log = world.daemon->log();
+    CHECK(log.find("stored-2") == std::string::npos);
+    CHECK(log.find("ecr-token-2") == std::string::npos);
+}
+
 }  // namespace test_token_commands
