@@ -241,6 +241,7 @@ bool make_way(int dir, const std::string& name, const fs::path& shown) {
     }
     spdlog::debug("archive cache: {} (uid {}) is {}, neither removed ({}) nor moved aside ({})",
                   shown.string(), st.st_uid, what, std::strerror(removing), std::strerror(moving));
+    errno = moving != 0 ? moving : removing;  // the log may have changed it
     return false;
 }
 

@@ -70,7 +70,8 @@ proto::UniqueFd ensure_own_subdir(int parent, const std::string& name,
 // sticky), else renamed aside within the same directory as
 // NAME.moved-aside.PID.N (never an archive's name, so never counted or
 // served); logged either way. A regular file stays: rename(2) replaces it
-// at once. False when something else is there still.
+// at once. False when something else is there still, with errno saying why
+// it could not be moved aside (else why it could not be removed).
 bool make_way(int dir, const std::string& name, const std::filesystem::path& shown);
 
 // True for a rename's errno that says something stands at the new name
