@@ -3,6 +3,8 @@
 // formats Terraform reads, downloads pointed at the listener.
 #include "daemon/registry_cache/registry_answers.hpp"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <string>
 #include <vector>
@@ -28,6 +30,10 @@ proto::ModuleAddress module_of(const Route& route) {
 
 proto::ProviderAddress provider_of(const Route& route) {
     return proto::parse_provider_address(route.host + "/" + route.name_space + "/" + route.name);
+}
+
+std::string published_label(bool shasums, const std::string& what) {
+    return std::string(shasums ? "the SHA256SUMS of " : "the SHA256SUMS signature of ") + what;
 }
 
 }  // namespace
@@ -197,7 +203,10 @@ asio::awaitable<ListenerResponse> RegistryAnswers::provider_answer(const Route& 
     if (route.kind == RouteKind::provider_package) {
         std::string remembered;
         ListenerResponse out = package_answer(route, answer.document->body, what, remembered);
-        if (!remembered.empty()) prefetch(co_await asio::this_coro::executor, remembered);
+        const asio::any_io_executor io = co_await asio::this_coro::executor;
+        // In the order Terraform asks: SHA256SUMS, its signature, the package.
+        prefetch_published(io, route.host, answer.document->body, what);
+        if (!remembered.empty()) prefetch(io, remembered);
         co_return out;
     }
     auto fetching = published_file_answer(route, answer.document->body, what, source);
@@ -246,10 +255,8 @@ asio::awaitable<ListenerResponse> RegistryAnswers::published_file_answer(
     const char* field = shasums ? "shasums_url" : "shasums_signature_url";
     const auto it = body.find(field);
     if (it == body.end()) throw Error(ErrorCode::not_found, what + " publishes no " + field);
-    const std::string label =
-        std::string(shasums ? "the SHA256SUMS of " : "the SHA256SUMS signature of ") + what;
-    const std::string url = it->get<std::string>();
-    auto fetching = registry_.published_file(url, label, route.host);
+    auto fetching = registry_.published_file(it->get<std::string>(), published_label(shasums, what),
+                                             route.host);
     const registry::RegistryAnswer file = co_await std::move(fetching);
     source = file.source;
     ListenerResponse out;
@@ -257,6 +264,31 @@ asio::awaitable<ListenerResponse> RegistryAnswers::published_file_answer(
     const auto& bytes = file.document->body.get_binary();
     out.body.assign(bytes.begin(), bytes.end());
     co_return out;
+}
+
+void RegistryAnswers::prefetch_published(const asio::any_io_executor& io, const std::string& host,
+                                         const Json& body, const std::string& what) {
+    for (const bool shasums : {true, false}) {
+        const auto it = body.find(shasums ? "shasums_url" : "shasums_signature_url");
+        if (it == body.end() || !it->is_string() || published_prefetches_ >= kMaxPrefetches)
+            continue;
+        ++published_prefetches_;
+        asio::co_spawn(
+            io, fetching_published(it->get<std::string>(), published_label(shasums, what), host),
+            asio::detached);
+    }
+}
+
+// A failure is the answer cache's, as a failure of Terraform's own request
+// for the file would be: that request meets it or fetches again.
+asio::awaitable<void> RegistryAnswers::fetching_published(std::string url, std::string label,
+                                                          std::string host) {
+    try {
+        auto fetching = registry_.published_file(std::move(url), std::move(label), std::move(host));
+        (void)co_await std::move(fetching);
+    } catch (const std::exception&) {
+    }
+    --published_prefetches_;
 }
 
 }  // namespace hostkeeper::daemon::registry_cache

@@ -101,6 +101,13 @@ class RegistryAnswers {
     // unless it is there or kMaxPrefetches are starting: Terraform asks for
     // it next (docs/manual/registry-cache.md, "Prefetch").
     void prefetch(const boost::asio::any_io_executor& io, const std::string& key);
+    // The SHA256SUMS and its signature that the package document `body`
+    // names, fetched into the answer cache now: Terraform asks for them
+    // next. At most kMaxPrefetches such fetches run at once.
+    void prefetch_published(const boost::asio::any_io_executor& io, const std::string& host,
+                            const proto::Json& body, const std::string& what);
+    boost::asio::awaitable<void> fetching_published(std::string url, std::string label,
+                                                    std::string host);
     boost::asio::awaitable<void> prefetching(std::string key);
     // Until the prefetch of `key` starting now, if any, has started or failed.
     boost::asio::awaitable<void> prefetch_started(const std::string& key);
@@ -122,6 +129,7 @@ class RegistryAnswers {
     std::map<std::string, PendingArchive> pending_;
     std::deque<std::string> pending_order_;  // its keys, oldest first
     std::size_t prefetches_ = 0;             // prefetching() coroutines running
+    std::size_t published_prefetches_ = 0;   // fetching_published() coroutines running
     struct PrefetchFailure {
         std::exception_ptr error;
         std::chrono::steady_clock::time_point at;

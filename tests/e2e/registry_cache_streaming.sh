@@ -5,8 +5,9 @@
 # from upstream, with the real listener, the real HTTPS registry
 # (https_registry.py sending downloads in pieces) and the real terraform.
 # Checks:
-#   0. the package document starts the package's download (prefetch)
-#      before anyone asks for the package;
+#   0. the package document starts the package's download and fetches its
+#      SHA256SUMS and signature (prefetch) before anyone asks for them;
+#      asked for then, SHA256SUMS makes no second upstream request;
 #   1. a client gets the first bytes of a cold provider package while the
 #      upstream still holds back its last piece (the registry's log says
 #      "holding" and nothing has released it): the archive is streamed, not
@@ -99,6 +100,10 @@ touch "$control/hold"
 package thing 1.0.0
 # Nobody has asked for the package yet: the document alone started it.
 wait_for "the package's download started by its document (prefetch)" holding "$upstream_path"
+sums_path=/provider-files/acme/thing/1.0.0/terraform-provider-thing_1.0.0_SHA256SUMS
+asked() { [[ -n $(statuses "$1") ]]; }
+wait_for "SHA256SUMS fetched with its package document (prefetch)" asked "$sums_path"
+wait_for "SHA256SUMS.sig fetched with its package document (prefetch)" asked "$sums_path.sig"
 curl -sS -f -N -o "$root/streamed.zip" "$package_url" 2>"$root/streamed.err" &
 curl_pid=$!
 wait_for "the first bytes through the listener" nonempty "$root/streamed.zip"
@@ -110,6 +115,12 @@ rm "$control/hold"
 wait "$curl_pid" || { show "$root/streamed.err"; fail "the streamed download failed"; }
 cmp -s "$root/direct.zip" "$root/streamed.zip" || fail "the streamed package differs from upstream's"
 stored "$store/$key" || fail "the streamed package was not stored as $key"
+# Asked for now, the SHA256SUMS the document fetched (held until now too).
+curl -sS -f -o "$root/sums" "$(json "$root/package-thing-1.0.0.json" 'd["shasums_url"]')" ||
+    fail "SHA256SUMS through the listener"
+grep -q "terraform-provider-thing_1.0.0_$tf_platform.zip" "$root/sums" || fail "SHA256SUMS through the listener does not name the package"
+[[ $(requests "$log" "$sums_path" | grep -c '^200 ') == 1 ]] ||
+    fail "SHA256SUMS was fetched upstream more than once: $(statuses "$sums_path")"
 pass "the client had $got bytes while upstream held back its last piece; then the whole package, stored"
 
 # --- 2. two readers, one download --------------------------------------------------------
