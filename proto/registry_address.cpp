@@ -222,4 +222,25 @@ std::string check_platform(std::string_view text) {
     return std::string(text);
 }
 
+std::string this_platform() {
+#if defined(__x86_64__)
+    const char* arch = "amd64";
+#elif defined(__aarch64__)
+    const char* arch = "arm64";
+#elif defined(__i386__)
+    const char* arch = "386";
+#elif defined(__arm__)
+    const char* arch = "arm";
+#elif defined(__riscv) && __riscv_xlen == 64
+    const char* arch = "riscv64";
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const char* arch = "ppc64le";
+#elif defined(__s390x__)
+    const char* arch = "s390x";
+#else
+#error "unknown architecture: add its Go GOARCH name here"
+#endif
+    return std::string("linux_") + arch;
+}
+
 }  // namespace hostkeeper::proto

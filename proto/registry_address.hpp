@@ -47,5 +47,8 @@ ProviderAddress parse_provider_address(std::string_view text);
 bool is_platform(std::string_view text);
 // `text` when it is a platform; else throws Error{bad_request} saying so.
 std::string check_platform(std::string_view text);
+// This machine's platform as Terraform and OpenTofu built for it name it
+// ("linux_amd64").
+std::string this_platform();
 
 }  // namespace hostkeeper::proto

@@ -75,27 +75,6 @@ std::string versions_heading(const Json& response, const std::string& address) {
 
 }  // namespace
 
-std::string this_platform() {
-#if defined(__x86_64__)
-    const char* arch = "amd64";
-#elif defined(__aarch64__)
-    const char* arch = "arm64";
-#elif defined(__i386__)
-    const char* arch = "386";
-#elif defined(__arm__)
-    const char* arch = "arm";
-#elif defined(__riscv) && __riscv_xlen == 64
-    const char* arch = "riscv64";
-#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    const char* arch = "ppc64le";
-#elif defined(__s390x__)
-    const char* arch = "s390x";
-#else
-#error "unknown architecture: add its Go GOARCH name here"
-#endif
-    return std::string("linux_") + arch;
-}
-
 int run_module_versions(const client::ClientOptions& client, const RegistryQuery& query) {
     const proto::ModuleAddress module = proto::parse_module_address(query.address);
     Json request = proto::make_request(proto::Op::module_versions);
@@ -170,7 +149,7 @@ Json package_request(proto::Op op, const RegistryQuery& query) {
     const proto::ProviderAddress provider = proto::parse_provider_address(query.address);
     const proto::SemVer version = proto::parse_semver(query.version);
     const std::string platform =
-        proto::check_platform(query.platform.empty() ? this_platform() : query.platform);
+        proto::check_platform(query.platform.empty() ? proto::this_platform() : query.platform);
     Json request = proto::make_request(op);
     request["provider"] = provider.to_string();
     request["version"] = version.to_string();
@@ -218,7 +197,7 @@ int run_provider_fetch(const client::ClientOptions& client, const RegistryQuery&
 }
 
 int run_provider_package(const client::ClientOptions& client, const RegistryQuery& query) {
-    const std::string platform = query.platform.empty() ? this_platform() : query.platform;
+    const std::string platform = query.platform.empty() ? proto::this_platform() : query.platform;
     const Json response = call(client, package_request(proto::Op::provider_package, query));
     if (query.json) return print_json(response);
     warn_if_stale(response);
@@ -327,7 +306,7 @@ class ProviderCommand final : public Command {
     }
     void add_platform(CLI::App* cmd) {
         cmd->add_option("--platform", query_.platform,
-                        "OS_ARCH (default: this machine's, " + this_platform() + ")");
+                        "OS_ARCH (default: this machine's, " + proto::this_platform() + ")");
     }
     void add_versions(CLI::App& cmd) {
         versions_ = cmd.add_subcommand(

@@ -31,7 +31,4 @@ int run_provider_package(const client::ClientOptions& client, const RegistryQuer
 // hashes its registry or mirror published, into query.output_dir.
 int run_provider_fetch(const client::ClientOptions& client, const RegistryQuery& query);
 
-// This machine's platform as Terraform names it ("linux_amd64").
-std::string this_platform();
-
 }  // namespace hostkeeper::helper::cli
