@@ -257,4 +257,15 @@ Json allowed_versions(const Json& body, const std::vector<proto::SemVer>& versio
     return out;
 }
 
+std::optional<std::string> newest_release(const Json& body, const std::string& platform) {
+    for (const Json& entry : body.at("versions")) {
+        const proto::SemVer version = proto::parse_semver(entry.at("version").get<std::string>());
+        if (version.is_prerelease()) continue;
+        for (const Json& built : entry.at("platforms"))
+            if (built.get_ref<const std::string&>() == platform) return version.to_string();
+        return std::nullopt;
+    }
+    return std::nullopt;
+}
+
 }  // namespace hostkeeper::daemon::registry

@@ -7,6 +7,7 @@
 // what is wrong with the document.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,5 +70,13 @@ std::string resolve_module_location(const std::string& location, const std::stri
 // one) whose parsed `versions` the constraints allow, newest first.
 proto::Json allowed_versions(const proto::Json& body, const std::vector<proto::SemVer>& versions,
                              const proto::VersionConstraints& constraints);
+
+// The version Terraform installs when neither a constraint nor a lock file
+// pins another: the newest release (no pre-release) in the provider
+// versions document `body` (parse_provider_versions' form, newest first);
+// none when there is none, or when that release is not built for
+// `platform` ("os_arch"). Throws nlohmann's errors and proto::Error on a
+// document of another form.
+std::optional<std::string> newest_release(const proto::Json& body, const std::string& platform);
 
 }  // namespace hostkeeper::daemon::registry

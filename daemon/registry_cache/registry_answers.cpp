@@ -6,10 +6,12 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "daemon/cache/answer_cache.hpp"
+#include "daemon/registry/registry_documents.hpp"
 #include "daemon/registry_cache/wire_answers.hpp"
 #include "proto/error.hpp"
 #include "proto/registry_address.hpp"
@@ -136,6 +138,8 @@ asio::awaitable<ListenerResponse> RegistryAnswers::document_answer(const Route& 
             auto asking = registry_.provider_versions(provider, std::nullopt, false);
             const registry::RegistryAnswer answer = co_await std::move(asking);
             source = answer.source;
+            prefetch_likely_package(co_await asio::this_coro::executor, route,
+                                    answer.document->body);
             co_return json_response(200, provider_versions_wire(answer.document->body));
         }
         case RouteKind::provider_package:
@@ -196,6 +200,7 @@ asio::awaitable<ListenerResponse> RegistryAnswers::provider_answer(const Route& 
     const proto::ProviderAddress provider = provider_of(route);
     const proto::SemVer version = proto::parse_semver(route.version);
     const std::string platform = route.os + "_" + route.arch;
+    if (route.kind == RouteKind::provider_package) platform_ = platform;
     auto asking = registry_.provider_package(provider, version, platform, std::nullopt, false);
     const registry::RegistryAnswer answer = co_await std::move(asking);
     source = answer.source;
@@ -289,6 +294,37 @@ asio::awaitable<void> RegistryAnswers::fetching_published(std::string url, std::
     } catch (const std::exception&) {
     }
     --published_prefetches_;
+}
+
+void RegistryAnswers::prefetch_likely_package(const asio::any_io_executor& io, const Route& route,
+                                              const Json& body) {
+    if (published_prefetches_ >= kMaxPrefetches) return;
+    std::optional<std::string> version;
+    try {
+        version = registry::newest_release(body, platform_);
+    } catch (const std::exception&) {
+        return;  // not the document the registry module makes: nothing to guess from
+    }
+    if (!version) return;
+    ++published_prefetches_;
+    asio::co_spawn(io, fetching_package(route, std::move(*version), platform_), asio::detached);
+}
+
+// A failure is the answer cache's, as for fetching_published().
+asio::awaitable<void> RegistryAnswers::fetching_package(Route route, std::string version,
+                                                        std::string platform) {
+    std::optional<Json> body;
+    std::string what;
+    try {
+        const proto::ProviderAddress provider = provider_of(route);
+        const proto::SemVer parsed = proto::parse_semver(version);
+        what = provider.to_string() + " " + parsed.to_string();
+        auto asking = registry_.provider_package(provider, parsed, platform, std::nullopt, false);
+        body = (co_await std::move(asking)).document->body;
+    } catch (const std::exception&) {
+    }
+    --published_prefetches_;
+    if (body) prefetch_published(co_await asio::this_coro::executor, route.host, *body, what);
 }
 
 }  // namespace hostkeeper::daemon::registry_cache

@@ -27,6 +27,7 @@
 #include "daemon/registry_cache/listener_messages.hpp"
 #include "daemon/registry_cache/listener_routes.hpp"
 #include "proto/json.hpp"
+#include "proto/registry_address.hpp"
 
 namespace hostkeeper::daemon::registry_cache {
 
@@ -47,7 +48,8 @@ class RegistryAnswers {
         : registry_(registry),
           archives_(archives),
           credentials_(credentials),
-          snapshots_(std::move(snapshot_dir)) {}
+          snapshots_(std::move(snapshot_dir)),
+          platform_(proto::this_platform()) {}
 
     // The answer to `route` (a registry route's host normalized); a good
     // registry answer that holds only registry metadata and the listener's
@@ -108,6 +110,15 @@ class RegistryAnswers {
                             const proto::Json& body, const std::string& what);
     boost::asio::awaitable<void> fetching_published(std::string url, std::string label,
                                                     std::string host);
+    // The package document of the version Terraform picks when nothing
+    // pins another (the newest release in the versions document `body`),
+    // for the platform it last asked for, fetched into the answer cache
+    // with its SHA256SUMS and signature: Terraform asks every provider's
+    // versions before the first package. Counted with the published files.
+    void prefetch_likely_package(const boost::asio::any_io_executor& io, const Route& route,
+                                 const proto::Json& body);
+    boost::asio::awaitable<void> fetching_package(Route route, std::string version,
+                                                  std::string platform);
     boost::asio::awaitable<void> prefetching(std::string key);
     // Until the prefetch of `key` starting now, if any, has started or failed.
     boost::asio::awaitable<void> prefetch_started(const std::string& key);
@@ -129,7 +140,11 @@ class RegistryAnswers {
     std::map<std::string, PendingArchive> pending_;
     std::deque<std::string> pending_order_;  // its keys, oldest first
     std::size_t prefetches_ = 0;             // prefetching() coroutines running
-    std::size_t published_prefetches_ = 0;   // fetching_published() coroutines running
+    // fetching_published() and fetching_package() coroutines running
+    std::size_t published_prefetches_ = 0;
+    // The platform ("os_arch") of Terraform's last package request; this
+    // machine's until then.
+    std::string platform_;
     struct PrefetchFailure {
         std::exception_ptr error;
         std::chrono::steady_clock::time_point at;

@@ -19,7 +19,12 @@
 #      the key, tmp/ empty); once the upstream serves the right bytes, the
 #      next init works and the package is stored;
 #   4. terraform init through the cache installs a provider (signature
-#      checked) and a module while both arrive in pieces.
+#      checked) and a module while both arrive in pieces;
+#   5. a provider's versions document fetches the package document of its
+#      newest release for this platform, with that package's SHA256SUMS and
+#      signature, before anyone asks (and neither the package nor an older
+#      version's document); asked for then, they make no second upstream
+#      request.
 #
 # Readers run curl --no-buffer: what it receives is in its file at once.
 #
@@ -33,7 +38,7 @@ e2e_name=e2e-registry-cache-streaming  # read by lib.sh
 control=$HK_TEST_ROOT/$e2e_name/control
 mkdir -p "$control"
 # shellcheck disable=SC2054  # the commas are https_registry.py's list syntax
-registry_args=(--modules acme/hello/null --providers acme/thing,acme/other
+registry_args=(--modules acme/hello/null --providers acme/thing,acme/other,acme/spare
     --registry-provider-versions 1.0.0,1.2.0 --download-pieces 16 --piece-delay-ms 10
     --hold-while "$control/hold" --lie-while "$control/lie" --chunked-while "$control/chunked")
 # shellcheck source-path=SCRIPTDIR
@@ -207,4 +212,24 @@ grep -qs 'hello from the keyring' "$w/.terraform/modules/hello/main.tf" || fail 
 [[ $(requests "$log" "/provider-files/acme/other/1.0.0/terraform-provider-other_1.0.0_$tf_platform.zip" | wc -l) == 1 ]] ||
     fail "acme/other 1.0.0 was downloaded upstream more than once"
 pass "terraform init through the cache installed two providers and a module, each arriving in pieces"
+
+# --- 5. the versions document fetches the likely package document --------------------------
+spare=/provider-files/acme/spare/1.2.0/terraform-provider-spare_1.2.0
+curl -sS -f -o "$root/spare-versions.json" -H "Authorization: Bearer $TOKEN" \
+    "$listen/v1/$host/providers/acme/spare/versions" || fail "acme/spare's versions through the listener"
+wait_for "the newest release's package document fetched with the versions" asked "/v1/providers/acme/spare/1.2.0/download/$os/$arch"
+wait_for "its SHA256SUMS fetched with it" asked "${spare}_SHA256SUMS"
+wait_for "its SHA256SUMS.sig fetched with it" asked "${spare}_SHA256SUMS.sig"
+[[ -z $(statuses "/v1/providers/acme/spare/1.0.0/download/$os/$arch") ]] ||
+    fail "the versions document fetched an older version's package document"
+[[ -z $(statuses "${spare}_$tf_platform.zip") ]] || fail "the versions document fetched the package itself"
+package spare 1.2.0
+curl -sS -f -o "$root/spare-sums" "$(json "$root/package-spare-1.2.0.json" 'd["shasums_url"]')" ||
+    fail "acme/spare's SHA256SUMS through the listener"
+curl -sS -f -o "$root/spare-sums.sig" "$(json "$root/package-spare-1.2.0.json" 'd["shasums_signature_url"]')" ||
+    fail "acme/spare's SHA256SUMS.sig through the listener"
+for path in "/v1/providers/acme/spare/1.2.0/download/$os/$arch" "${spare}_SHA256SUMS" "${spare}_SHA256SUMS.sig"; do
+    [[ $(statuses "$path") == "200 " ]] || fail "$path was asked upstream '$(statuses "$path")', not once"
+done
+pass "a provider's versions fetched its newest release's package document, SHA256SUMS and signature, once each"
 echo "PASS: archives stream through the registry cache"

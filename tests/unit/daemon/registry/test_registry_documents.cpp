@@ -1,6 +1,7 @@
 // Registry and network-mirror documents, module download locations and the
 // mirror URL: the pure parts of the registry clients.
 #include <catch2/catch.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@ namespace test_registry_documents {
 using namespace hostkeeper;
 using daemon::registry::allowed_versions;
 using daemon::registry::make_mirror;
+using daemon::registry::newest_release;
 using daemon::registry::parse_mirror_index;
 using daemon::registry::parse_mirror_version;
 using daemon::registry::parse_module_versions;
@@ -164,6 +166,27 @@ TEST_CASE("provider versions: protocols, os_arch platforms and warnings", "[daem
           Json::array({"This provider is deprecated.", "Use acme/other."}));
     CHECK(list.body.at("invalid") == Json::array({"nightly"}));
     CHECK_FALSE(list.body.contains("id"));
+}
+
+TEST_CASE("newest release: the version Terraform installs when nothing pins another",
+          "[daemon][registry]") {
+    const VersionList list = parse_provider_versions(R"({"versions": [
+        {"version": "1.0.0", "platforms": [{"os": "linux", "arch": "amd64"}]},
+        {"version": "3.0.0-beta.1", "platforms": [{"os": "linux", "arch": "amd64"}]},
+        {"version": "2.1.0", "platforms": [{"os": "darwin", "arch": "arm64"},
+                                           {"os": "linux", "arch": "amd64"}]},
+        {"version": "2.0.0", "platforms": [{"os": "linux", "arch": "arm64"}]}
+    ]})");
+    CHECK(newest_release(list.body, "linux_amd64") == std::optional<std::string>("2.1.0"));
+    // The newest release is not built for linux_arm64: Terraform would fail
+    // on it rather than fall back, so there is nothing to guess.
+    CHECK(newest_release(list.body, "linux_arm64") == std::nullopt);
+    const VersionList only_pre = parse_provider_versions(
+        R"({"versions": [{"version": "1.0.0-rc1", "platforms": [{"os": "linux", "arch": "amd64"}]}]})");
+    CHECK(newest_release(only_pre.body, "linux_amd64") == std::nullopt);
+    CHECK(newest_release(parse_provider_versions(R"({"versions": []})").body, "linux_amd64") ==
+          std::nullopt);
+    CHECK_THROWS(newest_release(Json{{"versions", 1}}, "linux_amd64"));
 }
 
 TEST_CASE("provider versions: no warnings, no warnings member", "[daemon][registry]") {
