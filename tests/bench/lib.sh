@@ -87,7 +87,7 @@ load() {  # load LABEL ARGS... -> JSON line on stdout, also kept in $RAW
 # names) and CA (its ca.pem), RAW (raw results), and calls
 # `on_exit private_on_exit`.
 
-NGINX_PID="" NGINX_LOG="" NGINX_PORTS=() DAEMON_N=0
+NGINX_PID="" NGINX_LAUNCHED="" NGINX_LOG="" NGINX_PORTS=() DAEMON_N=0
 
 # Debian's nginx is in /usr/sbin, which a user's PATH may lack.
 nginx_bin() {
@@ -95,6 +95,18 @@ nginx_bin() {
     [[ -x /usr/sbin/nginx ]] && echo /usr/sbin/nginx
 }
 nginx_version() { "$(nginx_bin)" -v 2>&1 | sed 's/.*nginx\///'; }
+
+# nginx_launch DIR: nginx with DIR/nginx.conf (checked with nginx -t first),
+# its prefix, logs and output in DIR, in the background; sets NGINX_LAUNCHED
+# to its pid.
+nginx_launch() {
+    local n=$1 nginx
+    nginx=$(nginx_bin) || die "nginx is missing (./packaging/deps.sh bench, or apt-get install nginx)"
+    "$nginx" -t -q -p "$n" -c "$n/nginx.conf" -e "$n/error.log" >"$n/test.log" 2>&1 ||
+        { cat "$n/test.log" >&2; die "nginx -t failed"; }
+    "$nginx" -p "$n" -c "$n/nginx.conf" -e "$n/error.log" >"$n/stdout.log" 2>&1 &
+    NGINX_LAUNCHED=$!
+}
 
 # nginx_start SERVERS COUNT: nginx from Debian in the foreground (daemon off,
 # master_process off: one process, so no worker needs `user root;` to read the
@@ -105,8 +117,7 @@ nginx_version() { "$(nginx_bin)" -v 2>&1 | sed 's/.*nginx\///'; }
 # nginx is up. The access log records msec, port, host, URI, status, bytes and
 # $request_time, space-separated.
 nginx_start() {
-    local servers=$1 count=$2 nginx attempt _
-    nginx=$(nginx_bin) || die "nginx is missing (./packaging/deps.sh bench, or apt-get install nginx)"
+    local servers=$1 count=$2 attempt _
     local n=$DIR/nginx
     mkdir -p "$n/tmp"
     NGINX_LOG=$n/access.log
@@ -126,10 +137,8 @@ CONF
             "$servers" "${NGINX_PORTS[@]}"
             echo "}"
         } >"$n/nginx.conf"
-        "$nginx" -t -q -p "$n" -c "$n/nginx.conf" -e "$n/error.log" >"$n/test.log" 2>&1 ||
-            { cat "$n/test.log" >&2; die "nginx -t failed"; }
-        "$nginx" -p "$n" -c "$n/nginx.conf" -e "$n/error.log" >"$n/stdout.log" 2>&1 &
-        NGINX_PID=$!
+        nginx_launch "$n"
+        NGINX_PID=$NGINX_LAUNCHED
         for _ in $(seq 1 200); do
             if curl -s -o /dev/null --cacert "$CA" "https://bench.localhost:${NGINX_PORTS[0]}/.well-known/terraform.json" 2>/dev/null; then
                 log "nginx $(nginx_version) pid $NGINX_PID on 127.0.0.1, ports ${NGINX_PORTS[*]}"

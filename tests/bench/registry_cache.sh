@@ -6,7 +6,11 @@
 # tests/support/latency_proxy.py, which makes every connection cost what it
 # costs on a WAN (half a round trip each way, the TCP handshake, a shared
 # link of HK_BENCH_TF_RATE_MBIT (100) Mbit/s each way), at each round trip
-# of HK_BENCH_TF_RTTS ("40 120" ms). At each, in a fresh working directory
+# of HK_BENCH_TF_RTTS ("40 120" ms), for each registry of HK_BENCH_TF_HTTP
+# ("1.1"): 1.1 is the test registry itself, which speaks HTTP/1.1 with
+# keep-alive; 2 puts nginx in front of it (between the proxy and the
+# registry, proxy_buffering off), offering HTTP/2 and HTTP/1.1 by ALPN as a
+# registry behind a CDN does. At each, in a fresh working directory
 # per init (no .terraform, no lock file), HK_BENCH_TF_RUNS (3) times each,
 # interleaved:
 #   plain     terraform with only the credentials helper (TF_CLI_CONFIG_FILE);
@@ -39,6 +43,7 @@
 # Then, once: exec's own overhead, `hostkeeper exec --registry-cache -- true`
 # (the run variant's set-up) against `true`, HK_BENCH_TF_EXEC_RUNS (20) times
 # each, interleaved.
+# Rows and runs.tsv labels name the world as RTT (HTTP/1.1) or RTTh2.
 # Per run: wall time (date, around `terraform init`), the upstream requests
 # from the registry's own log (tests/support/https_registry.py --log):
 # metadata (discovery, /v1/...) and archives, and the upstream connections
@@ -65,7 +70,7 @@
 # HK_BENCH_TF_RATE_MBIT (100), HK_BENCH_TF_DELAY_MS (0: milliseconds the
 # registry itself adds to each answer), HK_BENCH_TF_CONCURRENT (10),
 # HK_BENCH_TF_EXEC_RUNS (20), HK_BENCH_TF_BASELINE_BIN (unset: no baseline).
-# Needs: terraform, python3, openssl, gpg.
+# Needs: terraform, python3, openssl, gpg; nginx and curl for HK_BENCH_TF_HTTP=2.
 
 set -euo pipefail
 shopt -s inherit_errexit
@@ -77,16 +82,17 @@ shopt -s inherit_errexit
 script_name="bench (registry cache)" die_status=1
 
 BIN="" BASE_BIN="" OUT="" DIR="" RAW="" TF="" REG_PID="" REG_LOG="" HOST="" PROXY_PID="" CONN_LOG="" RTT="" REPO=""
+HTTP="" WORLD="" FRONT_PID=""
 
 # shellcheck disable=SC2317  # stop_registry and stop_bench run at exit
 stop_registry() {
     local pid
-    for pid in "$REG_PID" "$PROXY_PID"; do
+    for pid in "$REG_PID" "$PROXY_PID" "$FRONT_PID"; do
         [[ -n "$pid" ]] || continue
         kill "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || true
     done
-    REG_PID="" PROXY_PID=""
+    REG_PID="" PROXY_PID="" FRONT_PID=""
 }
 # shellcheck disable=SC2317
 stop_bench() {
@@ -129,7 +135,7 @@ record() {
 # one_init VARIANT RUN: terraform init in a fresh copy of the configuration,
 # with VARIANT's CLI configuration; appends a line to runs.tsv.
 one_init() {
-    local variant=$1 run=$2 work=$DIR/work/$1-$RTT-$2 before conns t0 t1 env=() prefix=()
+    local variant=$1 run=$2 work=$DIR/work/$1-$WORLD-$2 before conns t0 t1 env=() prefix=()
     rm -rf "$work"
     write_config "$work"
     case $variant in
@@ -153,10 +159,10 @@ one_init() {
     before=$(wc -l <"$REG_LOG") conns=$(wc -l <"$CONN_LOG")
     t0=$(date +%s.%N)
     (cd "$work" && env ${env[@]+"${env[@]}"} ${prefix[@]+"${prefix[@]}"} "$TF" init -input=false -no-color) >"$work.out" 2>&1 ||
-        { cat "$work.out" >&2; die "terraform init ($variant at $RTT ms, run $run) failed"; }
+        { cat "$work.out" >&2; die "terraform init ($variant at $WORLD, run $run) failed"; }
     t1=$(date +%s.%N)
     tail -n "+$((before + 1))" "$REG_LOG" >"$work.requests.jsonl"
-    record "$variant@$RTT" "$run" "$t0" "$t1" "$work.requests.jsonl" "$conns"
+    record "$variant@$WORLD" "$run" "$t0" "$t1" "$work.requests.jsonl" "$conns"
 }
 
 # many_inits VARIANT RUN: HK_BENCH_TF_CONCURRENT inits at once with
@@ -172,7 +178,7 @@ many_inits() {
             rm -rf "$XDG_CACHE_HOME/hostkeeper/archives"
             ;;
     esac
-    local work=$DIR/work/$variant-x$n-$RTT-$run
+    local work=$DIR/work/$variant-x$n-$WORLD-$run
     for i in $(seq 1 "$n"); do
         rm -rf "$work-$i"
         write_config "$work-$i"
@@ -187,9 +193,9 @@ many_inits() {
         wait "${pids[$i]}" || { failed=1; cat "$work-$((i + 1)).out" >&2; }
     done
     t1=$(date +%s.%N)
-    ((failed == 0)) || die "terraform init ($variant x$n at $RTT ms, run $run) failed"
+    ((failed == 0)) || die "terraform init ($variant x$n at $WORLD, run $run) failed"
     tail -n "+$((before + 1))" "$REG_LOG" >"$work.requests.jsonl"
-    record "${variant}x$n@$RTT" "$run" "$t0" "$t1" "$work.requests.jsonl" "$conns"
+    record "${variant}x$n@$WORLD" "$run" "$t0" "$t1" "$work.requests.jsonl" "$conns"
 }
 
 # exec_overhead RUNS: `hostkeeper exec --registry-cache -- true` (a port of
@@ -213,19 +219,71 @@ exec_overhead() {
     done
 }
 
-# start_registry: the test registry behind a latency proxy of RTT ms; sets
-# HOST, REG_LOG and CONN_LOG, and stores the registry's token for HOST.
+# start_front WORLD_DIR: nginx offering HTTP/2 and HTTP/1.1 (ALPN) on a free
+# port of 127.0.0.1 (WORLD_DIR/front-port, which the latency proxy forwards
+# to), passing every request on to the test registry (WORLD_DIR/port) over
+# kept-alive TLS connections, unbuffered, with the Host the clients used
+# (the proxy's address); sets FRONT_PID.
+start_front() {
+    local world=$1 n=$1/nginx port _
+    mkdir -p "$n/tmp"
+    port=$(free_port)
+    {
+        nginx_conf_head "$n"
+        cat <<CONF
+    access_log off;
+    server_tokens off;
+    upstream registry {
+        server 127.0.0.1:$(<"$world/port");
+        keepalive 64;
+    }
+    server {
+        listen 127.0.0.1:$port ssl http2;
+        ssl_certificate $DIR/tls/server.pem;
+        ssl_certificate_key $DIR/tls/server.key;
+        location / {
+            proxy_pass https://registry;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $HOST;
+            proxy_ssl_session_reuse on;
+            proxy_buffering off;
+            proxy_request_buffering off;
+        }
+    }
+}
+CONF
+    } >"$n/nginx.conf"
+    nginx_launch "$n"
+    FRONT_PID=$NGINX_LAUNCHED
+    for _ in $(seq 1 200); do
+        if curl -s -o /dev/null --http2 --cacert "$DIR/tls/ca.pem" "https://127.0.0.1:$port/.well-known/terraform.json"; then
+            echo "$port" >"$world/front-port"
+            return 0
+        fi
+        kill -0 "$FRONT_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    cat "$n/error.log" >&2
+    die "nginx in front of the registry did not start"
+}
+
+# start_registry: the test registry behind a latency proxy of RTT ms (and,
+# for HTTP/2, behind nginx: start_front); sets HOST, REG_LOG and CONN_LOG,
+# and stores the registry's token for HOST.
 start_registry() {
-    local world=$DIR/rtt-$RTT token _
+    local world=$DIR/rtt-$WORLD token upstream=port _
     mkdir -p "$world"
     REG_LOG=$world/requests.jsonl CONN_LOG=$world/connections.jsonl
     : >"$REG_LOG"
     : >"$CONN_LOG"
-    python3 "$REPO/tests/support/latency_proxy.py" --port-file "$world/proxy-port" --upstream-port-file "$world/port" \
+    [[ $HTTP == 1.1 ]] || upstream=front-port
+    python3 "$REPO/tests/support/latency_proxy.py" --port-file "$world/proxy-port" --upstream-port-file "$world/$upstream" \
         --rtt-ms "$RTT" --rate-mbit "${HK_BENCH_TF_RATE_MBIT:-100}" --log "$CONN_LOG" 2>"$world/proxy.stderr" &
     PROXY_PID=$!
     for _ in $(seq 1 200); do [[ -s "$world/proxy-port" ]] && break; sleep 0.05; done
     [[ -s "$world/proxy-port" ]] || { cat "$world/proxy.stderr" >&2; die "the latency proxy did not start"; }
+    HOST=127.0.0.1:$(<"$world/proxy-port")
     token=bench-$(openssl rand -hex 24)
     python3 "$REPO/tests/support/https_registry.py" --port-file "$world/port" --public-port-file "$world/proxy-port" \
         --cert "$DIR/tls/server.pem" --key "$DIR/tls/server.key" --token "$token" --log "$REG_LOG" \
@@ -235,8 +293,12 @@ start_registry() {
     REG_PID=$!
     for _ in $(seq 1 200); do [[ -s "$world/port" ]] && break; sleep 0.05; done
     [[ -s "$world/port" ]] || { cat "$world/registry.stderr" >&2; die "the registry did not start"; }
-    HOST=127.0.0.1:$(<"$world/proxy-port")
-    log "round trip $RTT ms: registry at https://$HOST/ (through the latency proxy)"
+    if [[ $HTTP == 1.1 ]]; then
+        log "round trip $RTT ms: registry (HTTP/1.1) at https://$HOST/ (through the latency proxy)"
+    else
+        start_front "$world"
+        log "round trip $RTT ms: nginx (HTTP/2) in front of the registry at https://$HOST/ (through the latency proxy)"
+    fi
     printf '{"token":"%s"}' "$token" | "$BIN/terraform-credentials-hostkeeper" store "$HOST" ||
         die "storing the registry's token failed"
 }
@@ -244,7 +306,7 @@ start_registry() {
 # prepare_floor: the floor variant's filesystem mirror and modules, from
 # one plain init and `terraform providers mirror`.
 prepare_floor() {
-    local work=$DIR/work/floor-source-$RTT
+    local work=$DIR/work/floor-source-$WORLD
     rm -rf "$work" "$DIR/floor-mirror" "$DIR/floor-modules"
     write_config "$work"
     (cd "$work" && TF_CLI_CONFIG_FILE=$DIR/plain.rc "$TF" init -input=false -no-color &&
@@ -273,7 +335,7 @@ measure() {
     mkdir -p "$DIR/plugin-cache"
     one_init plugin 0
     prepare_floor
-    sed -i "/^warm@$RTT\t0\t/d; /^plugin@$RTT\t0\t/d" "$RAW/runs.tsv"
+    sed -i "/^warm@$WORLD\t0\t/d; /^plugin@$WORLD\t0\t/d" "$RAW/runs.tsv"
     for run in $(seq 1 "$runs"); do
         for variant in plain plugin cold warm run floor; do
             one_init "$variant" "$run"
@@ -293,26 +355,32 @@ measure() {
     done
 }
 
-# rows RTT RUNS: the table's rows for one round trip.
+# world_name WORLD: "40 ms round trip" or "40 ms round trip, HTTP/2".
+world_name() {
+    if [[ $1 == *h2 ]]; then echo "${1%h2} ms round trip, HTTP/2"; else echo "$1 ms round trip"; fi
+}
+
+# rows WORLD RUNS: the table's rows for one round trip and registry.
 rows() {
-    local r=$1 runs=$2 n=${HK_BENCH_TF_CONCURRENT:-10} plain plugin cold warm run_init floor plain_n cold_n
+    local r=$1 runs=$2 n=${HK_BENCH_TF_CONCURRENT:-10} w plain plugin cold warm run_init floor plain_n cold_n
+    w=$(world_name "$r")
     plain=$(tsv_median "plain@$r" 3) plugin=$(tsv_median "plugin@$r" 3) cold=$(tsv_median "cold@$r" 3) warm=$(tsv_median "warm@$r" 3)
     run_init=$(tsv_median "run@$r" 3) floor=$(tsv_median "floor@$r" 3)
     plain_n=$(tsv_median "plainx$n@$r" 3) cold_n=$(tsv_median "coldx$n@$r" 3)
     req() { echo "$(tsv_median "$1@$r" 4) / $(tsv_median "$1@$r" 5) / $(tsv_median "$1@$r" 6)"; }
-    echo "| \`terraform init\`, 4 modules + 3 providers, ${r} ms round trip, warm registry cache vs plain terraform, tsv_median of $runs | $(ms "$warm") ms | $(ms "$plain") ms | $(speedup "$plain" "$warm") | ≥ 3× | $(yesno ge "$(ratio "$plain" "$warm")" 3) |"
-    echo "| same (${r} ms), warm registry cache vs Terraform's floor (filesystem mirror, modules present), warm/floor $(tsv_ratio "$warm" "$floor") | $(ms "$warm") ms | $(ms "$floor") ms | $(speedup "$floor" "$warm") | warm/floor ≤ 1.5 | $(yesno le "$(tsv_ratio "$warm" "$floor")" 1.5) |"
-    echo "| same (${r} ms), warm registry cache vs \`plugin_cache_dir\` (warm) | $(ms "$warm") ms | $(ms "$plugin") ms | $(speedup "$plugin" "$warm") | — | — |"
-    echo "| same (${r} ms), \`hostkeeper exec --registry-cache -- terraform init\` (a run's own port, daemon warm) vs plain terraform | $(ms "$run_init") ms | $(ms "$plain") ms | $(speedup "$plain" "$run_init") | as warm ($(speedup "$plain" "$warm")) | $(yesno le "$(tsv_ratio "$run_init" "$warm")" 1.2) |"
-    echo "| same (${r} ms), cold registry cache (daemon restarted, archives removed) vs plain terraform, cold/plain $(tsv_ratio "$cold" "$plain") | $(ms "$cold") ms | $(ms "$plain") ms | $(speedup "$plain" "$cold") | cold/plain ≤ 0.7 | $(yesno le "$(tsv_ratio "$cold" "$plain")" 0.7) |"
-    echo "| same (${r} ms), $n concurrent cold inits vs $n concurrent plain inits, until the last ended, cold/plain $(tsv_ratio "$cold_n" "$plain_n") | $(ms "$cold_n") ms | $(ms "$plain_n") ms | $(speedup "$plain_n" "$cold_n") | cold/plain ≤ 0.5 | $(yesno le "$(tsv_ratio "$cold_n" "$plain_n")" 0.5) |"
+    echo "| \`terraform init\`, 4 modules + 3 providers, $w, warm registry cache vs plain terraform, tsv_median of $runs | $(ms "$warm") ms | $(ms "$plain") ms | $(speedup "$plain" "$warm") | ≥ 3× | $(yesno ge "$(ratio "$plain" "$warm")" 3) |"
+    echo "| same ($w), warm registry cache vs Terraform's floor (filesystem mirror, modules present), warm/floor $(tsv_ratio "$warm" "$floor") | $(ms "$warm") ms | $(ms "$floor") ms | $(speedup "$floor" "$warm") | warm/floor ≤ 1.5 | $(yesno le "$(tsv_ratio "$warm" "$floor")" 1.5) |"
+    echo "| same ($w), warm registry cache vs \`plugin_cache_dir\` (warm) | $(ms "$warm") ms | $(ms "$plugin") ms | $(speedup "$plugin" "$warm") | — | — |"
+    echo "| same ($w), \`hostkeeper exec --registry-cache -- terraform init\` (a run's own port, daemon warm) vs plain terraform | $(ms "$run_init") ms | $(ms "$plain") ms | $(speedup "$plain" "$run_init") | as warm ($(speedup "$plain" "$warm")) | $(yesno le "$(tsv_ratio "$run_init" "$warm")" 1.2) |"
+    echo "| same ($w), cold registry cache (daemon restarted, archives removed) vs plain terraform, cold/plain $(tsv_ratio "$cold" "$plain") | $(ms "$cold") ms | $(ms "$plain") ms | $(speedup "$plain" "$cold") | cold/plain ≤ 0.7 | $(yesno le "$(tsv_ratio "$cold" "$plain")" 0.7) |"
+    echo "| same ($w), $n concurrent cold inits vs $n concurrent plain inits, until the last ended, cold/plain $(tsv_ratio "$cold_n" "$plain_n") | $(ms "$cold_n") ms | $(ms "$plain_n") ms | $(speedup "$plain_n" "$cold_n") | cold/plain ≤ 0.5 | $(yesno le "$(tsv_ratio "$cold_n" "$plain_n")" 0.5) |"
     if [[ -n $BASE_BIN ]]; then
         local base
         base=$(tsv_median "warm-base@$r" 3)
-        echo "| same (${r} ms), warm registry cache, this build vs the baseline ($BASE_BIN), runs interleaved, this/baseline $(tsv_ratio "$warm" "$base") | $(ms "$warm") ms | $(ms "$base") ms | $(speedup "$base" "$warm") | within noise | — |"
+        echo "| same ($w), warm registry cache, this build vs the baseline ($BASE_BIN), runs interleaved, this/baseline $(tsv_ratio "$warm" "$base") | $(ms "$warm") ms | $(ms "$base") ms | $(speedup "$base" "$warm") | within noise | — |"
     fi
-    echo "| upstream per init at ${r} ms, metadata requests / archive requests / connections (median): warm; run; cold; plain; plugin cache | $(req warm); $(req run); $(req cold) | $(req plain); $(req plugin) | — | warm, run: 0 metadata | $(yesno test "$(tsv_median "warm@$r" 4)$(tsv_median "run@$r" 4)" = 00) |"
-    echo "| upstream of $n concurrent inits at ${r} ms, metadata / archives / connections (median): cold cache; plain | $(req "coldx$n") | $(req "plainx$n") | — | — | — |"
+    echo "| upstream per init at $w, metadata requests / archive requests / connections (median): warm; run; cold; plain; plugin cache | $(req warm); $(req run); $(req cold) | $(req plain); $(req plugin) | — | warm, run: 0 metadata | $(yesno test "$(tsv_median "warm@$r" 4)$(tsv_median "run@$r" 4)" = 00) |"
+    echo "| upstream of $n concurrent inits at $w, metadata / archives / connections (median): cold cache; plain | $(req "coldx$n") | $(req "plainx$n") | — | — | — |"
 }
 
 inner() {
@@ -323,7 +391,10 @@ inner() {
     chmod 700 "$DIR"
     : >"$RAW/runs.tsv"
     on_exit stop_bench
-    local runs=${HK_BENCH_TF_RUNS:-3} rtts=${HK_BENCH_TF_RTTS:-40 120}
+    local runs=${HK_BENCH_TF_RUNS:-3} rtts=${HK_BENCH_TF_RTTS:-40 120} https=${HK_BENCH_TF_HTTP:-1.1} h
+    for h in $https; do
+        [[ $h == 1.1 || $h == 2 ]] || die "HK_BENCH_TF_HTTP: \"$h\" is neither 1.1 nor 2"
+    done
     BASE_BIN=${HK_BENCH_TF_BASELINE_BIN:-}
     if [[ -n $BASE_BIN ]]; then
         BASE_BIN=$(cd "$BASE_BIN" && pwd)
@@ -356,18 +427,26 @@ inner() {
         { cat "$DIR/setup.out" >&2; die "hostkeeper setup --registry-cache failed"; }
     grep -qs 'credentials_helper "hostkeeper"' "$HOME/.terraformrc" || die "setup left no credentials_helper in ~/.terraformrc"
 
-    for RTT in $rtts; do
-        measure "$runs"
-        [[ $RTT == "${rtts%% *}" ]] || { stop_registry; continue; }
-        log "exec's own overhead: hostkeeper exec --registry-cache -- true against true"
-        exec_overhead "${HK_BENCH_TF_EXEC_RUNS:-20}"
-        stop_registry
+    local worlds=() exec_done=""
+    for HTTP in $https; do
+        for RTT in $rtts; do
+            WORLD=$RTT
+            [[ $HTTP == 1.1 ]] || WORLD=${RTT}h2
+            worlds+=("$WORLD")
+            measure "$runs"
+            if [[ -z $exec_done ]]; then
+                log "exec's own overhead: hostkeeper exec --registry-cache -- true against true"
+                exec_overhead "${HK_BENCH_TF_EXEC_RUNS:-20}"
+                exec_done=1
+            fi
+            stop_registry
+        done
     done
 
     local exec_true true_alone r
     exec_true=$(tsv_median exec 3) true_alone=$(tsv_median true 3)
     {
-        for r in $rtts; do rows "$r" "$runs"; done
+        for r in "${worlds[@]}"; do rows "$r" "$runs"; done
         echo "| \`hostkeeper exec --registry-cache -- true\` vs \`true\`, tsv_median of ${HK_BENCH_TF_EXEC_RUNS:-20}: exec's own overhead $(ms "$(awk -v a="$exec_true" -v b="$true_alone" 'BEGIN { print a - b }')") ms | $(ms "$exec_true") ms | $(ms "$true_alone") ms | — | overhead ≤ 20 ms | $(yesno le "$(awk -v a="$exec_true" -v b="$true_alone" 'BEGIN { print a - b }')" 0.020) |"
     } >"$OUT/registry-cache-rows.md"
     {
@@ -376,13 +455,15 @@ inner() {
              "tests/support/latency_proxy.py (half the round trip each way, the TCP handshake's round trip before a" \
              "connection's first bytes, ${HK_BENCH_TF_RATE_MBIT:-100} Mbit/s each way), 4 modules and 3 providers" \
              "(signed SHA256SUMS), terraform $tf_version in a fresh working directory each run; $runs runs per" \
-             "variant, interleaved (plain, plugin, cold, warm, run, floor), at round trips of $rtts ms."
-        for r in $rtts; do
-            echo "  At $r ms, ranges (s): plain $(tsv_range "plain@$r" 3), plugin $(tsv_range "plugin@$r" 3), cold $(tsv_range "cold@$r" 3)," \
+             "variant, interleaved (plain, plugin, cold, warm, run, floor), at round trips of $rtts ms;" \
+             "HTTP/1.1 is the registry itself (keep-alive), HTTP/2 is nginx $(nginx_version 2>/dev/null || true) in front of it" \
+             "(HTTP/2 and HTTP/1.1 by ALPN, unbuffered, kept-alive connections to the registry)."
+        for r in "${worlds[@]}"; do
+            echo "  At $(world_name "$r"), ranges (s): plain $(tsv_range "plain@$r" 3), plugin $(tsv_range "plugin@$r" 3), cold $(tsv_range "cold@$r" 3)," \
                  "warm $(tsv_range "warm@$r" 3), run $(tsv_range "run@$r" 3), floor $(tsv_range "floor@$r" 3)," \
                  "${HK_BENCH_TF_CONCURRENT:-10} plain $(tsv_range "plainx${HK_BENCH_TF_CONCURRENT:-10}@$r" 3)," \
                  "${HK_BENCH_TF_CONCURRENT:-10} cold $(tsv_range "coldx${HK_BENCH_TF_CONCURRENT:-10}@$r" 3)."
-            [[ -z $BASE_BIN ]] || echo "  At $r ms, the baseline's warm init $(tsv_range "warm-base@$r" 3) s ($BASE_BIN)."
+            [[ -z $BASE_BIN ]] || echo "  At $(world_name "$r"), the baseline's warm init $(tsv_range "warm-base@$r" 3) s ($BASE_BIN)."
         done
         echo "  exec -- true $(tsv_range exec 3), true $(tsv_range true 3) (s). Upstream requests from the registry's log," \
              "connections from the proxy's. The plugin cache variant sets plugin_cache_may_break_dependency_lock_file" \
