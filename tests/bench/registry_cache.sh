@@ -25,6 +25,10 @@
 #             TF_CLI_CONFIG_FILE naming the plain variant's file, as a CI job
 #             has it: the run binds a port of its own, hands it to the warm
 #             daemon and writes its own configuration;
+#   static    the warm cache's answers for the configuration copied into
+#             files (tests/bench/static_registry.py) and served by nginx on
+#             loopback, hostkeeperd's host block pointed at it: what
+#             Terraform's own registry protocol costs, without the cache;
 #   floor     Terraform's own floor: every provider in a local
 #             filesystem_mirror (made by `terraform providers mirror`) and
 #             the modules already in .terraform/modules: no network at all.
@@ -82,17 +86,17 @@ shopt -s inherit_errexit
 script_name="bench (registry cache)" die_status=1
 
 BIN="" BASE_BIN="" OUT="" DIR="" RAW="" TF="" REG_PID="" REG_LOG="" HOST="" PROXY_PID="" CONN_LOG="" RTT="" REPO=""
-HTTP="" WORLD="" FRONT_PID=""
+HTTP="" WORLD="" FRONT_PID="" STATIC_PID="" REG_TOKEN=""
 
 # shellcheck disable=SC2317  # stop_registry and stop_bench run at exit
 stop_registry() {
     local pid
-    for pid in "$REG_PID" "$PROXY_PID" "$FRONT_PID"; do
+    for pid in "$REG_PID" "$PROXY_PID" "$FRONT_PID" "$STATIC_PID"; do
         [[ -n "$pid" ]] || continue
         kill "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || true
     done
-    REG_PID="" PROXY_PID="" FRONT_PID=""
+    REG_PID="" PROXY_PID="" FRONT_PID="" STATIC_PID=""
 }
 # shellcheck disable=SC2317
 stop_bench() {
@@ -145,6 +149,7 @@ one_init() {
             prefix=("$BIN/hostkeeper" exec --registry-cache --)
             ;;
         plugin) env=(TF_CLI_CONFIG_FILE="$DIR/plugin.rc") ;;
+        static) env=(TF_CLI_CONFIG_FILE="$DIR/static-$WORLD.rc") ;;
         floor)
             env=(TF_CLI_CONFIG_FILE="$DIR/floor.rc")
             mkdir -p "$work/.terraform"
@@ -272,7 +277,7 @@ CONF
 # for HTTP/2, behind nginx: start_front); sets HOST, REG_LOG and CONN_LOG,
 # and stores the registry's token for HOST.
 start_registry() {
-    local world=$DIR/rtt-$WORLD token upstream=port _
+    local world=$DIR/rtt-$WORLD upstream=port _
     mkdir -p "$world"
     REG_LOG=$world/requests.jsonl CONN_LOG=$world/connections.jsonl
     : >"$REG_LOG"
@@ -284,9 +289,9 @@ start_registry() {
     for _ in $(seq 1 200); do [[ -s "$world/proxy-port" ]] && break; sleep 0.05; done
     [[ -s "$world/proxy-port" ]] || { cat "$world/proxy.stderr" >&2; die "the latency proxy did not start"; }
     HOST=127.0.0.1:$(<"$world/proxy-port")
-    token=bench-$(openssl rand -hex 24)
+    REG_TOKEN=bench-$(openssl rand -hex 24)
     python3 "$REPO/tests/support/https_registry.py" --port-file "$world/port" --public-port-file "$world/proxy-port" \
-        --cert "$DIR/tls/server.pem" --key "$DIR/tls/server.key" --token "$token" --log "$REG_LOG" \
+        --cert "$DIR/tls/server.pem" --key "$DIR/tls/server.key" --token "$REG_TOKEN" --log "$REG_LOG" \
         --delay-ms "${HK_BENCH_TF_DELAY_MS:-0}" \
         --modules acme/hello/null,acme/m2/null,acme/m3/null,acme/m4/null --providers acme/thing,acme/p2,acme/p3 \
         --registry-provider-versions 1.0.0 --gpg-home "$DIR/gnupg" 2>"$world/registry.stderr" &
@@ -299,8 +304,40 @@ start_registry() {
         start_front "$world"
         log "round trip $RTT ms: nginx (HTTP/2) in front of the registry at https://$HOST/ (through the latency proxy)"
     fi
-    printf '{"token":"%s"}' "$token" | "$BIN/terraform-credentials-hostkeeper" store "$HOST" ||
+    printf '{"token":"%s"}' "$REG_TOKEN" | "$BIN/terraform-credentials-hostkeeper" store "$HOST" ||
         die "storing the registry's token failed"
+}
+
+# prepare_static: the static variant's registry: the answers of the warm
+# cache for the configuration, copied into files (static_registry.py) and
+# served by nginx on a free port of 127.0.0.1 (plain HTTP, as the registry
+# port), and a CLI configuration with hostkeeperd's host block pointed at it.
+prepare_static() {
+    local n=$DIR/rtt-$WORLD/static port tfrc=$HOME/.terraform.d/hostkeeper.tfrc origin _
+    rm -rf "$n"
+    mkdir -p "$n/tmp"
+    port=$(free_port)
+    python3 "$REPO/tests/bench/static_registry.py" --tfrc "$tfrc" --host "$HOST" --token "$REG_TOKEN" \
+        --public "http://127.0.0.1:$port" --platform linux_amd64 --out "$n" \
+        --modules acme/hello/null@1.0.0,acme/m2/null@1.0.0,acme/m3/null@1.0.0,acme/m4/null@1.0.0 \
+        --providers acme/thing@1.0.0,acme/p2@1.0.0,acme/p3@1.0.0 || die "copying the cache's answers failed"
+    {
+        nginx_conf_head "$n"
+        printf '    access_log off;\n    server_tokens off;\n    server {\n        listen 127.0.0.1:%s;\n' "$port"
+        printf '        include %s;\n        location / { return 404; }\n    }\n}\n' "$n/locations.conf"
+    } >"$n/nginx.conf"
+    nginx_launch "$n"
+    STATIC_PID=$NGINX_LAUNCHED
+    origin=$(grep -o 'http://[^/"]*/' "$tfrc" | head -n 1)
+    sed "s#$origin#http://127.0.0.1:$port/#g" "$tfrc" >"$DIR/static-$WORLD.rc"
+    ! grep -qF "$origin" "$DIR/static-$WORLD.rc" || die "static-$WORLD.rc still names the registry port"
+    for _ in $(seq 1 200); do
+        curl -s -o /dev/null "http://127.0.0.1:$port/" && return 0
+        kill -0 "$STATIC_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    cat "$n/error.log" >&2
+    die "nginx with the static registry did not start"
 }
 
 # prepare_floor: the floor variant's filesystem mirror and modules, from
@@ -335,9 +372,10 @@ measure() {
     mkdir -p "$DIR/plugin-cache"
     one_init plugin 0
     prepare_floor
+    prepare_static
     sed -i "/^warm@$WORLD\t0\t/d; /^plugin@$WORLD\t0\t/d" "$RAW/runs.tsv"
     for run in $(seq 1 "$runs"); do
-        for variant in plain plugin cold warm run floor; do
+        for variant in plain plugin cold warm run static floor; do
             one_init "$variant" "$run"
         done
         # The baseline's warm init: its daemon warmed by one init first.
@@ -362,14 +400,15 @@ world_name() {
 
 # rows WORLD RUNS: the table's rows for one round trip and registry.
 rows() {
-    local r=$1 runs=$2 n=${HK_BENCH_TF_CONCURRENT:-10} w plain plugin cold warm run_init floor plain_n cold_n
+    local r=$1 runs=$2 n=${HK_BENCH_TF_CONCURRENT:-10} w static plain plugin cold warm run_init floor plain_n cold_n
     w=$(world_name "$r")
     plain=$(tsv_median "plain@$r" 3) plugin=$(tsv_median "plugin@$r" 3) cold=$(tsv_median "cold@$r" 3) warm=$(tsv_median "warm@$r" 3)
-    run_init=$(tsv_median "run@$r" 3) floor=$(tsv_median "floor@$r" 3)
+    run_init=$(tsv_median "run@$r" 3) floor=$(tsv_median "floor@$r" 3) static=$(tsv_median "static@$r" 3)
     plain_n=$(tsv_median "plainx$n@$r" 3) cold_n=$(tsv_median "coldx$n@$r" 3)
     req() { echo "$(tsv_median "$1@$r" 4) / $(tsv_median "$1@$r" 5) / $(tsv_median "$1@$r" 6)"; }
     echo "| \`terraform init\`, 4 modules + 3 providers, $w, warm registry cache vs plain terraform, tsv_median of $runs | $(ms "$warm") ms | $(ms "$plain") ms | $(speedup "$plain" "$warm") | ≥ 3× | $(yesno ge "$(ratio "$plain" "$warm")" 3) |"
     echo "| same ($w), warm registry cache vs Terraform's floor (filesystem mirror, modules present), warm/floor $(tsv_ratio "$warm" "$floor") | $(ms "$warm") ms | $(ms "$floor") ms | $(speedup "$floor" "$warm") | warm/floor ≤ 1.5 | $(yesno le "$(tsv_ratio "$warm" "$floor")" 1.5) |"
+    echo "| same ($w), warm registry cache vs its answers as static files from nginx (Terraform's own registry protocol), warm/static $(tsv_ratio "$warm" "$static") | $(ms "$warm") ms | $(ms "$static") ms | $(speedup "$static" "$warm") | — | — |"
     echo "| same ($w), warm registry cache vs \`plugin_cache_dir\` (warm) | $(ms "$warm") ms | $(ms "$plugin") ms | $(speedup "$plugin" "$warm") | — | — |"
     echo "| same ($w), \`hostkeeper exec --registry-cache -- terraform init\` (a run's own port, daemon warm) vs plain terraform | $(ms "$run_init") ms | $(ms "$plain") ms | $(speedup "$plain" "$run_init") | as warm ($(speedup "$plain" "$warm")) | $(yesno le "$(tsv_ratio "$run_init" "$warm")" 1.2) |"
     echo "| same ($w), cold registry cache (daemon restarted, archives removed) vs plain terraform, cold/plain $(tsv_ratio "$cold" "$plain") | $(ms "$cold") ms | $(ms "$plain") ms | $(speedup "$plain" "$cold") | cold/plain ≤ 0.7 | $(yesno le "$(tsv_ratio "$cold" "$plain")" 0.7) |"
@@ -455,12 +494,12 @@ inner() {
              "tests/support/latency_proxy.py (half the round trip each way, the TCP handshake's round trip before a" \
              "connection's first bytes, ${HK_BENCH_TF_RATE_MBIT:-100} Mbit/s each way), 4 modules and 3 providers" \
              "(signed SHA256SUMS), terraform $tf_version in a fresh working directory each run; $runs runs per" \
-             "variant, interleaved (plain, plugin, cold, warm, run, floor), at round trips of $rtts ms;" \
+             "variant, interleaved (plain, plugin, cold, warm, run, static, floor), at round trips of $rtts ms;" \
              "HTTP/1.1 is the registry itself (keep-alive), HTTP/2 is nginx $(nginx_version 2>/dev/null || true) in front of it" \
              "(HTTP/2 and HTTP/1.1 by ALPN, unbuffered, kept-alive connections to the registry)."
         for r in "${worlds[@]}"; do
             echo "  At $(world_name "$r"), ranges (s): plain $(tsv_range "plain@$r" 3), plugin $(tsv_range "plugin@$r" 3), cold $(tsv_range "cold@$r" 3)," \
-                 "warm $(tsv_range "warm@$r" 3), run $(tsv_range "run@$r" 3), floor $(tsv_range "floor@$r" 3)," \
+                 "warm $(tsv_range "warm@$r" 3), run $(tsv_range "run@$r" 3), static $(tsv_range "static@$r" 3), floor $(tsv_range "floor@$r" 3)," \
                  "${HK_BENCH_TF_CONCURRENT:-10} plain $(tsv_range "plainx${HK_BENCH_TF_CONCURRENT:-10}@$r" 3)," \
                  "${HK_BENCH_TF_CONCURRENT:-10} cold $(tsv_range "coldx${HK_BENCH_TF_CONCURRENT:-10}@$r" 3)."
             [[ -z $BASE_BIN ]] || echo "  At $(world_name "$r"), the baseline's warm init $(tsv_range "warm-base@$r" 3) s ($BASE_BIN)."
