@@ -36,7 +36,9 @@ class RegistryAnswers {
     // Archives named, remembered at most this many.
     static constexpr std::size_t kMaxPending = 4096;
     // Archives whose download an answer starts before Terraform asks for
-    // them, at most this many at once (each until its first bytes are in).
+    // them, at most this many at once (each until its first bytes are in);
+    // and, counted apart, documents fetched ahead of Terraform's request
+    // (package documents, SHA256SUMS, signatures), at most this many at once.
     static constexpr std::size_t kMaxPrefetches = 8;
     // How long a failed prefetch is the answer to the archive's next request
     // (rather than a second download that would fail alike).
@@ -78,19 +80,26 @@ class RegistryAnswers {
     // ("os_arch").
     static archives::TierItem provider_item(const Route& route, const std::string& platform,
                                             const std::string& filename);
+    // Where an answer's registry document came from: the network, or the
+    // TTL cache (which holds only what came from the network before, by an
+    // answer or by a prefetch), and the document itself, the same object
+    // for as long as the cache holds it.
+    struct Provenance {
+        cache::AnswerSource source = cache::AnswerSource::network;
+        std::shared_ptr<const registry::RegistryDocument> document;
+    };
     boost::asio::awaitable<ListenerResponse> registry_answer(const Route& route);
-    // `source`: where the registry's document came from (the network, or
-    // the TTL cache, which holds only what came from the network before).
-    boost::asio::awaitable<ListenerResponse> document_answer(const Route& route,
-                                                             cache::AnswerSource& source);
+    boost::asio::awaitable<ListenerResponse> document_answer(const Route& route, Provenance& from);
     boost::asio::awaitable<ListenerResponse> module_download_answer(const Route& route,
-                                                                    cache::AnswerSource& source);
-    boost::asio::awaitable<ListenerResponse> provider_answer(const Route& route,
-                                                             cache::AnswerSource& source);
+                                                                    Provenance& from);
+    boost::asio::awaitable<ListenerResponse> provider_answer(const Route& route, Provenance& from);
     boost::asio::awaitable<ListenerResponse> published_file_answer(const Route& route,
                                                                    const proto::Json& body,
                                                                    const std::string& what,
-                                                                   cache::AnswerSource& source);
+                                                                   Provenance& from);
+    // Whether `from` is the document the answer kept on disk under `key`
+    // was last made of, so that it needs no writing.
+    bool kept_from(const DocumentSnapshots::Key& key, const Provenance& from) const;
     // `remembered`: the store key of the package it names, "" for none.
     ListenerResponse package_answer(const Route& route, const proto::Json& body,
                                     const std::string& what, std::string& remembered);
@@ -136,6 +145,8 @@ class RegistryAnswers {
     archives::ArchiveStore& archives_;
     credentials::TokenLifecycle& credentials_;
     DocumentSnapshots snapshots_;
+    // The document each answer kept on disk was last made of, by key stem.
+    std::map<std::string, std::weak_ptr<const registry::RegistryDocument>> kept_from_;
     // Archives Terraform was pointed at, by store key: where to fetch them.
     std::map<std::string, PendingArchive> pending_;
     std::deque<std::string> pending_order_;  // its keys, oldest first

@@ -3,6 +3,9 @@
 // the registry host's own origin (scheme, host and port) are fetched with
 // that host's stored token; on another origin, and after a redirect to one,
 // without it; a refusal on the registry's origin says the token was sent.
+// A package document that a prefetch brought into the answer cache is the
+// one kept on disk once Terraform's request is answered from it (a daemon
+// started while the registry fails serves it, not an older one).
 // Terraform's side of the listener needs no credentials for archives. The
 // upstream is the suite's HTTPS server (https_world.hpp): registry.localhost
 // and cdn.localhost on one port are two origins.
@@ -11,6 +14,7 @@
 #include <array>
 #include <catch2/catch.hpp>
 #include <string>
+#include <thread>
 
 #include "cache_world.hpp"
 #include "https_world.hpp"
@@ -21,6 +25,7 @@ using namespace hostkeeper::it;
 using hostkeeper::test::json_response;
 using hostkeeper::test::Request;
 using hostkeeper::test::Response;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -250,6 +255,83 @@ TEST_CASE("registry cache: a network mirror's archive gets the mirror's token on
     CHECK(got.body == zip);
     CHECK(authorizations(w, "mirror.localhost", "/providers/" + provider + file) ==
           std::vector<std::string>{"Bearer " + kToken});
+}
+
+TEST_CASE("registry cache: a package document a prefetch brought is the one kept on disk",
+          "[registry-cache-downloads]") {
+    CacheWorld w;
+    const std::string registry = "registry.localhost";
+    const std::string upstream = "/v1/providers/acme/thing/1.0.0/download/linux/amd64";
+    const std::string file = "terraform-provider-thing_1.0.0_linux_amd64.zip";
+    const auto package = [&file](const std::string& shasum) {
+        return json_response(Json{
+            {"protocols", {"5.0"}},
+            {"os", "linux"},
+            {"arch", "amd64"},
+            {"filename", file},
+            {"download_url", "/files/" + file},
+            {"shasums_url", "/files/SHA256SUMS"},
+            {"shasums_signature_url", "/files/SHA256SUMS.sig"},
+            {"shasum", shasum}}.dump());
+    };
+    const std::string first(64, 'a');
+    const std::string second(64, 'b');
+    w.serve("registry",
+            json_response(R"({"modules.v1":"/v1/modules/","providers.v1":"/v1/providers/"})"));
+    w.server.route(registry, "/v1/providers/acme/thing/versions",
+                   json_response(R"({"versions":[{"version":"1.0.0","protocols":["5.0"],)"
+                                 R"("platforms":[{"os":"linux","arch":"amd64"}]}]})"));
+    w.server.route(registry, upstream, package(first));
+    Response sums;
+    sums.body = "sums";
+    w.server.route(registry, "/files/SHA256SUMS", sums);
+    Response signature;
+    signature.body = "signature";
+    w.server.route(registry, "/files/SHA256SUMS.sig", signature);
+    // Everything expires after two seconds: the next versions answer fetches again.
+    const std::string config = "[registry]\nversions_ttl = \"2s\"\ndownload_ttl = \"2s\"\n";
+    w.start_cache({w.registry()}, true, config);
+    const std::string versions = "/v1/" + w.registry() + "/providers/acme/thing/versions";
+    const std::string document =
+        "/v1/" + w.registry() + "/providers/acme/thing/1.0.0/download/linux/amd64";
+    const auto shasum_of = [](const HttpAnswer& answer) {
+        INFO(answer.raw);
+        REQUIRE(answer.status == 200);
+        return Json::parse(answer.body).at("shasum").get<std::string>();
+    };
+    const auto sums_fetched = [&w, &registry](std::size_t times) {
+        return wait_until([&] { return w.server.count(registry, "/files/SHA256SUMS") == times; },
+                          15s);
+    };
+
+    // Asked for itself (from the network): kept on disk, and its platform
+    // is the one the versions answer guesses for from now on.
+    CHECK(shasum_of(w.get(document)) == first);
+    REQUIRE(sums_fetched(1));
+
+    // The registry publishes another document. Once the first expired, the
+    // versions answer fetches it ahead of Terraform (with its SHA256SUMS,
+    // fetched once the document is in the answer cache); Terraform's
+    // request is answered from the cache.
+    w.server.route(registry, upstream, package(second));
+    std::this_thread::sleep_for(2500ms);
+    REQUIRE(w.get(versions).status == 200);
+    REQUIRE(sums_fetched(2));
+    CHECK(w.server.count(registry, upstream) == 2);
+    CHECK(shasum_of(w.get(document)) == second);
+    CHECK(w.server.count(registry, upstream) == 2);
+
+    // A new hostkeeperd while the registry fails: the answer kept on disk
+    // stands in, and it is the second document.
+    Response failing;
+    failing.status = 500;
+    failing.body = "down";
+    w.server.route(registry, upstream, failing);
+    w.stop_daemon();
+    w.start_cache({w.registry()}, true, config);
+    INFO(w.daemon_log());
+    CHECK(shasum_of(w.get(document)) == second);
+    CHECK(w.server.count(registry, upstream) >= 3);  // the new daemon asked, and failed
 }
 
 }  // namespace test_registry_cache_downloads
