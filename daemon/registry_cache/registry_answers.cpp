@@ -93,12 +93,12 @@ bool RegistryAnswers::worth_keeping(const Route& route, const ListenerResponse& 
 
 // A failure kept on disk and still fresh stands for the registry's answer
 // (after a restart too); a fresh failure is kept, a good answer forgets it
-// and is kept itself when it is worth keeping, unless it is an answer from
-// the TTL cache made of the very document already kept under this key (a
-// prefetch may have put a newer one there, which no answer has kept yet).
+// and is kept itself when it is worth keeping, unless it is made of the very
+// document already kept under this key (the answer cache may hold a newer
+// one that a prefetch brought, which no answer has kept yet).
 asio::awaitable<ListenerResponse> RegistryAnswers::registry_answer(const Route& route) {
     if (!route.registry_port) {
-        Provenance ignored;
+        Document ignored;
         auto answering = document_answer(route, ignored);  // named first
         co_return co_await std::move(answering);
     }
@@ -107,46 +107,45 @@ asio::awaitable<ListenerResponse> RegistryAnswers::registry_answer(const Route& 
         throw cache::FetchFailure(ErrorCode::registry_failed, kept->message, true, kept->retry_in);
     }
     ListenerResponse out;
-    Provenance from;
+    Document made_of;
     try {
-        auto answering = document_answer(route, from);  // named first
+        auto answering = document_answer(route, made_of);  // named first
         out = co_await std::move(answering);
     } catch (const cache::FetchFailure& e) {
         if (!e.cached()) snapshots_.save_failure(kept_key, e.what(), e.retry_in());
         throw;
     }
-    const bool keep = !kept_from(kept_key, from) && worth_keeping(route, out);
+    const bool keep = !kept_from(kept_key, made_of) && worth_keeping(route, out);
     snapshots_.answered(kept_key, out, keep);
-    if (keep && snapshots_.kept(kept_key)) kept_from_[kept_key.stem()] = from.document;
+    if (keep && snapshots_.kept(kept_key)) kept_from_[kept_key.stem()] = made_of;
     co_return out;
 }
 
-bool RegistryAnswers::kept_from(const DocumentSnapshots::Key& key, const Provenance& from) const {
-    if (from.source == cache::AnswerSource::network || !from.document || !snapshots_.kept(key))
-        return false;
+bool RegistryAnswers::kept_from(const DocumentSnapshots::Key& key, const Document& made_of) const {
+    if (!made_of || !snapshots_.kept(key)) return false;
     const auto it = kept_from_.find(key.stem());
-    return it != kept_from_.end() && it->second.lock() == from.document;
+    return it != kept_from_.end() && it->second.lock() == made_of;
 }
 
 asio::awaitable<ListenerResponse> RegistryAnswers::document_answer(const Route& route,
-                                                                   Provenance& from) {
+                                                                   Document& made_of) {
     switch (route.kind) {
         case RouteKind::module_versions: {
             const proto::ModuleAddress module = module_of(route);
             auto asking = registry_.module_versions(module, false);
             const registry::RegistryAnswer answer = co_await std::move(asking);
-            from = {answer.source, answer.document};
+            made_of = answer.document;
             co_return json_response(200, module_versions_wire(answer.document->body));
         }
         case RouteKind::module_download: {
-            auto answering = module_download_answer(route, from);
+            auto answering = module_download_answer(route, made_of);
             co_return co_await std::move(answering);
         }
         case RouteKind::provider_versions: {
             const proto::ProviderAddress provider = provider_of(route);
             auto asking = registry_.provider_versions(provider, std::nullopt, false);
             const registry::RegistryAnswer answer = co_await std::move(asking);
-            from = {answer.source, answer.document};
+            made_of = answer.document;
             prefetch_likely_package(co_await asio::this_coro::executor, route,
                                     answer.document->body);
             co_return json_response(200, provider_versions_wire(answer.document->body));
@@ -154,7 +153,7 @@ asio::awaitable<ListenerResponse> RegistryAnswers::document_answer(const Route& 
         case RouteKind::provider_package:
         case RouteKind::provider_shasums:
         case RouteKind::provider_signature: {
-            auto answering = provider_answer(route, from);
+            auto answering = provider_answer(route, made_of);
             co_return co_await std::move(answering);
         }
         default:
@@ -163,12 +162,12 @@ asio::awaitable<ListenerResponse> RegistryAnswers::document_answer(const Route& 
 }
 
 asio::awaitable<ListenerResponse> RegistryAnswers::module_download_answer(const Route& route,
-                                                                          Provenance& from) {
+                                                                          Document& made_of) {
     const proto::ModuleAddress module = module_of(route);
     const proto::SemVer version = proto::parse_semver(route.version);
     auto asking = registry_.module_download(module, version, false);
     const registry::RegistryAnswer answer = co_await std::move(asking);
-    from = {answer.source, answer.document};
+    made_of = answer.document;
     const std::string& location =
         answer.document->body.at("location").get_ref<const std::string&>();
     if (!header_safe(location))
@@ -205,13 +204,13 @@ asio::awaitable<ListenerResponse> RegistryAnswers::module_download_answer(const 
 }
 
 asio::awaitable<ListenerResponse> RegistryAnswers::provider_answer(const Route& route,
-                                                                   Provenance& from) {
+                                                                   Document& made_of) {
     const proto::ProviderAddress provider = provider_of(route);
     const proto::SemVer version = proto::parse_semver(route.version);
     const std::string platform = route.os + "_" + route.arch;
     auto asking = registry_.provider_package(provider, version, platform, std::nullopt, false);
     const registry::RegistryAnswer answer = co_await std::move(asking);
-    from = {answer.source, answer.document};
+    made_of = answer.document;
     if (route.kind == RouteKind::provider_package) platform_ = platform;  // one the registry has
     const std::string what = provider.to_string() + " " + version.to_string();
     if (route.kind == RouteKind::provider_package) {
@@ -223,7 +222,7 @@ asio::awaitable<ListenerResponse> RegistryAnswers::provider_answer(const Route& 
         if (!remembered.empty()) prefetch(io, remembered);
         co_return out;
     }
-    auto fetching = published_file_answer(route, answer.document->body, what, from);
+    auto fetching = published_file_answer(route, answer.document->body, what, made_of);
     co_return co_await std::move(fetching);
 }
 
@@ -266,7 +265,7 @@ ListenerResponse RegistryAnswers::package_answer(const Route& route, const Json&
 asio::awaitable<ListenerResponse> RegistryAnswers::published_file_answer(const Route& route,
                                                                          const Json& body,
                                                                          const std::string& what,
-                                                                         Provenance& from) {
+                                                                         Document& made_of) {
     const bool shasums = route.kind == RouteKind::provider_shasums;
     const char* field = shasums ? "shasums_url" : "shasums_signature_url";
     const auto it = body.find(field);
@@ -274,7 +273,7 @@ asio::awaitable<ListenerResponse> RegistryAnswers::published_file_answer(const R
     auto fetching = registry_.published_file(it->get<std::string>(), published_label(shasums, what),
                                              route.host);
     const registry::RegistryAnswer file = co_await std::move(fetching);
-    from = {file.source, file.document};
+    made_of = file.document;
     ListenerResponse out;
     out.content_type = shasums ? "text/plain; charset=utf-8" : "application/octet-stream";
     const auto& bytes = file.document->body.get_binary();

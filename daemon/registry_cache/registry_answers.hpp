@@ -80,26 +80,22 @@ class RegistryAnswers {
     // ("os_arch").
     static archives::TierItem provider_item(const Route& route, const std::string& platform,
                                             const std::string& filename);
-    // Where an answer's registry document came from: the network, or the
-    // TTL cache (which holds only what came from the network before, by an
-    // answer or by a prefetch), and the document itself, the same object
-    // for as long as the cache holds it.
-    struct Provenance {
-        cache::AnswerSource source = cache::AnswerSource::network;
-        std::shared_ptr<const registry::RegistryDocument> document;
-    };
+    // `made_of`: the registry document the answer was made of; the answer
+    // cache hands out the same object for as long as it holds it, and a new
+    // one for each fetch (by an answer or by a prefetch).
+    using Document = std::shared_ptr<const registry::RegistryDocument>;
     boost::asio::awaitable<ListenerResponse> registry_answer(const Route& route);
-    boost::asio::awaitable<ListenerResponse> document_answer(const Route& route, Provenance& from);
+    boost::asio::awaitable<ListenerResponse> document_answer(const Route& route, Document& made_of);
     boost::asio::awaitable<ListenerResponse> module_download_answer(const Route& route,
-                                                                    Provenance& from);
-    boost::asio::awaitable<ListenerResponse> provider_answer(const Route& route, Provenance& from);
+                                                                    Document& made_of);
+    boost::asio::awaitable<ListenerResponse> provider_answer(const Route& route, Document& made_of);
     boost::asio::awaitable<ListenerResponse> published_file_answer(const Route& route,
                                                                    const proto::Json& body,
                                                                    const std::string& what,
-                                                                   Provenance& from);
-    // Whether `from` is the document the answer kept on disk under `key`
-    // was last made of, so that it needs no writing.
-    bool kept_from(const DocumentSnapshots::Key& key, const Provenance& from) const;
+                                                                   Document& made_of);
+    // Whether the answer kept on disk under `key` was last made of `made_of`,
+    // so that an answer made of it needs no writing.
+    bool kept_from(const DocumentSnapshots::Key& key, const Document& made_of) const;
     // `remembered`: the store key of the package it names, "" for none.
     ListenerResponse package_answer(const Route& route, const proto::Json& body,
                                     const std::string& what, std::string& remembered);

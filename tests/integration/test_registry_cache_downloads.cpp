@@ -261,7 +261,6 @@ TEST_CASE("registry cache: a package document a prefetch brought is the one kept
           "[registry-cache-downloads]") {
     CacheWorld w;
     const std::string registry = "registry.localhost";
-    const std::string upstream = "/v1/providers/acme/thing/1.0.0/download/linux/amd64";
     const std::string file = "terraform-provider-thing_1.0.0_linux_amd64.zip";
     const auto package = [&file](const std::string& shasum) {
         return json_response(Json{
@@ -281,13 +280,9 @@ TEST_CASE("registry cache: a package document a prefetch brought is the one kept
     w.server.route(registry, "/v1/providers/acme/thing/versions",
                    json_response(R"({"versions":[{"version":"1.0.0","protocols":["5.0"],)"
                                  R"("platforms":[{"os":"linux","arch":"amd64"}]}]})"));
-    w.server.route(registry, upstream, package(first));
-    Response sums;
-    sums.body = "sums";
-    w.server.route(registry, "/files/SHA256SUMS", sums);
-    Response signature;
-    signature.body = "signature";
-    w.server.route(registry, "/files/SHA256SUMS.sig", signature);
+    w.server.route(registry, kProvider, package(first));
+    w.server.route(registry, "/files/SHA256SUMS", open_file("sums"));
+    w.server.route(registry, "/files/SHA256SUMS.sig", open_file("signature"));
     // Everything expires after two seconds: the next versions answer fetches again.
     const std::string config = "[registry]\nversions_ttl = \"2s\"\ndownload_ttl = \"2s\"\n";
     w.start_cache({w.registry()}, true, config);
@@ -313,25 +308,25 @@ TEST_CASE("registry cache: a package document a prefetch brought is the one kept
     // versions answer fetches it ahead of Terraform (with its SHA256SUMS,
     // fetched once the document is in the answer cache); Terraform's
     // request is answered from the cache.
-    w.server.route(registry, upstream, package(second));
+    w.server.route(registry, kProvider, package(second));
     std::this_thread::sleep_for(2500ms);
     REQUIRE(w.get(versions).status == 200);
     REQUIRE(sums_fetched(2));
-    CHECK(w.server.count(registry, upstream) == 2);
+    CHECK(w.server.count(registry, kProvider) == 2);
     CHECK(shasum_of(w.get(document)) == second);
-    CHECK(w.server.count(registry, upstream) == 2);
+    CHECK(w.server.count(registry, kProvider) == 2);
 
     // A new hostkeeperd while the registry fails: the answer kept on disk
     // stands in, and it is the second document.
     Response failing;
     failing.status = 500;
     failing.body = "down";
-    w.server.route(registry, upstream, failing);
+    w.server.route(registry, kProvider, failing);
     w.stop_daemon();
     w.start_cache({w.registry()}, true, config);
     INFO(w.daemon_log());
     CHECK(shasum_of(w.get(document)) == second);
-    CHECK(w.server.count(registry, upstream) >= 3);  // the new daemon asked, and failed
+    CHECK(w.server.count(registry, kProvider) >= 3);  // the new daemon asked, and failed
 }
 
 }  // namespace test_registry_cache_downloads
