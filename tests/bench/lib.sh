@@ -108,6 +108,21 @@ nginx_launch() {
     NGINX_LAUNCHED=$!
 }
 
+# nginx_ready PID DIR WHAT CURL_ARGS...: until `curl CURL_ARGS` gets an answer
+# (at most 10 s) from nginx PID, launched with nginx_launch DIR; if it exits
+# or never answers, its error log and die "WHAT did not start".
+nginx_ready() {
+    local pid=$1 n=$2 what=$3 _
+    shift 3
+    for _ in $(seq 1 200); do
+        curl -s -o /dev/null "$@" && return 0
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    cat "$n/error.log" >&2
+    die "$what did not start"
+}
+
 # nginx_start SERVERS COUNT: nginx from Debian in the foreground (daemon off,
 # master_process off: one process, so no worker needs `user root;` to read the
 # 0700 directory), with its own configuration in $DIR/nginx, on COUNT free

@@ -87,6 +87,8 @@ script_name="bench (registry cache)" die_status=1
 
 BIN="" BASE_BIN="" OUT="" DIR="" RAW="" TF="" REG_PID="" REG_LOG="" HOST="" PROXY_PID="" CONN_LOG="" RTT="" REPO=""
 HTTP="" WORLD="" FRONT_PID="" STATIC_PID="" REG_TOKEN=""
+# The configuration's modules (acme/NAME/null) and providers (acme/TYPE), each at 1.0.0.
+MODULES=(hello m2 m3 m4) PROVIDERS=(thing p2 p3)
 
 # shellcheck disable=SC2317  # stop_registry and stop_bench run at exit
 stop_registry() {
@@ -104,6 +106,13 @@ stop_bench() {
     stop_registry
 }
 
+# listed FORMAT NAME...: each NAME through printf's FORMAT, joined with commas.
+listed() {
+    local format=$1
+    shift
+    printf "$format\n" "$@" | paste -sd,
+}
+
 # The configuration: 4 modules, 3 providers, all from $HOST.
 write_config() {
     mkdir -p "$1"
@@ -111,13 +120,13 @@ write_config() {
         echo 'terraform {'
         echo '  required_providers {'
         local p
-        for p in thing p2 p3; do
+        for p in "${PROVIDERS[@]}"; do
             printf '    %s = {\n      source  = "%s/acme/%s"\n      version = "1.0.0"\n    }\n' "$p" "$HOST" "$p"
         done
         echo '  }'
         echo '}'
         local m
-        for m in hello m2 m3 m4; do
+        for m in "${MODULES[@]}"; do
             printf '\nmodule "%s" {\n  source  = "%s/acme/%s/null"\n  version = "1.0.0"\n}\n' "$m" "$HOST" "$m"
         done
     } >"$1/main.tf"
@@ -261,16 +270,9 @@ CONF
     } >"$n/nginx.conf"
     nginx_launch "$n"
     FRONT_PID=$NGINX_LAUNCHED
-    for _ in $(seq 1 200); do
-        if curl -s -o /dev/null --http2 --cacert "$DIR/tls/ca.pem" "https://127.0.0.1:$port/.well-known/terraform.json"; then
-            echo "$port" >"$world/front-port"
-            return 0
-        fi
-        kill -0 "$FRONT_PID" 2>/dev/null || break
-        sleep 0.05
-    done
-    cat "$n/error.log" >&2
-    die "nginx in front of the registry did not start"
+    nginx_ready "$FRONT_PID" "$n" "nginx in front of the registry" \
+        --http2 --cacert "$DIR/tls/ca.pem" "https://127.0.0.1:$port/.well-known/terraform.json"
+    echo "$port" >"$world/front-port"
 }
 
 # start_registry: the test registry behind a latency proxy of RTT ms (and,
@@ -293,7 +295,7 @@ start_registry() {
     python3 "$REPO/tests/support/https_registry.py" --port-file "$world/port" --public-port-file "$world/proxy-port" \
         --cert "$DIR/tls/server.pem" --key "$DIR/tls/server.key" --token "$REG_TOKEN" --log "$REG_LOG" \
         --delay-ms "${HK_BENCH_TF_DELAY_MS:-0}" \
-        --modules acme/hello/null,acme/m2/null,acme/m3/null,acme/m4/null --providers acme/thing,acme/p2,acme/p3 \
+        --modules "$(listed 'acme/%s/null' "${MODULES[@]}")" --providers "$(listed 'acme/%s' "${PROVIDERS[@]}")" \
         --registry-provider-versions 1.0.0 --gpg-home "$DIR/gnupg" 2>"$world/registry.stderr" &
     REG_PID=$!
     for _ in $(seq 1 200); do [[ -s "$world/port" ]] && break; sleep 0.05; done
@@ -313,31 +315,26 @@ start_registry() {
 # served by nginx on a free port of 127.0.0.1 (plain HTTP, as the registry
 # port), and a CLI configuration with hostkeeperd's host block pointed at it.
 prepare_static() {
-    local n=$DIR/rtt-$WORLD/static port tfrc=$HOME/.terraform.d/hostkeeper.tfrc origin _
+    local n=$DIR/rtt-$WORLD/static port
     rm -rf "$n"
     mkdir -p "$n/tmp"
     port=$(free_port)
-    python3 "$REPO/tests/bench/static_registry.py" --tfrc "$tfrc" --host "$HOST" --token "$REG_TOKEN" \
-        --public "http://127.0.0.1:$port" --platform linux_amd64 --out "$n" \
-        --modules acme/hello/null@1.0.0,acme/m2/null@1.0.0,acme/m3/null@1.0.0,acme/m4/null@1.0.0 \
-        --providers acme/thing@1.0.0,acme/p2@1.0.0,acme/p3@1.0.0 || die "copying the cache's answers failed"
+    python3 "$REPO/tests/bench/static_registry.py" --tfrc "$HOME/.terraform.d/hostkeeper.tfrc" --host "$HOST" \
+        --token "$REG_TOKEN" --public "http://127.0.0.1:$port" --rc "$DIR/static-$WORLD.rc" --platform linux_amd64 --out "$n" \
+        --modules "$(listed 'acme/%s/null@1.0.0' "${MODULES[@]}")" \
+        --providers "$(listed 'acme/%s@1.0.0' "${PROVIDERS[@]}")" || die "copying the cache's answers failed"
     {
         nginx_conf_head "$n"
         printf '    access_log off;\n    server_tokens off;\n    server {\n        listen 127.0.0.1:%s;\n' "$port"
         printf '        include %s;\n        location / { return 404; }\n    }\n}\n' "$n/locations.conf"
     } >"$n/nginx.conf"
+    if ! grep -qF "http://127.0.0.1:$port/" "$DIR/static-$WORLD.rc" ||
+        grep -qF "http://127.0.0.1:$HK_REGISTRY_PORT/" "$DIR/static-$WORLD.rc"; then
+        die "static-$WORLD.rc does not name the copy, or still names the registry port"
+    fi
     nginx_launch "$n"
     STATIC_PID=$NGINX_LAUNCHED
-    origin=$(grep -o 'http://[^/"]*/' "$tfrc" | head -n 1)
-    sed "s#$origin#http://127.0.0.1:$port/#g" "$tfrc" >"$DIR/static-$WORLD.rc"
-    ! grep -qF "$origin" "$DIR/static-$WORLD.rc" || die "static-$WORLD.rc still names the registry port"
-    for _ in $(seq 1 200); do
-        curl -s -o /dev/null "http://127.0.0.1:$port/" && return 0
-        kill -0 "$STATIC_PID" 2>/dev/null || break
-        sleep 0.05
-    done
-    cat "$n/error.log" >&2
-    die "nginx with the static registry did not start"
+    nginx_ready "$STATIC_PID" "$n" "nginx with the static registry" "http://127.0.0.1:$port/"
 }
 
 # prepare_floor: the floor variant's filesystem mirror and modules, from

@@ -6,7 +6,7 @@ answers the registry cache gives, served by nginx from files, shows what
 Terraform's own registry protocol costs without the cache's work.
 
   static_registry.py --tfrc FILE --host HOST --token TOKEN \\
-      --public http://127.0.0.1:PORT \\
+      --public http://127.0.0.1:PORT --rc RC \\
       --modules NS/NAME/SYSTEM@VERSION,... --providers NS/TYPE@VERSION,... \\
       --platform linux_amd64 --out DIR
 
@@ -16,9 +16,11 @@ asks each document a `terraform init` asks (a module's versions, its
 download location and archive; a provider's versions, its package
 document, SHA256SUMS, signature and archive) with the token, and
 writes DIR/files/N (each body, ORIGIN replaced by PUBLIC in the documents
-and in X-Terraform-Get) and DIR/locations.conf (one `location =` per URL
-path, for an nginx server block that includes it). Exit status 0 when every
-answer was 200 (204 for a module's download), 1 otherwise.
+and in X-Terraform-Get), DIR/locations.conf (one `location =` per URL
+path, for an nginx server block that includes it) and RC (the tfrc file
+with ORIGIN replaced by PUBLIC: Terraform's CLI configuration for the
+copy). Exit status 0 when every answer was 200 (204 for a module's
+download), 1 otherwise.
 """
 
 import argparse
@@ -31,6 +33,16 @@ import urllib.parse
 import urllib.request
 
 
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Leaves a redirect as the answer: the copy keeps what the port said."""
+
+    def redirect_request(self, *_):
+        return None
+
+
+OPENER = urllib.request.build_opener(NoRedirect)
+
+
 class Copier:
     def __init__(self, args):
         self.args = args
@@ -41,15 +53,9 @@ class Copier:
 
     def fetch(self, url):
         """(status, headers, body) of a GET of URL with the token; no redirects."""
-
-        class NoRedirect(urllib.request.HTTPRedirectHandler):
-            def redirect_request(self, *_):
-                return None
-
-        opener = urllib.request.build_opener(NoRedirect)
         request = urllib.request.Request(url, headers={"Authorization": "Bearer " + self.args.token})
         try:
-            with opener.open(request, timeout=30) as response:
+            with OPENER.open(request, timeout=30) as response:
                 return response.status, response.headers, response.read()
         except urllib.error.HTTPError as e:
             return e.code, e.headers, e.read()
@@ -116,8 +122,8 @@ def service_url(tfrc, host, service):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    for name in ("--tfrc", "--host", "--token", "--public", "--modules", "--providers", "--platform",
-                 "--out"):
+    for name in ("--tfrc", "--host", "--token", "--public", "--rc", "--modules", "--providers",
+                 "--platform", "--out"):
         p.add_argument(name, required=True)
     args = p.parse_args()
     with open(args.tfrc) as f:
@@ -133,6 +139,8 @@ def main():
         copier.provider(providers_base, spec)
     with open(os.path.join(args.out, "locations.conf"), "w") as f:
         f.write("\n".join(copier.locations) + "\n")
+    with open(args.rc, "w") as f:
+        f.write(copier.public(tfrc))
 
 
 if __name__ == "__main__":
